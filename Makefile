@@ -1,0 +1,34 @@
+# memstore: `make demo` and `make test` set everything up on a fresh machine.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed-stamp
+# The CPU build of torch must be installed before anything that depends on it,
+# or pip pulls the CUDA build (several GB).
+TORCH  := torch==2.13.0
+
+.PHONY: install demo test lint clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): $(PY) pyproject.toml
+	$(PY) -m pip install --quiet $(TORCH)
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: install
+	$(PY) -m memstore.demo
+
+test: install lint
+	$(PY) -m pytest
+
+lint: install
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+	$(PY) -m mypy
+
+clean:
+	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,60 @@
+"""memstore: a memory-gated knowledge store for AI agents.
+
+>>> import memstore
+>>> with memstore.open("./memdata", namespace="user:alice") as store:
+...     fact = store.add_fact(statement=..., members=[...], evidence=[...])
+"""
+
+from memstore.admission import Admission, Candidate, CitedSpan, EvidenceItem, Ungated, WriteHook
+from memstore.errors import (
+    ErrFactNotGrounded,
+    InvalidInput,
+    MemstoreError,
+    NotFound,
+    StorageError,
+)
+from memstore.models import FactStatus
+from memstore.names import normalize_key
+from memstore.schemas import (
+    CitationCreate,
+    CitationPublic,
+    EntityPublic,
+    EvidenceCreate,
+    FactCreate,
+    FactPublic,
+    MemberCreate,
+    MemberPublic,
+    NeighborhoodPublic,
+    VerificationPublic,
+)
+from memstore.store import Store, open
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Admission",
+    "Candidate",
+    "CitationCreate",
+    "CitationPublic",
+    "CitedSpan",
+    "EntityPublic",
+    "ErrFactNotGrounded",
+    "EvidenceCreate",
+    "EvidenceItem",
+    "FactCreate",
+    "FactPublic",
+    "FactStatus",
+    "InvalidInput",
+    "MemberCreate",
+    "MemberPublic",
+    "MemstoreError",
+    "NeighborhoodPublic",
+    "NotFound",
+    "StorageError",
+    "Store",
+    "Ungated",
+    "VerificationPublic",
+    "WriteHook",
+    "normalize_key",
+    "open",
+]

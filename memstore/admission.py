@@ -1,0 +1,93 @@
+"""The write hook: every fact passes one ``WriteHook`` before it becomes memory.
+
+The store builds a ``Candidate`` (the statement, its stated confidence, the
+evidence texts with ids, and what is cited) and asks the hook for an
+``Admission``: store it (with which status and confidence) or reject it. The
+grounding gate is one such hook; ``Ungated`` admits everything and says so.
+Hooks run outside any database transaction and never see storage objects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from memstore.models import FactStatus
+
+
+@dataclass(frozen=True, slots=True)
+class EvidenceItem:
+    """One evidence text in a candidate's context."""
+
+    id: str
+    text: str
+    source: str = "inline"
+
+
+@dataclass(frozen=True, slots=True)
+class CitedSpan:
+    """A cited piece of evidence; ``start``/``end`` are None when the whole text is cited."""
+
+    evidence_id: str
+    start: int | None = None
+    end: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A fact waiting for admission. No citations means all evidence counts as cited."""
+
+    namespace: str
+    statement: str
+    stated_confidence: float
+    evidence: tuple[EvidenceItem, ...]
+    citations: tuple[CitedSpan, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Admission:
+    """A hook's decision with the numbers behind it (names as in the gate's Verdict)."""
+
+    accepted: bool
+    verdict: str
+    status: FactStatus
+    confidence: float
+    p0: float | None = None
+    p1: float | None = None
+    required_bits: float | None = None
+    observed_bits: float | None = None
+    budget_gap: float | None = None
+    backend: str | None = None
+    latency_ms: float | None = None
+    reason: str | None = None
+
+
+@runtime_checkable
+class WriteHook(Protocol):
+    """Decides, for a batch of candidates, which become memory."""
+
+    name: str
+
+    def admit_many(self, candidates: Sequence[Candidate]) -> list[Admission]:
+        """One Admission per candidate, in order. Must not raise for a single bad item."""
+        ...
+
+
+class Ungated:
+    """Admits every fact unchecked, recorded as verdict ``ungated``, status ``unverified``."""
+
+    name = "ungated"
+
+    def admit_many(self, candidates: Sequence[Candidate]) -> list[Admission]:
+        return [
+            Admission(
+                accepted=True,
+                verdict="ungated",
+                status=FactStatus.UNVERIFIED,
+                confidence=c.stated_confidence,
+                backend=None,
+                reason="written with the grounding gate off",
+            )
+            for c in candidates
+        ]

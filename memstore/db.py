@@ -1,0 +1,81 @@
+"""Engines and schema migration. The one place that knows SQL dialect differences."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+
+SQLITE_FILENAME = "memstore.db"
+SQLITE_BUSY_TIMEOUT_MS = 30_000
+
+
+def migrations_dir() -> Path:
+    """Alembic scripts: inside the package when installed from a wheel, else the checkout's."""
+    packaged = Path(__file__).with_name("_migrations")
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parent.parent / "migrations"
+
+
+def database_url(path_or_url: str | Path) -> tuple[str, Path | None]:
+    """Map ``open()``'s argument to a SQLAlchemy URL and the data directory (None for a URL)."""
+    text = str(path_or_url)
+    if "://" in text:
+        return text, None
+    data_dir = Path(text).expanduser()
+    data_dir.mkdir(parents=True, exist_ok=True)
+    return f"sqlite:///{(data_dir / SQLITE_FILENAME).resolve()}", data_dir
+
+
+def create_engine(url: str) -> sa.Engine:
+    """An engine with sane settings for the backend: WAL and a busy timeout on SQLite."""
+    if url.startswith("sqlite"):
+        engine = sa.create_engine(url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000})
+        sa.event.listen(engine, "connect", _sqlite_pragmas)
+        return engine
+    return sa.create_engine(url, pool_pre_ping=True)
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+    cursor.close()
+
+
+def alembic_config(connection: sa.Connection | None = None) -> Config:
+    cfg = Config()
+    cfg.set_main_option("script_location", str(migrations_dir()))
+    if connection is not None:
+        cfg.attributes["connection"] = connection
+    return cfg
+
+
+def head_revision() -> str | None:
+    return ScriptDirectory.from_config(alembic_config()).get_current_head()
+
+
+def current_revision(engine: sa.Engine) -> str | None:
+    with engine.connect() as conn:
+        return MigrationContext.configure(conn).get_current_revision()
+
+
+def upgrade(engine: sa.Engine, revision: str = "head") -> None:
+    """Bring the schema to ``revision`` (a no-op when it is already there)."""
+    if revision == "head" and current_revision(engine) == head_revision():
+        return
+    with engine.begin() as conn:
+        command.upgrade(alembic_config(conn), revision)
+
+
+def downgrade(engine: sa.Engine, revision: str) -> None:
+    with engine.begin() as conn:
+        command.downgrade(alembic_config(conn), revision)

@@ -1,0 +1,157 @@
+"""Turning a FactCreate's evidence and citations into a gate Candidate, and storing evidence."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlmodel import Session, col, func, select
+
+from memstore.admission import Candidate, CitedSpan, EvidenceItem
+from memstore.errors import InvalidInput
+from memstore.models import Evidence, new_id
+from memstore.schemas import CitationCreate, FactCreate
+
+INLINE_SOURCE = "inline"
+
+
+def content_hash(text: str) -> str:
+    """SHA-256 of the UTF-8 text, hex."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def find_quote(text: str, quote: str) -> tuple[int, int] | None:
+    """Span of ``quote`` in ``text``: exact first, then ignoring case and whitespace runs."""
+    start = text.find(quote)
+    if start >= 0:
+        return start, start + len(quote)
+    words = quote.split()
+    if not words:
+        return None
+    pattern = r"\s+".join(re.escape(w) for w in words)
+    match = re.search(pattern, text, flags=re.IGNORECASE)
+    return (match.start(), match.end()) if match else None
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedEvidence:
+    """The evidence of one fact, resolved: context items (existing rows or new ones)."""
+
+    items: tuple[EvidenceItem, ...]
+    new_rows: tuple[Evidence, ...]
+    citations: tuple[CitedSpan, ...]
+
+    def candidate(self, namespace: str, fact: FactCreate) -> Candidate:
+        return Candidate(
+            namespace=namespace,
+            statement=fact.statement,
+            stated_confidence=fact.confidence,
+            evidence=self.items,
+            citations=self.citations,
+        )
+
+
+def prepare(session: Session, namespace: str, fact: FactCreate) -> PreparedEvidence:
+    """Resolve evidence texts (dedup by content hash) and ids, and anchor every citation.
+
+    Raises InvalidInput naming the field for unknown ids and spans or quotes that
+    do not fit the cited text. Writes nothing.
+    """
+    items: list[EvidenceItem] = []
+    new_rows: list[Evidence] = []
+    by_index: list[EvidenceItem] = []
+    for ev in fact.evidence:
+        digest = content_hash(ev.text)
+        existing = session.exec(
+            select(Evidence.id).where(
+                Evidence.namespace == namespace,
+                Evidence.source == ev.source,
+                Evidence.content_hash == digest,
+            )
+        ).first()
+        if existing is None:
+            row = Evidence(
+                id=new_id(),
+                namespace=namespace,
+                source=ev.source,
+                content_hash=digest,
+                text=ev.text,
+            )
+            new_rows.append(row)
+            existing = row.id
+        item = EvidenceItem(id=existing, text=ev.text, source=ev.source)
+        by_index.append(item)
+        items.append(item)
+
+    cited_ids = [c.evidence for c in fact.citations if isinstance(c.evidence, str)]
+    wanted = list(dict.fromkeys([*fact.evidence_ids, *cited_ids]))
+    stored = _load(session, namespace, wanted)
+    for i, evidence_id in enumerate(fact.evidence_ids):
+        if evidence_id not in stored:
+            raise InvalidInput(
+                f"evidence_ids.{i}", f"no evidence {evidence_id!r} in namespace {namespace!r}"
+            )
+    known = {item.id for item in items}
+    for evidence_id in wanted:
+        if evidence_id in stored and evidence_id not in known:
+            items.append(stored[evidence_id])
+            known.add(evidence_id)
+
+    citations = tuple(
+        _anchor(i, cite, by_index, stored, namespace) for i, cite in enumerate(fact.citations)
+    )
+    return PreparedEvidence(tuple(items), tuple(new_rows), citations)
+
+
+def _load(session: Session, namespace: str, ids: Sequence[str]) -> dict[str, EvidenceItem]:
+    if not ids:
+        return {}
+    rows = session.exec(
+        select(Evidence).where(Evidence.namespace == namespace, col(Evidence.id).in_(ids))
+    ).all()
+    return {r.id: EvidenceItem(id=r.id, text=r.text, source=r.source) for r in rows}
+
+
+def _anchor(
+    index: int,
+    cite: CitationCreate,
+    by_index: list[EvidenceItem],
+    stored: dict[str, EvidenceItem],
+    namespace: str,
+) -> CitedSpan:
+    field = f"citations.{index}"
+    if isinstance(cite.evidence, int):
+        item = by_index[cite.evidence]  # range checked by FactCreate
+    elif cite.evidence in stored:
+        item = stored[cite.evidence]
+    else:
+        raise InvalidInput(
+            f"{field}.evidence", f"no evidence {cite.evidence!r} in namespace {namespace!r}"
+        )
+    if cite.quote is not None:
+        span = find_quote(item.text, cite.quote)
+        if span is None:
+            raise InvalidInput(f"{field}.quote", "the quoted text is not in the cited evidence")
+        return CitedSpan(item.id, *span)
+    if cite.start is not None and cite.end is not None:
+        if cite.end > len(item.text):
+            raise InvalidInput(
+                f"{field}.end", f"{cite.end} is past the end of the evidence ({len(item.text)})"
+            )
+        return CitedSpan(item.id, cite.start, cite.end)
+    return CitedSpan(item.id)
+
+
+def insert_new(session: Session, rows: Sequence[Evidence]) -> None:
+    """Insert evidence rows; a URI source gets the next version number for that source."""
+    for row in rows:
+        if row.source != INLINE_SOURCE:
+            latest = session.exec(
+                select(func.max(Evidence.version)).where(
+                    Evidence.namespace == row.namespace, Evidence.source == row.source
+                )
+            ).one()
+            row.version = (latest or 0) + 1
+        session.add(row)

@@ -1,0 +1,260 @@
+"""SQLModel tables: the source of truth. Every table carries ``namespace``.
+
+Base (data) models hold the fields that tables and API models share; only the
+``table=True`` classes map to SQL. Schema changes need an Alembic revision in
+``migrations/`` (``tests/test_migrations.py`` fails when the two disagree).
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.types import TypeDecorator
+from sqlmodel import JSON, Field, Index, SQLModel, UniqueConstraint
+
+MAX_NAMESPACE_CHARS = 128
+MAX_NAME_CHARS = 256
+MAX_STATEMENT_CHARS = 4_000
+MAX_EVIDENCE_CHARS = 200_000
+MAX_SOURCE_CHARS = 2_048
+
+
+class FactStatus(StrEnum):
+    """Lifecycle of a stored fact (DESIGN section 3)."""
+
+    VERIFIED = "verified"
+    UNVERIFIED = "unverified"
+    STALE = "stale"
+    CONTRADICTED = "contradicted"
+    SUPERSEDED = "superseded"
+    RETRACTED = "retracted"
+
+
+#: Statuses that default reads return.
+ACTIVE_STATUSES: frozenset[FactStatus] = frozenset({FactStatus.VERIFIED, FactStatus.UNVERIFIED})
+#: Statuses from which a fact can still be retracted or superseded.
+OPEN_STATUSES: frozenset[FactStatus] = frozenset(
+    {FactStatus.VERIFIED, FactStatus.UNVERIFIED, FactStatus.STALE, FactStatus.CONTRADICTED}
+)
+
+
+def new_id() -> str:
+    return uuid.uuid4().hex
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Timezone-aware UTC datetimes on every backend (stored as naive UTC)."""
+
+    impl = sa.DateTime
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Any) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=UTC)
+        return value.astimezone(UTC).replace(tzinfo=None)
+
+    def process_result_value(self, value: datetime | None, dialect: Any) -> datetime | None:
+        return None if value is None else value.replace(tzinfo=UTC)
+
+
+def _ns() -> Any:
+    return Field(max_length=MAX_NAMESPACE_CHARS, index=False)
+
+
+def _when(nullable: bool = True) -> Any:
+    if nullable:
+        return Field(default=None, sa_type=UTCDateTime)
+    return Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False)
+
+
+def _text() -> Any:
+    return Field(sa_type=sa.Text)
+
+
+class GateFields(SQLModel):
+    """The numbers of one gate decision (SPEC-08.32), shared by facts, history and rejections."""
+
+    verdict: str = Field(max_length=32)
+    p0: float | None = None
+    p1: float | None = None
+    required_bits: float | None = None
+    observed_bits: float | None = None
+    budget_gap: float | None = None
+    backend: str | None = Field(default=None, max_length=128)
+    latency_ms: float | None = None
+
+
+class Entity(SQLModel, table=True):
+    """A named thing facts are about; unique per (namespace, normalized key)."""
+
+    __tablename__ = "entities"
+    __table_args__ = (UniqueConstraint("namespace", "key", name="uq_entities_namespace_key"),)
+
+    id: str = Field(default_factory=new_id, primary_key=True, max_length=32)
+    namespace: str = _ns()
+    name: str = Field(max_length=MAX_NAME_CHARS)
+    key: str = Field(max_length=MAX_NAME_CHARS)
+    kind: str = Field(max_length=64)
+    created_at: datetime = _when(nullable=False)
+
+
+class EntityAlias(SQLModel, table=True):
+    """Every name an entity answers to (its own name included), by normalized key."""
+
+    __tablename__ = "entity_aliases"
+    __table_args__ = (UniqueConstraint("namespace", "key", name="uq_entity_aliases_namespace_key"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    namespace: str = _ns()
+    entity_id: str = Field(foreign_key="entities.id", max_length=32, index=True)
+    alias: str = Field(max_length=MAX_NAME_CHARS)
+    key: str = Field(max_length=MAX_NAME_CHARS)
+
+
+class FactBase(GateFields):
+    """Stored fields of a fact (the table adds ``id`` and ``namespace``)."""
+
+    statement: str = _text()
+    relation: str | None = Field(default=None, max_length=MAX_NAME_CHARS)
+    stated_confidence: float
+    confidence: float
+    status: str = Field(max_length=16)
+    valid_from: datetime | None = _when()
+    valid_to: datetime | None = _when()
+    recorded_at: datetime = _when(nullable=False)
+    verified_at: datetime | None = _when()
+    next_check_at: datetime | None = _when()
+    superseded_at: datetime | None = _when()
+    supersedes_id: str | None = Field(default=None, max_length=32, foreign_key="facts.id")
+    superseded_by_id: str | None = Field(default=None, max_length=32, foreign_key="facts.id")
+    retracted_at: datetime | None = _when()
+    retraction_reason: str | None = Field(default=None, sa_type=sa.Text)
+
+
+class Fact(FactBase, table=True):
+    """A hyperedge: one statement linking several entities, with its gate metrics."""
+
+    __tablename__ = "facts"
+    __table_args__ = (
+        Index("ix_facts_namespace_status", "namespace", "status"),
+        Index("ix_facts_namespace_relation", "namespace", "relation"),
+        Index("ix_facts_namespace_recorded_at", "namespace", "recorded_at"),
+        Index("ix_facts_namespace_next_check_at", "namespace", "next_check_at"),
+    )
+
+    id: str = Field(default_factory=new_id, primary_key=True, max_length=32)
+    namespace: str = _ns()
+
+
+class FactMember(SQLModel, table=True):
+    """One (entity, role) of a fact."""
+
+    __tablename__ = "fact_members"
+    __table_args__ = (
+        UniqueConstraint("fact_id", "entity_id", "role", name="uq_fact_members_fact_entity_role"),
+        Index("ix_fact_members_namespace_entity_id", "namespace", "entity_id"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    namespace: str = _ns()
+    fact_id: str = Field(foreign_key="facts.id", max_length=32, index=True)
+    entity_id: str = Field(foreign_key="entities.id", max_length=32)
+    role: str = Field(max_length=MAX_NAME_CHARS)
+    position: int
+
+
+class Evidence(SQLModel, table=True):
+    """A piece of evidence text, stored once per (namespace, source, content hash).
+
+    ``source`` is ``inline`` for text handed in directly, or a URI; a refreshed
+    source adds a row with the next ``version``.
+    """
+
+    __tablename__ = "evidence"
+    __table_args__ = (
+        UniqueConstraint(
+            "namespace", "source", "content_hash", name="uq_evidence_namespace_source_hash"
+        ),
+        Index("ix_evidence_namespace_source_version", "namespace", "source", "version"),
+    )
+
+    id: str = Field(default_factory=new_id, primary_key=True, max_length=32)
+    namespace: str = _ns()
+    source: str = Field(max_length=MAX_SOURCE_CHARS)
+    version: int = 1
+    content_hash: str = Field(max_length=64)
+    text: str = _text()
+    created_at: datetime = _when(nullable=False)
+
+
+class Citation(SQLModel, table=True):
+    """Links a fact to evidence. ``cited`` rows are the cited spans (null span: whole text);
+    uncited rows are context the fact was checked against."""
+
+    __tablename__ = "citations"
+    __table_args__ = (Index("ix_citations_namespace_evidence_id", "namespace", "evidence_id"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    namespace: str = _ns()
+    fact_id: str = Field(foreign_key="facts.id", max_length=32, index=True)
+    evidence_id: str = Field(foreign_key="evidence.id", max_length=32)
+    cited: bool = True
+    span_start: int | None = None
+    span_end: int | None = None
+
+
+class VerificationBase(GateFields):
+    """One verification of a stored fact: the first gate pass or a re-verification."""
+
+    fact_id: str = Field(foreign_key="facts.id", max_length=32)
+    kind: str = Field(max_length=16)  # "write" or "reverify"
+    status_before: str | None = Field(default=None, max_length=16)
+    status_after: str = Field(max_length=16)
+    confidence: float
+    evidence_ids: list[str] = Field(default_factory=list, sa_type=JSON, nullable=False)
+    reason: str | None = Field(default=None, sa_type=sa.Text)
+    created_at: datetime = _when(nullable=False)
+
+
+class Verification(VerificationBase, table=True):
+    __tablename__ = "verifications"
+    __table_args__ = (
+        Index("ix_verifications_namespace_fact_id", "namespace", "fact_id", "created_at"),
+    )
+
+    id: str = Field(default_factory=new_id, primary_key=True, max_length=32)
+    namespace: str = _ns()
+
+
+class RejectionBase(GateFields):
+    """A fact the write hook refused: kept for audit, never in memory."""
+
+    statement: str = _text()
+    relation: str | None = Field(default=None, max_length=MAX_NAME_CHARS)
+    members: list[dict[str, str]] = Field(default_factory=list, sa_type=JSON, nullable=False)
+    stated_confidence: float
+    evidence_ids: list[str] = Field(default_factory=list, sa_type=JSON, nullable=False)
+    citations: list[dict[str, Any]] = Field(default_factory=list, sa_type=JSON, nullable=False)
+    reason: str | None = Field(default=None, sa_type=sa.Text)
+    created_at: datetime = _when(nullable=False)
+
+
+class Rejection(RejectionBase, table=True):
+    __tablename__ = "rejections"
+    __table_args__ = (
+        Index("ix_rejections_namespace_created_at", "namespace", "created_at"),
+        Index("ix_rejections_namespace_verdict", "namespace", "verdict"),
+    )
+
+    id: str = Field(default_factory=new_id, primary_key=True, max_length=32)
+    namespace: str = _ns()

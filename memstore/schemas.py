@@ -1,0 +1,241 @@
+"""API models: what callers hand to the store (``*Create``) and get back (``*Public``)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+
+from memstore.models import (
+    MAX_EVIDENCE_CHARS,
+    MAX_NAME_CHARS,
+    MAX_SOURCE_CHARS,
+    MAX_STATEMENT_CHARS,
+    FactBase,
+    RejectionBase,
+    VerificationBase,
+)
+from memstore.names import check_text, normalize_key
+
+MAX_MEMBERS = 64
+MAX_EVIDENCE_ITEMS = 64
+DEFAULT_STATED_CONFIDENCE = 0.95
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    """Naive datetimes are taken as UTC; aware ones are converted to UTC."""
+    if value is None:
+        return None
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def _stripped_nonempty(value: str) -> str:
+    value = check_text(value).strip()
+    if not value:
+        raise ValueError("must not be empty")
+    return value
+
+
+def _name(value: str) -> str:
+    value = _stripped_nonempty(value)
+    if not normalize_key(value):
+        raise ValueError("must contain a visible character")
+    return value
+
+
+Name = Annotated[str, Field(max_length=MAX_NAME_CHARS), AfterValidator(_name)]
+UTCDatetime = Annotated[datetime | None, AfterValidator(_utc)]
+
+
+class _Input(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class MemberCreate(_Input):
+    """One member of a fact: an entity (by name) in a role.
+
+    Also accepted: a plain name (kind ``entity``, role ``member``) or a
+    ``(name, kind, role)`` tuple.
+    """
+
+    name: Name
+    kind: Name = "entity"
+    role: Name = "member"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_shorthand(cls, data: Any) -> Any:
+        if isinstance(data, str):
+            return {"name": data}
+        if isinstance(data, list | tuple):
+            if len(data) != 3:
+                raise ValueError("a member tuple is (name, kind, role)")
+            return dict(zip(("name", "kind", "role"), data, strict=True))
+        return data
+
+
+class EvidenceCreate(_Input):
+    """Evidence text handed in with a fact; a plain string means ``source="inline"``."""
+
+    text: Annotated[str, Field(min_length=1, max_length=MAX_EVIDENCE_CHARS)]
+    source: Annotated[str, Field(max_length=MAX_SOURCE_CHARS)] = "inline"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_text(cls, data: Any) -> Any:
+        return {"text": data} if isinstance(data, str) else data
+
+    @model_validator(mode="after")
+    def _check(self) -> EvidenceCreate:
+        check_text(self.text)
+        if not self.text.strip():
+            raise ValueError("text must not be blank")
+        if not self.source.strip():
+            raise ValueError("source must not be blank")
+        return self
+
+
+class CitationCreate(_Input):
+    """What a fact cites: evidence (an index into ``evidence`` or an evidence id),
+    optionally narrowed to a character span ``[start, end)`` or to a quoted passage."""
+
+    evidence: int | str
+    start: Annotated[int, Field(ge=0)] | None = None
+    end: Annotated[int, Field(ge=0)] | None = None
+    quote: Annotated[str, Field(min_length=1, max_length=MAX_EVIDENCE_CHARS)] | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> CitationCreate:
+        if (self.start is None) != (self.end is None):
+            raise ValueError("give both start and end, or neither")
+        if self.start is not None and self.end is not None and self.end <= self.start:
+            raise ValueError("end must be greater than start")
+        if self.quote is not None and self.start is not None:
+            raise ValueError("give a span (start, end) or a quote, not both")
+        return self
+
+
+class FactCreate(_Input):
+    """A fact to remember: a statement about its members, with the evidence for it."""
+
+    statement: Annotated[
+        str, Field(max_length=MAX_STATEMENT_CHARS), AfterValidator(_stripped_nonempty)
+    ]
+    members: Annotated[list[MemberCreate], Field(min_length=1, max_length=MAX_MEMBERS)]
+    relation: Name | None = None
+    evidence: Annotated[list[EvidenceCreate], Field(max_length=MAX_EVIDENCE_ITEMS)] = []
+    evidence_ids: Annotated[list[str], Field(max_length=MAX_EVIDENCE_ITEMS)] = []
+    citations: Annotated[list[CitationCreate], Field(max_length=MAX_EVIDENCE_ITEMS)] = []
+    confidence: Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)] = (
+        DEFAULT_STATED_CONFIDENCE
+    )
+    valid_from: UTCDatetime = None
+    valid_to: UTCDatetime = None
+
+    @field_validator("members")
+    @classmethod
+    def _distinct_members(cls, members: list[MemberCreate]) -> list[MemberCreate]:
+        seen: dict[tuple[str, str], int] = {}
+        for i, member in enumerate(members):
+            key = (normalize_key(member.name), normalize_key(member.role))
+            if key in seen:
+                raise ValueError(f"item {i} repeats item {seen[key]} (same entity and role)")
+            seen[key] = i
+        return members
+
+    @field_validator("citations")
+    @classmethod
+    def _indexes_in_range(
+        cls, citations: list[CitationCreate], info: ValidationInfo
+    ) -> list[CitationCreate]:
+        count = len(info.data.get("evidence", []))
+        for i, cite in enumerate(citations):
+            if isinstance(cite.evidence, int) and not 0 <= cite.evidence < count:
+                raise ValueError(
+                    f"item {i} cites evidence[{cite.evidence}] but evidence has {count} items"
+                )
+        return citations
+
+    @field_validator("valid_to")
+    @classmethod
+    def _after_valid_from(cls, valid_to: datetime | None, info: ValidationInfo) -> datetime | None:
+        valid_from = info.data.get("valid_from")
+        if valid_to is not None and valid_from is not None and valid_to <= valid_from:
+            raise ValueError("must be after valid_from")
+        return valid_to
+
+
+class MemberPublic(BaseModel):
+    entity_id: str
+    name: str
+    kind: str
+    role: str
+
+
+class CitationPublic(BaseModel):
+    evidence_id: str
+    cited: bool
+    start: int | None = None
+    end: int | None = None
+
+
+class FactPublic(FactBase):
+    """A stored fact as callers see it: its row plus members and citations."""
+
+    id: str
+    namespace: str
+    members: list[MemberPublic] = []
+    citations: list[CitationPublic] = []
+
+    @property
+    def evidence_ids(self) -> list[str]:
+        return list(dict.fromkeys(c.evidence_id for c in self.citations))
+
+
+class EntityPublic(BaseModel):
+    id: str
+    namespace: str
+    name: str
+    key: str
+    kind: str
+    aliases: list[str] = []
+    created_at: datetime
+
+
+class EvidencePublic(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    id: str
+    namespace: str
+    source: str
+    version: int
+    content_hash: str
+    text: str
+    created_at: datetime
+
+
+class VerificationPublic(VerificationBase):
+    id: str
+    namespace: str
+
+
+class RejectionPublic(RejectionBase):
+    id: str
+    namespace: str
+
+
+class NeighborhoodPublic(BaseModel):
+    """Entities and facts around some seed entities; ``distance`` is in entity hops."""
+
+    entities: list[EntityPublic]
+    facts: list[FactPublic]
+    distance: dict[str, int]

@@ -1,0 +1,662 @@
+"""The Store: memstore's facade over SQL (truth), the write hook, and the hypergraph index."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any, TypeVar
+
+import sqlalchemy as sa
+from pydantic import BaseModel, ValidationError
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+from sqlmodel import Session, col, or_, select
+
+from hypergraph import HyperGraph
+from memstore import db, evidence
+from memstore.admission import Admission, Candidate, Ungated, WriteHook
+from memstore.errors import ErrFactNotGrounded, InvalidInput, MemstoreError, NotFound, StorageError
+from memstore.models import (
+    ACTIVE_STATUSES,
+    OPEN_STATUSES,
+    Citation,
+    Entity,
+    EntityAlias,
+    Fact,
+    FactMember,
+    FactStatus,
+    Rejection,
+    Verification,
+    utcnow,
+)
+from memstore.names import check_namespace, check_text, normalize_key
+from memstore.schemas import (
+    CitationPublic,
+    EntityPublic,
+    FactCreate,
+    FactPublic,
+    MemberPublic,
+    NeighborhoodPublic,
+    VerificationPublic,
+)
+
+T = TypeVar("T")
+M = TypeVar("M", bound=BaseModel)
+
+DEFAULT_NAMESPACE = "default"
+_WRITE_ATTEMPTS = 3  # a unique-key race (same new entity from two writers) is retried
+_IN_CHUNK = 500
+
+
+def open(
+    path_or_url: str | Path,
+    namespace: str = DEFAULT_NAMESPACE,
+    *,
+    hook: WriteHook | None = None,
+) -> Store:
+    """Open (creating and migrating if needed) a store.
+
+    ``path_or_url`` is a data directory (SQLite at ``<dir>/memstore.db``) or a
+    SQLAlchemy URL such as ``postgresql+psycopg://user@host/db``. Every read and
+    write of the returned Store is confined to ``namespace``. ``hook`` decides
+    which facts are admitted (default: ``Ungated``, recorded on each fact).
+    """
+    return Store(path_or_url, namespace, hook=hook)
+
+
+class Store:
+    """Long-term memory for one namespace. Use as a context manager or call ``close()``."""
+
+    def __init__(
+        self,
+        path_or_url: str | Path,
+        namespace: str = DEFAULT_NAMESPACE,
+        *,
+        hook: WriteHook | None = None,
+    ) -> None:
+        try:
+            self.namespace = check_namespace(namespace)
+        except ValueError as exc:
+            raise InvalidInput("namespace", str(exc)) from None
+        self.url, self.data_dir = db.database_url(path_or_url)
+        self.hook: WriteHook = hook if hook is not None else Ungated()
+        self._engine = db.create_engine(self.url)
+        self._graph = HyperGraph()
+        self._graph_lock = threading.RLock()
+        self._closed = False
+        try:
+            db.upgrade(self._engine)
+            self._rebuild_graph()
+        except SQLAlchemyError as exc:
+            self._engine.dispose()
+            raise StorageError(f"cannot open store at {self.url}: {exc}") from exc
+
+    # -- lifecycle -------------------------------------------------------------
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._engine.dispose()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<Store {self.url} namespace={self.namespace!r}>"
+
+    @property
+    def graph(self) -> HyperGraph:
+        """The hypergraph of this namespace's active facts (entity and fact ids). Read-only."""
+        return self._graph
+
+    # -- writes ----------------------------------------------------------------
+
+    def add_fact(
+        self, fact: FactCreate | Mapping[str, Any] | None = None, /, **fields: Any
+    ) -> FactPublic:
+        """Remember a fact if the write hook admits it; else raise ErrFactNotGrounded.
+
+        Takes a FactCreate, a mapping, or its fields as keyword arguments.
+        """
+        new = _parse(FactCreate, fact, fields)
+        return self._write_fact(new, supersedes=None)
+
+    def supersede(
+        self, old_id: str, new_fact: FactCreate | Mapping[str, Any] | None = None, /, **fields: Any
+    ) -> FactPublic:
+        """Replace a fact by a corrected one. The old row stays, marked ``superseded``."""
+        new = _parse(FactCreate, new_fact, fields)
+        old = self._get_row(old_id)
+        if old.status not in OPEN_STATUSES:
+            raise InvalidInput("old_id", f"fact {old_id} is {old.status} and cannot be superseded")
+        return self._write_fact(new, supersedes=old_id)
+
+    def retract(self, fact_id: str, reason: str) -> FactPublic:
+        """Soft-delete a fact with a reason; it leaves every default read."""
+        reason = _required_text("reason", reason)
+        self._get_row(fact_id)  # NotFound before anything else
+
+        def work(session: Session) -> None:
+            done = session.exec(  # type: ignore[call-overload]
+                sa.update(Fact)
+                .where(
+                    col(Fact.id) == fact_id,
+                    col(Fact.namespace) == self.namespace,
+                    col(Fact.status).in_(OPEN_STATUSES),
+                )
+                .values(
+                    status=FactStatus.RETRACTED,
+                    retracted_at=utcnow(),
+                    retraction_reason=reason,
+                )
+            )
+            if done.rowcount != 1:
+                status = session.get(Fact, fact_id).status  # type: ignore[union-attr]
+                raise InvalidInput("fact_id", f"fact {fact_id} is {status} and cannot be retracted")
+
+        self._transaction(work)
+        with self._graph_lock:
+            self._graph.remove_fact(fact_id)
+        return self.get_fact(fact_id)
+
+    def add_alias(self, entity: str, alias: str) -> EntityPublic:
+        """Let ``alias`` name the same entity as ``entity`` (within this namespace)."""
+        alias = _required_name("alias", alias)
+
+        def work(session: Session) -> None:
+            target = self._resolve(session, entity)
+            key = normalize_key(alias)
+            owner = session.exec(
+                select(EntityAlias.entity_id).where(
+                    EntityAlias.namespace == self.namespace, EntityAlias.key == key
+                )
+            ).first()
+            if owner is None:
+                session.add(
+                    EntityAlias(namespace=self.namespace, entity_id=target.id, alias=alias, key=key)
+                )
+            elif owner != target.id:
+                raise InvalidInput("alias", f"{alias!r} already names another entity")
+
+        self._transaction(work)
+        return self.entity(entity)
+
+    # -- reads -----------------------------------------------------------------
+
+    def get_fact(self, fact_id: str) -> FactPublic:
+        """A fact by id, whatever its status."""
+        with self._session() as session:
+            return self._hydrate(session, [self._get_row(fact_id, session)])[0]
+
+    def facts_about(
+        self,
+        entity: str,
+        *,
+        relation: str | None = None,
+        as_of: datetime | None = None,
+        statuses: Collection[str] = ACTIVE_STATUSES,
+    ) -> list[FactPublic]:
+        """Facts that have ``entity`` (a name or alias) as a member, oldest first.
+
+        By default only active (verified or unverified) facts; ``as_of`` keeps facts
+        valid at that world time.
+        """
+        wanted = _statuses(statuses)
+        with self._session() as session:
+            target = self._resolve(session, entity)
+            query = (
+                select(Fact)
+                .join(FactMember, col(FactMember.fact_id) == Fact.id)
+                .where(
+                    FactMember.namespace == self.namespace,
+                    FactMember.entity_id == target.id,
+                    Fact.namespace == self.namespace,
+                    col(Fact.status).in_(wanted),
+                )
+                .distinct()
+                .order_by(col(Fact.recorded_at), col(Fact.id))
+            )
+            if relation is not None:
+                query = query.where(Fact.relation == relation)
+            if as_of is not None:
+                query = query.where(
+                    or_(col(Fact.valid_from).is_(None), col(Fact.valid_from) <= as_of),
+                    or_(col(Fact.valid_to).is_(None), col(Fact.valid_to) > as_of),
+                )
+            return self._hydrate(session, list(session.exec(query).all()))
+
+    def neighborhood(
+        self,
+        entities: str | Sequence[str],
+        hops: int = 1,
+        *,
+        relation: str | None = None,
+        as_of: datetime | None = None,
+    ) -> NeighborhoodPublic:
+        """Active facts and entities within ``hops`` entity-fact-entity steps of the seeds."""
+        if isinstance(hops, bool) or not isinstance(hops, int) or not 0 <= hops <= 10:
+            raise InvalidInput("hops", "must be an integer from 0 to 10")
+        names = [entities] if isinstance(entities, str) else list(entities)
+        with self._session() as session:
+            seeds = [self._resolve(session, name).id for name in names]
+            with self._graph_lock:
+                hood = self._graph.neighborhood(seeds, hops, relation=relation, as_of=as_of)
+            facts = self._facts_by_id(session, hood.facts)
+            found = self._entities_by_id(session, set(hood.entities) | set(seeds))
+        return NeighborhoodPublic(
+            entities=sorted(found, key=lambda e: (hood.distance.get(e.id, 0), e.key)),
+            facts=sorted(facts, key=lambda f: (f.recorded_at, f.id)),
+            distance={e: hood.distance.get(e, 0) for e in [*seeds, *hood.entities]},
+        )
+
+    def history(self, fact_id: str) -> list[FactPublic]:
+        """Every version of a fact along its supersession chain, oldest first."""
+        with self._session() as session:
+            row = self._get_row(fact_id, session)
+            chain = [row]
+            while chain[0].supersedes_id is not None:
+                chain.insert(0, self._get_row(chain[0].supersedes_id, session))
+            while chain[-1].superseded_by_id is not None:
+                chain.append(self._get_row(chain[-1].superseded_by_id, session))
+            return self._hydrate(session, chain)
+
+    def verifications(self, fact_id: str) -> list[VerificationPublic]:
+        """The verification history of a fact (its first gate pass, then re-verifications)."""
+        with self._session() as session:
+            self._get_row(fact_id, session)
+            rows = session.exec(
+                select(Verification)
+                .where(Verification.namespace == self.namespace, Verification.fact_id == fact_id)
+                .order_by(col(Verification.created_at), col(Verification.id))
+            ).all()
+            return [VerificationPublic.model_validate(r, from_attributes=True) for r in rows]
+
+    def entity(self, name: str) -> EntityPublic:
+        """An entity by name or alias."""
+        with self._session() as session:
+            return self._entities_by_id(session, [self._resolve(session, name).id])[0]
+
+    # -- internals: the write path ---------------------------------------------
+
+    def _write_fact(self, new: FactCreate, supersedes: str | None) -> FactPublic:
+        with self._session() as session:
+            prepared = evidence.prepare(session, self.namespace, new)
+        candidate = prepared.candidate(self.namespace, new)
+        admission = self._admit(candidate)
+        if not admission.accepted:
+            rejection_id = self._transaction(lambda s: self._insert_rejection(s, new, admission))
+            raise ErrFactNotGrounded(admission, rejection_id, new.statement)
+
+        def work(session: Session) -> Fact:
+            return self._insert_fact(session, new, admission, supersedes)
+
+        row = self._transaction(work)
+        with self._session() as session:
+            stored = self._hydrate(session, [row])[0]
+        with self._graph_lock:
+            if supersedes is not None:
+                self._graph.remove_fact(supersedes)
+            self._index(stored)
+        return stored
+
+    def _admit(self, candidate: Candidate) -> Admission:
+        admissions = self.hook.admit_many([candidate])
+        if len(admissions) != 1:
+            raise MemstoreError(f"write hook {self.hook.name!r} returned {len(admissions)} answers")
+        return admissions[0]
+
+    def _insert_fact(
+        self, session: Session, new: FactCreate, admission: Admission, supersedes: str | None
+    ) -> Fact:
+        prepared = evidence.prepare(session, self.namespace, new)
+        evidence.insert_new(session, prepared.new_rows)
+        member_ids = self._resolve_members(session, new)
+        now = utcnow()
+        row = Fact(
+            namespace=self.namespace,
+            statement=new.statement,
+            relation=new.relation,
+            stated_confidence=new.confidence,
+            confidence=admission.confidence,
+            status=admission.status,
+            valid_from=new.valid_from,
+            valid_to=new.valid_to,
+            recorded_at=now,
+            verified_at=now if admission.status == FactStatus.VERIFIED else None,
+            supersedes_id=supersedes,
+            **_gate_fields(admission),
+        )
+        session.add(row)
+        session.flush()
+        if supersedes is not None:
+            done = session.exec(  # type: ignore[call-overload]
+                sa.update(Fact)
+                .where(
+                    col(Fact.id) == supersedes,
+                    col(Fact.namespace) == self.namespace,
+                    col(Fact.status).in_(OPEN_STATUSES),
+                )
+                .values(status=FactStatus.SUPERSEDED, superseded_at=now, superseded_by_id=row.id)
+            )
+            if done.rowcount != 1:
+                raise InvalidInput(
+                    "old_id", f"fact {supersedes} was superseded or retracted meanwhile"
+                )
+        for position, (member, entity_id) in enumerate(zip(new.members, member_ids, strict=True)):
+            session.add(
+                FactMember(
+                    namespace=self.namespace,
+                    fact_id=row.id,
+                    entity_id=entity_id,
+                    role=member.role,
+                    position=position,
+                )
+            )
+        cited = {c.evidence_id for c in prepared.citations}
+        for span in prepared.citations:
+            session.add(
+                Citation(
+                    namespace=self.namespace,
+                    fact_id=row.id,
+                    evidence_id=span.evidence_id,
+                    span_start=span.start,
+                    span_end=span.end,
+                )
+            )
+        for item in prepared.items:
+            if item.id not in cited:
+                # Uncited evidence is context; with no citations at all it counts as cited.
+                session.add(
+                    Citation(
+                        namespace=self.namespace,
+                        fact_id=row.id,
+                        evidence_id=item.id,
+                        cited=not prepared.citations,
+                    )
+                )
+        session.add(
+            Verification(
+                namespace=self.namespace,
+                fact_id=row.id,
+                kind="write",
+                status_after=admission.status,
+                confidence=admission.confidence,
+                evidence_ids=[item.id for item in prepared.items],
+                reason=admission.reason,
+                created_at=now,
+                **_gate_fields(admission),
+            )
+        )
+        return row
+
+    def _insert_rejection(self, session: Session, new: FactCreate, admission: Admission) -> str:
+        prepared = evidence.prepare(session, self.namespace, new)
+        evidence.insert_new(session, prepared.new_rows)
+        row = Rejection(
+            namespace=self.namespace,
+            statement=new.statement,
+            relation=new.relation,
+            members=[m.model_dump() for m in new.members],
+            stated_confidence=new.confidence,
+            evidence_ids=[item.id for item in prepared.items],
+            citations=[
+                {"evidence_id": c.evidence_id, "start": c.start, "end": c.end}
+                for c in prepared.citations
+            ],
+            reason=admission.reason,
+            **_gate_fields(admission),
+        )
+        session.add(row)
+        return row.id
+
+    def _resolve_members(self, session: Session, new: FactCreate) -> list[str]:
+        """Entity ids for the members, creating unknown entities (with their name as alias)."""
+        ids: list[str] = []
+        seen: dict[tuple[str, str], int] = {}
+        for i, member in enumerate(new.members):
+            key = normalize_key(member.name)
+            entity_id = session.exec(
+                select(EntityAlias.entity_id).where(
+                    EntityAlias.namespace == self.namespace, EntityAlias.key == key
+                )
+            ).first()
+            if entity_id is None:
+                entity = Entity(
+                    namespace=self.namespace, name=member.name, key=key, kind=member.kind
+                )
+                session.add(entity)
+                session.add(
+                    EntityAlias(
+                        namespace=self.namespace, entity_id=entity.id, alias=member.name, key=key
+                    )
+                )
+                session.flush()
+                entity_id = entity.id
+            slot = (entity_id, normalize_key(member.role))
+            if slot in seen:
+                raise InvalidInput(
+                    f"members.{i}",
+                    f"names the same entity as members.{seen[slot]} in the same role",
+                )
+            seen[slot] = i
+            ids.append(entity_id)
+        return ids
+
+    # -- internals: reads and plumbing -----------------------------------------
+
+    @contextmanager
+    def _session(self) -> Iterator[Session]:
+        if self._closed:
+            raise MemstoreError("the store is closed; open it again with memstore.open()")
+        try:
+            with Session(self._engine, expire_on_commit=False) as session:
+                yield session
+        except SQLAlchemyError as exc:
+            raise StorageError(f"database error: {exc}") from exc
+
+    def _transaction(self, work: Callable[[Session], T]) -> T:
+        """Run ``work`` in one transaction; all or nothing. Unique-key races are retried."""
+        for attempt in range(1, _WRITE_ATTEMPTS + 1):
+            try:
+                with self._session() as session, session.begin():
+                    return work(session)
+            except StorageError as exc:
+                if not isinstance(exc.__cause__, IntegrityError) or attempt == _WRITE_ATTEMPTS:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _get_row(self, fact_id: str, session: Session | None = None) -> Fact:
+        if session is None:
+            with self._session() as own:
+                return self._get_row(fact_id, own)
+        row = session.get(Fact, fact_id) if isinstance(fact_id, str) else None
+        if row is None or row.namespace != self.namespace:
+            raise NotFound("fact", str(fact_id), self.namespace)
+        return row
+
+    def _resolve(self, session: Session, name: str) -> Entity:
+        key = normalize_key(_required_name("entity", name))
+        row = session.exec(
+            select(Entity)
+            .join(EntityAlias, col(EntityAlias.entity_id) == Entity.id)
+            .where(EntityAlias.namespace == self.namespace, EntityAlias.key == key)
+        ).first()
+        if row is None:
+            raise NotFound("entity", name, self.namespace)
+        return row
+
+    def _hydrate(self, session: Session, rows: Sequence[Fact]) -> list[FactPublic]:
+        ids = [r.id for r in rows]
+        members: dict[str, list[MemberPublic]] = {i: [] for i in ids}
+        citations: dict[str, list[CitationPublic]] = {i: [] for i in ids}
+        for chunk in _chunks(ids):
+            for m, e in session.exec(
+                select(FactMember, Entity)
+                .join(Entity, col(Entity.id) == FactMember.entity_id)
+                .where(col(FactMember.fact_id).in_(chunk))
+                .order_by(col(FactMember.fact_id), col(FactMember.position))
+            ).all():
+                members[m.fact_id].append(
+                    MemberPublic(entity_id=e.id, name=e.name, kind=e.kind, role=m.role)
+                )
+            for c in session.exec(
+                select(Citation).where(col(Citation.fact_id).in_(chunk)).order_by(col(Citation.id))
+            ).all():
+                citations[c.fact_id].append(
+                    CitationPublic(
+                        evidence_id=c.evidence_id, cited=c.cited, start=c.span_start, end=c.span_end
+                    )
+                )
+        return [
+            FactPublic(**r.model_dump(), members=members[r.id], citations=citations[r.id])
+            for r in rows
+        ]
+
+    def _facts_by_id(self, session: Session, ids: Collection[str]) -> list[FactPublic]:
+        rows: list[Fact] = []
+        for chunk in _chunks(list(ids)):
+            rows.extend(
+                session.exec(
+                    select(Fact).where(Fact.namespace == self.namespace, col(Fact.id).in_(chunk))
+                ).all()
+            )
+        return self._hydrate(session, rows)
+
+    def _entities_by_id(self, session: Session, ids: Collection[str]) -> list[EntityPublic]:
+        found: dict[str, EntityPublic] = {}
+        for chunk in _chunks(list(ids)):
+            for e in session.exec(
+                select(Entity).where(Entity.namespace == self.namespace, col(Entity.id).in_(chunk))
+            ).all():
+                found[e.id] = EntityPublic(
+                    id=e.id,
+                    namespace=e.namespace,
+                    name=e.name,
+                    key=e.key,
+                    kind=e.kind,
+                    created_at=e.created_at,
+                )
+            for a in session.exec(
+                select(EntityAlias)
+                .where(col(EntityAlias.entity_id).in_(chunk))
+                .order_by(col(EntityAlias.id))
+            ).all():
+                found[a.entity_id].aliases.append(a.alias)
+        return [found[i] for i in ids if i in found]
+
+    def _index(self, fact: FactPublic) -> None:
+        if fact.status in ACTIVE_STATUSES:
+            self._graph.add_fact(
+                fact.id,
+                [(m.entity_id, m.role) for m in fact.members],
+                relation=fact.relation,
+                valid_from=fact.valid_from,
+                valid_to=fact.valid_to,
+            )
+
+    def _rebuild_graph(self) -> None:
+        """Load every active fact of the namespace into a fresh hypergraph."""
+        graph = HyperGraph()
+        query = (
+            select(
+                Fact.id,
+                Fact.relation,
+                Fact.valid_from,
+                Fact.valid_to,
+                FactMember.entity_id,
+                FactMember.role,
+            )
+            .join(FactMember, col(FactMember.fact_id) == Fact.id)
+            .where(Fact.namespace == self.namespace, col(Fact.status).in_(ACTIVE_STATUSES))
+            .order_by(col(Fact.id), col(FactMember.position))
+        )
+        with Session(self._engine) as session:
+            current: str | None = None
+            members: list[tuple[str, str]] = []
+            attrs: dict[str, Any] = {}
+            for fact_id, relation, valid_from, valid_to, entity_id, role in session.exec(query):
+                if fact_id != current:
+                    if current is not None:
+                        graph.add_fact(current, members, **attrs)
+                    current, members = fact_id, []
+                    attrs = {"relation": relation, "valid_from": valid_from, "valid_to": valid_to}
+                members.append((entity_id, role))
+            if current is not None:
+                graph.add_fact(current, members, **attrs)
+        with self._graph_lock:
+            self._graph = graph
+
+
+def _gate_fields(admission: Admission) -> dict[str, Any]:
+    return {
+        "verdict": admission.verdict,
+        "p0": admission.p0,
+        "p1": admission.p1,
+        "required_bits": admission.required_bits,
+        "observed_bits": admission.observed_bits,
+        "budget_gap": admission.budget_gap,
+        "backend": admission.backend,
+        "latency_ms": admission.latency_ms,
+    }
+
+
+def _parse(model: type[M], value: M | Mapping[str, Any] | None, fields: dict[str, Any]) -> M:
+    """Build an input model from an instance, a mapping or keyword fields."""
+    if value is not None and fields:
+        raise InvalidInput("", f"pass a {model.__name__} or keyword fields, not both")
+    if isinstance(value, model):
+        return value
+    data = fields if value is None else value
+    if not isinstance(data, Mapping):
+        raise InvalidInput(
+            "", f"expected a {model.__name__} or a mapping, got {type(data).__name__}"
+        )
+    try:
+        return model.model_validate(dict(data))
+    except ValidationError as exc:
+        raise InvalidInput.from_validation(exc) from None
+
+
+def _required_text(field: str, value: object) -> str:
+    if not isinstance(value, str):
+        raise InvalidInput(field, f"must be a string, got {type(value).__name__}")
+    try:
+        value = check_text(value).strip()
+    except ValueError as exc:
+        raise InvalidInput(field, str(exc)) from None
+    if not value:
+        raise InvalidInput(field, "must not be empty")
+    return value
+
+
+def _required_name(field: str, value: object) -> str:
+    value = _required_text(field, value)
+    if not normalize_key(value):
+        raise InvalidInput(field, "must contain a visible character")
+    return value
+
+
+def _statuses(statuses: Collection[str]) -> list[str]:
+    if isinstance(statuses, str):
+        statuses = [statuses]
+    valid = {s.value for s in FactStatus}
+    for s in statuses:
+        if s not in valid:
+            raise InvalidInput("statuses", f"{s!r} is not one of {sorted(valid)}")
+    return list(statuses)
+
+
+def _chunks(items: Sequence[str]) -> Iterator[Sequence[str]]:
+    for i in range(0, len(items), _IN_CHUNK):
+        yield items[i : i + _IN_CHUNK]
