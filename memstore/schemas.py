@@ -31,7 +31,7 @@ MAX_EVIDENCE_ITEMS = 64
 DEFAULT_STATED_CONFIDENCE = 0.95
 
 
-def _utc(value: datetime | None) -> datetime | None:
+def to_utc(value: datetime | None) -> datetime | None:
     """Naive datetimes are taken as UTC; aware ones are converted to UTC."""
     if value is None:
         return None
@@ -53,7 +53,7 @@ def _name(value: str) -> str:
 
 
 Name = Annotated[str, Field(max_length=MAX_NAME_CHARS), AfterValidator(_name)]
-UTCDatetime = Annotated[datetime | None, AfterValidator(_utc)]
+UTCDatetime = Annotated[datetime | None, AfterValidator(to_utc)]
 
 
 class _Input(BaseModel):
@@ -193,8 +193,8 @@ class FactPublic(FactBase):
 
     id: str
     namespace: str
-    members: list[MemberPublic] = []
-    citations: list[CitationPublic] = []
+    members: list[MemberPublic] = Field(default_factory=list)
+    citations: list[CitationPublic] = Field(default_factory=list)
 
     @property
     def evidence_ids(self) -> list[str]:

@@ -41,6 +41,7 @@ from memstore.schemas import (
     MemberPublic,
     NeighborhoodPublic,
     VerificationPublic,
+    to_utc,
 )
 
 T = TypeVar("T")
@@ -213,6 +214,7 @@ class Store:
         valid at that world time.
         """
         wanted = _statuses(statuses)
+        as_of = _as_utc(as_of)
         with self._session() as session:
             target = self._resolve(session, entity)
             query = (
@@ -248,6 +250,7 @@ class Store:
         if isinstance(hops, bool) or not isinstance(hops, int) or not 0 <= hops <= 10:
             raise InvalidInput("hops", "must be an integer from 0 to 10")
         names = [entities] if isinstance(entities, str) else list(entities)
+        as_of = _as_utc(as_of)
         with self._session() as session:
             seeds = [self._resolve(session, name).id for name in names]
             with self._graph_lock:
@@ -645,6 +648,12 @@ def _required_name(field: str, value: object) -> str:
     if not normalize_key(value):
         raise InvalidInput(field, "must contain a visible character")
     return value
+
+
+def _as_utc(when: datetime | None) -> datetime | None:
+    if when is not None and not isinstance(when, datetime):
+        raise InvalidInput("as_of", f"must be a datetime, got {type(when).__name__}")
+    return to_utc(when)
 
 
 def _statuses(statuses: Collection[str]) -> list[str]:

@@ -1,0 +1,49 @@
+"""Shared fixtures: real SQLite files in a temporary directory, no mocks."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+from sqlmodel import SQLModel
+
+import memstore
+from memstore import Store
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    return tmp_path / "memdata"
+
+
+@pytest.fixture
+def store(data_dir: Path) -> Iterator[Store]:
+    with memstore.open(data_dir, namespace="user:alice") as s:
+        yield s
+
+
+def row_counts(url: str) -> dict[str, int]:
+    """Rows per memstore table, read through a separate engine."""
+    engine = sa.create_engine(url)
+    try:
+        with engine.connect() as conn:
+            return {
+                t.name: conn.execute(sa.select(sa.func.count()).select_from(t)).scalar_one()
+                for t in SQLModel.metadata.sorted_tables
+            }
+    finally:
+        engine.dispose()
+
+
+def works_at(person: str = "Alice", company: str = "Acme", **extra: object) -> dict[str, object]:
+    """A small valid fact, with its evidence, as add_fact keyword arguments."""
+    fact: dict[str, object] = {
+        "statement": f"{person} works at {company}.",
+        "members": [(person, "person", "employee"), (company, "org", "employer")],
+        "relation": "works_at",
+        "evidence": [f"{person}: I have worked at {company} since March."],
+    }
+    fact.update(extra)
+    return fact

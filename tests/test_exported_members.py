@@ -1,0 +1,33 @@
+"""Each package's __all__ matches its public names (httpx's test_exported_members)."""
+
+import importlib
+
+import pytest
+
+
+@pytest.mark.parametrize("package", ["memstore", "gate", "hypergraph"])
+def test_all_lists_exactly_the_public_names(package: str) -> None:
+    module = importlib.import_module(package)
+    exported = set(module.__all__)
+    public = {
+        name
+        for name, value in vars(module).items()
+        if not name.startswith("_") and getattr(value, "__module__", "").startswith(package + ".")
+    }
+    assert exported == public
+    assert module.__all__ == sorted(module.__all__)
+
+
+def test_gate_and_hypergraph_do_not_import_memstore_or_each_other() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, gate, hypergraph; "
+        "bad = [m for m in sys.modules if m.split('.')[0] == 'memstore']; "
+        "print(bad); sys.exit(1 if bad else 0)"
+    )
+    assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
+    for package, other in (("gate", "hypergraph"), ("hypergraph", "gate")):
+        code = f"import sys, {package}; sys.exit(1 if '{other}' in sys.modules else 0)"
+        assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
