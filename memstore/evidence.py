@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sqlmodel import Session, col, func, select
 
@@ -37,15 +37,16 @@ def find_quote(text: str, quote: str) -> tuple[int, int] | None:
 
 @dataclass(frozen=True, slots=True)
 class PreparedEvidence:
-    """The evidence of one fact, resolved: context items (existing rows or new ones)."""
+    """The evidence of one fact, resolved: context items (stored rows or ``new`` ones)."""
 
+    namespace: str
     items: tuple[EvidenceItem, ...]
-    new_rows: tuple[Evidence, ...]
+    new: tuple[EvidenceItem, ...]
     citations: tuple[CitedSpan, ...]
 
-    def candidate(self, namespace: str, fact: FactCreate) -> Candidate:
+    def candidate(self, fact: FactCreate) -> Candidate:
         return Candidate(
-            namespace=namespace,
+            namespace=self.namespace,
             statement=fact.statement,
             stated_confidence=fact.confidence,
             evidence=self.items,
@@ -60,30 +61,18 @@ def prepare(session: Session, namespace: str, fact: FactCreate) -> PreparedEvide
     do not fit the cited text. Writes nothing.
     """
     items: list[EvidenceItem] = []
-    new_rows: list[Evidence] = []
+    new: list[EvidenceItem] = []
+    by_key: dict[tuple[str, str], EvidenceItem] = {}
     by_index: list[EvidenceItem] = []
     for ev in fact.evidence:
-        digest = content_hash(ev.text)
-        existing = session.exec(
-            select(Evidence.id).where(
-                Evidence.namespace == namespace,
-                Evidence.source == ev.source,
-                Evidence.content_hash == digest,
-            )
-        ).first()
-        if existing is None:
-            row = Evidence(
-                id=new_id(),
-                namespace=namespace,
-                source=ev.source,
-                content_hash=digest,
-                text=ev.text,
-            )
-            new_rows.append(row)
-            existing = row.id
-        item = EvidenceItem(id=existing, text=ev.text, source=ev.source)
-        by_index.append(item)
-        items.append(item)
+        key = (ev.source, ev.text)
+        if key not in by_key:
+            existing = _find(session, namespace, ev.source, ev.text)
+            by_key[key] = EvidenceItem(id=existing or new_id(), text=ev.text, source=ev.source)
+            items.append(by_key[key])
+            if existing is None:
+                new.append(by_key[key])
+        by_index.append(by_key[key])
 
     cited_ids = [c.evidence for c in fact.citations if isinstance(c.evidence, str)]
     wanted = list(dict.fromkeys([*fact.evidence_ids, *cited_ids]))
@@ -102,7 +91,17 @@ def prepare(session: Session, namespace: str, fact: FactCreate) -> PreparedEvide
     citations = tuple(
         _anchor(i, cite, by_index, stored, namespace) for i, cite in enumerate(fact.citations)
     )
-    return PreparedEvidence(tuple(items), tuple(new_rows), citations)
+    return PreparedEvidence(namespace, tuple(items), tuple(new), citations)
+
+
+def _find(session: Session, namespace: str, source: str, text: str) -> str | None:
+    return session.exec(
+        select(Evidence.id).where(
+            Evidence.namespace == namespace,
+            Evidence.source == source,
+            Evidence.content_hash == content_hash(text),
+        )
+    ).first()
 
 
 def _load(session: Session, namespace: str, ids: Sequence[str]) -> dict[str, EvidenceItem]:
@@ -144,14 +143,44 @@ def _anchor(
     return CitedSpan(item.id)
 
 
-def insert_new(session: Session, rows: Sequence[Evidence]) -> None:
-    """Insert evidence rows; a URI source gets the next version number for that source."""
-    for row in rows:
-        if row.source != INLINE_SOURCE:
+def persist(session: Session, prepared: PreparedEvidence) -> PreparedEvidence:
+    """Insert the new evidence rows, keeping the ids the write hook saw.
+
+    Text that another writer stored meanwhile is reused; the returned
+    PreparedEvidence then names the stored id. A URI source gets the next version.
+    """
+    remap: dict[str, str] = {}
+    for item in prepared.new:
+        existing = _find(session, prepared.namespace, item.source, item.text)
+        if existing is not None:
+            remap[item.id] = existing
+            continue
+        version = 1
+        if item.source != INLINE_SOURCE:
             latest = session.exec(
                 select(func.max(Evidence.version)).where(
-                    Evidence.namespace == row.namespace, Evidence.source == row.source
+                    Evidence.namespace == prepared.namespace, Evidence.source == item.source
                 )
             ).one()
-            row.version = (latest or 0) + 1
-        session.add(row)
+            version = (latest or 0) + 1
+        session.add(
+            Evidence(
+                id=item.id,
+                namespace=prepared.namespace,
+                source=item.source,
+                version=version,
+                content_hash=content_hash(item.text),
+                text=item.text,
+            )
+        )
+    if not remap:
+        return prepared
+    return PreparedEvidence(
+        prepared.namespace,
+        tuple(replace(i, id=remap.get(i.id, i.id)) for i in prepared.items),
+        (),
+        tuple(
+            replace(c, evidence_id=remap.get(c.evidence_id, c.evidence_id))
+            for c in prepared.citations
+        ),
+    )

@@ -295,14 +295,15 @@ class Store:
     def _write_fact(self, new: FactCreate, supersedes: str | None) -> FactPublic:
         with self._session() as session:
             prepared = evidence.prepare(session, self.namespace, new)
-        candidate = prepared.candidate(self.namespace, new)
-        admission = self._admit(candidate)
+        admission = self._admit(prepared.candidate(new))
         if not admission.accepted:
-            rejection_id = self._transaction(lambda s: self._insert_rejection(s, new, admission))
+            rejection_id = self._transaction(
+                lambda s: self._insert_rejection(s, new, prepared, admission)
+            )
             raise ErrFactNotGrounded(admission, rejection_id, new.statement)
 
         def work(session: Session) -> Fact:
-            return self._insert_fact(session, new, admission, supersedes)
+            return self._insert_fact(session, new, prepared, admission, supersedes)
 
         row = self._transaction(work)
         with self._session() as session:
@@ -320,10 +321,14 @@ class Store:
         return admissions[0]
 
     def _insert_fact(
-        self, session: Session, new: FactCreate, admission: Admission, supersedes: str | None
+        self,
+        session: Session,
+        new: FactCreate,
+        prepared: evidence.PreparedEvidence,
+        admission: Admission,
+        supersedes: str | None,
     ) -> Fact:
-        prepared = evidence.prepare(session, self.namespace, new)
-        evidence.insert_new(session, prepared.new_rows)
+        prepared = evidence.persist(session, prepared)
         member_ids = self._resolve_members(session, new)
         now = utcnow()
         row = Fact(
@@ -403,9 +408,14 @@ class Store:
         )
         return row
 
-    def _insert_rejection(self, session: Session, new: FactCreate, admission: Admission) -> str:
-        prepared = evidence.prepare(session, self.namespace, new)
-        evidence.insert_new(session, prepared.new_rows)
+    def _insert_rejection(
+        self,
+        session: Session,
+        new: FactCreate,
+        prepared: evidence.PreparedEvidence,
+        admission: Admission,
+    ) -> str:
+        prepared = evidence.persist(session, prepared)
         row = Rejection(
             namespace=self.namespace,
             statement=new.statement,

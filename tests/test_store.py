@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
 from conftest import row_counts, works_at
 
 import memstore
@@ -227,3 +228,26 @@ def test_closed_store_says_how_to_recover(data_dir: Path) -> None:
     store.close()  # idempotent
     with pytest.raises(memstore.MemstoreError, match=r"open it again"):
         store.get_fact("x")
+
+
+def test_the_same_text_twice_in_one_fact_is_one_evidence_row(store: Store) -> None:
+    fact = store.add_fact(**works_at(evidence=["same words", "same words"]))
+    assert len(fact.evidence_ids) == 1
+    assert row_counts(store.url)["evidence"] == 1
+
+
+def test_a_changed_source_adds_a_version(store: Store) -> None:
+    source = "file:///notes/alice.txt"
+    first = store.add_fact(**works_at(evidence=[{"text": "Alice: Acme.", "source": source}]))
+    second = store.add_fact(
+        **works_at(company="Globex", evidence=[{"text": "Alice: Globex now.", "source": source}])
+    )
+    assert first.evidence_ids != second.evidence_ids
+    engine = sa.create_engine(store.url)
+    with engine.connect() as conn:
+        versions = conn.execute(
+            sa.text("SELECT version, text FROM evidence WHERE source = :s ORDER BY version"),
+            {"s": source},
+        ).all()
+    engine.dispose()
+    assert versions == [(1, "Alice: Acme."), (2, "Alice: Globex now.")]
