@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Hashable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 import networkx as nx
 
@@ -130,7 +130,7 @@ class HyperGraph:
     # -- reads ---------------------------------------------------------------
 
     def __contains__(self, fact_id: object) -> bool:
-        return _node(_FACT, fact_id) in self._g  # type: ignore[arg-type]
+        return _node(_FACT, fact_id) in self._g
 
     def __len__(self) -> int:
         """Number of facts."""
@@ -215,7 +215,10 @@ class HyperGraph:
         """
         if hops < 0:
             raise ValueError("hops must be >= 0")
-        seed_list = list(seeds) if isinstance(seeds, list | tuple | set | frozenset) else [seeds]
+        if isinstance(seeds, list | tuple | set | frozenset):
+            seed_list: list[EntityId] = list(seeds)
+        else:
+            seed_list = [cast(EntityId, seeds)]
         view = self._view(FactFilter.of(relation, as_of))
         sources = [_node(_ENTITY, s) for s in seed_list if _node(_ENTITY, s) in view]
         if not sources:

@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import sqlalchemy as sa
 from pydantic import BaseModel, ValidationError
@@ -149,7 +149,7 @@ class Store:
         self._get_row(fact_id)  # NotFound before anything else
 
         def work(session: Session) -> None:
-            done = session.exec(  # type: ignore[call-overload]
+            done = session.exec(
                 sa.update(Fact)
                 .where(
                     col(Fact.id) == fact_id,
@@ -255,12 +255,13 @@ class Store:
             seeds = [self._resolve(session, name).id for name in names]
             with self._graph_lock:
                 hood = self._graph.neighborhood(seeds, hops, relation=relation, as_of=as_of)
-            facts = self._facts_by_id(session, hood.facts)
-            found = self._entities_by_id(session, set(hood.entities) | set(seeds))
+            hood_entities = cast("frozenset[str]", hood.entities)
+            facts = self._facts_by_id(session, cast("frozenset[str]", hood.facts))
+            found = self._entities_by_id(session, hood_entities | set(seeds))
         return NeighborhoodPublic(
             entities=sorted(found, key=lambda e: (hood.distance.get(e.id, 0), e.key)),
             facts=sorted(facts, key=lambda f: (f.recorded_at, f.id)),
-            distance={e: hood.distance.get(e, 0) for e in [*seeds, *hood.entities]},
+            distance={e: hood.distance.get(e, 0) for e in [*seeds, *hood_entities]},
         )
 
     def history(self, fact_id: str) -> list[FactPublic]:
@@ -348,7 +349,7 @@ class Store:
         session.add(row)
         session.flush()
         if supersedes is not None:
-            done = session.exec(  # type: ignore[call-overload]
+            done = session.exec(
                 sa.update(Fact)
                 .where(
                     col(Fact.id) == supersedes,
@@ -582,23 +583,23 @@ class Store:
         """Load every active fact of the namespace into a fresh hypergraph."""
         graph = HyperGraph()
         query = (
-            select(
-                Fact.id,
-                Fact.relation,
-                Fact.valid_from,
-                Fact.valid_to,
-                FactMember.entity_id,
-                FactMember.role,
+            sa.select(
+                col(Fact.id),
+                col(Fact.relation),
+                col(Fact.valid_from),
+                col(Fact.valid_to),
+                col(FactMember.entity_id),
+                col(FactMember.role),
             )
             .join(FactMember, col(FactMember.fact_id) == Fact.id)
-            .where(Fact.namespace == self.namespace, col(Fact.status).in_(ACTIVE_STATUSES))
+            .where(col(Fact.namespace) == self.namespace, col(Fact.status).in_(ACTIVE_STATUSES))
             .order_by(col(Fact.id), col(FactMember.position))
         )
-        with Session(self._engine) as session:
+        with self._engine.connect() as conn:
             current: str | None = None
             members: list[tuple[str, str]] = []
             attrs: dict[str, Any] = {}
-            for fact_id, relation, valid_from, valid_to, entity_id, role in session.exec(query):
+            for fact_id, relation, valid_from, valid_to, entity_id, role in conn.execute(query):
                 if fact_id != current:
                     if current is not None:
                         graph.add_fact(current, members, **attrs)

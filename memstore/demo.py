@@ -1,0 +1,134 @@
+"""A short, readable memstore session: `python -m memstore.demo [DATA_DIR]`.
+
+Writes a few facts about a user, asks for a neighbourhood, corrects a fact by
+supersession and shows the history. Uses a temporary directory unless given one.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+import memstore
+from memstore import FactPublic, Store
+
+FACTS: list[dict[str, Any]] = [
+    {
+        "statement": "Alice works at Acme as a data engineer.",
+        "members": [("Alice", "person", "employee"), ("Acme", "org", "employer")],
+        "relation": "works_at",
+        "evidence": ["Alice: I've been a data engineer at Acme since March."],
+        "citations": [{"evidence": 0, "quote": "data engineer at Acme"}],
+    },
+    {
+        "statement": "Alice is allergic to peanuts.",
+        "members": [("Alice", "person", "patient"), ("peanuts", "food", "allergen")],
+        "relation": "allergic_to",
+        "evidence": ["Alice: just so you know, I'm allergic to peanuts."],
+    },
+    {
+        "statement": "Bob, Alice and Carol planned the Q3 launch together.",
+        "members": [
+            ("Bob", "person", "organizer"),
+            ("alice", "person", "participant"),
+            ("Carol", "person", "participant"),
+            ("Q3 launch", "project", "topic"),
+        ],
+        "relation": "planned",
+        "evidence": ["Meeting notes: Bob, Alice and Carol met to plan the Q3 launch."],
+    },
+    {
+        "statement": "Acme is headquartered in Berlin.",
+        "members": [("ACME", "org", "company"), ("Berlin", "place", "city")],
+        "relation": "headquartered_in",
+        "evidence": ["Acme GmbH, Torstrasse 1, Berlin (company register, 2023)."],
+    },
+]
+
+CORRECTION: dict[str, Any] = {
+    "statement": "Acme is headquartered in Munich.",
+    "members": [("Acme", "org", "company"), ("Munich", "place", "city")],
+    "relation": "headquartered_in",
+    "evidence": ["Press release, 2025: Acme has moved its headquarters to Munich."],
+}
+
+
+def _members(fact: FactPublic) -> str:
+    return ", ".join(f"{m.name} ({m.role})" for m in fact.members)
+
+
+def _facts_table(title: str, facts: Sequence[FactPublic]) -> Table:
+    table = Table(title=title, title_justify="left")
+    table.add_column("id", style="dim")
+    table.add_column("statement")
+    table.add_column("members")
+    table.add_column("status")
+    table.add_column("verdict")
+    for f in facts:
+        table.add_row(f.id[:8], f.statement, _members(f), f.status, f.verdict)
+    return table
+
+
+def run(store: Store, console: Console) -> None:
+    console.print(f"[bold]memstore demo[/] — {store.url}, namespace [cyan]{store.namespace}[/]\n")
+    written = [store.add_fact(**fact) for fact in FACTS]
+    console.print(_facts_table("1. Facts written (hyperedges over entities)", written))
+    console.print(
+        "   'Alice', 'alice' and 'ACME'/'Acme' resolved to one entity each: "
+        f"{len(list(store.graph.entities()))} entities, {len(store.graph)} facts in the graph.\n"
+    )
+
+    hood = store.neighborhood("Alice", hops=2)
+    table = Table(title="2. Around Alice (2 hops)", title_justify="left")
+    table.add_column("entity")
+    table.add_column("kind")
+    table.add_column("hops", justify="right")
+    for entity in hood.entities:
+        table.add_row(entity.name, entity.kind, str(hood.distance[entity.id]))
+    console.print(table)
+    console.print(f"   reached through {len(hood.facts)} facts\n")
+
+    old = written[-1]
+    new = store.supersede(old.id, **CORRECTION)
+    console.print(f"3. Correction: [red]{old.statement}[/] -> [green]{new.statement}[/]\n")
+    table = Table(title="4. History of the headquarters fact", title_justify="left")
+    for column in ("id", "statement", "status", "recorded", "superseded"):
+        table.add_column(column)
+    for version in store.history(old.id):
+        superseded = (
+            version.superseded_at.isoformat(timespec="seconds") if version.superseded_at else ""
+        )
+        table.add_row(
+            version.id[:8],
+            version.statement,
+            version.status,
+            version.recorded_at.isoformat(timespec="seconds"),
+            superseded,
+        )
+    console.print(table)
+    console.print()
+    console.print(_facts_table("5. What memory says about Acme now", store.facts_about("Acme")))
+    console.print(
+        "\nWrites are recorded as verdict 'ungated' until the grounding gate is wired in.\n"
+        "Next: read README.md for the Python API; run `make test` for the test suite."
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    with (
+        tempfile.TemporaryDirectory(prefix="memstore-demo-") as tmp,
+        memstore.open(Path(args[0]) if args else Path(tmp), namespace="demo:alice") as store,
+    ):
+        run(store, Console())
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,50 @@
+"""The README's examples run, and `make demo`'s session prints what it promises."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def python_blocks(markdown: str) -> list[str]:
+    return re.findall(r"```python\n(.*?)```", markdown, flags=re.DOTALL)
+
+
+def test_readme_python_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    blocks = python_blocks((ROOT / "README.md").read_text())
+    assert blocks, "README.md has no python example"
+    monkeypatch.chdir(tmp_path)
+    for block in blocks:
+        exec(compile(block, "README.md", "exec"), {})
+    assert (tmp_path / "memdata" / "memstore.db").exists()
+
+
+def test_readme_shows_the_two_commands() -> None:
+    readme = (ROOT / "README.md").read_text()
+    assert "make demo" in readme and "make test" in readme
+
+
+def test_demo_prints_a_session(tmp_path: Path) -> None:
+    env = {**os.environ, "COLUMNS": "160"}
+    result = subprocess.run(
+        [sys.executable, "-m", "memstore.demo", str(tmp_path / "demo")],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+        timeout=120,
+    )
+    out = result.stdout
+    assert "Facts written" in out
+    assert "7 entities, 4 facts in the graph" in out
+    assert "Around Alice (2 hops)" in out
+    assert re.search(r"Berlin\s+│\s+place\s+│\s+2", out)
+    assert re.search(r"Acme is headquartered in Berlin\.\s+│\s+superseded", out)
+    assert "Acme is headquartered in Munich." in out
