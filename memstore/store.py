@@ -149,20 +149,8 @@ class Store:
         self._get_row(fact_id)  # NotFound before anything else
 
         def work(session: Session) -> None:
-            done = session.exec(
-                sa.update(Fact)
-                .where(
-                    col(Fact.id) == fact_id,
-                    col(Fact.namespace) == self.namespace,
-                    col(Fact.status).in_(OPEN_STATUSES),
-                )
-                .values(
-                    status=FactStatus.RETRACTED,
-                    retracted_at=utcnow(),
-                    retraction_reason=reason,
-                )
-            )
-            if done.rowcount != 1:
+            values = {"retracted_at": utcnow(), "retraction_reason": reason}
+            if not self._close_open_fact(session, fact_id, FactStatus.RETRACTED, values):
                 status = session.get(Fact, fact_id).status  # type: ignore[union-attr]
                 raise InvalidInput("fact_id", f"fact {fact_id} is {status} and cannot be retracted")
 
@@ -349,16 +337,8 @@ class Store:
         session.add(row)
         session.flush()
         if supersedes is not None:
-            done = session.exec(
-                sa.update(Fact)
-                .where(
-                    col(Fact.id) == supersedes,
-                    col(Fact.namespace) == self.namespace,
-                    col(Fact.status).in_(OPEN_STATUSES),
-                )
-                .values(status=FactStatus.SUPERSEDED, superseded_at=now, superseded_by_id=row.id)
-            )
-            if done.rowcount != 1:
+            values = {"superseded_at": now, "superseded_by_id": row.id}
+            if not self._close_open_fact(session, supersedes, FactStatus.SUPERSEDED, values):
                 raise InvalidInput(
                     "old_id", f"fact {supersedes} was superseded or retracted meanwhile"
                 )
@@ -408,6 +388,25 @@ class Store:
             )
         )
         return row
+
+    def _close_open_fact(
+        self, session: Session, fact_id: str, status: FactStatus, values: dict[str, Any]
+    ) -> bool:
+        """Move an open fact to a final status in one guarded UPDATE; False if it was not open.
+
+        The status check lives in the UPDATE itself, so two writers can never both
+        retract or supersede the same fact.
+        """
+        done = session.exec(
+            sa.update(Fact)
+            .where(
+                col(Fact.id) == fact_id,
+                col(Fact.namespace) == self.namespace,
+                col(Fact.status).in_(OPEN_STATUSES),
+            )
+            .values(status=status, **values)
+        )
+        return bool(done.rowcount == 1)
 
     def _insert_rejection(
         self,

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from conftest import row_counts
 
 import memstore
+from memstore import InvalidInput
 
 WRITERS = 4
 FACTS_EACH = 15
@@ -42,3 +44,39 @@ def test_threads_creating_the_same_entities_share_them(data_dir: Path) -> None:
     with memstore.open(data_dir, namespace="team") as store:
         assert len(store.facts_about("Acme")) == WRITERS * FACTS_EACH
         assert len(store.graph) == WRITERS * FACTS_EACH
+
+
+def test_two_writers_superseding_one_fact_one_wins(data_dir: Path) -> None:
+    with memstore.open(data_dir, namespace="team") as first:
+        old = first.add_fact(statement="Acme is in Berlin.", members=["Acme"], evidence=["Berlin"])
+    stores = [memstore.open(data_dir, namespace="team") for _ in range(WRITERS)]
+    barrier = threading.Barrier(WRITERS)
+
+    def supersede(worker: int) -> str:
+        barrier.wait()
+        try:
+            return (
+                stores[worker]
+                .supersede(
+                    old.id,
+                    statement=f"Acme is in city {worker}.",
+                    members=["Acme"],
+                    evidence=[f"city {worker}"],
+                )
+                .id
+            )
+        except InvalidInput as exc:
+            assert exc.field == "old_id"
+            return "lost"
+
+    try:
+        with ThreadPoolExecutor(WRITERS) as pool:
+            outcomes = list(pool.map(supersede, range(WRITERS)))
+    finally:
+        for s in stores:
+            s.close()
+    winners = [o for o in outcomes if o != "lost"]
+    assert len(winners) == 1
+    with memstore.open(data_dir, namespace="team") as store:
+        assert [f.id for f in store.history(old.id)] == [old.id, winners[0]]
+        assert row_counts(store.url)["facts"] == 2  # the losers left nothing behind
