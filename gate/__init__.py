@@ -3,4 +3,26 @@
 No storage code lives here; ``memstore`` imports ``gate``, never the other way.
 """
 
-__all__: list[str] = []
+from gate.backends import ScriptedBackend, VerifierBackend
+from gate.budget import Budget, bernoulli_kl, budget
+from gate.engine import Check, Gate
+from gate.evidence import Citation, ContextItem, scrub
+from gate.policy import GatePolicy, decide
+from gate.verdict import Verdict, VerdictStatus
+
+__all__ = [
+    "Budget",
+    "Check",
+    "Citation",
+    "ContextItem",
+    "Gate",
+    "GatePolicy",
+    "ScriptedBackend",
+    "Verdict",
+    "VerdictStatus",
+    "VerifierBackend",
+    "bernoulli_kl",
+    "budget",
+    "decide",
+    "scrub",
+]

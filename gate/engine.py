@@ -1,0 +1,246 @@
+"""The Gate: checks claims against evidence with one batched backend call and a deadline.
+
+Backend exceptions, bad outputs (NaN, outside [0, 1], wrong count) and missed
+deadlines become ``verifier_error`` / ``timeout`` verdicts; they are never raised
+(SPEC-08.42/43).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+
+from cachetools import TTLCache
+
+from gate.backends.base import VerifierBackend
+from gate.evidence import Citation, ContextItem, render, scrub, unknown_citations
+from gate.policy import GatePolicy, decide, degraded, no_model_call
+from gate.verdict import Verdict, VerdictStatus
+
+DEFAULT_DEADLINE_S = 2.0
+DEFAULT_CACHE_TTL_S = 3600.0
+DEFAULT_CACHE_SIZE = 10_000
+DEFAULT_STATED_CONFIDENCE = 0.95
+
+Evidence = str | Sequence[str] | Sequence[ContextItem]
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """One claim to verify against its evidence. No citations: all evidence is cited."""
+
+    claim: str
+    evidence: tuple[ContextItem, ...]
+    citations: tuple[Citation, ...] = ()
+    confidence: float = DEFAULT_STATED_CONFIDENCE
+
+    @classmethod
+    def of(
+        cls,
+        claim: str,
+        evidence: Evidence,
+        citations: Sequence[Citation] = (),
+        confidence: float = DEFAULT_STATED_CONFIDENCE,
+    ) -> Check:
+        """Build a Check; plain strings become items with ids "1", "2", ..."""
+        if isinstance(evidence, str):
+            evidence = [evidence]
+        items = tuple(
+            e if isinstance(e, ContextItem) else ContextItem(str(i), e)
+            for i, e in enumerate(evidence, start=1)
+        )
+        return cls(claim, items, tuple(citations), confidence)
+
+
+@dataclass
+class _Job:
+    index: int
+    check: Check
+    p1_pair: tuple[str, str]
+    p0_pair: tuple[str, str]
+    results: dict[tuple[str, str], float] = field(default_factory=dict)
+    hits: int = 0
+
+
+class Gate:
+    """Grounding gate over one verifier backend.
+
+    ``deadline`` (seconds) bounds each ``check_many`` call's wait for the backend.
+    """
+
+    def __init__(
+        self,
+        backend: VerifierBackend,
+        policy: GatePolicy | None = None,
+        *,
+        deadline: float = DEFAULT_DEADLINE_S,
+        cache_ttl: float = DEFAULT_CACHE_TTL_S,
+        cache_size: int = DEFAULT_CACHE_SIZE,
+    ) -> None:
+        if deadline <= 0:
+            raise ValueError("deadline must be positive")
+        self.backend = backend
+        self.policy = policy or GatePolicy()
+        self.deadline = deadline
+        self._cache: TTLCache[tuple[str, str, str], float] | None = (
+            TTLCache(maxsize=cache_size, ttl=cache_ttl)
+            if backend.deterministic and cache_size > 0 and cache_ttl > 0
+            else None
+        )
+        self._cache_lock = threading.Lock()
+
+    def check(
+        self,
+        claim: str,
+        evidence: Evidence,
+        citations: Sequence[Citation] = (),
+        confidence: float = DEFAULT_STATED_CONFIDENCE,
+        *,
+        policy: GatePolicy | None = None,
+    ) -> Verdict:
+        """Verify one claim; see ``check_many``."""
+        return self.check_many([Check.of(claim, evidence, citations, confidence)], policy=policy)[0]
+
+    def check_many(
+        self, checks: Sequence[Check], *, policy: GatePolicy | None = None
+    ) -> list[Verdict]:
+        """Verify claims with at most one backend call for all of them (SPEC-08.29)."""
+        policy = policy or self.policy
+        verdicts: list[Verdict | None] = [None] * len(checks)
+        jobs: list[_Job] = []
+        for i, chk in enumerate(checks):
+            early = _before_model(chk)
+            if early is not None:
+                verdicts[i] = early
+                continue
+            items = [item for item in chk.evidence if item.text.strip()]
+            jobs.append(
+                _Job(
+                    i,
+                    chk,
+                    p1_pair=(chk.claim, render(items)),
+                    p0_pair=(chk.claim, render(scrub(items, chk.citations))),
+                )
+            )
+        started = time.perf_counter()
+        failure = self._estimate(jobs)
+        latency_ms = (time.perf_counter() - started) * 1000.0
+        for job in jobs:
+            verdicts[job.index] = self._verdict(job, failure, policy, latency_ms)
+        return [v for v in verdicts if v is not None]
+
+    def _estimate(self, jobs: list[_Job]) -> tuple[VerdictStatus, str] | None:
+        """Fill each job's results from the cache and one backend call; return a failure."""
+        missing: list[tuple[str, str]] = []
+        for job in jobs:
+            for pair in (job.p1_pair, job.p0_pair):
+                hit = self._cache_get(pair)
+                if hit is not None:
+                    job.results[pair] = hit
+                    job.hits += 1
+                elif pair not in missing:
+                    missing.append(pair)
+        if not missing:
+            return None
+        try:
+            answers = _call_with_deadline(
+                lambda: self.backend.estimate_many(missing), self.deadline
+            )
+        except TimeoutError:
+            return VerdictStatus.TIMEOUT, f"no answer from {self.backend.name} in {self.deadline}s"
+        except Exception as exc:  # any backend failure is a verdict, never a crash
+            return VerdictStatus.VERIFIER_ERROR, f"{type(exc).__name__}: {exc}"[:500]
+        if not isinstance(answers, list | tuple) or len(answers) != len(missing):
+            return VerdictStatus.VERIFIER_ERROR, "the backend returned the wrong number of answers"
+        fresh = dict(zip(missing, answers, strict=True))
+        for job in jobs:
+            for pair in (job.p1_pair, job.p0_pair):
+                if pair in fresh:
+                    job.results[pair] = fresh[pair]
+        for pair, p in fresh.items():
+            if _valid(p):
+                self._cache_put(pair, float(p))
+        return None
+
+    def _verdict(
+        self,
+        job: _Job,
+        failure: tuple[VerdictStatus, str] | None,
+        policy: GatePolicy,
+        latency_ms: float,
+    ) -> Verdict:
+        stated = job.check.confidence
+        p1, p0 = job.results.get(job.p1_pair), job.results.get(job.p0_pair)
+        if p1 is None or p0 is None:
+            status, reason = failure or (VerdictStatus.VERIFIER_ERROR, "no answer")
+            verdict = degraded(status, stated, policy, reason)
+        elif not (_valid(p1) and _valid(p0)):
+            reason = f"the backend returned invalid probabilities (p1={p1!r}, p0={p0!r})"
+            verdict = degraded(VerdictStatus.VERIFIER_ERROR, stated, policy, reason)
+        else:
+            verdict = decide(float(p0), float(p1), stated, policy)
+        cached = job.hits == 2  # both p1 and p0 came from the cache
+        return verdict.model_copy(
+            update={"backend": self.backend.identity, "latency_ms": latency_ms, "cached": cached}
+        )
+
+    def _key(self, pair: tuple[str, str]) -> tuple[str, str, str]:
+        claim, context = pair
+        return (self.backend.identity, _digest(claim), _digest(context))
+
+    def _cache_get(self, pair: tuple[str, str]) -> float | None:
+        if self._cache is None:
+            return None
+        with self._cache_lock:
+            return self._cache.get(self._key(pair))
+
+    def _cache_put(self, pair: tuple[str, str], p: float) -> None:
+        if self._cache is not None:
+            with self._cache_lock:
+                self._cache[self._key(pair)] = p
+
+
+def _before_model(chk: Check) -> Verdict | None:
+    """Row 0 of the decision table: verdicts that need no model call."""
+    if not chk.evidence or not any(item.text.strip() for item in chk.evidence):
+        return no_model_call(VerdictStatus.NO_EVIDENCE, chk.confidence, "no evidence was given")
+    unknown = unknown_citations(chk.evidence, chk.citations)
+    if unknown:
+        return no_model_call(
+            VerdictStatus.UNKNOWN_CITATION,
+            chk.confidence,
+            f"cited evidence not in the context: {', '.join(unknown)}",
+        )
+    return None
+
+
+def _valid(p: object) -> bool:
+    return (
+        isinstance(p, int | float) and not isinstance(p, bool) and math.isfinite(p) and 0 <= p <= 1
+    )
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _call_with_deadline(fn: Callable[[], list[float]], timeout: float) -> list[float]:
+    """Run ``fn`` on a daemon thread; raise TimeoutError if it has not returned in time.
+
+    A daemon thread, so a backend that never answers cannot block interpreter exit.
+    """
+    future: Future[list[float]] = Future()
+
+    def run() -> None:
+        try:
+            future.set_result(fn())
+        except BaseException as exc:
+            future.set_exception(exc)
+
+    threading.Thread(target=run, name="gate-verifier", daemon=True).start()
+    return future.result(timeout=timeout)

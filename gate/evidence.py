@@ -1,0 +1,75 @@
+"""The evidence of one check: context items with ids, citations, and scrubbing (SPEC-08.10/11)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+REMOVED = "[EVIDENCE REMOVED]"
+
+
+@dataclass(frozen=True, slots=True)
+class ContextItem:
+    """One piece of evidence text, with the id citations refer to."""
+
+    id: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Citation:
+    """A cited piece of evidence: the whole item, or the characters ``[start, end)``."""
+
+    evidence_id: str
+    start: int | None = None
+    end: int | None = None
+
+    def span(self, text: str) -> tuple[int, int]:
+        start = 0 if self.start is None else max(0, self.start)
+        end = len(text) if self.end is None else min(len(text), self.end)
+        return start, max(start, end)
+
+
+def unknown_citations(items: Sequence[ContextItem], citations: Sequence[Citation]) -> list[str]:
+    """Ids cited but absent from the context, in citation order."""
+    known = {item.id for item in items}
+    return list(dict.fromkeys(c.evidence_id for c in citations if c.evidence_id not in known))
+
+
+def scrub(items: Sequence[ContextItem], citations: Sequence[Citation]) -> list[ContextItem]:
+    """Replace exactly the cited spans with ``[EVIDENCE REMOVED]``; keep everything else.
+
+    Overlapping or touching spans in one item become one marker. With no
+    citations, every item counts as cited (DESIGN section 4).
+    """
+    if not citations:
+        citations = [Citation(item.id) for item in items]
+    spans: dict[str, list[tuple[int, int]]] = {}
+    texts = {item.id: item.text for item in items}
+    for c in citations:
+        if c.evidence_id in texts:
+            spans.setdefault(c.evidence_id, []).append(c.span(texts[c.evidence_id]))
+    return [ContextItem(item.id, _remove(item.text, spans.get(item.id, []))) for item in items]
+
+
+def _remove(text: str, spans: list[tuple[int, int]]) -> str:
+    if not spans:
+        return text
+    merged: list[list[int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    out, cursor = [], 0
+    for start, end in merged:
+        out.append(text[cursor:start])
+        out.append(REMOVED)
+        cursor = end
+    out.append(text[cursor:])
+    return "".join(out)
+
+
+def render(items: Sequence[ContextItem]) -> str:
+    """The context as one prompt-ready string: each item on its own, tagged with its id."""
+    return "\n\n".join(f"[{item.id}] {item.text}" for item in items)

@@ -1,0 +1,94 @@
+"""The decision table of DESIGN section 4: thresholds, and p0/p1 -> verdict."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from gate.budget import DEFAULT_EPS, budget
+from gate.verdict import Verdict, VerdictStatus
+
+DEFAULT_CONTRADICTION_THRESHOLD = 0.2
+DEFAULT_MIN_P1 = 0.5
+DEFAULT_FLAG_THRESHOLD_BITS = 2.0
+DEFAULT_TIMEOUT_REDUCTION = 0.5
+
+PriorSufficientAction = Literal["store", "flag", "reject"]
+
+
+class GatePolicy(BaseModel):
+    """Thresholds of the decision table. All probabilities in [0, 1]."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    eps: float = Field(DEFAULT_EPS, gt=0.0, lt=0.5)
+    contradiction_threshold: float = Field(DEFAULT_CONTRADICTION_THRESHOLD, ge=0.0, le=1.0)
+    min_p1: float = Field(DEFAULT_MIN_P1, ge=0.0, le=1.0)
+    flag_threshold_bits: float = Field(DEFAULT_FLAG_THRESHOLD_BITS, ge=0.0)
+    timeout_reduction: float = Field(DEFAULT_TIMEOUT_REDUCTION, ge=0.0, le=1.0)
+    prior_sufficient: PriorSufficientAction = "store"
+
+    @model_validator(mode="after")
+    def _ordered(self) -> GatePolicy:
+        if self.contradiction_threshold > self.min_p1:
+            raise ValueError("contradiction_threshold must not exceed min_p1")
+        return self
+
+
+def decide(p0: float, p1: float, stated: float, policy: GatePolicy) -> Verdict:
+    """Rows 2-6 of the decision table for valid probabilities p0, p1 and tau = ``stated``."""
+    b = budget(p0, p1, stated, policy.eps)
+    numbers = {
+        "p0": p0,
+        "p1": p1,
+        "required_bits": b.required_bits,
+        "observed_bits": b.observed_bits,
+        "budget_gap": b.budget_gap,
+        "stated_confidence": stated,
+    }
+
+    def reject(status: VerdictStatus, reason: str) -> Verdict:
+        return Verdict(status=status, accepted=False, confidence=0.0, reason=reason, **numbers)
+
+    if p1 < policy.contradiction_threshold and p1 < p0:
+        return reject(VerdictStatus.CONTRADICTED, "the evidence makes the claim less likely")
+    if p0 >= stated and p1 >= policy.min_p1:
+        action = policy.prior_sufficient
+        if action == "reject":
+            return reject(VerdictStatus.PRIOR_SUFFICIENT, "the claim did not need the evidence")
+        return Verdict(
+            status=VerdictStatus.PRIOR_SUFFICIENT,
+            accepted=True,
+            flagged=action == "flag",
+            confidence=min(stated, p1),
+            reason="the claim is as likely without the cited evidence",
+            **numbers,
+        )
+    if p1 <= p0 or p1 < policy.min_p1:
+        return reject(VerdictStatus.UNSUPPORTED, "the evidence does not support the claim")
+    if b.budget_gap > policy.flag_threshold_bits:
+        return reject(
+            VerdictStatus.INSUFFICIENT_EVIDENCE,
+            f"the evidence falls {b.budget_gap:.2f} bits short of the stated confidence",
+        )
+    confidence = stated if b.required_bits == 0 else min(stated, b.observed_bits / b.required_bits)
+    return Verdict(status=VerdictStatus.GROUNDED, accepted=True, confidence=confidence, **numbers)
+
+
+def degraded(status: VerdictStatus, stated: float, policy: GatePolicy, reason: str) -> Verdict:
+    """Row 1: the verifier failed or timed out. Store, unverified, with reduced confidence."""
+    return Verdict(
+        status=status,
+        accepted=True,
+        confidence=stated * policy.timeout_reduction,
+        stated_confidence=stated,
+        reason=reason,
+    )
+
+
+def no_model_call(status: VerdictStatus, stated: float, reason: str) -> Verdict:
+    """Row 0: rejected before any model call (no evidence, unknown citation)."""
+    return Verdict(
+        status=status, accepted=False, confidence=0.0, stated_confidence=stated, reason=reason
+    )

@@ -1,0 +1,51 @@
+"""The gate's answer for one claim (SPEC-08.32)."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict
+
+
+class VerdictStatus(StrEnum):
+    """Verdict names, in the order of DESIGN section 4's decision table."""
+
+    NO_EVIDENCE = "no_evidence"
+    UNKNOWN_CITATION = "unknown_citation"
+    VERIFIER_ERROR = "verifier_error"
+    TIMEOUT = "timeout"
+    CONTRADICTED = "contradicted"
+    PRIOR_SUFFICIENT = "prior_sufficient"
+    UNSUPPORTED = "unsupported"
+    INSUFFICIENT_EVIDENCE = "insufficient_evidence"
+    GROUNDED = "grounded"
+
+
+#: Verdicts for which the verifier gave no usable answer: store as unverified, re-check soon.
+DEGRADED = frozenset({VerdictStatus.VERIFIER_ERROR, VerdictStatus.TIMEOUT})
+
+
+class Verdict(BaseModel):
+    """Whether a claim is grounded in its evidence, with the numbers behind the decision.
+
+    ``accepted`` says whether a memory gate should store the claim; ``confidence``
+    is the confidence to store it with. ``flagged`` marks an accepted claim that a
+    reviewer should look at (``prior_sufficient`` under the ``flag`` policy).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    status: VerdictStatus
+    accepted: bool
+    flagged: bool = False
+    confidence: float
+    stated_confidence: float
+    p0: float | None = None
+    p1: float | None = None
+    required_bits: float | None = None
+    observed_bits: float | None = None
+    budget_gap: float | None = None
+    backend: str | None = None
+    latency_ms: float | None = None
+    cached: bool = False
+    reason: str | None = None
