@@ -51,7 +51,7 @@ class Check:
         if isinstance(evidence, str):
             evidence = [evidence]
         items = tuple(
-            e if isinstance(e, ContextItem) else ContextItem(str(i), e)
+            e if isinstance(e, ContextItem) else ContextItem(str(i), str(e))
             for i, e in enumerate(evidence, start=1)
         )
         return cls(claim, items, tuple(citations), confidence)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -22,11 +22,11 @@ class GatePolicy(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    eps: float = Field(DEFAULT_EPS, gt=0.0, lt=0.5)
-    contradiction_threshold: float = Field(DEFAULT_CONTRADICTION_THRESHOLD, ge=0.0, le=1.0)
-    min_p1: float = Field(DEFAULT_MIN_P1, ge=0.0, le=1.0)
-    flag_threshold_bits: float = Field(DEFAULT_FLAG_THRESHOLD_BITS, ge=0.0)
-    timeout_reduction: float = Field(DEFAULT_TIMEOUT_REDUCTION, ge=0.0, le=1.0)
+    eps: float = Field(default=DEFAULT_EPS, gt=0.0, lt=0.5)
+    contradiction_threshold: float = Field(default=DEFAULT_CONTRADICTION_THRESHOLD, ge=0.0, le=1.0)
+    min_p1: float = Field(default=DEFAULT_MIN_P1, ge=0.0, le=1.0)
+    flag_threshold_bits: float = Field(default=DEFAULT_FLAG_THRESHOLD_BITS, ge=0.0)
+    timeout_reduction: float = Field(default=DEFAULT_TIMEOUT_REDUCTION, ge=0.0, le=1.0)
     prior_sufficient: PriorSufficientAction = "store"
 
     @model_validator(mode="after")
@@ -39,7 +39,7 @@ class GatePolicy(BaseModel):
 def decide(p0: float, p1: float, stated: float, policy: GatePolicy) -> Verdict:
     """Rows 2-6 of the decision table for valid probabilities p0, p1 and tau = ``stated``."""
     b = budget(p0, p1, stated, policy.eps)
-    numbers = {
+    numbers: dict[str, Any] = {
         "p0": p0,
         "p1": p1,
         "required_bits": b.required_bits,
