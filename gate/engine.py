@@ -19,6 +19,7 @@ from cachetools import TTLCache
 
 from gate.backends.base import VerifierBackend
 from gate.evidence import Citation, ContextItem, render, scrub, unknown_citations
+from gate.metrics import GateMetrics
 from gate.policy import GatePolicy, decide, degraded, no_model_call
 from gate.verdict import Verdict, VerdictStatus
 
@@ -93,6 +94,7 @@ class Gate:
             else None
         )
         self._cache_lock = threading.Lock()
+        self.metrics = GateMetrics()
 
     def check(
         self,
@@ -132,7 +134,11 @@ class Gate:
         latency_ms = (time.perf_counter() - started) * 1000.0
         for job in jobs:
             verdicts[job.index] = self._verdict(job, failure, policy, latency_ms)
-        return [v for v in verdicts if v is not None]
+        done = [v for v in verdicts if v is not None]
+        hits = sum(job.hits for job in jobs)
+        misses = 2 * len(jobs) - hits if self._cache is not None else 0
+        self.metrics.observe(done, latency_ms / 1000.0, hits, misses)
+        return done
 
     def _estimate(self, jobs: list[_Job]) -> tuple[VerdictStatus, str] | None:
         """Fill each job's results from the cache and one backend call; return a failure."""

@@ -126,3 +126,17 @@ def test_verdicts_name_the_backend_and_latency() -> None:
     verdict = Gate(ScriptedBackend.fixed(0.2, 0.9)).check("claim", ["evidence"])
     assert verdict.backend == "scripted:0.2/0.9"
     assert verdict.latency_ms is not None and verdict.latency_ms >= 0
+
+
+def test_metrics_count_claims_verdicts_and_cache_hits() -> None:
+    gate = Gate(ScriptedBackend(support))
+    gate.check_many([Check.of("I like tea.", ["tea"]), Check.of("x", [])])
+    gate.check("I like tea.", ["tea"])
+    metrics = gate.metrics.as_dict()
+    assert metrics["claims"] == 3
+    assert metrics["verdicts"] == {"grounded": 2, "no_evidence": 1}
+    assert metrics["cache_hit_rate"] == pytest.approx(0.5)  # 2 misses, then 2 hits
+    assert metrics["latency_count"] == 2
+    text = gate.metrics.prometheus()
+    assert 'gate_verdicts_total{status="no_evidence"} 1.0' in text
+    assert "gate_backend_latency_seconds_bucket" in text
