@@ -5,6 +5,7 @@ No storage code lives here; ``memstore`` imports ``gate``, never the other way.
 
 from gate.backends import ScriptedBackend, VerifierBackend
 from gate.budget import Budget, bernoulli_kl, budget
+from gate.config import ConfigError, HallucinationConfig, MemoryGateConfig, load_config
 from gate.engine import Check, Gate
 from gate.evidence import Citation, ContextItem, scrub
 from gate.policy import GatePolicy, decide
@@ -14,9 +15,12 @@ __all__ = [
     "Budget",
     "Check",
     "Citation",
+    "ConfigError",
     "ContextItem",
     "Gate",
     "GatePolicy",
+    "HallucinationConfig",
+    "MemoryGateConfig",
     "ScriptedBackend",
     "Verdict",
     "VerdictStatus",
@@ -24,5 +28,6 @@ __all__ = [
     "bernoulli_kl",
     "budget",
     "decide",
+    "load_config",
     "scrub",
 ]

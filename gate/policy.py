@@ -28,6 +28,8 @@ class GatePolicy(BaseModel):
     flag_threshold_bits: float = Field(default=DEFAULT_FLAG_THRESHOLD_BITS, ge=0.0)
     timeout_reduction: float = Field(default=DEFAULT_TIMEOUT_REDUCTION, ge=0.0, le=1.0)
     prior_sufficient: PriorSufficientAction = "store"
+    #: False turns rows 4-5 into "store, flagged" (audit-only); contradictions still reject.
+    reject_unsupported: bool = True
 
     @model_validator(mode="after")
     def _ordered(self) -> GatePolicy:
@@ -51,6 +53,18 @@ def decide(p0: float, p1: float, stated: float, policy: GatePolicy) -> Verdict:
     def reject(status: VerdictStatus, reason: str) -> Verdict:
         return Verdict(status=status, accepted=False, confidence=0.0, reason=reason, **numbers)
 
+    def unsupported(status: VerdictStatus, reason: str) -> Verdict:
+        if policy.reject_unsupported:
+            return reject(status, reason)
+        return Verdict(
+            status=status,
+            accepted=True,
+            flagged=True,
+            confidence=min(stated, p1),
+            reason=reason,
+            **numbers,
+        )
+
     if p1 < policy.contradiction_threshold and p1 < p0:
         return reject(VerdictStatus.CONTRADICTED, "the evidence makes the claim less likely")
     if p0 >= stated and p1 >= policy.min_p1:
@@ -66,9 +80,9 @@ def decide(p0: float, p1: float, stated: float, policy: GatePolicy) -> Verdict:
             **numbers,
         )
     if p1 <= p0 or p1 < policy.min_p1:
-        return reject(VerdictStatus.UNSUPPORTED, "the evidence does not support the claim")
+        return unsupported(VerdictStatus.UNSUPPORTED, "the evidence does not support the claim")
     if b.budget_gap > policy.flag_threshold_bits:
-        return reject(
+        return unsupported(
             VerdictStatus.INSUFFICIENT_EVIDENCE,
             f"the evidence falls {b.budget_gap:.2f} bits short of the stated confidence",
         )
