@@ -21,10 +21,6 @@ class VerdictStatus(StrEnum):
     GROUNDED = "grounded"
 
 
-#: Verdicts for which the verifier gave no usable answer: store as unverified, re-check soon.
-DEGRADED = frozenset({VerdictStatus.VERIFIER_ERROR, VerdictStatus.TIMEOUT})
-
-
 class Verdict(BaseModel):
     """Whether a claim is grounded in its evidence, with the numbers behind the decision.
 

@@ -21,7 +21,6 @@ from memstore.models import (
     MAX_SOURCE_CHARS,
     MAX_STATEMENT_CHARS,
     FactBase,
-    RejectionBase,
     VerificationBase,
 )
 from memstore.names import check_text, normalize_key
@@ -211,24 +210,7 @@ class EntityPublic(BaseModel):
     created_at: datetime
 
 
-class EvidencePublic(BaseModel):
-    model_config = ConfigDict(from_attributes=True)
-
-    id: str
-    namespace: str
-    source: str
-    version: int
-    content_hash: str
-    text: str
-    created_at: datetime
-
-
 class VerificationPublic(VerificationBase):
-    id: str
-    namespace: str
-
-
-class RejectionPublic(RejectionBase):
     id: str
     namespace: str
 

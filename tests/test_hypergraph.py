@@ -99,6 +99,9 @@ def test_subgraph_and_export(office: HyperGraph) -> None:
     assert [f["id"] for f in data["facts"]] == ["f2", "f4"]
     assert data["facts"][0]["valid_to"] == T2022.isoformat()
     assert {"entity": "carol", "role": "guest"} in data["facts"][1]["members"]
+    bipartite = sub.to_networkx()
+    assert bipartite.number_of_nodes() == 6 and bipartite.number_of_edges() == 5
+    assert bipartite.edges[("entity", "carol"), ("fact", "f4")]["roles"] == ("guest",)
 
 
 def test_add_fact_without_members_is_an_error() -> None:
