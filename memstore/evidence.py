@@ -67,7 +67,7 @@ def prepare(session: Session, namespace: str, fact: FactCreate) -> PreparedEvide
     for ev in fact.evidence:
         key = (ev.source, ev.text)
         if key not in by_key:
-            existing = _find(session, namespace, ev.source, ev.text)
+            existing = _find(session, namespace, ev.source, content_hash(ev.text))
             by_key[key] = EvidenceItem(id=existing or new_id(), text=ev.text, source=ev.source)
             items.append(by_key[key])
             if existing is None:
@@ -94,12 +94,12 @@ def prepare(session: Session, namespace: str, fact: FactCreate) -> PreparedEvide
     return PreparedEvidence(namespace, tuple(items), tuple(new), citations)
 
 
-def _find(session: Session, namespace: str, source: str, text: str) -> str | None:
+def _find(session: Session, namespace: str, source: str, digest: str) -> str | None:
     return session.exec(
         select(Evidence.id).where(
             Evidence.namespace == namespace,
             Evidence.source == source,
-            Evidence.content_hash == content_hash(text),
+            Evidence.content_hash == digest,
         )
     ).first()
 
@@ -151,7 +151,8 @@ def persist(session: Session, prepared: PreparedEvidence) -> PreparedEvidence:
     """
     remap: dict[str, str] = {}
     for item in prepared.new:
-        existing = _find(session, prepared.namespace, item.source, item.text)
+        digest = content_hash(item.text)
+        existing = _find(session, prepared.namespace, item.source, digest)
         if existing is not None:
             remap[item.id] = existing
             continue
@@ -169,7 +170,7 @@ def persist(session: Session, prepared: PreparedEvidence) -> PreparedEvidence:
                 namespace=prepared.namespace,
                 source=item.source,
                 version=version,
-                content_hash=content_hash(item.text),
+                content_hash=digest,
                 text=item.text,
             )
         )

@@ -10,6 +10,8 @@ from collections.abc import Callable, Sequence
 from gate.backends.base import VerifierBackend
 from gate.evidence import REMOVED
 
+RECORDED_BATCHES = 1_000
+
 
 class ScriptedBackend(VerifierBackend):
     """Answers each (claim, context) with ``handler(claim, context)``; records every batch."""
@@ -26,6 +28,7 @@ class ScriptedBackend(VerifierBackend):
         self.handler = handler
         self.model = model
         self.deterministic = deterministic
+        #: The most recent batches asked (bounded, so long-running use does not grow memory).
         self.batches: list[list[tuple[str, str]]] = []
 
     @classmethod
@@ -35,4 +38,5 @@ class ScriptedBackend(VerifierBackend):
 
     def estimate_many(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         self.batches.append(list(pairs))
+        del self.batches[:-RECORDED_BATCHES]
         return [self.handler(claim, context) for claim, context in pairs]
