@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -20,8 +20,9 @@ from pydantic_settings import (
     YamlConfigSettingsSource,
 )
 
+from gate.backends.registry import BACKENDS, DEFAULT_BACKEND, create_backend
 from gate.budget import DEFAULT_EPS
-from gate.engine import DEFAULT_CACHE_TTL_S, DEFAULT_DEADLINE_S
+from gate.engine import DEFAULT_CACHE_TTL_S, DEFAULT_DEADLINE_S, Gate
 from gate.policy import (
     DEFAULT_CONTRADICTION_THRESHOLD,
     DEFAULT_FLAG_THRESHOLD_BITS,
@@ -67,7 +68,9 @@ class HallucinationConfig(BaseSettings):
     )
 
     enabled: bool = True
-    backend: str = Field(default="embedded", min_length=1)
+    backend: str = Field(default=DEFAULT_BACKEND, min_length=1)
+    #: Keyword options of the backend's constructor (model path, base_url, threads, ...).
+    backend_options: dict[str, Any] = Field(default_factory=dict)
     memory_gate: MemoryGateConfig = MemoryGateConfig()
     output_verification: bool = False
     trace_auditing: bool = False
@@ -91,6 +94,18 @@ class HallucinationConfig(BaseSettings):
                 YamlConfigSettingsSource(settings_cls, yaml_file=path, yaml_config_section=SECTION)
             )
         return tuple(sources)
+
+    @field_validator("backend")
+    @classmethod
+    def _known_backend(cls, name: str) -> str:
+        if name not in BACKENDS:
+            raise ValueError(f"unknown backend {name!r}; choose one of {', '.join(BACKENDS)}")
+        return name
+
+    def gate(self) -> Gate:
+        """A Gate built from these settings (loads the backend's model)."""
+        backend = create_backend(self.backend, **self.backend_options)
+        return Gate(backend, self.policy(), deadline=self.timeout, cache_ttl=self.cache_ttl)
 
     def policy(self) -> GatePolicy:
         """The GatePolicy these settings describe."""

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from cachetools import TTLCache
 
 from gate.backends.base import VerifierBackend
+from gate.backends.registry import DEFAULT_BACKEND, create_backend
 from gate.evidence import Citation, ContextItem, render, scrub, unknown_citations
 from gate.metrics import GateMetrics
 from gate.policy import GatePolicy, decide, degraded, no_model_call
@@ -71,12 +72,13 @@ class _Job:
 class Gate:
     """Grounding gate over one verifier backend.
 
-    ``deadline`` (seconds) bounds each ``check_many`` call's wait for the backend.
+    ``backend`` is a VerifierBackend, a backend name, or None for the embedded
+    default. ``deadline`` (seconds) bounds each ``check_many`` call's wait for it.
     """
 
     def __init__(
         self,
-        backend: VerifierBackend,
+        backend: VerifierBackend | str | None = None,
         policy: GatePolicy | None = None,
         *,
         deadline: float = DEFAULT_DEADLINE_S,
@@ -85,6 +87,8 @@ class Gate:
     ) -> None:
         if deadline <= 0:
             raise ValueError("deadline must be positive")
+        if backend is None or isinstance(backend, str):
+            backend = create_backend(backend or DEFAULT_BACKEND)
         self.backend = backend
         self.policy = policy or GatePolicy()
         self.deadline = deadline
@@ -250,3 +254,31 @@ def _call_with_deadline(fn: Callable[[], list[float]], timeout: float) -> list[f
 
     threading.Thread(target=run, name="gate-verifier", daemon=True).start()
     return future.result(timeout=timeout)
+
+
+_default_gate: Gate | None = None
+_default_lock = threading.Lock()
+
+
+def default_gate() -> Gate:
+    """The process-wide Gate over the embedded backend, built on first use."""
+    global _default_gate
+    with _default_lock:
+        if _default_gate is None:
+            _default_gate = Gate()
+        return _default_gate
+
+
+def verify_claim(
+    claim: str,
+    evidence: Evidence,
+    confidence: float = DEFAULT_STATED_CONFIDENCE,
+    *,
+    citations: Sequence[Citation] = (),
+    gate: Gate | None = None,
+) -> Verdict:
+    """Check one claim against evidence (a string or a list of them) (SPEC-08.31/32).
+
+    Uses ``gate`` or the process-wide default gate (embedded backend).
+    """
+    return (gate or default_gate()).check(claim, evidence, citations, confidence)

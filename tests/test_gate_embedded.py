@@ -1,0 +1,98 @@
+"""The embedded default verifier: the real packaged MiniLM and the shipped calibration."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+
+import gate
+from gate import Citation, ContextItem, Gate, VerdictStatus
+from gate.backends.embedded import Calibration, EmbeddedBackend
+from gate.backends.embedded.backend import PARAMS_PATH
+from gate.backends.embedded.features import FEATURES, segments, split
+from gate.evidence import REMOVED
+
+ALLERGY = ["User: just so you know, I'm allergic to peanuts."]
+REJECTED = {VerdictStatus.UNSUPPORTED, VerdictStatus.CONTRADICTED}
+
+
+@pytest.fixture(scope="module")
+def backend() -> Iterator[EmbeddedBackend]:
+    with EmbeddedBackend() as b:
+        yield b
+
+
+def test_the_issue_example_with_the_default_gate() -> None:
+    """Done-when of issue 3, through the process-wide default gate."""
+    grounded = gate.verify_claim("The user is allergic to peanuts.", ALLERGY)
+    assert grounded.status == VerdictStatus.GROUNDED and grounded.accepted
+    assert grounded.backend.startswith("embedded:")
+    for claim in ("The user is allergic to shellfish.", "The user has no food allergies."):
+        verdict = gate.verify_claim(claim, ALLERGY)
+        assert verdict.status in REJECTED, (claim, verdict)
+        assert not verdict.accepted
+
+
+def test_probabilities_are_repeatable_and_batch_independent(backend: EmbeddedBackend) -> None:
+    pairs = [
+        ("The user is allergic to peanuts.", "[1] " + ALLERGY[0]),
+        ("Alice works at Acme.", "[1] Alice: I have worked at Acme since March."),
+        ("Alice works at Initech.", "[1] Alice: I have worked at Acme since March."),
+        ("The meeting is at 3 pm.", "[m] The meeting moved to 5 pm on Friday."),
+    ]
+    batched = backend.estimate_many(pairs)
+    single = [backend.estimate(claim, context) for claim, context in pairs]
+    assert batched == pytest.approx(single, abs=1e-6)
+    assert backend.estimate_many(pairs) == pytest.approx(batched, abs=1e-9)
+    assert all(0.0 < p < 1.0 for p in batched)
+    supported, swapped = batched[1], batched[2]
+    assert supported > swapped  # a swapped employer loses support
+    assert batched[3] < 0.5  # a changed number is not supported
+
+
+def test_scrubbing_the_cited_sentence_removes_the_support(backend: EmbeddedBackend) -> None:
+    text = "I grew up in Porto. I'm allergic to peanuts. My sister lives in Lisbon."
+    start = text.index("I'm allergic")
+    end = text.index("My sister")
+    verdict = Gate(backend).check(
+        "The user is allergic to peanuts.",
+        [ContextItem("m1", text)],
+        citations=[Citation("m1", start, end)],
+    )
+    assert verdict.p1 is not None and verdict.p0 is not None
+    assert verdict.p0 < 0.5 < verdict.p1
+
+
+def test_contexts_lose_their_tags_and_scrubbed_spans() -> None:
+    context = f"[m1] {REMOVED} I live in Lisbon.\n\n[m2] {REMOVED}"
+    assert segments(context) == ["I live in Lisbon."]
+    assert split("A claim.", f"[1] {REMOVED}").segments == ()
+
+
+def test_an_empty_context_gives_low_support(backend: EmbeddedBackend) -> None:
+    p_empty, p_full = backend.estimate_many(
+        [("The user is allergic to peanuts.", f"[1] {REMOVED}"), (ALLERGY[0], ALLERGY[0])]
+    )
+    assert p_empty < 0.2 < 0.8 < p_full
+
+
+def test_the_shipped_calibration_matches_the_features() -> None:
+    params = json.loads(PARAMS_PATH.read_text())
+    assert tuple(params["features"]) == FEATURES
+    assert len(params["coef"]) == len(params["mean"]) == len(params["scale"]) == len(FEATURES)
+    assert set(params["scores"]) == {"fit", "check"}
+
+
+def test_a_calibration_for_other_features_is_refused() -> None:
+    params = json.loads(PARAMS_PATH.read_text())
+    params["features"] = [*params["features"][:-1], "something_else"]
+    with pytest.raises(ValueError, match="fitted on features"):
+        Calibration(params)
+
+
+def test_backends_by_name() -> None:
+    with pytest.raises(ValueError, match="unknown backend 'nope'"):
+        gate.create_backend("nope")
+    assert set(gate.BACKENDS) == {"embedded", "hf-causal", "hf-nli", "openai"}
