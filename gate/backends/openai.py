@@ -1,0 +1,195 @@
+"""``openai``: any OpenAI-compatible chat endpoint (vLLM, llama.cpp server, Ollama, OpenAI).
+
+P(YES) comes from the first answer token's ``top_logprobs`` (SPEC-08.13/14):
+YES and NO spellings are summed and renormalized. A word missing from the top k
+has probability somewhere in [0, exp(k-th logprob)]; the backend takes the end
+of that interval that gives the claim the least support. Servers that return no
+logprobs are sampled instead (n answers, the share of YES). Requests are retried
+with exponential backoff, each under its own timeout, at most ``concurrency`` at
+a time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Literal
+
+import httpx
+
+from gate.backends.base import VerifierBackend
+from gate.backends.hf_causal import PROMPT
+
+Mode = Literal["auto", "logprobs", "sampling"]
+RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
+
+
+class BackendError(RuntimeError):
+    """The endpoint answered, but not with something P(YES) can be read from."""
+
+
+def answer_word(token: str) -> str | None:
+    """ "YES" / "NO" for a token that spells one of them (any case, spaces), else None."""
+    word = token.strip().strip(".,!:;\"'").upper()
+    return word if word in {"YES", "NO"} else None
+
+
+def yes_from_top_logprobs(top: Sequence[dict[str, Any]]) -> float:
+    """P(YES) renormalized against NO from one position's top-k log-probs.
+
+    A word absent from the top k lies in [0, exp(k-th logprob)]: a missing YES
+    counts as 0, a missing NO at its upper bound (the least support either way).
+    """
+    if not top:
+        raise BackendError("the server returned an empty top_logprobs list")
+    mass = {"YES": 0.0, "NO": 0.0}
+    seen = set()
+    for entry in top:
+        word = answer_word(str(entry.get("token", "")))
+        if word is not None:
+            mass[word] += math.exp(float(entry["logprob"]))
+            seen.add(word)
+    if not seen:
+        raise BackendError("neither YES nor NO is among the top log-probs")
+    if "NO" not in seen:
+        mass["NO"] = math.exp(min(float(e["logprob"]) for e in top))
+    return mass["YES"] / (mass["YES"] + mass["NO"])
+
+
+class OpenAIBackend(VerifierBackend):
+    """YES/NO probability from an OpenAI-compatible ``/chat/completions`` endpoint."""
+
+    name = "openai"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str = "https://api.openai.com/v1",
+        api_key: str | None = None,
+        prompt: str = PROMPT,
+        mode: Mode = "auto",
+        top_logprobs: int = 10,
+        samples: int = 8,
+        timeout: float = 10.0,
+        retries: int = 2,
+        backoff: float = 0.25,
+        concurrency: int = 4,
+        client: httpx.Client | None = None,
+    ) -> None:
+        if mode not in ("auto", "logprobs", "sampling"):
+            raise ValueError(f"mode must be auto, logprobs or sampling, not {mode!r}")
+        self.model = model
+        self.prompt = prompt
+        self.mode = mode
+        self.top_logprobs = top_logprobs
+        self.samples = max(1, samples)
+        self.retries = max(0, retries)
+        self.backoff = backoff
+        self.concurrency = max(1, concurrency)
+        self.deterministic = mode == "logprobs"
+        key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY", "")
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        self._client = client or httpx.Client(
+            base_url=base_url.rstrip("/"), headers=headers, timeout=timeout
+        )
+        self._owns_client = client is None
+        self._sampling = mode == "sampling"
+
+    @property
+    def identity(self) -> str:
+        digest = hashlib.sha256(self.prompt.encode()).hexdigest()[:12]
+        return f"{self.name}:{self._client.base_url}:{self.model}:{digest}"
+
+    def estimate_many(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        if len(pairs) <= 1 or self.concurrency == 1:
+            return [self._one(claim, context) for claim, context in pairs]
+        with ThreadPoolExecutor(max_workers=min(self.concurrency, len(pairs))) as pool:
+            return list(pool.map(lambda pair: self._one(*pair), pairs))
+
+    def _one(self, claim: str, context: str) -> float:
+        messages = [{"role": "user", "content": self.prompt.format(claim=claim, context=context)}]
+        if not self._sampling:
+            body = self._post(
+                {
+                    "model": self.model,
+                    "messages": messages,
+                    "max_tokens": 1,
+                    "temperature": 0.0,
+                    "logprobs": True,
+                    "top_logprobs": self.top_logprobs,
+                }
+            )
+            top = _first_top_logprobs(body)
+            if top is not None:
+                return yes_from_top_logprobs(top)
+            if self.mode == "logprobs":
+                raise BackendError("the server returned no logprobs (mode='logprobs')")
+            self._sampling = True  # this server has none: sample from now on
+        return self._sampled(messages)
+
+    def _sampled(self, messages: list[dict[str, str]]) -> float:
+        words: list[str] = []
+        while len(words) < self.samples:
+            body = self._post(
+                {
+                    "model": self.model,
+                    "messages": messages,
+                    "max_tokens": 3,
+                    "temperature": 1.0,
+                    "n": self.samples - len(words),
+                }
+            )
+            choices = body.get("choices") or []
+            if not choices:
+                raise BackendError("the server returned no choices")
+            for choice in choices:
+                text = str((choice.get("message") or {}).get("content") or "")
+                first = text.split()[0] if text.split() else ""
+                words.append(answer_word(first) or "")
+        answered = [w for w in words if w]
+        if not answered:
+            raise BackendError(f"none of {len(words)} sampled answers was YES or NO")
+        return sum(w == "YES" for w in answered) / len(answered)
+
+    def _post(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """POST /chat/completions with retries on transport errors and retryable statuses."""
+        for attempt in range(self.retries + 1):
+            try:
+                response = self._client.post("/chat/completions", json=payload)
+                if response.status_code not in RETRY_STATUS:
+                    response.raise_for_status()
+                    body = response.json()
+                    if not isinstance(body, dict):
+                        raise BackendError("the server's answer is not a JSON object")
+                    return body
+                failure: Exception = httpx.HTTPStatusError(
+                    f"HTTP {response.status_code}", request=response.request, response=response
+                )
+            except httpx.TransportError as exc:
+                failure = exc
+            if attempt == self.retries:
+                raise failure
+            time.sleep(self.backoff * 2**attempt)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def close(self) -> None:
+        if self._owns_client:
+            self._client.close()
+
+
+def _first_top_logprobs(body: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """The top_logprobs of the first generated token, or None when the server sent none."""
+    choices = body.get("choices") or []
+    if not choices:
+        raise BackendError("the server returned no choices")
+    logprobs = choices[0].get("logprobs") or {}
+    content = logprobs.get("content") if isinstance(logprobs, dict) else None
+    if not content:
+        return None
+    top = content[0].get("top_logprobs")
+    return list(top) if top else None

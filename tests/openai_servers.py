@@ -1,0 +1,162 @@
+"""Small OpenAI-compatible servers on 127.0.0.1 for the openai backend's edge cases.
+
+A fake at the network edge: each answers ``/v1/chat/completions`` the way one kind
+of real server does (with logprobs, without them, failing first, never answering).
+The claim is read back out of the prompt; a claim naming "peanuts" is true.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+def claim_of(body: dict[str, Any]) -> str:
+    prompt = body["messages"][-1]["content"]
+    match = re.search(r"Claim: (.*)", prompt)
+    return match.group(1) if match else ""
+
+
+def top_logprobs(p_yes: float, *, drop: str | None = None) -> list[dict[str, Any]]:
+    """Top-5 of a model that puts ``p_yes`` on " YES" and most of the rest on "NO"."""
+    entries = [
+        (" YES", p_yes * 0.9),
+        ("Yes", p_yes * 0.1),
+        ("NO", (1 - p_yes) * 0.8),
+        (" no", (1 - p_yes) * 0.1),
+        ("The", 0.01),
+    ]
+    return [
+        {"token": token, "logprob": math.log(max(p, 1e-12)), "bytes": None}
+        for token, p in sorted(entries, key=lambda e: -e[1])
+        if drop is None or token.strip().upper() != drop
+    ]
+
+
+class Handler(BaseHTTPRequestHandler):
+    """Behaviour is chosen by ``server.mode``."""
+
+    server: FakeServer
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        pass
+
+    def do_POST(self) -> None:
+        server = self.server
+        with server.lock:
+            server.in_flight += 1
+            server.max_in_flight = max(server.max_in_flight, server.in_flight)
+        try:
+            time.sleep(server.delay)
+            self._answer()
+        finally:
+            with server.lock:
+                server.in_flight -= 1
+
+    def _answer(self) -> None:
+        length = int(self.headers.get("Content-Length", 0))
+        body = json.loads(self.rfile.read(length))
+        self.server.requests.append(body)
+        if self.server.failures_left > 0:
+            self.server.failures_left -= 1
+            self._send(503, {"error": {"message": "overloaded"}})
+            return
+        true = "peanut" in claim_of(body).lower()
+        p_yes = 0.9 if true else 0.15
+        mode = self.server.mode
+        if mode == "logprobs" and body.get("logprobs"):
+            drop = self.server.drop
+            top = top_logprobs(p_yes, drop=drop)
+            first = top[0]["token"]
+            content = [{"token": first, "logprob": top[0]["logprob"], "top_logprobs": top}]
+            choices = [{"index": 0, "message": {"role": "assistant", "content": first},
+                        "logprobs": {"content": content}}]  # fmt: skip
+        else:
+            n = int(body.get("n") or 1)
+            answers = ["YES" if (i % 4 != 3) == true else "NO" for i in range(n)]
+            choices = [
+                {"index": i, "message": {"role": "assistant", "content": a}, "logprobs": None}
+                for i, a in enumerate(answers)
+            ]
+        self._send(200, {"id": "x", "object": "chat.completion", "choices": choices})
+
+    def _send(self, status: int, payload: dict[str, Any]) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+class FakeServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(
+        self, mode: str, failures: int = 0, drop: str | None = None, delay: float = 0.0
+    ) -> None:
+        super().__init__(("127.0.0.1", 0), Handler)
+        self.mode = mode
+        self.delay = delay
+        self.lock = threading.Lock()
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.failures_left = failures
+        self.drop = drop
+        self.requests: list[dict[str, Any]] = []
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/v1"
+
+
+@contextmanager
+def serving(
+    mode: str, failures: int = 0, drop: str | None = None, delay: float = 0.0
+) -> Iterator[FakeServer]:
+    server = FakeServer(mode, failures, drop, delay)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@contextmanager
+def silent_server() -> Iterator[str]:
+    """Accepts connections and never answers."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(16)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        sock.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                conn, _ = sock.accept()
+                held.append(conn)
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+    finally:
+        stop.set()
+        thread.join()
+        for conn in held:
+            conn.close()
+        sock.close()

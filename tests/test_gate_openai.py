@@ -1,0 +1,121 @@
+"""The openai backend against local servers: logprobs, sampling, retries, silence."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import pytest
+from openai_servers import serving, silent_server, top_logprobs
+
+from gate import Gate, VerdictStatus
+from gate.backends.openai import BackendError, OpenAIBackend, answer_word, yes_from_top_logprobs
+
+EVIDENCE = ["User: just so you know, I'm allergic to peanuts."]
+
+
+def test_answer_words() -> None:
+    assert [answer_word(t) for t in (" YES", "yes.", "No", " no!", "Yesterday", "")] == [
+        "YES",
+        "YES",
+        "NO",
+        "NO",
+        None,
+        None,
+    ]
+
+
+def test_yes_is_renormalized_against_no() -> None:
+    assert yes_from_top_logprobs(top_logprobs(0.9)) == pytest.approx(0.9 / (0.9 + 0.09), rel=1e-9)
+
+
+def test_a_missing_word_takes_its_least_supportive_bound() -> None:
+    assert yes_from_top_logprobs(top_logprobs(0.9, drop="YES")) == 0.0
+    top = top_logprobs(0.9, drop="NO")
+    kth = math.exp(min(e["logprob"] for e in top))
+    assert yes_from_top_logprobs(top) == pytest.approx(0.9 / (0.9 + kth))
+    with pytest.raises(BackendError, match="neither YES nor NO"):
+        yes_from_top_logprobs([{"token": "The", "logprob": -0.1}])
+
+
+def test_logprobs_server() -> None:
+    with serving("logprobs") as server:
+        backend = OpenAIBackend("m", base_url=server.url, mode="logprobs", api_key="k")
+        p_true, p_false = backend.estimate_many(
+            [("The user is allergic to peanuts.", "[1] x"), ("The user hates tea.", "[1] x")]
+        )
+        backend.close()
+    assert p_true > 0.8 and p_false < 0.2
+    request = server.requests[0]
+    assert request["logprobs"] is True and request["max_tokens"] == 1
+    assert request["temperature"] == 0.0 and request["top_logprobs"] == 10
+    assert backend.deterministic
+
+
+def test_a_server_without_logprobs_is_sampled() -> None:
+    with serving("sampling") as server:
+        backend = OpenAIBackend("m", base_url=server.url, samples=8)
+        p_true = backend.estimate("The user is allergic to peanuts.", "[1] x")
+        p_false = backend.estimate("The user hates tea.", "[1] x")
+    assert p_true == pytest.approx(6 / 8) and p_false == pytest.approx(2 / 8)
+    assert server.requests[0].get("logprobs") is True  # asked once, then sampled
+    assert all(r.get("n") == 8 for r in server.requests[1:])
+    assert not backend.deterministic
+
+
+def test_logprobs_mode_refuses_a_server_without_them() -> None:
+    with serving("sampling") as server:
+        backend = OpenAIBackend("m", base_url=server.url, mode="logprobs")
+        with pytest.raises(BackendError, match="no logprobs"):
+            backend.estimate("The user is allergic to peanuts.", "[1] x")
+
+
+def test_retries_with_backoff_after_a_503() -> None:
+    with serving("logprobs", failures=2) as server:
+        backend = OpenAIBackend("m", base_url=server.url, retries=2, backoff=0.01)
+        assert backend.estimate("The user is allergic to peanuts.", "[1] x") > 0.8
+    assert len(server.requests) == 3
+
+
+def test_a_gate_over_a_failing_server_stores_unverified() -> None:
+    with serving("logprobs", failures=10) as server:
+        backend = OpenAIBackend("m", base_url=server.url, retries=1, backoff=0.01)
+        verdict = Gate(backend).check("The user is allergic to peanuts.", EVIDENCE)
+    assert verdict.status == VerdictStatus.VERIFIER_ERROR and verdict.accepted
+    assert "503" in (verdict.reason or "")
+
+
+def test_a_silent_server_hits_the_request_timeout() -> None:
+    with silent_server() as url:
+        backend = OpenAIBackend("m", base_url=url, timeout=0.3, retries=0)
+        started = time.perf_counter()
+        verdict = Gate(backend, deadline=5.0).check("The user is allergic to peanuts.", EVIDENCE)
+        elapsed = time.perf_counter() - started
+        backend.close()
+    assert verdict.status == VerdictStatus.VERIFIER_ERROR
+    assert "Timeout" in (verdict.reason or "")
+    assert elapsed < 5.0
+
+
+def test_a_silent_server_hits_the_gate_deadline() -> None:
+    with silent_server() as url:
+        backend = OpenAIBackend("m", base_url=url, timeout=30.0, retries=0)
+        started = time.perf_counter()
+        verdict = Gate(backend, deadline=0.5).check("The user is allergic to peanuts.", EVIDENCE)
+        elapsed = time.perf_counter() - started
+    assert verdict.status == VerdictStatus.TIMEOUT and verdict.accepted
+    assert elapsed < 3.0
+
+
+def test_concurrency_is_bounded() -> None:
+    with serving("logprobs", delay=0.05) as server:
+        backend = OpenAIBackend("m", base_url=server.url, concurrency=3)
+        pairs = [(f"The user is allergic to peanuts #{i}.", "[1] x") for i in range(9)]
+        assert all(p > 0.8 for p in backend.estimate_many(pairs))
+    assert len(server.requests) == 9
+    assert 1 < server.max_in_flight <= 3
+
+
+def test_bad_mode_is_refused() -> None:
+    with pytest.raises(ValueError, match="mode must be"):
+        OpenAIBackend("m", mode="guess")  # type: ignore[arg-type]
