@@ -81,6 +81,8 @@ def test_environment_overrides_yaml(tmp_path: Path, monkeypatch: pytest.MonkeyPa
         ("hallucination:\n  tiemout: 3\n", "hallucination.tiemout"),
         ("hallucination:\n  memory_gate:\n    contradiction_threshold: 0.9\n", "hallucination"),
         ("hallucination: [1, 2]\n", "hallucination"),
+        ("hallucination:\n  backend: gpt-magic\n", "hallucination.backend"),
+        ("hallucination:\n  backend_options: fast\n", "hallucination.backend_options"),
         ("a: [unclosed\n", "path"),
     ],
 )
@@ -110,3 +112,19 @@ def test_audit_only_policy_stores_unsupported_claims_flagged(tmp_path: Path) -> 
     assert verdict.accepted and verdict.flagged
     contradicted = Gate(ScriptedBackend.fixed(0.6, 0.01), policy).check("claim", ["evidence"])
     assert not contradicted.accepted
+
+
+def test_the_config_builds_its_gate(tmp_path: Path) -> None:
+    from openai_servers import serving
+
+    with serving("logprobs") as server:
+        text = (
+            "hallucination:\n  backend: openai\n  timeout: 4\n"
+            f"  backend_options:\n    model: m\n    base_url: {server.url}\n    mode: logprobs\n"
+            "  memory_gate:\n    min_confidence: 0.6\n"
+        )
+        gate = load_config(write(tmp_path, text)).gate()
+        verdict = gate.check("The user is allergic to peanuts.", ["I'm allergic to peanuts."])
+    assert gate.deadline == 4.0 and gate.policy.min_p1 == 0.6
+    assert verdict.backend.startswith("openai:") and verdict.p1 is not None
+    assert len(server.requests) == 2  # p1 and p0
