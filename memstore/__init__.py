@@ -13,6 +13,7 @@ from memstore.errors import (
     NotFound,
     StorageError,
 )
+from memstore.gating import GateHook
 from memstore.models import FactStatus
 from memstore.names import normalize_key
 from memstore.schemas import (
@@ -44,6 +45,7 @@ __all__ = [
     "FactCreate",
     "FactPublic",
     "FactStatus",
+    "GateHook",
     "InvalidInput",
     "MemberCreate",
     "MemberPublic",

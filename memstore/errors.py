@@ -72,7 +72,8 @@ class ErrFactNotGrounded(MemstoreError):
         self.verdict = verdict
         self.rejection_id = rejection_id
         self.statement = statement
-        status = getattr(verdict, "status", verdict)
+        # An Admission names the gate's verdict in ``verdict``; a gate Verdict in ``status``.
+        status = getattr(verdict, "verdict", None) or getattr(verdict, "status", verdict)
         super().__init__(
             f"fact not grounded ({status}): {statement!r}; see rejection {rejection_id}"
         )

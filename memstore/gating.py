@@ -1,0 +1,60 @@
+"""The grounding gate as the store's write hook: Candidate -> gate.Check, Verdict -> Admission."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from gate import Check, Citation, ContextItem, Gate, GatePolicy, Verdict, VerdictStatus
+from memstore.admission import Admission, Candidate
+from memstore.models import FactStatus
+
+#: Verdicts whose facts are stored but not verified (re-checked soon).
+UNVERIFIED_VERDICTS = frozenset({VerdictStatus.TIMEOUT, VerdictStatus.VERIFIER_ERROR})
+
+
+class GateHook:
+    """Admits facts the gate accepts; all candidates of a batch go through one gate call."""
+
+    name = "gate"
+
+    def __init__(self, gate: Gate | None = None, policy: GatePolicy | None = None) -> None:
+        self.gate = gate if gate is not None else Gate()
+        self.policy = policy
+
+    def admit_many(self, candidates: Sequence[Candidate]) -> list[Admission]:
+        checks = [to_check(c) for c in candidates]
+        return [to_admission(v) for v in self.gate.check_many(checks, policy=self.policy)]
+
+
+def to_check(candidate: Candidate) -> Check:
+    """The gate's view of a candidate fact."""
+    return Check(
+        claim=candidate.statement,
+        evidence=tuple(ContextItem(e.id, e.text) for e in candidate.evidence),
+        citations=tuple(Citation(c.evidence_id, c.start, c.end) for c in candidate.citations),
+        confidence=candidate.stated_confidence,
+    )
+
+
+def to_admission(verdict: Verdict) -> Admission:
+    """What the store does with a verdict (DESIGN section 4's store-action column)."""
+    if not verdict.accepted:
+        status = FactStatus.UNVERIFIED  # not stored; the rejection keeps the verdict
+    elif verdict.status in UNVERIFIED_VERDICTS or verdict.flagged:
+        status = FactStatus.UNVERIFIED
+    else:
+        status = FactStatus.VERIFIED
+    return Admission(
+        accepted=verdict.accepted,
+        verdict=verdict.status.value,
+        status=status,
+        confidence=verdict.confidence,
+        p0=verdict.p0,
+        p1=verdict.p1,
+        required_bits=verdict.required_bits,
+        observed_bits=verdict.observed_bits,
+        budget_gap=verdict.budget_gap,
+        backend=verdict.backend or None,
+        latency_ms=verdict.latency_ms,
+        reason=verdict.reason,
+    )
