@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=None)
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
-    options = dict(opt.split("=", 1) for opt in args.option)
+    options = {key: _value(raw) for key, raw in (opt.split("=", 1) for opt in args.option)}
 
     started = time.perf_counter()
     backend = create_backend(args.backend, **options)
@@ -131,6 +131,14 @@ def main(argv: list[str] | None = None) -> int:
     print(json.dumps(result, indent=2))
     backend.close()
     return 0
+
+
+def _value(raw: str) -> Any:
+    """A JSON value when the text is one (numbers, true/false), else the text."""
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError:
+        return raw
 
 
 if __name__ == "__main__":

@@ -173,3 +173,11 @@ def test_real_llama_cpp_server(llama_server: str) -> None:
         verdict = Gate(backend, deadline=60).check(*pairs[0][:1], EVIDENCE)
         assert verdict.status not in {VerdictStatus.VERIFIER_ERROR, VerdictStatus.TIMEOUT}
         assert verdict.backend == f"openai:{llama_server}:smollm2:" + verdict.backend[-12:]
+
+
+def test_long_context_is_cut_for_small_servers() -> None:
+    with serving("logprobs") as server:
+        backend = OpenAIBackend("m", base_url=server.url, max_context_chars=100)
+        backend.estimate("The user is allergic to peanuts.", "x" * 5000)
+    prompt = server.requests[0]["messages"][0]["content"]
+    assert "x" * 100 + " ..." in prompt and "x" * 101 not in prompt

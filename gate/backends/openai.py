@@ -6,7 +6,7 @@ has probability somewhere in [0, exp(k-th logprob)]; the backend takes the end
 of that interval that gives the claim the least support. Servers that return no
 logprobs are sampled instead (n answers, the share of YES). Requests are retried
 with exponential backoff, each under its own timeout, at most ``concurrency`` at
-a time.
+a time. ``max_context_chars`` cuts long evidence for servers with a small context.
 """
 
 from __future__ import annotations
@@ -79,6 +79,7 @@ class OpenAIBackend(VerifierBackend):
         retries: int = 2,
         backoff: float = 0.25,
         concurrency: int = 4,
+        max_context_chars: int | None = None,
         client: httpx.Client | None = None,
     ) -> None:
         if mode not in ("auto", "logprobs", "sampling"):
@@ -91,6 +92,7 @@ class OpenAIBackend(VerifierBackend):
         self.retries = max(0, retries)
         self.backoff = backoff
         self.concurrency = max(1, concurrency)
+        self.max_context_chars = max_context_chars
         self.deterministic = mode == "logprobs"
         key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY", "")
         headers = {"Authorization": f"Bearer {key}"} if key else {}
@@ -112,6 +114,8 @@ class OpenAIBackend(VerifierBackend):
             return list(pool.map(lambda pair: self._one(*pair), pairs))
 
     def _one(self, claim: str, context: str) -> float:
+        if self.max_context_chars is not None and len(context) > self.max_context_chars:
+            context = context[: self.max_context_chars] + " ..."  # small-context servers
         messages = [{"role": "user", "content": self.prompt.format(claim=claim, context=context)}]
         if not self._sampling:
             body = self._post(
