@@ -47,3 +47,18 @@ def works_at(person: str = "Alice", company: str = "Acme", **extra: object) -> d
     }
     fact.update(extra)
     return fact
+
+
+ALLERGY = "User: just so you know, I'm allergic to peanuts."
+
+
+def allergy(food: str, **extra: object) -> dict[str, object]:
+    """The issue's example fact: the user is allergic to ``food``, on the peanut evidence."""
+    fact: dict[str, object] = {
+        "statement": f"The user is allergic to {food}.",
+        "members": [("user", "person", "patient"), (food, "food", "allergen")],
+        "relation": "allergic_to",
+        "evidence": [ALLERGY],
+    }
+    fact.update(extra)
+    return fact

@@ -6,6 +6,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from conftest import allergy
 
 import memstore
 from gate import Gate, ScriptedBackend
@@ -13,21 +14,10 @@ from gate.backends.embedded import EmbeddedBackend
 from memstore import ErrFactNotGrounded, FactStatus, NotFound
 from memstore.gating import GateHook
 
-ALLERGY = "User: just so you know, I'm allergic to peanuts."
-
 
 @pytest.fixture(scope="module")
 def hook() -> GateHook:
     return GateHook(Gate(EmbeddedBackend()))
-
-
-def allergy(food: str) -> dict[str, object]:
-    return {
-        "statement": f"The user is allergic to {food}.",
-        "members": [("user", "person", "patient"), (food, "food", "allergen")],
-        "relation": "allergic_to",
-        "evidence": [ALLERGY],
-    }
 
 
 def test_a_grounded_fact_is_stored_verified(data_dir: Path, hook: GateHook) -> None:

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
-from conftest import row_counts, works_at
+from conftest import ALLERGY, row_counts, works_at
+from conftest import allergy as cited_allergy
 
 import memstore
 from memstore import Admission, Candidate, ErrFactNotGrounded, FactStatus, MemstoreError
@@ -54,17 +55,8 @@ def reject_shellfish(c: Candidate) -> Admission:
     )
 
 
-ALLERGY = "User: just so you know, I'm allergic to peanuts."
-
-
 def allergy(food: str) -> dict[str, object]:
-    return {
-        "statement": f"The user is allergic to {food}.",
-        "members": [("user", "person", "patient"), (food, "food", "allergen")],
-        "relation": "allergic_to",
-        "evidence": [ALLERGY],
-        "citations": [{"evidence": 0, "quote": "allergic to peanuts"}],
-    }
+    return cited_allergy(food, citations=[{"evidence": 0, "quote": "allergic to peanuts"}])
 
 
 def test_the_hook_sees_statement_evidence_and_citations(data_dir: Path) -> None:
