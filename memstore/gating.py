@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import fields
 
 from gate import Check, Citation, ContextItem, Gate, GatePolicy, Verdict, VerdictStatus
 from memstore.admission import Admission, Candidate
@@ -44,17 +45,12 @@ def to_admission(verdict: Verdict) -> Admission:
         status = FactStatus.UNVERIFIED
     else:
         status = FactStatus.VERIFIED
-    return Admission(
-        accepted=verdict.accepted,
-        verdict=verdict.status.value,
-        status=status,
-        confidence=verdict.confidence,
-        p0=verdict.p0,
-        p1=verdict.p1,
-        required_bits=verdict.required_bits,
-        observed_bits=verdict.observed_bits,
-        budget_gap=verdict.budget_gap,
-        backend=verdict.backend or None,
-        latency_ms=verdict.latency_ms,
-        reason=verdict.reason,
-    )
+    shared = {name: getattr(verdict, name) for name in _SHARED_FIELDS}
+    return Admission(verdict=verdict.status.value, status=status, **shared)
+
+
+#: Admission fields that carry a Verdict's value of the same name. ``status`` differs in
+#: meaning (the stored fact's status, not the verdict's), so it is set above, not copied.
+_SHARED_FIELDS = tuple(
+    f.name for f in fields(Admission) if f.name in Verdict.model_fields and f.name != "status"
+)

@@ -28,6 +28,7 @@ from memstore.models import (
     Fact,
     FactMember,
     FactStatus,
+    GateFields,
     Rejection,
     Verification,
     utcnow,
@@ -612,16 +613,8 @@ class Store:
 
 
 def _gate_fields(admission: Admission) -> dict[str, Any]:
-    return {
-        "verdict": admission.verdict,
-        "p0": admission.p0,
-        "p1": admission.p1,
-        "required_bits": admission.required_bits,
-        "observed_bits": admission.observed_bits,
-        "budget_gap": admission.budget_gap,
-        "backend": admission.backend,
-        "latency_ms": admission.latency_ms,
-    }
+    """The admission's numbers under the GateFields columns of the same names."""
+    return {name: getattr(admission, name) for name in GateFields.model_fields}
 
 
 def _parse(model: type[M], value: M | Mapping[str, Any] | None, fields: dict[str, Any]) -> M:

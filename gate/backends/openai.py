@@ -162,24 +162,21 @@ class OpenAIBackend(VerifierBackend):
 
     def _post(self, payload: dict[str, Any]) -> dict[str, Any]:
         """POST /chat/completions with retries on transport errors and retryable statuses."""
-        for attempt in range(self.retries + 1):
+        attempt = 0
+        while True:
             try:
                 response = self._client.post("/chat/completions", json=payload)
-                if response.status_code not in RETRY_STATUS:
+                if response.status_code not in RETRY_STATUS or attempt == self.retries:
                     response.raise_for_status()
                     body = response.json()
                     if not isinstance(body, dict):
                         raise BackendError("the server's answer is not a JSON object")
                     return body
-                failure: Exception = httpx.HTTPStatusError(
-                    f"HTTP {response.status_code}", request=response.request, response=response
-                )
-            except httpx.TransportError as exc:
-                failure = exc
-            if attempt == self.retries:
-                raise failure
+            except httpx.TransportError:
+                if attempt == self.retries:
+                    raise
             time.sleep(self.backoff * 2**attempt)
-        raise AssertionError("unreachable")  # pragma: no cover
+            attempt += 1
 
     def close(self) -> None:
         if self._owns_client:

@@ -89,6 +89,13 @@ class Encoder:
         return dict(zip(unique, np.asarray(vectors, dtype=np.float32), strict=True))
 
 
+def pair_features(encoder: Encoder, pairs: Sequence[tuple[str, str]]) -> npt.NDArray[np.float64]:
+    """The feature matrix of (claim, context) pairs, all their texts in one encoder call."""
+    pieces: list[Pieces] = [split(claim, context) for claim, context in pairs]
+    vectors = encoder.encode([t for p in pieces for t in p.texts()])
+    return feature_matrix(pieces, vectors.__getitem__)
+
+
 class EmbeddedBackend(VerifierBackend):
     """Estimates P(claim | context) from sentence alignment and lexical agreement."""
 
@@ -100,13 +107,8 @@ class EmbeddedBackend(VerifierBackend):
         self.calibration = calibration or Calibration.load()
         self.model = f"all-MiniLM-L6-v2+{self.calibration.version}"
 
-    def features(self, pairs: Sequence[tuple[str, str]]) -> npt.NDArray[np.float64]:
-        """The feature matrix of the pairs (one batched encoder call for all their texts)."""
-        pieces: list[Pieces] = [split(claim, context) for claim, context in pairs]
-        vectors = self.encoder.encode([t for p in pieces for t in p.texts()])
-        return feature_matrix(pieces, vectors.__getitem__)
-
     def estimate_many(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         if not pairs:
             return []
-        return [float(p) for p in self.calibration.probabilities(self.features(pairs))]
+        x = pair_features(self.encoder, pairs)
+        return [float(p) for p in self.calibration.probabilities(x)]

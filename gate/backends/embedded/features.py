@@ -124,6 +124,8 @@ def featurize(pieces: Pieces, embed: Callable[[str], Vector]) -> list[float]:
     claim_words = _content(pieces.claim)
     n_claim = max(1, len(claim_words))
     claim_stems = [_stem(w) for w in claim_words]
+    # Each segment is tokenized and stemmed once; the context is their concatenation.
+    seg_stems = [[_stem(w) for w in _content(s)] for s in segs]
     if not segs:
         return [
             *(0.0, 0.0, 0.0, 0.0, math.log1p(len(claim_words)), 0.0, 0.0),
@@ -139,11 +141,11 @@ def featurize(pieces: Pieces, embed: Callable[[str], Vector]) -> list[float]:
         (float(np.max(seg_matrix @ embed(s))) for s in pieces.claim_sentences),
         default=float(claim_cos[best]),
     )
-    context = " ".join(segs)
-    stems = {_stem(w) for w in _content(context)}
+    context_stems = [stem for stems in seg_stems for stem in stems]
+    stems = set(context_stems)
     found = [s in stems for s in claim_stems]
-    near = " ".join(segs[max(0, best - 1) : best + 2])
-    near_stems = {_stem(w) for w in _content(near)}
+    window = slice(max(0, best - 1), best + 2)
+    near_stems = {stem for stems in seg_stems[window] for stem in stems}
     return [
         float(claim_cos[best]),
         weakest,
@@ -151,18 +153,17 @@ def featurize(pieces: Pieces, embed: Callable[[str], Vector]) -> list[float]:
         sum(found) / n_claim,
         math.log1p(len(found) - sum(found)),
         sum(s in near_stems for s in claim_stems) / n_claim,
-        _bigram_recall(claim_stems, [_stem(w) for w in _content(context)]),
-        *_missing_counts(pieces.claim, context),
-        float(_negated(pieces.claim) != _negated(near)),
+        _bigram_recall(claim_stems, context_stems),
+        *_missing_counts(pieces.claim, " ".join(segs)),
+        float(_negated(pieces.claim) != _negated(" ".join(segs[window]))),
         math.log(n_claim),
         1.0,
-        *_lexical_window(claim_stems, segs),
+        *_lexical_window(claim_stems, [set(stems) for stems in seg_stems]),
     ]
 
 
-def _lexical_window(claim_stems: list[str], segs: Sequence[str]) -> list[float]:
+def _lexical_window(claim_stems: list[str], seg_stems: Sequence[set[str]]) -> list[float]:
     """Claim words missing from the lexically best window (3 segments) and from everything."""
-    seg_stems = [{_stem(w) for w in _content(s)} for s in segs]
     everything = set().union(*seg_stems) if seg_stems else set()
     missing_long = math.log1p(sum(s not in everything and len(s) >= 5 for s in claim_stems))
     if not seg_stems:

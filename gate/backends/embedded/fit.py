@@ -22,7 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gate import datasets
-from gate.backends.embedded.backend import PARAMS_PATH, EmbeddedBackend
+from gate.backends.embedded.backend import PARAMS_PATH, Calibration, Encoder, pair_features
 from gate.backends.embedded.features import FEATURES
 from gate.evidence import ContextItem, render
 
@@ -37,13 +37,13 @@ def pair(example: datasets.Example) -> tuple[str, str]:
 
 
 def features(
-    backend: EmbeddedBackend, examples: Sequence[datasets.Example], batch: int = 32
+    encoder: Encoder, examples: Sequence[datasets.Example], batch: int = 32
 ) -> npt.NDArray[np.float64]:
     """Feature rows of the examples, computed in batches with a progress line."""
     rows = []
     started = time.perf_counter()
     for i in range(0, len(examples), batch):
-        rows.append(backend.features([pair(e) for e in examples[i : i + batch]]))
+        rows.append(pair_features(encoder, [pair(e) for e in examples[i : i + batch]]))
         done = min(i + batch, len(examples))
         rate = done / (time.perf_counter() - started)
         print(f"\r  features {done}/{len(examples)} ({rate:.1f}/s)", end="", file=sys.stderr)
@@ -129,16 +129,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         if len(x_fit) != len(fit_rows) or x_fit.shape[1] != len(FEATURES):
             raise SystemExit(f"{cache} does not match these rows and features; delete it")
     else:
-        backend = _uncalibrated()
-        x_fit = features(backend, fit_rows)
-        x_check = features(backend, check_rows)
+        encoder = Encoder()
+        x_fit = features(encoder, fit_rows)
+        x_check = features(encoder, check_rows)
         if cache is not None:
             np.savez(cache, fit=x_fit, check=x_check)
     y_fit = np.array([e.label for e in fit_rows])
     params = fit(x_fit, y_fit, np.array([e.dataset for e in fit_rows]))
     params["version"] = VERSION
-
-    from gate.backends.embedded.backend import Calibration
 
     calibration = Calibration(params)
     params["scores"] = {
@@ -153,22 +151,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(json.dumps(params["scores"]["check"], indent=2))
     print(f"wrote {args.out}", file=sys.stderr)
     return 0
-
-
-def _uncalibrated() -> EmbeddedBackend:
-    """A backend whose features are used before any calibration exists."""
-    from gate.backends.embedded.backend import Calibration
-
-    zeros = [0.0] * len(FEATURES)
-    blank = {
-        "features": list(FEATURES),
-        "version": "unfitted",
-        "mean": zeros,
-        "scale": [1.0] * len(FEATURES),
-        "coef": zeros,
-        "intercept": 0.0,
-    }
-    return EmbeddedBackend(calibration=Calibration(blank))
 
 
 if __name__ == "__main__":
