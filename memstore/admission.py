@@ -78,12 +78,13 @@ class Ungated:
     """Admits every fact unchecked, recorded as verdict ``ungated``, status ``unverified``."""
 
     name = "ungated"
+    verdict = "ungated"
 
     def admit_many(self, candidates: Sequence[Candidate]) -> list[Admission]:
         return [
             Admission(
                 accepted=True,
-                verdict="ungated",
+                verdict=self.verdict,
                 status=FactStatus.UNVERIFIED,
                 confidence=c.stated_confidence,
                 backend=None,

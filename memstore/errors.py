@@ -14,10 +14,12 @@ callers never have to catch SQLAlchemy or pydantic exceptions.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
+
+    from memstore.schemas import RejectionPublic
 
 
 class MemstoreError(Exception):
@@ -31,6 +33,10 @@ class InvalidInput(MemstoreError, ValueError):
         self.field = field
         self.reason = reason
         super().__init__(f"{field}: {reason}" if field else reason)
+
+    def under(self, prefix: str) -> InvalidInput:
+        """The same error with its field nested under ``prefix`` (e.g. ``facts.3``)."""
+        return InvalidInput(f"{prefix}.{self.field}" if self.field else prefix, self.reason)
 
     @classmethod
     def from_validation(cls, exc: ValidationError, prefix: str = "") -> InvalidInput:
@@ -62,20 +68,23 @@ class NotFound(MemstoreError, LookupError):
 
 
 class ErrFactNotGrounded(MemstoreError):
-    """The write hook rejected a fact; it was recorded in the rejections table, not stored.
+    """The grounding gate (the write hook) rejected a fact; nothing became memory.
 
-    ``verdict`` is the hook's decision (the grounding gate's verdict), ``rejection_id``
-    the id of the audit row.
+    ``rejection`` is the audit row that records it (``Store.rejections()`` lists it):
+    the verdict with p0, p1, required/observed bits and budget gap, the evidence it
+    was checked against, and why. ``verdict`` is the verdict's name, e.g.
+    ``unsupported``; ``rejection_id`` the row's id.
     """
 
-    def __init__(self, verdict: Any, rejection_id: str, statement: str) -> None:
-        self.verdict = verdict
-        self.rejection_id = rejection_id
-        self.statement = statement
-        # An Admission names the gate's verdict in ``verdict``; a gate Verdict in ``status``.
-        status = getattr(verdict, "verdict", None) or getattr(verdict, "status", verdict)
+    def __init__(self, rejection: RejectionPublic) -> None:
+        self.rejection = rejection
+        self.rejection_id = rejection.id
+        self.verdict = rejection.verdict
+        self.statement = rejection.statement
+        why = f": {rejection.reason}" if rejection.reason else ""
         super().__init__(
-            f"fact not grounded ({status}): {statement!r}; see rejection {rejection_id}"
+            f"fact not grounded ({rejection.verdict}{why}): {rejection.statement!r}. "
+            f"Cite evidence that states it, or inspect store.get_rejection({rejection.id!r})"
         )
 
 

@@ -5,7 +5,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import fields
 
-from gate import Check, Citation, ContextItem, Gate, GatePolicy, Verdict, VerdictStatus
+from gate import (
+    Check,
+    Citation,
+    ContextItem,
+    Gate,
+    GatePolicy,
+    Verdict,
+    VerdictStatus,
+    default_gate,
+)
 from memstore.admission import Admission, Candidate
 from memstore.models import FactStatus
 
@@ -14,13 +23,27 @@ UNVERIFIED_VERDICTS = frozenset({VerdictStatus.TIMEOUT, VerdictStatus.VERIFIER_E
 
 
 class GateHook:
-    """Admits facts the gate accepts; all candidates of a batch go through one gate call."""
+    """Admits facts the gate accepts; all candidates of a batch go through one gate call.
+
+    ``gate`` None means the process-wide embedded gate, loaded on the first write.
+    ``policy`` None means the gate's own thresholds.
+    """
 
     name = "gate"
 
     def __init__(self, gate: Gate | None = None, policy: GatePolicy | None = None) -> None:
-        self.gate = gate if gate is not None else Gate()
+        self._gate = gate
         self.policy = policy
+
+    @property
+    def gate(self) -> Gate:
+        if self._gate is None:
+            self._gate = default_gate()
+        return self._gate
+
+    def with_settings(self, gate: Gate | None = None, policy: GatePolicy | None = None) -> GateHook:
+        """This hook with another gate and/or policy (the rest kept)."""
+        return GateHook(gate or self._gate, policy or self.policy)
 
     def admit_many(self, candidates: Sequence[Candidate]) -> list[Admission]:
         checks = [to_check(c) for c in candidates]

@@ -213,7 +213,15 @@ class Citation(SQLModel, table=True):
     span_end: int | None = None
 
 
-class VerificationBase(GateFields):
+class ChainFields(SQLModel):
+    """A row's place in its namespace's audit hash chain (see ``memstore.audit``)."""
+
+    chain_seq: int | None = None
+    chain_prev: str | None = Field(default=None, max_length=64)
+    chain_hash: str | None = Field(default=None, max_length=64)
+
+
+class VerificationBase(GateFields, ChainFields):
     """One verification of a stored fact: the first gate pass or a re-verification."""
 
     fact_id: str = Field(foreign_key="facts.id", max_length=32)
@@ -230,13 +238,14 @@ class Verification(VerificationBase, table=True):
     __tablename__ = "verifications"
     __table_args__ = (
         Index("ix_verifications_namespace_fact_id", "namespace", "fact_id", "created_at"),
+        Index("ix_verifications_namespace_chain_seq", "namespace", "chain_seq", unique=True),
     )
 
     id: str = Field(default_factory=new_id, primary_key=True, max_length=32)
     namespace: str = _ns()
 
 
-class RejectionBase(GateFields):
+class RejectionBase(GateFields, ChainFields):
     """A fact the write hook refused: kept for audit, never in memory."""
 
     statement: str = _text()
@@ -254,7 +263,45 @@ class Rejection(RejectionBase, table=True):
     __table_args__ = (
         Index("ix_rejections_namespace_created_at", "namespace", "created_at"),
         Index("ix_rejections_namespace_verdict", "namespace", "verdict"),
+        Index("ix_rejections_namespace_chain_seq", "namespace", "chain_seq", unique=True),
     )
 
     id: str = Field(default_factory=new_id, primary_key=True, max_length=32)
     namespace: str = _ns()
+
+
+class RejectionMember(SQLModel, table=True):
+    """Index of a rejection's members by normalized name, for ``entity=`` audit queries."""
+
+    __tablename__ = "rejection_members"
+    __table_args__ = (Index("ix_rejection_members_namespace_key", "namespace", "key"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    namespace: str = _ns()
+    rejection_id: str = Field(foreign_key="rejections.id", max_length=32, index=True)
+    key: str = Field(max_length=MAX_NAME_CHARS)
+    role: str = Field(max_length=MAX_NAME_CHARS)
+
+
+class RejectionEvidence(SQLModel, table=True):
+    """Index of the evidence a rejection was checked against, for ``source=`` audit queries."""
+
+    __tablename__ = "rejection_evidence"
+    __table_args__ = (
+        Index("ix_rejection_evidence_namespace_evidence_id", "namespace", "evidence_id"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    namespace: str = _ns()
+    rejection_id: str = Field(foreign_key="rejections.id", max_length=32, index=True)
+    evidence_id: str = Field(foreign_key="evidence.id", max_length=32)
+
+
+class AuditHead(SQLModel, table=True):
+    """The last link of a namespace's audit chain: its sequence number and hash."""
+
+    __tablename__ = "audit_heads"
+
+    namespace: str = Field(primary_key=True, max_length=MAX_NAMESPACE_CHARS)
+    seq: int
+    hash: str = Field(max_length=64)

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     ValidationInfo,
@@ -15,12 +16,14 @@ from pydantic import (
     model_validator,
 )
 
+from gate import VerdictStatus
 from memstore.models import (
     MAX_EVIDENCE_CHARS,
     MAX_NAME_CHARS,
     MAX_SOURCE_CHARS,
     MAX_STATEMENT_CHARS,
     FactBase,
+    RejectionBase,
     VerificationBase,
 )
 from memstore.names import check_text, normalize_key
@@ -221,3 +224,71 @@ class NeighborhoodPublic(BaseModel):
     entities: list[EntityPublic]
     facts: list[FactPublic]
     distance: dict[str, int]
+
+
+class EvidencePublic(BaseModel):
+    """A stored evidence text (one version of its source)."""
+
+    id: str
+    source: str
+    version: int
+    text: str
+    created_at: datetime
+
+
+class RejectionPublic(RejectionBase):
+    """A rejected fact as the audit log keeps it, with the evidence it was checked against."""
+
+    id: str
+    namespace: str
+    evidence: list[EvidencePublic] = Field(default_factory=list)
+
+
+def _verdict_names(value: Any) -> Any:
+    names = [value] if isinstance(value, str) else value
+    known = {v.value for v in VerdictStatus}
+    if isinstance(names, list | tuple | set | frozenset):
+        for name in names:
+            if name not in known:
+                raise ValueError(f"{name!r} is not one of {sorted(known)}")
+        return list(names)
+    return value
+
+
+Gap = Annotated[float, Field(allow_inf_nan=False)] | None
+
+
+class RejectionFilter(_Input):
+    """Which rejections an audit query selects; every given condition must hold.
+
+    ``since``/``until``: creation time range [since, until). ``verdict``: one name or
+    several. ``min_gap``/``max_gap``: budget gap in bits, inclusive. ``text``: case-
+    insensitive substring of the statement. ``source``: evidence source (``inline``
+    or a URI). ``entity``: a member's name, or any alias of a stored entity.
+    """
+
+    since: UTCDatetime = None
+    until: UTCDatetime = None
+    verdict: Annotated[list[str] | None, BeforeValidator(_verdict_names)] = None
+    min_gap: Gap = None
+    max_gap: Gap = None
+    text: Annotated[str, Field(min_length=1, max_length=MAX_STATEMENT_CHARS)] | None = None
+    source: Annotated[str, Field(min_length=1, max_length=MAX_SOURCE_CHARS)] | None = None
+    entity: Name | None = None
+    relation: Name | None = None
+
+    @field_validator("until")
+    @classmethod
+    def _after_since(cls, until: datetime | None, info: ValidationInfo) -> datetime | None:
+        since = info.data.get("since")
+        if until is not None and since is not None and until <= since:
+            raise ValueError("must be after since")
+        return until
+
+    @field_validator("max_gap")
+    @classmethod
+    def _not_below_min_gap(cls, max_gap: float | None, info: ValidationInfo) -> float | None:
+        min_gap = info.data.get("min_gap")
+        if max_gap is not None and min_gap is not None and max_gap < min_gap:
+            raise ValueError("must not be below min_gap")
+        return max_gap

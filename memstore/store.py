@@ -2,23 +2,27 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
 import threading
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TypeVar, cast
+from typing import Any, TextIO, TypeVar, cast
 
 import sqlalchemy as sa
 from pydantic import BaseModel, ValidationError
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlmodel import Session, col, or_, select
 
+from gate import Gate, GatePolicy
 from hypergraph import HyperGraph
-from memstore import db, evidence
+from memstore import audit, db, evidence, rejections
 from memstore.admission import Admission, Candidate, Ungated, WriteHook
 from memstore.errors import ErrFactNotGrounded, InvalidInput, MemstoreError, NotFound, StorageError
+from memstore.gating import UNVERIFIED_VERDICTS, GateHook
 from memstore.models import (
     ACTIVE_STATUSES,
     OPEN_STATUSES,
@@ -41,6 +45,8 @@ from memstore.schemas import (
     FactPublic,
     MemberPublic,
     NeighborhoodPublic,
+    RejectionFilter,
+    RejectionPublic,
     VerificationPublic,
     to_utc,
 )
@@ -49,6 +55,11 @@ T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
 
 DEFAULT_NAMESPACE = "default"
+#: When a verified fact is due for re-verification.
+DEFAULT_RECHECK_AFTER = timedelta(days=7)
+#: When a fact stored unverified (verifier timed out or failed) is re-tried.
+DEFAULT_RETRY_AFTER = timedelta(minutes=5)
+MAX_BATCH = 1_000
 _WRITE_ATTEMPTS = 3  # a unique-key race (same new entity from two writers) is retried
 _IN_CHUNK = 500
 
@@ -57,16 +68,35 @@ def open(
     path_or_url: str | Path,
     namespace: str = DEFAULT_NAMESPACE,
     *,
+    gate: Gate | str | None = None,
+    policy: GatePolicy | None = None,
     hook: WriteHook | None = None,
+    recheck_after: timedelta = DEFAULT_RECHECK_AFTER,
+    retry_after: timedelta = DEFAULT_RETRY_AFTER,
 ) -> Store:
     """Open (creating and migrating if needed) a store.
 
     ``path_or_url`` is a data directory (SQLite at ``<dir>/memstore.db``) or a
     SQLAlchemy URL such as ``postgresql+psycopg://user@host/db``. Every read and
-    write of the returned Store is confined to ``namespace``. ``hook`` decides
-    which facts are admitted (default: ``Ungated``, recorded on each fact).
+    write of the returned Store is confined to ``namespace``.
+
+    Every write passes the grounding gate: ``gate`` is a ``gate.Gate`` or a backend
+    name (default: the embedded verifier, shared by the process and loaded on the
+    first write); ``policy`` sets its thresholds. ``hook`` replaces the gate with
+    another write hook, e.g. ``memstore.Ungated()`` to store facts unchecked (each
+    is recorded as ``ungated``). A verified fact is due for re-verification after
+    ``recheck_after``; one stored unverified because the verifier timed out or
+    failed, after ``retry_after``.
     """
-    return Store(path_or_url, namespace, hook=hook)
+    return Store(
+        path_or_url,
+        namespace,
+        gate=gate,
+        policy=policy,
+        hook=hook,
+        recheck_after=recheck_after,
+        retry_after=retry_after,
+    )
 
 
 class Store:
@@ -77,14 +107,20 @@ class Store:
         path_or_url: str | Path,
         namespace: str = DEFAULT_NAMESPACE,
         *,
+        gate: Gate | str | None = None,
+        policy: GatePolicy | None = None,
         hook: WriteHook | None = None,
+        recheck_after: timedelta = DEFAULT_RECHECK_AFTER,
+        retry_after: timedelta = DEFAULT_RETRY_AFTER,
     ) -> None:
         try:
             self.namespace = check_namespace(namespace)
         except ValueError as exc:
             raise InvalidInput("namespace", str(exc)) from None
+        self.hook: WriteHook = _write_hook(gate, policy, hook)
+        self.recheck_after = _positive("recheck_after", recheck_after)
+        self.retry_after = _positive("retry_after", retry_after)
         self.url, self.data_dir = db.database_url(path_or_url)
-        self.hook: WriteHook = hook if hook is not None else Ungated()
         self._engine = db.create_engine(self.url)
         self._graph = HyperGraph()
         self._graph_lock = threading.RLock()
@@ -125,24 +161,70 @@ class Store:
     # -- writes ----------------------------------------------------------------
 
     def add_fact(
-        self, fact: FactCreate | Mapping[str, Any] | None = None, /, **fields: Any
+        self,
+        fact: FactCreate | Mapping[str, Any] | None = None,
+        /,
+        *,
+        gate: Gate | str | None = None,
+        policy: GatePolicy | None = None,
+        ungated: bool = False,
+        **fields: Any,
     ) -> FactPublic:
-        """Remember a fact if the write hook admits it; else raise ErrFactNotGrounded.
+        """Remember a fact if the grounding gate admits it; else raise ErrFactNotGrounded.
 
-        Takes a FactCreate, a mapping, or its fields as keyword arguments.
+        Takes a FactCreate, a mapping, or its fields as keyword arguments. ``gate``
+        and ``policy`` override the store's gate settings for this write;
+        ``ungated=True`` stores the fact unchecked, recorded as ``ungated``.
         """
         new = _parse(FactCreate, fact, fields)
-        return self._write_fact(new, supersedes=None)
+        [result] = self._write([new], [None], self._hook_for(gate, policy, ungated))
+        if isinstance(result, RejectionPublic):
+            raise ErrFactNotGrounded(result)
+        return result
+
+    def add_facts(
+        self,
+        facts: Iterable[FactCreate | Mapping[str, Any]],
+        *,
+        gate: Gate | str | None = None,
+        policy: GatePolicy | None = None,
+        ungated: bool = False,
+    ) -> list[FactPublic | RejectionPublic]:
+        """Remember several facts, verified together in as few model calls as possible.
+
+        Returns, per item and in order, the stored fact or its rejection. Items are
+        independent and each is all or nothing. Invalid input raises InvalidInput
+        (field ``facts.<i>...``) before anything is checked or written.
+        """
+        if isinstance(facts, str | bytes | Mapping | FactCreate) or not isinstance(facts, Iterable):
+            raise InvalidInput("facts", "must be a list of facts")
+        items = list(facts)
+        if len(items) > MAX_BATCH:
+            raise InvalidInput("facts", f"at most {MAX_BATCH} facts per call, got {len(items)}")
+        news = [_parse(FactCreate, item, {}, prefix=f"facts.{i}") for i, item in enumerate(items)]
+        return self._write(news, [None] * len(news), self._hook_for(gate, policy, ungated))
 
     def supersede(
-        self, old_id: str, new_fact: FactCreate | Mapping[str, Any] | None = None, /, **fields: Any
+        self,
+        old_id: str,
+        new_fact: FactCreate | Mapping[str, Any] | None = None,
+        /,
+        *,
+        gate: Gate | str | None = None,
+        policy: GatePolicy | None = None,
+        ungated: bool = False,
+        **fields: Any,
     ) -> FactPublic:
-        """Replace a fact by a corrected one. The old row stays, marked ``superseded``."""
+        """Replace a fact by a corrected one (gated like ``add_fact``). The old row stays,
+        marked ``superseded``; if the correction is rejected, the old fact is untouched."""
         new = _parse(FactCreate, new_fact, fields)
         old = self._get_row(old_id)
         if old.status not in OPEN_STATUSES:
             raise InvalidInput("old_id", f"fact {old_id} is {old.status} and cannot be superseded")
-        return self._write_fact(new, supersedes=old_id)
+        [result] = self._write([new], [old_id], self._hook_for(gate, policy, ungated))
+        if isinstance(result, RejectionPublic):
+            raise ErrFactNotGrounded(result)
+        return result
 
     def retract(self, fact_id: str, reason: str) -> FactPublic:
         """Soft-delete a fact with a reason; it leaves every default read."""
@@ -275,6 +357,96 @@ class Store:
             ).all()
             return [VerificationPublic.model_validate(r, from_attributes=True) for r in rows]
 
+    def rejections(
+        self,
+        *,
+        order_by: str = "created_at",
+        descending: bool = True,
+        limit: int = 100,
+        offset: int = 0,
+        **where: Any,
+    ) -> list[RejectionPublic]:
+        """Rejected facts of this namespace, newest first by default.
+
+        Filters (all optional, combined with AND): ``since``, ``until``, ``verdict``
+        (a name or a list), ``min_gap``, ``max_gap`` (budget gap in bits), ``text``
+        (in the statement), ``source`` (of the evidence), ``entity`` (a member, by
+        name or alias), ``relation``. ``order_by`` is one of created_at, budget_gap,
+        p1, p0, observed_bits, required_bits; page with ``limit`` and ``offset``.
+        """
+        if order_by not in rejections.ORDER_BY:
+            raise InvalidInput(
+                "order_by", f"{order_by!r} is not one of {list(rejections.ORDER_BY)}"
+            )
+        if not isinstance(descending, bool):
+            raise InvalidInput("descending", "must be True or False")
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 1000:
+            raise InvalidInput("limit", f"must be an integer from 1 to {rejections.MAX_PAGE}")
+        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+            raise InvalidInput("offset", "must be a non-negative integer")
+        query = _parse(RejectionFilter, None, where)
+        with self._session() as session:
+            return rejections.query(
+                session,
+                self.namespace,
+                query,
+                order_by=order_by,
+                descending=descending,
+                limit=limit,
+                offset=offset,
+            )
+
+    def get_rejection(self, rejection_id: str) -> RejectionPublic:
+        """A rejection by id."""
+        with self._session() as session:
+            row = session.get(Rejection, rejection_id) if isinstance(rejection_id, str) else None
+            if row is None or row.namespace != self.namespace:
+                raise NotFound("rejection", str(rejection_id), self.namespace)
+            return rejections.hydrate(session, [row])[0]
+
+    def count_rejections(self, by: str = "verdict", **where: Any) -> dict[str, int]:
+        """How many rejections match, grouped ``by`` verdict or by UTC day (``YYYY-MM-DD``).
+
+        Takes the filters of ``rejections()``.
+        """
+        if by not in ("verdict", "day"):
+            raise InvalidInput("by", f"{by!r} is not 'verdict' or 'day'")
+        query = _parse(RejectionFilter, None, where)
+        with self._session() as session:
+            return rejections.count(session, self.namespace, query, by)
+
+    def export_rejections(
+        self, dest: str | Path | TextIO, *, format: str | None = None, **where: Any
+    ) -> int:
+        """Write every matching rejection (oldest first) as JSON lines or CSV.
+
+        ``dest`` is a path (format from its suffix, ``.jsonl`` or ``.csv``, unless
+        ``format`` says; written to a temporary file and moved into place) or an open
+        text file. Takes the filters of ``rejections()``. Returns the number written.
+        """
+        if format is None and isinstance(dest, str | Path):
+            format = Path(dest).suffix.lstrip(".").lower()
+        if format not in rejections.EXPORT_FORMATS:
+            raise InvalidInput(
+                "format", f"{format!r} is not one of {list(rejections.EXPORT_FORMATS)}"
+            )
+        query = _parse(RejectionFilter, None, where)
+        with self._session() as session:
+            rows = rejections.iterate(session, self.namespace, query)
+            if not isinstance(dest, str | Path):
+                return rejections.write(rows, dest, format)
+            return _write_atomically(Path(dest), lambda out: rejections.write(rows, out, format))
+
+    def verify_audit_chain(self) -> audit.ChainReport:
+        """Walk this namespace's rejection and verification rows and report any tampering.
+
+        ``report.ok`` is False when a row was edited, inserted or deleted behind the
+        store's back; ``report.problems`` names each. Keep ``report.head`` elsewhere
+        to detect a chain rewritten wholesale.
+        """
+        with self._session() as session:
+            return audit.verify(session, self.namespace)
+
     def entity(self, name: str) -> EntityPublic:
         """An entity by name or alias."""
         with self._session() as session:
@@ -282,16 +454,66 @@ class Store:
 
     # -- internals: the write path ---------------------------------------------
 
-    def _write_fact(self, new: FactCreate, supersedes: str | None) -> FactPublic:
-        with self._session() as session:
-            prepared = evidence.prepare(session, self.namespace, new)
-        admission = self._admit(prepared.candidate(new))
-        if not admission.accepted:
-            rejection_id = self._transaction(
-                lambda s: self._insert_rejection(s, new, prepared, admission)
-            )
-            raise ErrFactNotGrounded(admission, rejection_id, new.statement)
+    def _hook_for(
+        self, gate: Gate | str | None, policy: GatePolicy | None, ungated: bool
+    ) -> WriteHook:
+        """The write hook of one call: the store's, or it with per-call gate settings."""
+        if not isinstance(ungated, bool):
+            raise InvalidInput("ungated", "must be True or False")
+        if ungated:
+            if gate is not None or policy is not None:
+                raise InvalidInput("ungated", "an ungated write takes no gate or policy")
+            return Ungated()
+        if gate is None and policy is None:
+            return self.hook
+        if isinstance(self.hook, GateHook):
+            return self.hook.with_settings(_gate(gate), _policy(policy))
+        if gate is None:
+            raise InvalidInput("policy", "this store's write hook is not the gate; pass gate= too")
+        return GateHook(_gate(gate), _policy(policy))
 
+    def _write(
+        self, news: Sequence[FactCreate], supersedes: Sequence[str | None], hook: WriteHook
+    ) -> list[FactPublic | RejectionPublic]:
+        """Check every fact with one hook call, then write each in its own transaction."""
+        single = len(news) == 1
+        with self._session() as session:
+            prepared = []
+            for i, new in enumerate(news):
+                try:
+                    prepared.append(evidence.prepare(session, self.namespace, new))
+                    self._resolve_members(session, new, create=False)
+                except InvalidInput as exc:
+                    raise exc if single else exc.under(f"facts.{i}") from None
+        admissions = self._admit(
+            hook, [p.candidate(n) for n, p in zip(news, prepared, strict=True)]
+        )
+        results: list[FactPublic | RejectionPublic] = []
+        for new, prep, admission, old_id in zip(
+            news, prepared, admissions, supersedes, strict=True
+        ):
+            if admission.accepted:
+                results.append(self._store_fact(new, prep, admission, old_id))
+            else:
+                results.append(self._store_rejection(new, prep, admission))
+        return results
+
+    def _admit(self, hook: WriteHook, candidates: list[Candidate]) -> list[Admission]:
+        admissions = hook.admit_many(candidates)
+        if len(admissions) != len(candidates):
+            raise MemstoreError(
+                f"write hook {hook.name!r} returned {len(admissions)} answers "
+                f"for {len(candidates)} facts"
+            )
+        return list(admissions)
+
+    def _store_fact(
+        self,
+        new: FactCreate,
+        prepared: evidence.PreparedEvidence,
+        admission: Admission,
+        supersedes: str | None,
+    ) -> FactPublic:
         def work(session: Session) -> Fact:
             return self._insert_fact(session, new, prepared, admission, supersedes)
 
@@ -304,11 +526,23 @@ class Store:
             self._index(stored)
         return stored
 
-    def _admit(self, candidate: Candidate) -> Admission:
-        admissions = self.hook.admit_many([candidate])
-        if len(admissions) != 1:
-            raise MemstoreError(f"write hook {self.hook.name!r} returned {len(admissions)} answers")
-        return admissions[0]
+    def _store_rejection(
+        self, new: FactCreate, prepared: evidence.PreparedEvidence, admission: Admission
+    ) -> RejectionPublic:
+        def work(session: Session) -> Rejection:
+            return rejections.record(session, new, evidence.persist(session, prepared), admission)
+
+        row = self._transaction(work)
+        with self._session() as session:
+            return rejections.hydrate(session, [row])[0]
+
+    def _next_check(self, admission: Admission, now: datetime) -> datetime | None:
+        """When the re-verification job should look at a newly stored fact."""
+        if admission.verdict == Ungated.verdict:
+            return None
+        if admission.verdict in UNVERIFIED_VERDICTS:
+            return now + self.retry_after
+        return now + self.recheck_after
 
     def _insert_fact(
         self,
@@ -332,6 +566,7 @@ class Store:
             valid_to=new.valid_to,
             recorded_at=now,
             verified_at=now if admission.status == FactStatus.VERIFIED else None,
+            next_check_at=self._next_check(admission, now),
             supersedes_id=supersedes,
             **_gate_fields(admission),
         )
@@ -375,19 +610,19 @@ class Store:
                         cited=not prepared.citations,
                     )
                 )
-        session.add(
-            Verification(
-                namespace=self.namespace,
-                fact_id=row.id,
-                kind="write",
-                status_after=admission.status,
-                confidence=admission.confidence,
-                evidence_ids=[item.id for item in prepared.items],
-                reason=admission.reason,
-                created_at=now,
-                **_gate_fields(admission),
-            )
+        verification = Verification(
+            namespace=self.namespace,
+            fact_id=row.id,
+            kind="write",
+            status_after=admission.status,
+            confidence=admission.confidence,
+            evidence_ids=[item.id for item in prepared.items],
+            reason=admission.reason,
+            created_at=now,
+            **_gate_fields(admission),
         )
+        audit.append(session, verification)
+        session.add(verification)
         return row
 
     def _close_open_fact(
@@ -409,33 +644,15 @@ class Store:
         )
         return bool(done.rowcount == 1)
 
-    def _insert_rejection(
-        self,
-        session: Session,
-        new: FactCreate,
-        prepared: evidence.PreparedEvidence,
-        admission: Admission,
-    ) -> str:
-        prepared = evidence.persist(session, prepared)
-        row = Rejection(
-            namespace=self.namespace,
-            statement=new.statement,
-            relation=new.relation,
-            members=[m.model_dump() for m in new.members],
-            stated_confidence=new.confidence,
-            evidence_ids=[item.id for item in prepared.items],
-            citations=[
-                {"evidence_id": c.evidence_id, "start": c.start, "end": c.end}
-                for c in prepared.citations
-            ],
-            reason=admission.reason,
-            **_gate_fields(admission),
-        )
-        session.add(row)
-        return row.id
+    def _resolve_members(
+        self, session: Session, new: FactCreate, *, create: bool = True
+    ) -> list[str]:
+        """Entity ids for the members, creating unknown entities (with their name as alias).
 
-    def _resolve_members(self, session: Session, new: FactCreate) -> list[str]:
-        """Entity ids for the members, creating unknown entities (with their name as alias)."""
+        With ``create=False`` nothing is written (unknown entities get a placeholder
+        id): that checks, before a write, that no two members name one entity in
+        one role through aliases.
+        """
         ids: list[str] = []
         seen: dict[tuple[str, str], int] = {}
         for i, member in enumerate(new.members):
@@ -445,7 +662,9 @@ class Store:
                     EntityAlias.namespace == self.namespace, EntityAlias.key == key
                 )
             ).first()
-            if entity_id is None:
+            if entity_id is None and not create:
+                entity_id = f"new:{key}"
+            elif entity_id is None:
                 entity = Entity(
                     namespace=self.namespace, name=member.name, key=key, kind=member.kind
                 )
@@ -617,21 +836,79 @@ def _gate_fields(admission: Admission) -> dict[str, Any]:
     return {name: getattr(admission, name) for name in GateFields.model_fields}
 
 
-def _parse(model: type[M], value: M | Mapping[str, Any] | None, fields: dict[str, Any]) -> M:
+def _parse(
+    model: type[M],
+    value: M | Mapping[str, Any] | None,
+    fields: dict[str, Any],
+    *,
+    prefix: str = "",
+) -> M:
     """Build an input model from an instance, a mapping or keyword fields."""
     if value is not None and fields:
-        raise InvalidInput("", f"pass a {model.__name__} or keyword fields, not both")
+        raise InvalidInput(prefix, f"pass a {model.__name__} or keyword fields, not both")
     if isinstance(value, model):
         return value
     data = fields if value is None else value
     if not isinstance(data, Mapping):
         raise InvalidInput(
-            "", f"expected a {model.__name__} or a mapping, got {type(data).__name__}"
+            prefix, f"expected a {model.__name__} or a mapping, got {type(data).__name__}"
         )
     try:
         return model.model_validate(dict(data))
     except ValidationError as exc:
-        raise InvalidInput.from_validation(exc) from None
+        raise InvalidInput.from_validation(exc, prefix) from None
+
+
+def _write_hook(
+    gate: Gate | str | None, policy: GatePolicy | None, hook: WriteHook | None
+) -> WriteHook:
+    """A store's write hook: the given hook, or the grounding gate with its settings."""
+    if hook is None:
+        return GateHook(_gate(gate), _policy(policy))
+    if gate is not None or policy is not None:
+        raise InvalidInput("hook", "give a write hook or gate settings (gate, policy), not both")
+    if not isinstance(hook, WriteHook):
+        raise InvalidInput(
+            "hook", f"must be a WriteHook (with admit_many), got {type(hook).__name__}"
+        )
+    return hook
+
+
+def _gate(gate: Gate | str | None) -> Gate | None:
+    if gate is None or isinstance(gate, Gate):
+        return gate
+    if isinstance(gate, str):
+        try:
+            return Gate(gate)
+        except (ValueError, ImportError) as exc:
+            raise InvalidInput("gate", str(exc)) from None
+    raise InvalidInput("gate", f"must be a gate.Gate or a backend name, got {type(gate).__name__}")
+
+
+def _policy(policy: GatePolicy | None) -> GatePolicy | None:
+    if policy is None or isinstance(policy, GatePolicy):
+        return policy
+    raise InvalidInput("policy", f"must be a gate.GatePolicy, got {type(policy).__name__}")
+
+
+def _positive(field: str, value: timedelta) -> timedelta:
+    if not isinstance(value, timedelta) or value <= timedelta(0):
+        raise InvalidInput(field, "must be a positive datetime.timedelta")
+    return value
+
+
+def _write_atomically(path: Path, write: Callable[[TextIO], int]) -> int:
+    """Write a text file via a temporary file in the same folder, then move it into place."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
+            written = write(out)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return written
 
 
 def _required_text(field: str, value: object) -> str:

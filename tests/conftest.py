@@ -20,7 +20,11 @@ def data_dir(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def store(data_dir: Path) -> Iterator[Store]:
-    with memstore.open(data_dir, namespace="user:alice") as s:
+    """A store with the gate explicitly off: storage tests must not hinge on verifier quality.
+
+    The gated write path has its own tests (test_gated_writes.py, test_audit.py).
+    """
+    with memstore.open(data_dir, namespace="user:alice", hook=memstore.Ungated()) as s:
         yield s
 
 

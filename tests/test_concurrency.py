@@ -16,7 +16,9 @@ FACTS_EACH = 15
 
 
 def test_threads_creating_the_same_entities_share_them(data_dir: Path) -> None:
-    stores = [memstore.open(data_dir, namespace="team") for _ in range(WRITERS)]
+    stores = [
+        memstore.open(data_dir, namespace="team", hook=memstore.Ungated()) for _ in range(WRITERS)
+    ]
 
     def write(worker: int) -> list[str]:
         store = stores[worker]
@@ -41,15 +43,17 @@ def test_threads_creating_the_same_entities_share_them(data_dir: Path) -> None:
     assert counts["facts"] == WRITERS * FACTS_EACH
     assert counts["entities"] == 2 + FACTS_EACH  # Acme, Alice, event 0..14
     assert counts["evidence"] == WRITERS * FACTS_EACH + 1
-    with memstore.open(data_dir, namespace="team") as store:
+    with memstore.open(data_dir, namespace="team", hook=memstore.Ungated()) as store:
         assert len(store.facts_about("Acme")) == WRITERS * FACTS_EACH
         assert len(store.graph) == WRITERS * FACTS_EACH
 
 
 def test_two_writers_superseding_one_fact_one_wins(data_dir: Path) -> None:
-    with memstore.open(data_dir, namespace="team") as first:
+    with memstore.open(data_dir, namespace="team", hook=memstore.Ungated()) as first:
         old = first.add_fact(statement="Acme is in Berlin.", members=["Acme"], evidence=["Berlin"])
-    stores = [memstore.open(data_dir, namespace="team") for _ in range(WRITERS)]
+    stores = [
+        memstore.open(data_dir, namespace="team", hook=memstore.Ungated()) for _ in range(WRITERS)
+    ]
     barrier = threading.Barrier(WRITERS)
 
     def supersede(worker: int) -> str:
@@ -77,6 +81,6 @@ def test_two_writers_superseding_one_fact_one_wins(data_dir: Path) -> None:
             s.close()
     winners = [o for o in outcomes if o != "lost"]
     assert len(winners) == 1
-    with memstore.open(data_dir, namespace="team") as store:
+    with memstore.open(data_dir, namespace="team", hook=memstore.Ungated()) as store:
         assert [f.id for f in store.history(old.id)] == [old.id, winners[0]]
         assert row_counts(store.url)["facts"] == 2  # the losers left nothing behind

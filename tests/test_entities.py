@@ -38,7 +38,7 @@ def test_spellings_of_one_name_are_one_entity(store: Store) -> None:
 def test_same_name_in_two_namespaces_is_two_entities(data_dir: Path) -> None:
     ids = []
     for ns in ("user:alice", "user:bob"):
-        with memstore.open(data_dir, namespace=ns) as s:
+        with memstore.open(data_dir, namespace=ns, hook=memstore.Ungated()) as s:
             s.add_fact(statement="Acme exists.", members=["Acme"], evidence=["Acme Inc."])
             ids.append(s.entity("acme").id)
     assert ids[0] != ids[1]

@@ -33,7 +33,7 @@ def test_an_ungrounded_fact_is_rejected_and_audited(data_dir: Path, hook: GateHo
     with memstore.open(data_dir, hook=hook) as store:
         with pytest.raises(ErrFactNotGrounded) as err:
             store.add_fact(**allergy("shellfish"))
-        assert err.value.verdict.verdict == "unsupported"
+        assert err.value.verdict == "unsupported"
         assert "(unsupported)" in str(err.value) and err.value.rejection_id
         with pytest.raises(NotFound):  # not even its entities were written
             store.facts_about("user")

@@ -12,10 +12,10 @@ from memstore import InvalidInput, NotFound
 
 
 def test_every_read_is_confined_to_the_namespace(data_dir: Path) -> None:
-    with memstore.open(data_dir, namespace="user:alice") as alice:
+    with memstore.open(data_dir, namespace="user:alice", hook=memstore.Ungated()) as alice:
         mine = alice.add_fact(**works_at())
         [evidence_id] = mine.evidence_ids
-    with memstore.open(data_dir, namespace="user:bob") as bob:
+    with memstore.open(data_dir, namespace="user:bob", hook=memstore.Ungated()) as bob:
         theirs = bob.add_fact(**works_at(company="Globex"))
         with pytest.raises(NotFound):
             bob.get_fact(mine.id)
@@ -42,7 +42,7 @@ def test_every_read_is_confined_to_the_namespace(data_dir: Path) -> None:
         assert err.value.field == "evidence_ids.0"
         with pytest.raises(InvalidInput, match="no evidence"):
             bob.add_fact(**works_at(evidence=[], citations=[{"evidence": evidence_id}]))
-    with memstore.open(data_dir, namespace="user:alice") as alice:
+    with memstore.open(data_dir, namespace="user:alice", hook=memstore.Ungated()) as alice:
         assert alice.get_fact(mine.id).status == "unverified"
         assert [f.id for f in alice.facts_about("Alice")] == [mine.id]
 
@@ -50,5 +50,5 @@ def test_every_read_is_confined_to_the_namespace(data_dir: Path) -> None:
 @pytest.mark.parametrize("bad", ["", " ", "user alice", "-x", "a" * 129, "ns\x00", 7])
 def test_bad_namespace(data_dir: Path, bad: object) -> None:
     with pytest.raises(InvalidInput) as err:
-        memstore.open(data_dir, namespace=bad)  # type: ignore[arg-type]
+        memstore.open(data_dir, namespace=bad, hook=memstore.Ungated())  # type: ignore[arg-type]
     assert err.value.field == "namespace"

@@ -46,7 +46,7 @@ def test_accepts_a_fact_create_or_a_mapping(store: Store) -> None:
 
 
 def test_reopen_gives_the_same_facts_and_graph(data_dir: Path) -> None:
-    with memstore.open(data_dir, namespace="user:alice") as store:
+    with memstore.open(data_dir, namespace="user:alice", hook=memstore.Ungated()) as store:
         f1 = store.add_fact(**works_at())
         f2 = store.add_fact(
             statement="Acme is based in Berlin.",
@@ -66,7 +66,7 @@ def test_reopen_gives_the_same_facts_and_graph(data_dir: Path) -> None:
         store.retract(f3.id, reason="Bob corrected himself")
         before_graph = store.graph.to_dict()
         before_facts = [store.get_fact(f.id) for f in (f1, f2, f3)]
-    with memstore.open(data_dir, namespace="user:alice") as store:
+    with memstore.open(data_dir, namespace="user:alice", hook=memstore.Ungated()) as store:
         assert store.graph.to_dict() == before_graph
         assert [store.get_fact(f.id) for f in (f1, f2, f3)] == before_facts
         assert set(store.graph.facts()) == {f1.id, f2.id}
@@ -223,7 +223,7 @@ def test_get_unknown_fact_and_entity(store: Store) -> None:
 
 
 def test_closed_store_says_how_to_recover(data_dir: Path) -> None:
-    store = memstore.open(data_dir)
+    store = memstore.open(data_dir, hook=memstore.Ungated())
     store.close()
     store.close()  # idempotent
     with pytest.raises(memstore.MemstoreError, match=r"open it again"):

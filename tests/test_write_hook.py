@@ -89,7 +89,7 @@ def test_rejected_fact_is_audited_and_never_memory(data_dir: Path) -> None:
         with pytest.raises(ErrFactNotGrounded) as err:
             s.add_fact(**allergy("shellfish"))
         rejection = err.value
-        assert rejection.verdict.verdict == "unsupported"
+        assert rejection.verdict == "unsupported" and rejection.rejection.p1 == 0.1
         assert "shellfish" in str(rejection) and rejection.rejection_id in str(rejection)
         after = row_counts(s.url)
         assert after["facts"] == before["facts"]

@@ -1,0 +1,196 @@
+"""Tamper evidence: rejection and verification rows form one hash chain per namespace.
+
+Each audited row gets the next sequence number of its namespace, the previous
+row's hash (``chain_prev``) and ``chain_hash = sha256(prev, table, row content)``;
+``audit_heads`` holds the namespace's last sequence number and hash. ``verify``
+walks the chain and names every row that was edited, inserted or deleted.
+
+This catches changes made behind the library's back (SQL consoles, scripts,
+restores of partial backups). Someone who can rewrite every later hash and the
+head can forge a consistent chain; anchor ``ChainReport.head`` somewhere else
+(a log line, a ticket) to catch that too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, cast
+
+import sqlalchemy as sa
+from sqlmodel import Session, col, select
+
+from memstore.models import AuditHead, Rejection, Verification
+
+GENESIS = "0" * 64
+HASH_VERSION = "v1"
+_PAGE = 1000
+
+AuditRow = Rejection | Verification
+#: Audited tables by name, the name being part of each row's hash.
+TABLES: dict[str, type[AuditRow]] = {"rejections": Rejection, "verifications": Verification}
+_CHAIN_COLUMNS = frozenset({"chain_prev", "chain_hash"})
+
+
+def row_hash(prev: str, table: str, content: Mapping[str, Any]) -> str:
+    """The chain hash of a row: its predecessor's hash, its table and its columns."""
+    row = {k: _canonical(v) for k, v in content.items() if k not in _CHAIN_COLUMNS}
+    payload = json.dumps(
+        [HASH_VERSION, prev, table, row], sort_keys=True, separators=(",", ":"), ensure_ascii=False
+    )
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def _canonical(value: Any) -> Any:
+    """One spelling per value, whatever the database hands back (REAL 1 vs 1.0, naive UTC)."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int | float):
+        return repr(float(value))
+    if isinstance(value, datetime):
+        aware = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+        return aware.isoformat()
+    if isinstance(value, Mapping):
+        return {str(k): _canonical(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_canonical(v) for v in value]
+    return str(value)
+
+
+def append(session: Session, row: AuditRow) -> None:
+    """Give ``row`` (not yet inserted, all its columns set) the next link of its chain.
+
+    Must run inside the write transaction that inserts the row. The head row's
+    UPDATE serializes concurrent writers of a namespace (a row lock on PostgreSQL,
+    the write lock on SQLite); a race on the very first link is an IntegrityError
+    the store retries.
+    """
+    namespace = row.namespace
+    moved = session.exec(
+        sa.update(AuditHead)
+        .where(col(AuditHead.namespace) == namespace)
+        .values(seq=AuditHead.seq + 1)
+    )
+    if moved.rowcount == 1:
+        head = session.exec(
+            select(AuditHead.seq, AuditHead.hash).where(AuditHead.namespace == namespace)
+        ).one()
+        seq, prev = head[0], head[1]
+    else:
+        seq, prev = 1, GENESIS
+        session.add(AuditHead(namespace=namespace, seq=1, hash=GENESIS))
+        session.flush()
+    row.chain_seq = seq
+    row.chain_prev = prev
+    row.chain_hash = row_hash(prev, row.__tablename__, row.model_dump())
+    session.exec(
+        sa.update(AuditHead)
+        .where(col(AuditHead.namespace) == namespace)
+        .values(hash=row.chain_hash)
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ChainProblem:
+    """One break in the chain: ``kind`` is ``edited``, ``inserted`` or ``deleted``."""
+
+    kind: str
+    seq: int | None
+    table: str | None
+    row_id: str | None
+    detail: str
+
+
+@dataclass(slots=True)
+class ChainReport:
+    """The result of walking a namespace's audit chain."""
+
+    namespace: str
+    rows: int = 0
+    head: str = GENESIS
+    problems: list[ChainProblem] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def verify(session: Session, namespace: str) -> ChainReport:
+    """Walk every audited row of ``namespace`` in chain order and report each break."""
+    report = ChainReport(namespace)
+    for table, model in TABLES.items():
+        outside = select(model).where(model.namespace == namespace, col(model.chain_seq).is_(None))
+        for row in cast("list[AuditRow]", session.exec(outside).all()):
+            report.problems.append(
+                ChainProblem("inserted", None, table, row.id, "row is outside the chain")
+            )
+    expected, prev = 1, GENESIS
+    for seq, table, row in _in_chain_order(session, namespace):
+        report.rows += 1
+        data = row.model_dump()
+        if row.chain_hash != row_hash(row.chain_prev or "", table, data):
+            report.problems.append(
+                ChainProblem("edited", seq, table, row.id, "content does not match its hash")
+            )
+        if seq < expected:
+            report.problems.append(
+                ChainProblem("inserted", seq, table, row.id, f"sequence number {seq} is repeated")
+            )
+            continue
+        if seq > expected:
+            missing = f"{expected}" if seq == expected + 1 else f"{expected}-{seq - 1}"
+            report.problems.append(
+                ChainProblem("deleted", seq, table, row.id, f"rows {missing} are missing")
+            )
+        elif row.chain_prev != prev:
+            report.problems.append(
+                ChainProblem(
+                    "edited", seq, table, row.id, "does not link to the row before it (replaced?)"
+                )
+            )
+        expected, prev = seq + 1, row.chain_hash or ""
+    head = session.get(AuditHead, namespace)
+    last = expected - 1
+    head_seq, head_hash = (head.seq, head.hash) if head is not None else (0, GENESIS)
+    if head_seq > last:
+        report.problems.append(
+            ChainProblem("deleted", head_seq, None, None, f"rows {last + 1}-{head_seq} are missing")
+        )
+    elif head_seq < last:
+        report.problems.append(
+            ChainProblem("inserted", last, None, None, f"rows after {head_seq} were appended")
+        )
+    elif head_hash != prev:
+        report.problems.append(
+            ChainProblem("edited", last, None, None, "the last row is not the recorded head")
+        )
+    report.head = head_hash
+    return report
+
+
+def _in_chain_order(session: Session, namespace: str) -> Iterator[tuple[int, str, AuditRow]]:
+    """Rows of every audited table, merged by sequence number, read in pages."""
+    streams = [_paged(session, namespace, table, model) for table, model in TABLES.items()]
+    yield from heapq.merge(*streams, key=lambda item: item[0])
+
+
+def _paged(
+    session: Session, namespace: str, table: str, model: type[AuditRow]
+) -> Iterator[tuple[int, str, AuditRow]]:
+    after: int | None = None
+    while True:
+        query = select(model).where(model.namespace == namespace, col(model.chain_seq).isnot(None))
+        if after is not None:
+            query = query.where(col(model.chain_seq) > after)
+        page = cast(
+            "list[AuditRow]", session.exec(query.order_by(col(model.chain_seq)).limit(_PAGE)).all()
+        )
+        for row in page:
+            yield int(row.chain_seq or 0), table, row
+        if len(page) < _PAGE:
+            return
+        after = int(page[-1].chain_seq or 0)

@@ -1,0 +1,234 @@
+"""The rejection audit log: recording rejected facts, querying, counting and exporting them."""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, Literal, TextIO
+
+import sqlalchemy as sa
+from sqlmodel import Session, col, select
+
+from memstore import audit
+from memstore.admission import Admission
+from memstore.evidence import PreparedEvidence
+from memstore.models import (
+    Entity,
+    EntityAlias,
+    Evidence,
+    GateFields,
+    Rejection,
+    RejectionEvidence,
+    RejectionMember,
+)
+from memstore.names import normalize_key
+from memstore.schemas import EvidencePublic, FactCreate, RejectionFilter, RejectionPublic
+
+OrderBy = Literal["created_at", "budget_gap", "p1", "p0", "observed_bits", "required_bits"]
+ORDER_BY: tuple[str, ...] = OrderBy.__args__  # type: ignore[attr-defined]
+GroupBy = Literal["verdict", "day"]
+ExportFormat = Literal["jsonl", "csv"]
+EXPORT_FORMATS: tuple[str, ...] = ExportFormat.__args__  # type: ignore[attr-defined]
+MAX_PAGE = 1000
+_EXPORT_PAGE = 500
+
+#: CSV columns, in order; list and dict values are written as JSON.
+CSV_COLUMNS = (
+    "id",
+    "namespace",
+    "created_at",
+    "verdict",
+    "statement",
+    "relation",
+    "members",
+    "stated_confidence",
+    *(name for name in GateFields.model_fields if name != "verdict"),
+    "reason",
+    "evidence_ids",
+    "citations",
+    "evidence",
+    "chain_seq",
+    "chain_hash",
+)
+
+
+def record(
+    session: Session, new: FactCreate, prepared: PreparedEvidence, admission: Admission
+) -> Rejection:
+    """Insert the audit row of a rejected fact (with its member and evidence index rows)."""
+    row = Rejection(
+        namespace=prepared.namespace,
+        statement=new.statement,
+        relation=new.relation,
+        members=[m.model_dump() for m in new.members],
+        stated_confidence=new.confidence,
+        evidence_ids=[item.id for item in prepared.items],
+        citations=[
+            {"evidence_id": c.evidence_id, "start": c.start, "end": c.end}
+            for c in prepared.citations
+        ],
+        reason=admission.reason,
+        **{name: getattr(admission, name) for name in GateFields.model_fields},
+    )
+    audit.append(session, row)
+    session.add(row)
+    session.flush()
+    for member in new.members:
+        session.add(
+            RejectionMember(
+                namespace=row.namespace,
+                rejection_id=row.id,
+                key=normalize_key(member.name),
+                role=member.role,
+            )
+        )
+    for item in prepared.items:
+        session.add(
+            RejectionEvidence(namespace=row.namespace, rejection_id=row.id, evidence_id=item.id)
+        )
+    return row
+
+
+def query(
+    session: Session,
+    namespace: str,
+    where: RejectionFilter,
+    *,
+    order_by: str = "created_at",
+    descending: bool = True,
+    limit: int = 100,
+    offset: int = 0,
+) -> list[RejectionPublic]:
+    """One page of matching rejections. NULL numbers sort last either way."""
+    column = col(getattr(Rejection, order_by))
+    direction = column.desc() if descending else column.asc()
+    tiebreak = col(Rejection.chain_seq).desc() if descending else col(Rejection.chain_seq).asc()
+    rows = session.exec(
+        select(Rejection)
+        .where(*conditions(session, namespace, where))
+        .order_by(column.is_(None), direction, tiebreak, col(Rejection.id))
+        .offset(offset)
+        .limit(limit)
+    ).all()
+    return hydrate(session, rows)
+
+
+def count(session: Session, namespace: str, where: RejectionFilter, by: str) -> dict[str, int]:
+    """Matching rejections per verdict or per UTC day (``YYYY-MM-DD``), largest key order."""
+    key: Any = col(Rejection.verdict) if by == "verdict" else sa.func.date(Rejection.created_at)
+    rows = session.exec(
+        select(key, sa.func.count())
+        .where(*conditions(session, namespace, where))
+        .group_by(key)
+        .order_by(key)
+    ).all()
+    return {str(k): int(n) for k, n in rows}
+
+
+def iterate(session: Session, namespace: str, where: RejectionFilter) -> Iterator[RejectionPublic]:
+    """Every matching rejection, oldest first, read page by page."""
+    offset = 0
+    while True:
+        page = query(session, namespace, where, descending=False, limit=_EXPORT_PAGE, offset=offset)
+        yield from page
+        if len(page) < _EXPORT_PAGE:
+            return
+        offset += len(page)
+
+
+def conditions(session: Session, namespace: str, where: RejectionFilter) -> list[Any]:
+    """SQL conditions for a filter; always confined to ``namespace``."""
+    found: list[Any] = [col(Rejection.namespace) == namespace]
+    if where.since is not None:
+        found.append(col(Rejection.created_at) >= where.since)
+    if where.until is not None:
+        found.append(col(Rejection.created_at) < where.until)
+    if where.verdict is not None:
+        found.append(col(Rejection.verdict).in_(where.verdict))
+    if where.min_gap is not None:
+        found.append(col(Rejection.budget_gap) >= where.min_gap)
+    if where.max_gap is not None:
+        found.append(col(Rejection.budget_gap) <= where.max_gap)
+    if where.text is not None:
+        found.append(
+            sa.func.lower(col(Rejection.statement)).contains(where.text.lower(), autoescape=True)
+        )
+    if where.relation is not None:
+        found.append(col(Rejection.relation) == where.relation)
+    if where.source is not None:
+        found.append(
+            col(Rejection.id).in_(
+                select(RejectionEvidence.rejection_id)
+                .join(Evidence, col(Evidence.id) == RejectionEvidence.evidence_id)
+                .where(RejectionEvidence.namespace == namespace, Evidence.source == where.source)
+            )
+        )
+    if where.entity is not None:
+        keys = _entity_keys(session, namespace, where.entity)
+        found.append(
+            col(Rejection.id).in_(
+                select(RejectionMember.rejection_id).where(
+                    RejectionMember.namespace == namespace, col(RejectionMember.key).in_(keys)
+                )
+            )
+        )
+    return found
+
+
+def _entity_keys(session: Session, namespace: str, name: str) -> list[str]:
+    """The name's key plus every alias key of the stored entity it names, if any."""
+    key = normalize_key(name)
+    aliases = session.exec(
+        select(EntityAlias.key)
+        .join(Entity, col(Entity.id) == EntityAlias.entity_id)
+        .where(
+            EntityAlias.namespace == namespace,
+            col(EntityAlias.entity_id).in_(
+                select(EntityAlias.entity_id).where(
+                    EntityAlias.namespace == namespace, EntityAlias.key == key
+                )
+            ),
+        )
+    ).all()
+    return sorted({key, *aliases})
+
+
+def hydrate(session: Session, rows: Sequence[Rejection]) -> list[RejectionPublic]:
+    """Public rejections with the evidence texts they were checked against."""
+    ids = sorted({e for r in rows for e in r.evidence_ids})
+    texts: dict[str, EvidencePublic] = {}
+    for start in range(0, len(ids), 500):
+        for ev in session.exec(
+            select(Evidence).where(col(Evidence.id).in_(ids[start : start + 500]))
+        ).all():
+            texts[ev.id] = EvidencePublic.model_validate(ev, from_attributes=True)
+    return [
+        RejectionPublic(**r.model_dump(), evidence=[texts[e] for e in r.evidence_ids if e in texts])
+        for r in rows
+    ]
+
+
+def write(rows: Iterable[RejectionPublic], out: TextIO, fmt: str) -> int:
+    """Write rejections as JSON lines or CSV; return how many were written."""
+    written = 0
+    if fmt == "jsonl":
+        for row in rows:
+            out.write(row.model_dump_json() + "\n")
+            written += 1
+        return written
+    writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS, extrasaction="ignore")
+    writer.writeheader()
+    for row in rows:
+        data = row.model_dump(mode="json")
+        data["evidence"] = [
+            {"id": e["id"], "source": e["source"], "text": e["text"]} for e in data["evidence"]
+        ]
+        writer.writerow(
+            {
+                k: json.dumps(v, ensure_ascii=False) if isinstance(v, list | dict) else v
+                for k, v in data.items()
+            }
+        )
+        written += 1
+    return written
