@@ -1,55 +1,349 @@
-"""The grounding gate as the store's write hook, with the real embedded verifier."""
+"""Every write passes the grounding gate: the decision table end to end through the store."""
 
 from __future__ import annotations
 
 import threading
+import time
+from collections.abc import Callable, Iterator
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from conftest import allergy
+from conftest import ALLERGY, allergy, row_counts, works_at
 
 import memstore
-from gate import Gate, ScriptedBackend
-from gate.backends.embedded import EmbeddedBackend
-from memstore import ErrFactNotGrounded, FactStatus, NotFound
-from memstore.gating import GateHook
+from gate import Gate, GatePolicy, ScriptedBackend
+from gate.evidence import REMOVED
+from memstore import (
+    ErrFactNotGrounded,
+    FactPublic,
+    FactStatus,
+    InvalidInput,
+    NotFound,
+    RejectionPublic,
+    Store,
+)
+
+WEEK = timedelta(days=7)
 
 
-@pytest.fixture(scope="module")
-def hook() -> GateHook:
-    return GateHook(Gate(EmbeddedBackend()))
+def scripted(p0: float, p1: float, **gate_options: object) -> Gate:
+    return Gate(ScriptedBackend.fixed(p0, p1), **gate_options)  # type: ignore[arg-type]
 
 
-def test_a_grounded_fact_is_stored_verified(data_dir: Path, hook: GateHook) -> None:
-    with memstore.open(data_dir, hook=hook) as store:
-        fact = store.add_fact(**allergy("peanuts"))
-        assert fact.status == FactStatus.VERIFIED and fact.verdict == "grounded"
-        assert fact.p1 is not None and fact.p0 is not None and fact.p0 < 0.5 < fact.p1
-        assert 0 < fact.confidence <= 0.95
-        assert fact.backend is not None and fact.backend.startswith("embedded:")
+@pytest.fixture
+def open_store(data_dir: Path) -> Iterator[Callable[..., Store]]:
+    opened: list[Store] = []
+
+    def open_(**options: object) -> Store:
+        opened.append(memstore.open(data_dir, namespace="user:alice", **options))  # type: ignore[arg-type]
+        return opened[-1]
+
+    yield open_
+    for s in opened:
+        s.close()
 
 
-def test_an_ungrounded_fact_is_rejected_and_audited(data_dir: Path, hook: GateHook) -> None:
-    with memstore.open(data_dir, hook=hook) as store:
-        with pytest.raises(ErrFactNotGrounded) as err:
-            store.add_fact(**allergy("shellfish"))
-        assert err.value.verdict == "unsupported"
-        assert "(unsupported)" in str(err.value) and err.value.rejection_id
-        with pytest.raises(NotFound):  # not even its entities were written
-            store.facts_about("user")
-        assert store.graph.to_dict()["facts"] == []
+def assert_invisible(store: Store, rejection_id: str) -> None:
+    """A rejected fact is in no read: not by id, entity, neighbourhood or the graph."""
+    with pytest.raises(NotFound):
+        store.get_fact(rejection_id)
+    with pytest.raises(NotFound):  # the rejected fact's new entity was never created
+        store.entity("shellfish")
+    try:
+        hood = store.neighborhood("user", hops=3)
+    except NotFound:  # nothing about the user was stored at all
+        hood = None
+    if hood is not None:
+        assert all("shellfish" not in f.statement for f in hood.facts)
+        everything = store.facts_about("user", statuses=[s.value for s in FactStatus])
+        assert all("shellfish" not in f.statement for f in everything)
+    assert rejection_id not in store.graph.facts()
+    assert all("shellfish" not in store.get_fact(f).statement for f in store.graph.facts())
 
 
-def test_a_verifier_that_never_answers_stores_unverified(data_dir: Path) -> None:
+# -- the decision table, row by row, with scripted probabilities ------------------------
+
+ACCEPTED_ROWS = [
+    # (p0, p1, policy, verdict, status, confidence)
+    (0.01, 0.99, None, "grounded", FactStatus.VERIFIED, None),
+    (0.97, 0.98, None, "prior_sufficient", FactStatus.VERIFIED, 0.95),
+    (0.97, 0.98, GatePolicy(prior_sufficient="flag"), "prior_sufficient", "unverified", 0.95),
+    (0.30, 0.40, GatePolicy(reject_unsupported=False), "unsupported", "unverified", 0.40),
+]
+
+
+@pytest.mark.parametrize(("p0", "p1", "policy", "verdict", "status", "confidence"), ACCEPTED_ROWS)
+def test_accepted_rows_store_the_fact_with_the_gate_numbers(
+    open_store: Callable[..., Store],
+    p0: float,
+    p1: float,
+    policy: GatePolicy | None,
+    verdict: str,
+    status: str,
+    confidence: float | None,
+) -> None:
+    store = open_store(gate=scripted(p0, p1), policy=policy)
+    fact = store.add_fact(**allergy("peanuts"))
+    assert (fact.verdict, fact.status, fact.p0, fact.p1) == (verdict, status, p0, p1)
+    assert fact.required_bits is not None and fact.observed_bits is not None
+    if confidence is None:  # grounded: min(stated, observed / required)
+        confidence = min(0.95, fact.observed_bits / fact.required_bits)
+    assert fact.confidence == pytest.approx(confidence)
+    assert fact.next_check_at == fact.recorded_at + WEEK
+    [check] = store.verifications(fact.id)
+    assert (check.kind, check.verdict, check.p1, check.status_after) == (
+        "write",
+        verdict,
+        p1,
+        status,
+    )
+
+
+REJECTED_ROWS = [
+    # (p0, p1, policy, verdict)
+    (0.50, 0.05, None, "contradicted"),
+    (0.97, 0.98, GatePolicy(prior_sufficient="reject"), "prior_sufficient"),
+    (0.30, 0.40, None, "unsupported"),
+    (0.60, 0.55, None, "unsupported"),
+    (0.05, 0.60, None, "insufficient_evidence"),
+]
+
+
+@pytest.mark.parametrize(("p0", "p1", "policy", "verdict"), REJECTED_ROWS)
+def test_rejected_rows_raise_and_leave_only_an_audit_row(
+    open_store: Callable[..., Store],
+    p0: float,
+    p1: float,
+    policy: GatePolicy | None,
+    verdict: str,
+) -> None:
+    store = open_store(gate=scripted(p0, p1), policy=policy)
+    before = row_counts(store.url)
+    with pytest.raises(ErrFactNotGrounded) as err:
+        store.add_fact(**allergy("shellfish"))
+    rejection = err.value.rejection
+    assert err.value.verdict == rejection.verdict == verdict
+    assert (rejection.p0, rejection.p1) == (p0, p1)
+    assert rejection.budget_gap == pytest.approx(rejection.required_bits - rejection.observed_bits)
+    assert rejection.statement == "The user is allergic to shellfish."
+    assert [e.text for e in rejection.evidence] == [ALLERGY]
+    assert rejection.members[1] == {"name": "shellfish", "kind": "food", "role": "allergen"}
+    assert rejection.namespace == "user:alice" and rejection.created_at is not None
+    assert store.rejections() == [rejection] == [store.get_rejection(err.value.rejection_id)]
+    after = row_counts(store.url)
+    for table in ("facts", "entities", "fact_members", "citations", "verifications"):
+        assert after[table] == before[table], table
+    assert_invisible(store, rejection.id)
+
+
+def test_no_evidence_is_rejected_before_any_model_call(open_store: Callable[..., Store]) -> None:
+    backend = ScriptedBackend.fixed(0.01, 0.99)
+    store = open_store(gate=Gate(backend))
+    with pytest.raises(ErrFactNotGrounded) as err:
+        store.add_fact(**works_at(evidence=[]))
+    assert err.value.verdict == "no_evidence" and err.value.rejection.p1 is None
+    assert backend.batches == []
+
+
+def test_a_verifier_error_stores_unverified_and_retries_soon(
+    open_store: Callable[..., Store],
+) -> None:
+    def broken(claim: str, context: str) -> float:
+        raise RuntimeError("model server is down")
+
+    store = open_store(gate=Gate(ScriptedBackend(broken)), retry_after=timedelta(minutes=2))
+    fact = store.add_fact(**allergy("peanuts"))
+    assert (fact.status, fact.verdict) == (FactStatus.UNVERIFIED, "verifier_error")
+    assert fact.confidence == pytest.approx(0.95 * 0.5) and fact.p1 is None
+    assert fact.next_check_at == fact.recorded_at + timedelta(minutes=2)
+    assert "model server is down" in (store.verifications(fact.id)[0].reason or "")
+
+
+def test_a_verifier_that_never_answers_cannot_hold_up_a_write(
+    open_store: Callable[..., Store],
+) -> None:
     never = threading.Event()
 
     def hang(claim: str, context: str) -> float:
-        never.wait(30)
+        never.wait()  # released only at the end of the test
         return 0.5
 
-    backend = ScriptedBackend(hang)
-    with memstore.open(data_dir, hook=GateHook(Gate(backend, deadline=0.2))) as store:
-        fact = store.add_fact(**allergy("peanuts"))
+    deadline = 0.3
+    store = open_store(gate=Gate(ScriptedBackend(hang), deadline=deadline))
+    store.add_fact(**works_at(), ungated=True)  # open the database before timing
+    started = time.perf_counter()
+    fact = store.add_fact(**allergy("peanuts"))
+    elapsed = time.perf_counter() - started
     never.set()
-    assert fact.status == FactStatus.UNVERIFIED and fact.verdict == "timeout"
+    assert (fact.status, fact.verdict) == (FactStatus.UNVERIFIED, "timeout")
     assert fact.confidence == pytest.approx(0.95 * 0.5)
+    assert fact.next_check_at == fact.recorded_at + memstore.store.DEFAULT_RETRY_AFTER
+    # Deadline plus storage time; the backend alone would have waited forever.
+    assert elapsed < deadline + 5.0
+
+
+# -- the real embedded verifier on real sentences ---------------------------------------
+
+
+def test_done_when_shellfish_is_rejected_and_peanuts_grounded(data_dir: Path) -> None:
+    with memstore.open(data_dir, namespace="user:alice") as store:  # the default gate
+        with pytest.raises(ErrFactNotGrounded) as err:
+            store.add_fact(**allergy("shellfish", evidence=["User: I'm allergic to peanuts."]))
+        [listed] = store.rejections()
+        assert listed.id == err.value.rejection_id and listed.verdict == "unsupported"
+        assert listed.p1 is not None and listed.p0 is not None and listed.budget_gap is not None
+        assert listed.backend is not None and listed.backend.startswith("embedded:")
+
+        fact = store.add_fact(**allergy("peanuts", evidence=["User: I'm allergic to peanuts."]))
+        assert (fact.status, fact.verdict) == (FactStatus.VERIFIED, "grounded")
+        assert fact.observed_bits is not None and fact.required_bits is not None
+        assert fact.confidence == pytest.approx(min(0.95, fact.observed_bits / fact.required_bits))
+        assert_invisible(store, listed.id)
+
+
+def test_the_embedded_gate_grounds_and_rejects_a_batch_in_one_call(data_dir: Path) -> None:
+    with memstore.open(data_dir, namespace="user:alice") as store:
+        results = store.add_facts([allergy("peanuts"), allergy("shellfish"), allergy("milk")])
+    assert [type(r) for r in results] == [FactPublic, RejectionPublic, RejectionPublic]
+    assert [r.statement for r in results] == [
+        "The user is allergic to peanuts.",
+        "The user is allergic to shellfish.",
+        "The user is allergic to milk.",
+    ]
+
+
+# -- batches --------------------------------------------------------------------------
+
+
+def test_a_batch_is_one_model_call_and_each_item_stands_alone(
+    open_store: Callable[..., Store],
+) -> None:
+    backend = ScriptedBackend(
+        lambda claim, context: 0.02 if REMOVED in context else (0.99 if "peanut" in claim else 0.1)
+    )
+    store = open_store(gate=Gate(backend))
+    results = store.add_facts(
+        [allergy("peanuts"), allergy("shellfish"), works_at(statement="Alice likes peanuts.")]
+    )
+    assert len(backend.batches) == 1
+    stored, rejected, liked = results
+    assert isinstance(stored, FactPublic) and stored.verdict == "grounded"
+    assert isinstance(rejected, RejectionPublic) and rejected.verdict == "unsupported"
+    assert isinstance(liked, FactPublic)
+    assert {f.id for f in store.facts_about("user")} == {stored.id}
+    assert [r.id for r in store.rejections()] == [rejected.id]
+
+
+def test_a_bad_item_fails_the_batch_before_anything_is_checked_or_written(
+    open_store: Callable[..., Store],
+) -> None:
+    backend = ScriptedBackend.fixed(0.01, 0.99)
+    store = open_store(gate=Gate(backend))
+    before = row_counts(store.url)
+    with pytest.raises(InvalidInput) as err:
+        store.add_facts([allergy("peanuts"), allergy("milk", statement="  ")])
+    assert err.value.field == "facts.1.statement"
+    with pytest.raises(InvalidInput) as err:
+        store.add_facts([allergy("peanuts"), allergy("milk", citations=[{"evidence": "nope"}])])
+    assert err.value.field == "facts.1.citations.0.evidence"
+    for bad in ("a fact", {"statement": "x"}, 42):
+        with pytest.raises(InvalidInput) as err:
+            store.add_facts(bad)  # type: ignore[arg-type]
+        assert err.value.field == "facts"
+    assert row_counts(store.url) == before and backend.batches == []
+
+
+def test_aliases_naming_one_entity_twice_fail_before_the_gate(
+    open_store: Callable[..., Store],
+) -> None:
+    backend = ScriptedBackend.fixed(0.01, 0.99)
+    store = open_store(gate=Gate(backend))
+    store.add_fact(**works_at(person="Robert"), ungated=True)
+    store.add_alias("Robert", "Bob")
+    fact = works_at(members=[("Robert", "person", "employee"), ("Bob", "person", "employee")])
+    with pytest.raises(InvalidInput) as err:
+        store.add_facts([allergy("peanuts"), fact])
+    assert err.value.field == "facts.1.members.1" and backend.batches == []
+
+
+# -- settings per store and per call, and explicit ungated writes -----------------------
+
+
+def test_per_call_settings_override_the_store(open_store: Callable[..., Store]) -> None:
+    store = open_store(gate=scripted(0.97, 0.98))
+    assert store.add_fact(**allergy("peanuts")).verdict == "prior_sufficient"
+    with pytest.raises(ErrFactNotGrounded):
+        store.add_fact(**allergy("milk"), policy=GatePolicy(prior_sufficient="reject"))
+    fact = store.add_fact(**allergy("eggs"), gate=scripted(0.01, 0.99))
+    assert fact.verdict == "grounded" and fact.backend == "scripted:0.01/0.99"
+    assert store.add_fact(**allergy("soy")).verdict == "prior_sufficient"  # store settings kept
+
+
+def test_an_ungated_write_is_explicit_and_recorded(open_store: Callable[..., Store]) -> None:
+    backend = ScriptedBackend.fixed(0.5, 0.05)  # would reject everything
+    store = open_store(gate=Gate(backend))
+    fact = store.add_fact(**allergy("shellfish"), ungated=True)
+    assert (fact.verdict, fact.status, fact.p1, fact.next_check_at) == (
+        "ungated",
+        FactStatus.UNVERIFIED,
+        None,
+        None,
+    )
+    assert store.verifications(fact.id)[0].verdict == "ungated"
+    assert backend.batches == []
+    [batch] = store.add_facts([allergy("milk")], ungated=True)
+    assert isinstance(batch, FactPublic) and batch.verdict == "ungated"
+    with memstore.open(store.url, namespace="user:alice", hook=memstore.Ungated()) as off:
+        assert off.add_fact(**allergy("eggs")).verdict == "ungated"
+
+
+@pytest.mark.parametrize(
+    ("options", "field"),
+    [
+        ({"gate": "no-such-backend"}, "gate"),
+        ({"gate": 3}, "gate"),
+        ({"policy": {"min_p1": 0.4}}, "policy"),
+        ({"hook": memstore.Ungated(), "policy": GatePolicy()}, "hook"),
+        ({"hook": object()}, "hook"),
+        ({"recheck_after": timedelta(0)}, "recheck_after"),
+        ({"retry_after": 60}, "retry_after"),
+    ],
+)
+def test_bad_store_gate_settings_name_the_field(
+    data_dir: Path, options: dict[str, object], field: str
+) -> None:
+    with pytest.raises(InvalidInput) as err:
+        memstore.open(data_dir, **options)  # type: ignore[arg-type]
+    assert err.value.field == field
+
+
+def test_bad_call_gate_settings_name_the_field(data_dir: Path) -> None:
+    with memstore.open(data_dir, gate=scripted(0.01, 0.99)) as store:
+        for options, field in [
+            ({"ungated": True, "policy": GatePolicy()}, "ungated"),
+            ({"ungated": "yes"}, "ungated"),
+            ({"gate": "no-such-backend"}, "gate"),
+        ]:
+            with pytest.raises(InvalidInput) as err:
+                store.add_fact(**allergy("peanuts"), **options)
+            assert err.value.field == field
+        assert row_counts(store.url)["facts"] == 0
+    with memstore.open(data_dir, hook=memstore.Ungated()) as store:
+        with pytest.raises(InvalidInput) as err:
+            store.add_fact(**allergy("peanuts"), policy=GatePolicy())
+        assert err.value.field == "policy"
+        fact = store.add_fact(**allergy("peanuts"), gate=scripted(0.01, 0.99))
+        assert fact.verdict == "grounded"
+
+
+def test_a_rejected_supersession_leaves_the_old_fact_alone(
+    open_store: Callable[..., Store],
+) -> None:
+    store = open_store(gate=scripted(0.01, 0.99))
+    old = store.add_fact(**allergy("peanuts"))
+    with pytest.raises(ErrFactNotGrounded):
+        store.supersede(old.id, **allergy("shellfish"), gate=scripted(0.5, 0.05))
+    assert store.get_fact(old.id).status == FactStatus.VERIFIED
+    new = store.supersede(old.id, **allergy("tree nuts"))
+    assert store.get_fact(old.id).status == FactStatus.SUPERSEDED and new.verdict == "grounded"
