@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import heapq
+import itertools
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -129,28 +130,33 @@ def verify(session: Session, namespace: str) -> ChainReport:
                 ChainProblem("inserted", None, table, row.id, "row is outside the chain")
             )
     expected, prev = 1, GENESIS
-    for seq, table, row in _in_chain_order(session, namespace):
-        report.rows += 1
-        data = row.model_dump()
-        if row.chain_hash != row_hash(row.chain_prev or "", table, data):
+    for seq, group in itertools.groupby(_in_chain_order(session, namespace), key=lambda r: r[0]):
+        # Of rows sharing a sequence number, the one that hashes and links right is the
+        # original; the others were inserted.
+        links = sorted(
+            ((table, row, _hashes(table, row), row.chain_prev == prev) for _, table, row in group),
+            key=lambda link: (not link[2], not link[3]),
+        )
+        (table, row, hashes, linked), extra = links[0], links[1:]
+        report.rows += 1 + len(extra)
+        for other_table, other, _, _ in extra:
             report.problems.append(
-                ChainProblem("edited", seq, table, row.id, "content does not match its hash")
+                ChainProblem("inserted", seq, other_table, other.id, f"repeats position {seq}")
             )
-        if seq < expected:
-            report.problems.append(
-                ChainProblem("inserted", seq, table, row.id, f"sequence number {seq} is repeated")
-            )
-            continue
         if seq > expected:
             missing = f"{expected}" if seq == expected + 1 else f"{expected}-{seq - 1}"
             report.problems.append(
-                ChainProblem("deleted", seq, table, row.id, f"rows {missing} are missing")
+                ChainProblem("deleted", seq, table, row.id, f"rows {missing} are missing before it")
             )
-        elif row.chain_prev != prev:
+        elif not linked:
             report.problems.append(
                 ChainProblem(
                     "edited", seq, table, row.id, "does not link to the row before it (replaced?)"
                 )
+            )
+        if not hashes:
+            report.problems.append(
+                ChainProblem("edited", seq, table, row.id, "content does not match its hash")
             )
         expected, prev = seq + 1, row.chain_hash or ""
     head = session.get(AuditHead, namespace)
@@ -170,6 +176,11 @@ def verify(session: Session, namespace: str) -> ChainReport:
         )
     report.head = head_hash
     return report
+
+
+def _hashes(table: str, row: AuditRow) -> bool:
+    """Whether the row's content still produces its stored hash."""
+    return row.chain_hash == row_hash(row.chain_prev or "", table, row.model_dump())
 
 
 def _in_chain_order(session: Session, namespace: str) -> Iterator[tuple[int, str, AuditRow]]:

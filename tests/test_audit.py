@@ -1,0 +1,322 @@
+"""The rejection audit log: filters, sorting, pages, counts, exports, and the hash chain."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+from conftest import allergy, works_at
+from sqlmodel import Session
+
+import memstore
+from gate import Gate, ScriptedBackend
+from gate.evidence import REMOVED
+from memstore import ErrFactNotGrounded, InvalidInput, RejectionPublic, Store
+from memstore.audit import row_hash
+from memstore.models import Rejection
+
+#: claim -> (p0, p1): the verdict each test claim gets.
+SCRIPT = {
+    "The user is allergic to shellfish.": (0.30, 0.40),  # unsupported
+    "The user is allergic to milk.": (0.50, 0.05),  # contradicted
+    "Bob works at Initech.": (0.05, 0.60),  # insufficient_evidence
+    "Alice buys 100% cotton_shirts.": (0.30, 0.45),  # unsupported
+    "The user is allergic to peanuts.": (0.01, 0.99),  # grounded
+}
+
+
+def scripted_gate() -> Gate:
+    def answer(claim: str, context: str) -> float:
+        p0, p1 = SCRIPT[claim]
+        return p0 if REMOVED in context else p1
+
+    return Gate(ScriptedBackend(answer))
+
+
+def reject(store: Store, **fact: object) -> RejectionPublic:
+    with pytest.raises(ErrFactNotGrounded) as err:
+        store.add_fact(**fact)
+    return err.value.rejection
+
+
+@pytest.fixture
+def audited(data_dir: Path) -> Iterator[tuple[Store, dict[str, RejectionPublic], datetime]]:
+    """A store with one stored fact and five rejections; ``middle`` splits them in time."""
+    with memstore.open(data_dir, namespace="user:alice", gate=scripted_gate()) as store:
+        store.add_fact(**works_at(person="Robert", company="Initech"), ungated=True)
+        store.add_alias("Robert", "Bob")
+        store.add_fact(**allergy("peanuts"))
+        made = {
+            "shellfish": reject(store, **allergy("shellfish")),
+            "milk": reject(store, **allergy("milk")),
+        }
+        middle = datetime.now(UTC)
+        made["bob"] = reject(
+            store,
+            **works_at(
+                person="Bob",
+                company="Initech",
+                evidence=[{"text": "Bob applied to Initech.", "source": "https://hr.example/bob"}],
+            ),
+        )
+        made["cotton"] = reject(
+            store, **works_at(statement="Alice buys 100% cotton_shirts.", relation="buys")
+        )
+        made["none"] = reject(store, **allergy("shellfish", evidence=[]))
+        yield store, made, middle
+
+
+def ids(rows: list[RejectionPublic]) -> list[str]:
+    return [r.id for r in rows]
+
+
+def test_filters_select_exactly_the_matching_rejections(
+    audited: tuple[Store, dict[str, RejectionPublic], datetime],
+) -> None:
+    store, made, middle = audited
+    r = {name: row.id for name, row in made.items()}
+
+    def found(**where: object) -> set[str]:
+        return set(ids(store.rejections(**where)))
+
+    assert found() == set(r.values())
+    assert found(until=middle) == {r["shellfish"], r["milk"]}
+    assert found(since=middle) == {r["bob"], r["cotton"], r["none"]}
+    assert found(verdict="unsupported") == {r["shellfish"], r["cotton"]}
+    assert found(verdict=["contradicted", "no_evidence"]) == {r["milk"], r["none"]}
+    gaps = {name: row.budget_gap for name, row in made.items()}
+    assert gaps["none"] is None
+    low = sorted(g for g in gaps.values() if g is not None)[1]
+    assert found(max_gap=low) == {r[n] for n, g in gaps.items() if g is not None and g <= low}
+    assert found(min_gap=low) == {r[n] for n, g in gaps.items() if g is not None and g >= low}
+    assert found(text="SHELLFISH") == {r["shellfish"], r["none"]}
+    assert found(text="100%") == {r["cotton"]} == found(text="n_s")
+    assert found(text="%") == {r["cotton"]}
+    assert found(source="https://hr.example/bob") == {r["bob"]}
+    assert found(source="inline") == set(r.values()) - {r["bob"], r["none"]}
+    assert found(entity="Robert") == {r["bob"]}  # "Bob" is an alias of Robert
+    assert found(entity="  shellFISH ") == {r["shellfish"], r["none"]}
+    assert found(relation="buys") == {r["cotton"]}
+    assert found(verdict="unsupported", entity="user") == {r["shellfish"]}
+    assert found(entity="nobody") == set()
+
+
+def test_sorting_and_pages(audited: tuple[Store, dict[str, RejectionPublic], datetime]) -> None:
+    store, _, _ = audited
+    newest_first = store.rejections()
+    assert [r.created_at for r in newest_first] == sorted(
+        (r.created_at for r in newest_first), reverse=True
+    )
+    assert ids(store.rejections(descending=False)) == ids(newest_first)[::-1]
+    by_gap = store.rejections(order_by="budget_gap", descending=False)
+    gaps = [r.budget_gap for r in by_gap]
+    assert gaps[-1] is None and gaps[:-1] == sorted(g for g in gaps if g is not None)
+    assert store.rejections(order_by="budget_gap")[-1].budget_gap is None  # NULLs last both ways
+    pages = [store.rejections(order_by="p1", limit=2, offset=i) for i in (0, 2, 4)]
+    assert [len(p) for p in pages] == [2, 2, 1]
+    assert [r.id for p in pages for r in p] == ids(store.rejections(order_by="p1"))
+
+
+def test_counts_by_verdict_and_by_day(
+    audited: tuple[Store, dict[str, RejectionPublic], datetime],
+) -> None:
+    store, made, middle = audited
+    assert store.count_rejections() == {
+        "contradicted": 1,
+        "insufficient_evidence": 1,
+        "no_evidence": 1,
+        "unsupported": 2,
+    }
+    assert store.count_rejections(by="verdict", since=middle) == {
+        "insufficient_evidence": 1,
+        "no_evidence": 1,
+        "unsupported": 1,
+    }
+    days = {r.created_at.date().isoformat() for r in made.values()}
+    by_day = store.count_rejections(by="day")
+    assert set(by_day) == days and sum(by_day.values()) == 5
+
+
+def test_exports_round_trip(
+    audited: tuple[Store, dict[str, RejectionPublic], datetime], tmp_path: Path
+) -> None:
+    store, made, _ = audited
+    oldest_first = store.rejections(descending=False)
+    assert store.export_rejections(tmp_path / "all.jsonl") == 5
+    lines = (tmp_path / "all.jsonl").read_text(encoding="utf-8").splitlines()
+    assert [RejectionPublic.model_validate_json(line) for line in lines] == oldest_first
+
+    assert store.export_rejections(tmp_path / "unsupported.csv", verdict="unsupported") == 2
+    with (tmp_path / "unsupported.csv").open(newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    assert [row["id"] for row in rows] == ids(store.rejections(verdict="unsupported"))[::-1]
+    shellfish = next(row for row in rows if row["id"] == made["shellfish"].id)
+    assert float(shellfish["p1"]) == made["shellfish"].p1
+    assert json.loads(shellfish["evidence"])[0]["text"] == made["shellfish"].evidence[0].text
+    assert json.loads(shellfish["members"])[1]["name"] == "shellfish"
+
+    buffer = io.StringIO()
+    assert store.export_rejections(buffer, format="jsonl", entity="Bob") == 1
+    assert json.loads(buffer.getvalue())["id"] == made["bob"].id
+
+
+def test_bad_audit_queries_name_the_field(
+    audited: tuple[Store, dict[str, RejectionPublic], datetime], tmp_path: Path
+) -> None:
+    store, _, middle = audited
+    cases = [
+        (lambda: store.rejections(verdict="nope"), "verdict"),
+        (lambda: store.rejections(colour="red"), "colour"),
+        (lambda: store.rejections(until=middle, since=middle + timedelta(1)), "until"),
+        (lambda: store.rejections(min_gap=3, max_gap=1), "max_gap"),
+        (lambda: store.rejections(min_gap=float("nan")), "min_gap"),
+        (lambda: store.rejections(text=""), "text"),
+        (lambda: store.rejections(limit=0), "limit"),
+        (lambda: store.rejections(offset=-1), "offset"),
+        (lambda: store.rejections(order_by="statement; DROP TABLE facts"), "order_by"),
+        (lambda: store.count_rejections(by="month"), "by"),
+        (lambda: store.export_rejections(tmp_path / "x.txt"), "format"),
+    ]
+    for call, field in cases:
+        with pytest.raises(InvalidInput) as err:
+            call()
+        assert err.value.field == field
+    assert not (tmp_path / "x.txt").exists()
+    with pytest.raises(memstore.NotFound):
+        store.get_rejection("nope")
+
+
+def test_other_namespaces_see_none_of_it(
+    audited: tuple[Store, dict[str, RejectionPublic], datetime],
+) -> None:
+    store, made, _ = audited
+    with memstore.open(store.url, namespace="user:bob", gate=scripted_gate()) as bob:
+        assert bob.rejections() == [] and bob.count_rejections() == {}
+        with pytest.raises(memstore.NotFound):
+            bob.get_rejection(made["milk"].id)
+        reject(bob, **allergy("milk"))
+        assert bob.verify_audit_chain().ok and bob.verify_audit_chain().rows == 1
+    assert len(store.rejections()) == 5
+
+
+# -- the hash chain -------------------------------------------------------------------
+
+
+def sql(store: Store, query: str, /, **params: object) -> list[dict[str, object]]:
+    """Run SQL through a separate engine, as someone editing the database directly would."""
+    engine = sa.create_engine(store.url)
+    try:
+        with engine.begin() as conn:
+            result = conn.execute(sa.text(query), params)
+            return [dict(r) for r in result.mappings()] if result.returns_rows else []
+    finally:
+        engine.dispose()
+
+
+def kinds(store: Store) -> list[str]:
+    report = store.verify_audit_chain()
+    assert report.ok == (not report.problems)
+    return [p.kind for p in report.problems]
+
+
+def test_an_untouched_chain_verifies(
+    audited: tuple[Store, dict[str, RejectionPublic], datetime],
+) -> None:
+    store, _, _ = audited
+    report = store.verify_audit_chain()
+    assert report.ok and report.rows == 7  # 2 verifications (stored facts) + 5 rejections
+    seqs = sorted(
+        r["chain_seq"]
+        for table in ("rejections", "verifications")
+        for r in sql(store, f"SELECT chain_seq FROM {table}")
+    )
+    assert seqs == list(range(1, 8))
+    assert report.head == sql(store, "SELECT hash FROM audit_heads")[0]["hash"]
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        "UPDATE rejections SET p1 = 0.9 WHERE id = :id",
+        "UPDATE rejections SET verdict = 'grounded' WHERE id = :id",
+        "UPDATE rejections SET statement = 'The user is allergic to milk!' WHERE id = :id",
+        "UPDATE rejections SET created_at = '2020-01-01 00:00:00.000000' WHERE id = :id",
+    ],
+)
+def test_an_edited_rejection_is_caught(
+    audited: tuple[Store, dict[str, RejectionPublic], datetime], edit: str
+) -> None:
+    store, made, _ = audited
+    sql(store, edit, id=made["milk"].id)
+    report = store.verify_audit_chain()
+    assert [(p.kind, p.row_id) for p in report.problems] == [("edited", made["milk"].id)]
+
+
+def test_an_edited_verification_is_caught(
+    audited: tuple[Store, dict[str, RejectionPublic], datetime],
+) -> None:
+    store, _, _ = audited
+    sql(store, "UPDATE verifications SET confidence = 0.99 WHERE verdict = 'grounded'")
+    assert kinds(store) == ["edited"]
+
+
+def test_a_row_rewritten_with_a_fresh_hash_breaks_the_next_link(
+    audited: tuple[Store, dict[str, RejectionPublic], datetime],
+) -> None:
+    store, made, _ = audited
+    engine = sa.create_engine(store.url)
+    with Session(engine) as session, session.begin():
+        row = session.get(Rejection, made["milk"].id)
+        assert row is not None
+        row.p1 = 0.9
+        row.chain_hash = row_hash(row.chain_prev or "", "rejections", row.model_dump())
+    engine.dispose()
+    report = store.verify_audit_chain()
+    assert [p.kind for p in report.problems] == ["edited"]
+    assert report.problems[0].row_id == made["bob"].id  # the next row no longer links
+
+
+def delete_rejection(store: Store, rejection_id: str) -> None:
+    for table in ("rejection_members", "rejection_evidence"):
+        sql(store, f"DELETE FROM {table} WHERE rejection_id = :id", id=rejection_id)
+    sql(store, "DELETE FROM rejections WHERE id = :id", id=rejection_id)
+
+
+def test_a_deleted_row_is_caught(
+    audited: tuple[Store, dict[str, RejectionPublic], datetime],
+) -> None:
+    store, made, _ = audited
+    delete_rejection(store, made["milk"].id)
+    assert kinds(store) == ["deleted"]
+
+
+def test_a_deleted_last_row_is_caught_by_the_head(
+    audited: tuple[Store, dict[str, RejectionPublic], datetime],
+) -> None:
+    store, made, _ = audited
+    delete_rejection(store, made["none"].id)
+    report = store.verify_audit_chain()
+    assert [p.kind for p in report.problems] == ["deleted"] and report.problems[0].seq == 7
+
+
+def test_inserted_rows_are_caught(
+    audited: tuple[Store, dict[str, RejectionPublic], datetime],
+) -> None:
+    store, made, _ = audited
+    [row] = sql(store, "SELECT * FROM rejections WHERE id = :id", id=made["milk"].id)
+    insert = f"INSERT INTO rejections ({', '.join(row)}) VALUES ({', '.join(':' + k for k in row)})"
+    sql(store, insert, **{**row, "id": "f" * 32, "chain_seq": None})
+    assert kinds(store) == ["inserted"]
+    [verification] = sql(store, "SELECT chain_seq FROM verifications WHERE verdict = 'grounded'")
+    sql(store, insert, **{**row, "id": "e" * 32, "chain_seq": verification["chain_seq"]})
+    report = store.verify_audit_chain()
+    assert [(p.kind, p.row_id) for p in report.problems] == [
+        ("inserted", "f" * 32),
+        ("inserted", "e" * 32),
+    ]
