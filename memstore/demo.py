@@ -1,7 +1,9 @@
 """A short, readable memstore session: `python -m memstore.demo [DATA_DIR]`.
 
-Writes a few facts about a user, asks for a neighbourhood, corrects a fact by
-supersession and shows the history. Uses a temporary directory unless given one.
+Writes a batch of facts through the grounding gate (the embedded verifier; one
+ungrounded fact is rejected into the audit log), asks for a neighbourhood,
+corrects a fact by supersession and shows the history. Uses a temporary
+directory unless given one.
 """
 
 from __future__ import annotations
@@ -16,15 +18,15 @@ from rich.console import Console
 from rich.table import Table
 
 import memstore
-from memstore import FactPublic, Store
+from memstore import FactPublic, RejectionPublic, Store
 
 FACTS: list[dict[str, Any]] = [
     {
         "statement": "Alice works at Acme as a data engineer.",
         "members": [("Alice", "person", "employee"), ("Acme", "org", "employer")],
         "relation": "works_at",
-        "evidence": ["Alice: I've been a data engineer at Acme since March."],
-        "citations": [{"evidence": 0, "quote": "data engineer at Acme"}],
+        "evidence": ["Alice: I work at Acme as a data engineer, since March."],
+        "citations": [{"evidence": 0, "quote": "I work at Acme as a data engineer"}],
     },
     {
         "statement": "Alice is allergic to peanuts.",
@@ -33,7 +35,7 @@ FACTS: list[dict[str, Any]] = [
         "evidence": ["Alice: just so you know, I'm allergic to peanuts."],
     },
     {
-        "statement": "Bob, Alice and Carol planned the Q3 launch together.",
+        "statement": "Bob, Alice and Carol planned the Q3 launch.",
         "members": [
             ("Bob", "person", "organizer"),
             ("alice", "person", "participant"),
@@ -41,13 +43,20 @@ FACTS: list[dict[str, Any]] = [
             ("Q3 launch", "project", "topic"),
         ],
         "relation": "planned",
-        "evidence": ["Meeting notes: Bob, Alice and Carol met to plan the Q3 launch."],
+        "evidence": ["Meeting notes: Bob, Alice and Carol planned the Q3 launch together."],
     },
     {
         "statement": "Acme is headquartered in Berlin.",
         "members": [("ACME", "org", "company"), ("Berlin", "place", "city")],
         "relation": "headquartered_in",
-        "evidence": ["Acme GmbH, Torstrasse 1, Berlin (company register, 2023)."],
+        "evidence": ["Company register, 2023: Acme GmbH is headquartered in Berlin, Torstrasse 1."],
+    },
+    {
+        # Not what Alice said: the gate rejects it and the audit log keeps it.
+        "statement": "Alice is allergic to shellfish.",
+        "members": [("Alice", "person", "patient"), ("shellfish", "food", "allergen")],
+        "relation": "allergic_to",
+        "evidence": ["Alice: just so you know, I'm allergic to peanuts."],
     },
 ]
 
@@ -63,6 +72,10 @@ def _members(fact: FactPublic) -> str:
     return ", ".join(f"{m.name} ({m.role})" for m in fact.members)
 
 
+def _number(value: float | None) -> str:
+    return "" if value is None else f"{value:.2f}"
+
+
 def _facts_table(title: str, facts: Sequence[FactPublic]) -> Table:
     table = Table(title=title, title_justify="left")
     table.add_column("id", style="dim")
@@ -70,18 +83,43 @@ def _facts_table(title: str, facts: Sequence[FactPublic]) -> Table:
     table.add_column("members")
     table.add_column("status")
     table.add_column("verdict")
+    table.add_column("confidence", justify="right")
     for f in facts:
-        table.add_row(f.id[:8], f.statement, _members(f), f.status, f.verdict)
+        table.add_row(
+            f.id[:8], f.statement, _members(f), f.status, f.verdict, _number(f.confidence)
+        )
+    return table
+
+
+def _rejections_table(title: str, rejections: Sequence[RejectionPublic]) -> Table:
+    table = Table(title=title, title_justify="left")
+    table.add_column("id", style="dim")
+    table.add_column("statement")
+    table.add_column("verdict", style="red")
+    for column in ("p1", "p0", "gap (bits)"):
+        table.add_column(column, justify="right")
+    for r in rejections:
+        table.add_row(
+            r.id[:8], r.statement, r.verdict, _number(r.p1), _number(r.p0), _number(r.budget_gap)
+        )
     return table
 
 
 def run(store: Store, console: Console) -> None:
     console.print(f"[bold]memstore demo[/] — {store.url}, namespace [cyan]{store.namespace}[/]\n")
-    written = [store.add_fact(**fact) for fact in FACTS]
-    console.print(_facts_table("1. Facts written (hyperedges over entities)", written))
+    with console.status("Checking the facts against their evidence (embedded verifier)..."):
+        results = store.add_facts(FACTS)
+    written = [r for r in results if isinstance(r, FactPublic)]
+    rejected = [r for r in results if isinstance(r, RejectionPublic)]
+    console.print(_facts_table("1. Facts the gate admitted (hyperedges over entities)", written))
     console.print(
         "   'Alice', 'alice' and 'ACME'/'Acme' resolved to one entity each: "
         f"{len(list(store.graph.entities()))} entities, {len(store.graph)} facts in the graph.\n"
+    )
+    console.print(_rejections_table("   Rejected, kept in the audit log only", rejected))
+    console.print(
+        f"   store.rejections() lists them; the audit chain verifies: "
+        f"{store.verify_audit_chain().ok}\n"
     )
 
     hood = store.neighborhood("Alice", hops=2)
@@ -94,7 +132,7 @@ def run(store: Store, console: Console) -> None:
     console.print(table)
     console.print(f"   reached through {len(hood.facts)} facts\n")
 
-    old = written[-1]
+    old = next(f for f in written if f.relation == "headquartered_in")
     new = store.supersede(old.id, **CORRECTION)
     console.print(f"3. Correction: [red]{old.statement}[/] -> [green]{new.statement}[/]\n")
     table = Table(title="4. History of the headquarters fact", title_justify="left")
@@ -114,10 +152,7 @@ def run(store: Store, console: Console) -> None:
     console.print(table)
     console.print()
     console.print(_facts_table("5. What memory says about Acme now", store.facts_about("Acme")))
-    console.print(
-        "\nWrites are recorded as verdict 'ungated' until the grounding gate is wired in.\n"
-        "Next: read README.md for the Python API; run `make test` for the test suite."
-    )
+    console.print("\nNext: read README.md for the Python API; run `make test` for the test suite.")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

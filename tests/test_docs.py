@@ -42,7 +42,10 @@ def test_demo_prints_a_session(tmp_path: Path) -> None:
         timeout=120,
     )
     out = result.stdout
-    assert "Facts written" in out
+    assert "Facts the gate admitted" in out
+    rejected = out[out.index("Rejected, kept in the audit log") : out.index("Around Alice")]
+    assert "shellfish" in rejected and "peanuts" not in rejected
+    assert "the audit chain verifies: True" in out
     assert "7 entities, 4 facts in the graph" in out
     assert "Around Alice (2 hops)" in out
     assert re.search(r"Berlin\s+│\s+place\s+│\s+2", out)
