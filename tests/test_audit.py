@@ -309,7 +309,8 @@ def test_inserted_rows_are_caught(
     audited: tuple[Store, dict[str, RejectionPublic], datetime],
 ) -> None:
     store, made, _ = audited
-    [row] = sql(store, "SELECT * FROM rejections WHERE id = :id", id=made["milk"].id)
+    [found] = sql(store, "SELECT * FROM rejections WHERE id = :id", id=made["milk"].id)
+    row = {k: json.dumps(v) if isinstance(v, list | dict) else v for k, v in found.items()}
     insert = f"INSERT INTO rejections ({', '.join(row)}) VALUES ({', '.join(':' + k for k in row)})"
     sql(store, insert, **{**row, "id": "f" * 32, "chain_seq": None})
     assert kinds(store) == ["inserted"]

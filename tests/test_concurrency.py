@@ -9,7 +9,9 @@ from pathlib import Path
 from conftest import row_counts
 
 import memstore
-from memstore import InvalidInput
+from gate import Gate, ScriptedBackend
+from gate.evidence import REMOVED
+from memstore import ErrFactNotGrounded, InvalidInput
 
 WRITERS = 4
 FACTS_EACH = 15
@@ -84,3 +86,39 @@ def test_two_writers_superseding_one_fact_one_wins(data_dir: Path) -> None:
     with memstore.open(data_dir, namespace="team", hook=memstore.Ungated()) as store:
         assert [f.id for f in store.history(old.id)] == [old.id, winners[0]]
         assert row_counts(store.url)["facts"] == 2  # the losers left nothing behind
+
+
+def test_concurrent_writers_keep_one_unbroken_audit_chain(data_dir: Path) -> None:
+    """Writers in parallel, some facts stored and some rejected: one chain, no fork."""
+
+    def answer(claim: str, context: str) -> float:
+        if REMOVED in context:
+            return 0.02
+        return 0.09 if "odd" in claim else 0.99
+
+    gate = Gate(ScriptedBackend(answer))
+    stores = [memstore.open(data_dir, namespace="team", gate=gate) for _ in range(WRITERS)]
+
+    def write(worker: int) -> int:
+        store, rejected = stores[worker], 0
+        for i in range(FACTS_EACH):
+            try:
+                store.add_fact(
+                    statement=f"Writer {worker} saw an {'odd' if i % 2 else 'even'} event {i}.",
+                    members=[f"writer {worker}", f"event {i}"],
+                    evidence=[f"log line {worker}-{i}"],
+                )
+            except ErrFactNotGrounded:
+                rejected += 1
+        return rejected
+
+    try:
+        with ThreadPoolExecutor(WRITERS) as pool:
+            rejected = sum(pool.map(write, range(WRITERS)))
+        report = stores[0].verify_audit_chain()
+    finally:
+        for s in stores:
+            s.close()
+    assert rejected == WRITERS * (FACTS_EACH // 2)
+    assert report.ok, report.problems
+    assert report.rows == WRITERS * FACTS_EACH  # one verification or rejection per write
