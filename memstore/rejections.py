@@ -115,7 +115,7 @@ def query(
 
 
 def count(session: Session, namespace: str, where: RejectionFilter, by: str) -> dict[str, int]:
-    """Matching rejections per verdict or per UTC day (``YYYY-MM-DD``), largest key order."""
+    """Matching rejections per verdict or per UTC day (``YYYY-MM-DD``), in key order."""
     key: Any = col(Rejection.verdict) if by == "verdict" else sa.func.date(Rejection.created_at)
     rows = session.exec(
         select(key, sa.func.count())

@@ -194,7 +194,8 @@ class Store:
 
         Returns, per item and in order, the stored fact or its rejection. Items are
         independent and each is all or nothing. Invalid input raises InvalidInput
-        (field ``facts.<i>...``) before anything is checked or written.
+        (field ``facts.<i>...``) before anything is checked or written; a database
+        failure stops the batch, with the items before it stored.
         """
         if isinstance(facts, str | bytes | Mapping | FactCreate) or not isinstance(facts, Iterable):
             raise InvalidInput("facts", "must be a list of facts")
@@ -202,6 +203,8 @@ class Store:
         if len(items) > MAX_BATCH:
             raise InvalidInput("facts", f"at most {MAX_BATCH} facts per call, got {len(items)}")
         news = [_parse(FactCreate, item, {}, prefix=f"facts.{i}") for i, item in enumerate(items)]
+        if not news:
+            return []
         return self._write(news, [None] * len(news), self._hook_for(gate, policy, ungated))
 
     def supersede(
@@ -380,7 +383,11 @@ class Store:
             )
         if not isinstance(descending, bool):
             raise InvalidInput("descending", "must be True or False")
-        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 1000:
+        if (
+            isinstance(limit, bool)
+            or not isinstance(limit, int)
+            or not 1 <= limit <= rejections.MAX_PAGE
+        ):
             raise InvalidInput("limit", f"must be an integer from 1 to {rejections.MAX_PAGE}")
         if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
             raise InvalidInput("offset", "must be a non-negative integer")

@@ -252,6 +252,7 @@ def test_a_bad_item_fails_the_batch_before_anything_is_checked_or_written(
             store.add_facts(bad)  # type: ignore[arg-type]
         assert err.value.field == "facts"
     assert row_counts(store.url) == before and backend.batches == []
+    assert store.add_facts([]) == [] and backend.batches == []
 
 
 def test_aliases_naming_one_entity_twice_fail_before_the_gate(
