@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import re
 from collections.abc import Sequence
@@ -33,6 +34,45 @@ def find_quote(text: str, quote: str) -> tuple[int, int] | None:
     pattern = r"\s+".join(re.escape(w) for w in words)
     match = re.search(pattern, text, flags=re.IGNORECASE)
     return (match.start(), match.end()) if match else None
+
+
+def reanchor(old_text: str, start: int, end: int, new_text: str) -> tuple[int, int] | None:
+    """Where the span ``[start, end)`` of ``old_text`` sits in ``new_text``, or None if lost.
+
+    Tries the exact text, then the same words with any whitespace and case, then the
+    same words with any punctuation between them. Of several matches, the one whose
+    surrounding text best matches the old span's surroundings wins.
+    """
+    quote = old_text[start:end]
+    words = re.findall(r"\w+", quote)
+    patterns = [re.escape(quote)]
+    if words:
+        patterns.append(r"\s+".join(re.escape(w) for w in quote.split()))
+        patterns.append(r"\W+".join(re.escape(w) for w in words))
+    for i, pattern in enumerate(patterns):
+        flags = 0 if i == 0 else re.IGNORECASE
+        matches = [m.span() for m in re.finditer(pattern, new_text, flags)]
+        if matches:
+            before, after = (
+                old_text[max(0, start - _CONTEXT) : start],
+                old_text[end : end + _CONTEXT],
+            )
+            return max(
+                matches,
+                key=lambda span: (
+                    _similarity(before, new_text[max(0, span[0] - _CONTEXT) : span[0]])
+                    + _similarity(after, new_text[span[1] : span[1] + _CONTEXT]),
+                    -abs(span[0] - start),
+                ),
+            )
+    return None
+
+
+_CONTEXT = 40  # characters on each side compared when a quote occurs more than once
+
+
+def _similarity(a: str, b: str) -> float:
+    return difflib.SequenceMatcher(None, a.lower(), b.lower(), autojunk=False).ratio()
 
 
 @dataclass(frozen=True, slots=True)
