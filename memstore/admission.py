@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
-from memstore.models import FactStatus
+from memstore.models import FactStatus, GateFields
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +61,10 @@ class Admission:
     backend: str | None = None
     latency_ms: float | None = None
     reason: str | None = None
+
+    def gate_fields(self) -> dict[str, Any]:
+        """The numbers under the ``GateFields`` column names (facts, history, rejections)."""
+        return {name: getattr(self, name) for name in GateFields.model_fields}
 
 
 @runtime_checkable

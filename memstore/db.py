@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 
 SQLITE_FILENAME = "memstore.db"
+IN_LIST_CHUNK = 500  # ids per IN (...) list; stays under every backend's parameter limit
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 
 
@@ -31,6 +33,12 @@ def database_url(path_or_url: str | Path) -> tuple[str, Path | None]:
     data_dir = Path(text).expanduser()
     data_dir.mkdir(parents=True, exist_ok=True)
     return f"sqlite:///{(data_dir / SQLITE_FILENAME).resolve()}", data_dir
+
+
+def chunks(ids: Sequence[str]) -> Iterator[Sequence[str]]:
+    """``ids`` in slices small enough for one ``IN (...)`` list."""
+    for i in range(0, len(ids), IN_LIST_CHUNK):
+        yield ids[i : i + IN_LIST_CHUNK]
 
 
 def create_engine(url: str) -> sa.Engine:

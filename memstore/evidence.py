@@ -23,17 +23,25 @@ def content_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def _quote_patterns(quote: str, *, loose: bool) -> list[tuple[str, int]]:
+    """Regexes for ``quote``, strictest first: the exact text; the same words with any
+    whitespace and case; with ``loose``, the same words with any punctuation between."""
+    patterns = [(re.escape(quote), 0)]
+    if quote.split():
+        patterns.append((r"\s+".join(re.escape(w) for w in quote.split()), re.IGNORECASE))
+    words = re.findall(r"\w+", quote)
+    if loose and words:
+        patterns.append((r"\W+".join(re.escape(w) for w in words), re.IGNORECASE))
+    return patterns
+
+
 def find_quote(text: str, quote: str) -> tuple[int, int] | None:
     """Span of ``quote`` in ``text``: exact first, then ignoring case and whitespace runs."""
-    start = text.find(quote)
-    if start >= 0:
-        return start, start + len(quote)
-    words = quote.split()
-    if not words:
-        return None
-    pattern = r"\s+".join(re.escape(w) for w in words)
-    match = re.search(pattern, text, flags=re.IGNORECASE)
-    return (match.start(), match.end()) if match else None
+    for pattern, flags in _quote_patterns(quote, loose=False):
+        match = re.search(pattern, text, flags)
+        if match:
+            return match.span()
+    return None
 
 
 def reanchor(old_text: str, start: int, end: int, new_text: str) -> tuple[int, int] | None:
@@ -44,13 +52,7 @@ def reanchor(old_text: str, start: int, end: int, new_text: str) -> tuple[int, i
     surrounding text best matches the old span's surroundings wins.
     """
     quote = old_text[start:end]
-    words = re.findall(r"\w+", quote)
-    patterns = [re.escape(quote)]
-    if words:
-        patterns.append(r"\s+".join(re.escape(w) for w in quote.split()))
-        patterns.append(r"\W+".join(re.escape(w) for w in words))
-    for i, pattern in enumerate(patterns):
-        flags = 0 if i == 0 else re.IGNORECASE
+    for pattern, flags in _quote_patterns(quote, loose=True):
         matches = [m.span() for m in re.finditer(pattern, new_text, flags)]
         if matches:
             before, after = (

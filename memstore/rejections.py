@@ -5,12 +5,12 @@ from __future__ import annotations
 import csv
 import json
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, Literal, TextIO
+from typing import Any, Literal, TextIO, get_args
 
 import sqlalchemy as sa
 from sqlmodel import Session, col, select
 
-from memstore import audit
+from memstore import audit, db
 from memstore.admission import Admission
 from memstore.evidence import PreparedEvidence
 from memstore.models import (
@@ -26,10 +26,10 @@ from memstore.names import normalize_key
 from memstore.schemas import EvidencePublic, FactCreate, RejectionFilter, RejectionPublic
 
 OrderBy = Literal["created_at", "budget_gap", "p1", "p0", "observed_bits", "required_bits"]
-ORDER_BY: tuple[str, ...] = OrderBy.__args__  # type: ignore[attr-defined]
+ORDER_BY: tuple[str, ...] = get_args(OrderBy)
 GroupBy = Literal["verdict", "day"]
 ExportFormat = Literal["jsonl", "csv"]
-EXPORT_FORMATS: tuple[str, ...] = ExportFormat.__args__  # type: ignore[attr-defined]
+EXPORT_FORMATS: tuple[str, ...] = get_args(ExportFormat)
 MAX_PAGE = 1000
 _EXPORT_PAGE = 500
 
@@ -69,7 +69,7 @@ def record(
             for c in prepared.citations
         ],
         reason=admission.reason,
-        **{name: getattr(admission, name) for name in GateFields.model_fields},
+        **admission.gate_fields(),
     )
     audit.append(session, row)
     session.add(row)
@@ -198,10 +198,8 @@ def hydrate(session: Session, rows: Sequence[Rejection]) -> list[RejectionPublic
     """Public rejections with the evidence texts they were checked against."""
     ids = sorted({e for r in rows for e in r.evidence_ids})
     texts: dict[str, EvidencePublic] = {}
-    for start in range(0, len(ids), 500):
-        for ev in session.exec(
-            select(Evidence).where(col(Evidence.id).in_(ids[start : start + 500]))
-        ).all():
+    for chunk in db.chunks(ids):
+        for ev in session.exec(select(Evidence).where(col(Evidence.id).in_(chunk))).all():
             texts[ev.id] = EvidencePublic.model_validate(ev, from_attributes=True)
     return [
         RejectionPublic(**r.model_dump(), evidence=[texts[e] for e in r.evidence_ids if e in texts])

@@ -32,7 +32,6 @@ from memstore.models import (
     Fact,
     FactMember,
     FactStatus,
-    GateFields,
     Rejection,
     Verification,
     utcnow,
@@ -61,7 +60,6 @@ DEFAULT_RECHECK_AFTER = timedelta(days=7)
 DEFAULT_RETRY_AFTER = timedelta(minutes=5)
 MAX_BATCH = 1_000
 _WRITE_ATTEMPTS = 3  # a unique-key race (same new entity from two writers) is retried
-_IN_CHUNK = 500
 
 
 def open(
@@ -575,7 +573,7 @@ class Store:
             verified_at=now if admission.status == FactStatus.VERIFIED else None,
             next_check_at=self._next_check(admission, now),
             supersedes_id=supersedes,
-            **_gate_fields(admission),
+            **admission.gate_fields(),
         )
         session.add(row)
         session.flush()
@@ -626,7 +624,7 @@ class Store:
             evidence_ids=[item.id for item in prepared.items],
             reason=admission.reason,
             created_at=now,
-            **_gate_fields(admission),
+            **admission.gate_fields(),
         )
         audit.append(session, verification)
         session.add(verification)
@@ -740,7 +738,7 @@ class Store:
         ids = [r.id for r in rows]
         members: dict[str, list[MemberPublic]] = {i: [] for i in ids}
         citations: dict[str, list[CitationPublic]] = {i: [] for i in ids}
-        for chunk in _chunks(ids):
+        for chunk in db.chunks(ids):
             for m, e in session.exec(
                 select(FactMember, Entity)
                 .join(Entity, col(Entity.id) == FactMember.entity_id)
@@ -765,7 +763,7 @@ class Store:
 
     def _facts_by_id(self, session: Session, ids: Collection[str]) -> list[FactPublic]:
         rows: list[Fact] = []
-        for chunk in _chunks(list(ids)):
+        for chunk in db.chunks(list(ids)):
             rows.extend(
                 session.exec(
                     select(Fact).where(Fact.namespace == self.namespace, col(Fact.id).in_(chunk))
@@ -775,7 +773,7 @@ class Store:
 
     def _entities_by_id(self, session: Session, ids: Collection[str]) -> list[EntityPublic]:
         found: dict[str, EntityPublic] = {}
-        for chunk in _chunks(list(ids)):
+        for chunk in db.chunks(list(ids)):
             for e in session.exec(
                 select(Entity).where(Entity.namespace == self.namespace, col(Entity.id).in_(chunk))
             ).all():
@@ -836,11 +834,6 @@ class Store:
                 graph.add_fact(current, members, **attrs)
         with self._graph_lock:
             self._graph = graph
-
-
-def _gate_fields(admission: Admission) -> dict[str, Any]:
-    """The admission's numbers under the GateFields columns of the same names."""
-    return {name: getattr(admission, name) for name in GateFields.model_fields}
 
 
 def _parse(
@@ -951,8 +944,3 @@ def _statuses(statuses: Collection[str]) -> list[str]:
         if s not in valid:
             raise InvalidInput("statuses", f"{s!r} is not one of {sorted(valid)}")
     return list(statuses)
-
-
-def _chunks(items: Sequence[str]) -> Iterator[Sequence[str]]:
-    for i in range(0, len(items), _IN_CHUNK):
-        yield items[i : i + _IN_CHUNK]

@@ -202,7 +202,7 @@ def test_done_when_shellfish_is_rejected_and_peanuts_grounded(data_dir: Path) ->
         assert_invisible(store, listed.id)
 
 
-def test_the_embedded_gate_grounds_and_rejects_a_batch_in_one_call(data_dir: Path) -> None:
+def test_the_embedded_gate_grounds_and_rejects_a_batch(data_dir: Path) -> None:
     with memstore.open(data_dir, namespace="user:alice") as store:
         results = store.add_facts([allergy("peanuts"), allergy("shellfish"), allergy("milk")])
     assert [type(r) for r in results] == [FactPublic, RejectionPublic, RejectionPublic]
