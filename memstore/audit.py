@@ -35,11 +35,18 @@ AuditRow = Rejection | Verification
 #: Audited tables by name, the name being part of each row's hash.
 TABLES: dict[str, type[AuditRow]] = {"rejections": Rejection, "verifications": Verification}
 _CHAIN_COLUMNS = frozenset({"chain_prev", "chain_hash"})
+#: Columns added to audited tables after hashing began. They count only when set, so
+#: rows written before a column existed keep their hashes.
+_LATER_COLUMNS = frozenset({"verdict_before", "duration_ms"})
 
 
 def row_hash(prev: str, table: str, content: Mapping[str, Any]) -> str:
     """The chain hash of a row: its predecessor's hash, its table and its columns."""
-    row = {k: _canonical(v) for k, v in content.items() if k not in _CHAIN_COLUMNS}
+    row = {
+        k: _canonical(v)
+        for k, v in content.items()
+        if k not in _CHAIN_COLUMNS and not (k in _LATER_COLUMNS and v is None)
+    }
     payload = json.dumps(
         [HASH_VERSION, prev, table, row], sort_keys=True, separators=(",", ":"), ensure_ascii=False
     )

@@ -139,6 +139,10 @@ class FactBase(GateFields):
     superseded_by_id: str | None = Field(default=None, max_length=32, foreign_key="facts.id")
     retracted_at: datetime | None = _when()
     retraction_reason: str | None = Field(default=None, sa_type=sa.Text)
+    #: Why the fact is stale, contradicted or waiting for a retry (set by re-verification).
+    status_reason: str | None = Field(default=None, sa_type=sa.Text)
+    #: Re-verifications in a row that could not decide (source or verifier errors).
+    check_failures: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
 
 
 class Fact(FactBase, table=True):
@@ -154,6 +158,9 @@ class Fact(FactBase, table=True):
 
     id: str = Field(default_factory=new_id, primary_key=True, max_length=32)
     namespace: str = _ns()
+    #: The re-verification claim holding this fact, and when that lease runs out.
+    lease_owner: str | None = Field(default=None, max_length=32)
+    lease_expires_at: datetime | None = _when()
 
 
 class FactMember(SQLModel, table=True):
@@ -211,6 +218,29 @@ class Citation(SQLModel, table=True):
     cited: bool = True
     span_start: int | None = None
     span_end: int | None = None
+    #: Set when a refreshed source no longer holds the cited text; the citation keeps
+    #: pointing at the last version that did.
+    lost_at: datetime | None = _when()
+
+
+class EvidenceSource(SQLModel, table=True):
+    """What the last fetch of a refreshable source found (re-verification's cache state)."""
+
+    __tablename__ = "evidence_sources"
+    __table_args__ = (
+        UniqueConstraint("namespace", "source", name="uq_evidence_sources_namespace_source"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    namespace: str = _ns()
+    source: str = Field(max_length=MAX_SOURCE_CHARS)
+    #: The stored version the validators below describe (None until a fetch succeeded).
+    evidence_id: str | None = Field(default=None, foreign_key="evidence.id", max_length=32)
+    etag: str | None = Field(default=None, max_length=512)
+    last_modified: str | None = Field(default=None, max_length=64)
+    outcome: str = Field(max_length=16)
+    reason: str | None = Field(default=None, sa_type=sa.Text)
+    fetched_at: datetime = _when(nullable=False)
 
 
 class ChainFields(SQLModel):
@@ -226,11 +256,14 @@ class VerificationBase(GateFields, ChainFields):
 
     fact_id: str = Field(foreign_key="facts.id", max_length=32)
     kind: str = Field(max_length=16)  # "write" or "reverify"
+    verdict_before: str | None = Field(default=None, max_length=32)
     status_before: str | None = Field(default=None, max_length=16)
     status_after: str = Field(max_length=16)
     confidence: float
     evidence_ids: list[str] = Field(default_factory=list, sa_type=JSON, nullable=False)
     reason: str | None = Field(default=None, sa_type=sa.Text)
+    #: Wall time of a re-verification (fetching, re-anchoring and the gate), in ms.
+    duration_ms: float | None = None
     created_at: datetime = _when(nullable=False)
 
 

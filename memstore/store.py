@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from datetime import datetime, timedelta
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TextIO, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar, cast
 
 import sqlalchemy as sa
 from pydantic import BaseModel, ValidationError
@@ -19,7 +19,7 @@ from sqlmodel import Session, col, or_, select
 
 from gate import Gate, GatePolicy
 from hypergraph import HyperGraph
-from memstore import audit, db, evidence, rejections
+from memstore import audit, db, evidence, rejections, reverify
 from memstore.admission import Admission, Candidate, Ungated, WriteHook
 from memstore.errors import ErrFactNotGrounded, InvalidInput, MemstoreError, NotFound, StorageError
 from memstore.gating import UNVERIFIED_VERDICTS, GateHook
@@ -29,6 +29,7 @@ from memstore.models import (
     Citation,
     Entity,
     EntityAlias,
+    Evidence,
     Fact,
     FactMember,
     FactStatus,
@@ -37,9 +38,11 @@ from memstore.models import (
     utcnow,
 )
 from memstore.names import check_namespace, check_text, normalize_key
+from memstore.providers import DEFAULT_HTTP_TIMEOUT_S, Providers
 from memstore.schemas import (
     CitationPublic,
     EntityPublic,
+    EvidencePublic,
     FactCreate,
     FactPublic,
     MemberPublic,
@@ -50,14 +53,19 @@ from memstore.schemas import (
     to_utc,
 )
 
+if TYPE_CHECKING:
+    from memstore.scheduler import BackgroundReverifier
+
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
 
 DEFAULT_NAMESPACE = "default"
 #: When a verified fact is due for re-verification.
-DEFAULT_RECHECK_AFTER = timedelta(days=7)
+DEFAULT_RECHECK_AFTER = timedelta(hours=24)
 #: When a fact stored unverified (verifier timed out or failed) is re-tried.
 DEFAULT_RETRY_AFTER = timedelta(minutes=5)
+#: How often ``start_reverifier()`` looks for due facts.
+DEFAULT_REVERIFY_EVERY = timedelta(minutes=5)
 MAX_BATCH = 1_000
 _WRITE_ATTEMPTS = 3  # a unique-key race (same new entity from two writers) is retried
 
@@ -122,6 +130,7 @@ class Store:
         self._engine = db.create_engine(self.url)
         self._graph = HyperGraph()
         self._graph_lock = threading.RLock()
+        self._reverifier: BackgroundReverifier | None = None
         self._closed = False
         try:
             db.upgrade(self._engine)
@@ -134,6 +143,7 @@ class Store:
 
     def close(self) -> None:
         if not self._closed:
+            self.stop_reverifier()
             self._closed = True
             self._engine.dispose()
 
@@ -457,6 +467,120 @@ class Store:
         with self._session() as session:
             return self._entities_by_id(session, [self._resolve(session, name).id])[0]
 
+    # -- re-verification -------------------------------------------------------
+
+    def reverify(
+        self,
+        *,
+        limit: int = reverify.DEFAULT_LIMIT,
+        batch: int = reverify.DEFAULT_BATCH,
+        lease: timedelta = reverify.DEFAULT_LEASE,
+        gate: Gate | str | None = None,
+        policy: GatePolicy | None = None,
+        fetch_timeout: float = DEFAULT_HTTP_TIMEOUT_S,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> reverify.ReverifyReport:
+        """Re-verify up to ``limit`` facts whose ``next_check_at`` has passed.
+
+        Each fact's sources are fetched again (a changed text becomes a new evidence
+        version, citations are re-anchored in it), the gate runs on ``batch`` facts
+        per call, and the fact becomes ``verified``, ``stale`` or ``contradicted``
+        with a history row saying why (see ``verifications()``). Facts are leased
+        for ``lease`` while being checked, so concurrent runs never check one fact
+        twice. The gate is the store's (or ``gate``/``policy``), never ``Ungated``.
+        ``progress(done, total)`` is called after each batch.
+        """
+        for name, value, top in (("limit", limit, 100_000), ("batch", batch, db.IN_LIST_CHUNK)):
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= top:
+                raise InvalidInput(name, f"must be an integer from 1 to {top}")
+        lease = _positive("lease", lease)
+        if isinstance(fetch_timeout, bool) or not isinstance(fetch_timeout, int | float):
+            raise InvalidInput("fetch_timeout", "must be a number of seconds")
+        if not 0 < fetch_timeout <= 600:
+            raise InvalidInput("fetch_timeout", "must be more than 0 and at most 600 seconds")
+        hook = self._reverify_hook(gate, policy)
+        with Providers(timeout=fetch_timeout) as providers:
+            job = reverify.Reverifier(
+                namespace=self.namespace,
+                session=self._session,
+                transaction=self._transaction,
+                hook=hook,
+                schedule=reverify.Schedule(self.recheck_after, self.retry_after),
+                providers=providers,
+                lease=lease,
+                on_status_change=self._reindex,
+            )
+            return job.run(limit=limit, batch=batch, progress=progress)
+
+    def mark_due(self, fact_ids: Sequence[str] | None = None) -> int:
+        """Make facts due for re-verification now: the listed ones, or every open fact
+        the gate looks after (ungated facts are never re-verified). Returns how many."""
+        if fact_ids is not None:
+            if isinstance(fact_ids, str) or not all(isinstance(i, str) for i in fact_ids):
+                raise InvalidInput("fact_ids", "must be a list of fact ids")
+            fact_ids = list(fact_ids)
+        when = utcnow()
+
+        def work(session: Session) -> int:
+            if fact_ids is None:
+                return reverify.make_due(session, self.namespace, None, when)
+            return sum(
+                reverify.make_due(session, self.namespace, chunk, when)
+                for chunk in db.chunks(fact_ids)
+            )
+
+        return self._transaction(work)
+
+    def count_due(self) -> int:
+        """Facts whose re-verification is due now."""
+        with self._session() as session:
+            return reverify.count_due(session, self.namespace, utcnow())
+
+    def start_reverifier(
+        self, every: timedelta = DEFAULT_REVERIFY_EVERY, **options: Any
+    ) -> BackgroundReverifier:
+        """Re-verify due facts every ``every`` on a background thread (APScheduler),
+        starting now, until ``stop_reverifier()`` or ``close()``. ``options`` go to
+        ``reverify()``. Several processes may each run one: leases keep them apart."""
+        from memstore.scheduler import BackgroundReverifier
+
+        if self._reverifier is not None and self._reverifier.running:
+            raise MemstoreError("a re-verifier is already running; stop_reverifier() first")
+        self._reverifier = BackgroundReverifier(self, _positive("every", every), options)
+        self._reverifier.start()
+        return self._reverifier
+
+    def stop_reverifier(self, wait: bool = True) -> None:
+        """Stop the background re-verifier (waiting for a run in progress by default)."""
+        if self._reverifier is not None:
+            self._reverifier.stop(wait=wait)
+            self._reverifier = None
+
+    def get_evidence(self, evidence_id: str) -> EvidencePublic:
+        """One stored evidence version by id (history rows name the versions they used)."""
+        with self._session() as session:
+            row = session.get(Evidence, evidence_id) if isinstance(evidence_id, str) else None
+            if row is None or row.namespace != self.namespace:
+                raise NotFound("evidence", str(evidence_id), self.namespace)
+            return EvidencePublic.model_validate(row, from_attributes=True)
+
+    def _reverify_hook(self, gate: Gate | str | None, policy: GatePolicy | None) -> GateHook:
+        """The gate re-verification uses: the store's, with per-run settings if given."""
+        if isinstance(self.hook, GateHook):
+            if gate is None and policy is None:
+                return self.hook
+            return self.hook.with_settings(_gate(gate), _policy(policy))
+        return GateHook(_gate(gate), _policy(policy))
+
+    def _reindex(self, fact_ids: list[str]) -> None:
+        """Bring the hypergraph in line with these facts' statuses after they changed."""
+        with self._session() as session:
+            facts = self._facts_by_id(session, fact_ids, statuses=None)
+        with self._graph_lock:
+            for fact in facts:
+                self._graph.remove_fact(fact.id)
+                self._index(fact)
+
     # -- internals: the write path ---------------------------------------------
 
     def _hook_for(
@@ -761,14 +885,20 @@ class Store:
             for r in rows
         ]
 
-    def _facts_by_id(self, session: Session, ids: Collection[str]) -> list[FactPublic]:
+    def _facts_by_id(
+        self,
+        session: Session,
+        ids: Collection[str],
+        statuses: Collection[str] | None = ACTIVE_STATUSES,
+    ) -> list[FactPublic]:
+        """These facts, keeping only ``statuses`` (None: any). The status filter is in SQL,
+        so a fact another process made stale never comes back through the graph."""
         rows: list[Fact] = []
         for chunk in db.chunks(list(ids)):
-            rows.extend(
-                session.exec(
-                    select(Fact).where(Fact.namespace == self.namespace, col(Fact.id).in_(chunk))
-                ).all()
-            )
+            query = select(Fact).where(Fact.namespace == self.namespace, col(Fact.id).in_(chunk))
+            if statuses is not None:
+                query = query.where(col(Fact.status).in_(list(statuses)))
+            rows.extend(session.exec(query).all())
         return self._hydrate(session, rows)
 
     def _entities_by_id(self, session: Session, ids: Collection[str]) -> list[EntityPublic]:

@@ -29,6 +29,17 @@ def _render_item(type_: str, obj: Any, autogen_context: Any) -> str | Literal[Fa
     return False
 
 
+#: Tables other libraries keep in memstore's database (the re-verification worker's
+#: APScheduler job store); autogenerate must neither create nor drop them.
+FOREIGN_TABLES = frozenset({"apscheduler_jobs"})
+
+
+def _include_object(
+    obj: Any, name: str | None, type_: str, reflected: bool, compare_to: Any
+) -> bool:
+    return not (type_ == "table" and name in FOREIGN_TABLES)
+
+
 def _configure_and_run(connection: sa.Connection) -> None:
     context.configure(
         connection=connection,
@@ -36,6 +47,7 @@ def _configure_and_run(connection: sa.Connection) -> None:
         render_as_batch=connection.dialect.name == "sqlite",
         compare_type=True,
         render_item=_render_item,
+        include_object=_include_object,
     )
     with context.begin_transaction():
         context.run_migrations()

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
+from http_site import Site, serve
 from sqlmodel import SQLModel
 
 import memstore
@@ -16,6 +17,14 @@ from memstore import Store
 @pytest.fixture
 def data_dir(tmp_path: Path) -> Path:
     return tmp_path / "memdata"
+
+
+@pytest.fixture
+def site() -> Iterator[tuple[Site, str]]:
+    """A real HTTP server on 127.0.0.1 and the pages it serves."""
+    state = Site()
+    with serve(state) as base:
+        yield state, base
 
 
 @pytest.fixture

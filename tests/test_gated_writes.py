@@ -24,7 +24,7 @@ from memstore import (
     Store,
 )
 
-WEEK = timedelta(days=7)
+DAY = timedelta(hours=24)
 
 
 def scripted(p0: float, p1: float, **gate_options: object) -> Gate:
@@ -90,7 +90,7 @@ def test_accepted_rows_store_the_fact_with_the_gate_numbers(
     if confidence is None:  # grounded: min(stated, observed / required)
         confidence = min(0.95, fact.observed_bits / fact.required_bits)
     assert fact.confidence == pytest.approx(confidence)
-    assert fact.next_check_at == fact.recorded_at + WEEK
+    assert fact.next_check_at == fact.recorded_at + DAY
     [check] = store.verifications(fact.id)
     assert (check.kind, check.verdict, check.p1, check.status_after) == (
         "write",
