@@ -16,6 +16,8 @@ from memstore.errors import (
 from memstore.gating import GateHook
 from memstore.models import FactStatus
 from memstore.names import normalize_key
+from memstore.providers import register_source, unregister_source
+from memstore.reverify import FactCheck, ReverifyReport
 from memstore.schemas import (
     CitationCreate,
     CitationPublic,
@@ -46,6 +48,7 @@ __all__ = [
     "EvidenceCreate",
     "EvidenceItem",
     "EvidencePublic",
+    "FactCheck",
     "FactCreate",
     "FactPublic",
     "FactStatus",
@@ -58,6 +61,7 @@ __all__ = [
     "NotFound",
     "RejectionFilter",
     "RejectionPublic",
+    "ReverifyReport",
     "StorageError",
     "Store",
     "Ungated",
@@ -65,4 +69,6 @@ __all__ = [
     "WriteHook",
     "normalize_key",
     "open",
+    "register_source",
+    "unregister_source",
 ]

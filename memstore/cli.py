@@ -6,10 +6,10 @@ the work; 2 bad usage (unknown option, bad duration, ...).
 
 from __future__ import annotations
 
+import logging
 import re
 import signal
-import sys
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, NoReturn
 
 import sqlalchemy as sa
@@ -45,7 +45,10 @@ def parse_duration(text: str) -> timedelta:
 
 
 StorePath = Annotated[
-    str, typer.Argument(help="Data directory (SQLite) or a database URL.", show_default=False)
+    str,
+    typer.Argument(
+        metavar="STORE", help="Data directory (SQLite) or a database URL.", show_default=False
+    ),
 ]
 Namespaces = Annotated[
     list[str] | None,
@@ -101,7 +104,7 @@ def reverify(
     url, _ = db.database_url(store)
     names = _namespaces(url, namespace, all_namespaces)
     if watch:
-        _watch(url, names, interval, options, everything)
+        _watch(url, names, interval, every.strip(), options, everything)
         return
     reports = []
     for name in names:
@@ -109,13 +112,15 @@ def reverify(
             if everything:
                 opened.mark_due()
             reports.append(_run_with_progress(opened, options))
-    _print_reports(reports)
+    _print_reports(reports, store)
 
 
 @app.command()
 def history(
     store: StorePath,
-    fact_id: Annotated[str, typer.Argument(help="The fact's id.", show_default=False)],
+    fact_id: Annotated[
+        str, typer.Argument(metavar="FACT_ID", help="The fact's id.", show_default=False)
+    ],
     namespace: Annotated[str, typer.Option("--namespace", "-n")] = DEFAULT_NAMESPACE,
 ) -> None:
     """Show a fact and every verification of it: what the gate said, when and why."""
@@ -197,7 +202,7 @@ def _run_with_progress(store: Store, options: dict[str, Any]) -> ReverifyReport:
             _fail(str(exc))
 
 
-def _print_reports(reports: list[ReverifyReport]) -> None:
+def _print_reports(reports: list[ReverifyReport], store: str = "STORE") -> None:
     summary = Table(title="Re-verification")
     for column in ("namespace", "checked", "still verified", "unverified", "stale"):
         summary.add_column(column, justify="right" if column != "namespace" else "left")
@@ -235,13 +240,19 @@ def _print_reports(reports: list[ReverifyReport]) -> None:
                 f"{c.verdict}: {c.reason}" if c.reason else c.verdict,
             )
         out.print(table)
-        out.print("See a fact's whole history with: memstore history STORE FACT_ID -n NAMESPACE")
+        namespace, first = changed[0]
+        out.print(f"See why, fact by fact: memstore history {store} {first.fact_id} -n {namespace}")
     elif not any(r.checks for r in reports):
         out.print("Nothing was due. Use --all to re-check every fact now.")
 
 
 def _watch(
-    url: str, names: list[str], every: timedelta, options: dict[str, Any], everything: bool
+    url: str,
+    names: list[str],
+    every: timedelta,
+    every_text: str,
+    options: dict[str, Any],
+    everything: bool,
 ) -> None:
     from memstore.scheduler import watch
 
@@ -250,11 +261,19 @@ def _watch(
             with _open(url, name) as opened:
                 opened.mark_due()
     signal.signal(signal.SIGTERM, _interrupt)
+    # A run still going when the next is due is skipped on purpose (one at a time).
+    logging.getLogger("apscheduler.scheduler").setLevel(logging.ERROR)
     err.print(
-        f"watching {', '.join(names)} every {every}; the schedule is kept in the database. "
-        "Ctrl-C stops."
+        f"watching {', '.join(names)} every {every_text}; the schedule is kept in the "
+        "database. Ctrl-C stops."
     )
-    watch(url, names, every, options, reporter=lambda report: _print_reports([report]))
+
+    def report(done: ReverifyReport) -> None:
+        if done.checks:
+            out.print(f"[dim]{datetime.now(UTC):%Y-%m-%d %H:%M:%S} UTC[/dim]")
+            _print_reports([done], url)
+
+    watch(url, names, every, options, reporter=report)
 
 
 def _interrupt(_signum: int, _frame: object) -> NoReturn:

@@ -188,6 +188,8 @@ class CitationPublic(BaseModel):
     cited: bool
     start: int | None = None
     end: int | None = None
+    #: When a refreshed source stopped holding the cited text (None: it is there).
+    lost_at: datetime | None = None
 
 
 class FactPublic(FactBase):

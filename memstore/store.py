@@ -877,7 +877,11 @@ class Store:
             ).all():
                 citations[c.fact_id].append(
                     CitationPublic(
-                        evidence_id=c.evidence_id, cited=c.cited, start=c.span_start, end=c.span_end
+                        evidence_id=c.evidence_id,
+                        cited=c.cited,
+                        start=c.span_start,
+                        end=c.span_end,
+                        lost_at=c.lost_at,
                     )
                 )
         return [

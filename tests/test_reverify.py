@@ -1,0 +1,449 @@
+"""Re-verification: refreshed sources (real files, a real HTTP server), outcomes, history,
+backoff, leases between threads and processes, and the background schedule.
+
+The gate here runs on a scripted backend standing in for the model (``oracle``), so
+each outcome is exact; ``test_reverify_cli.py`` runs the real embedded verifier.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+from conftest import Site
+
+import memstore
+from gate import Gate, ScriptedBackend
+from gate.evidence import REMOVED
+from memstore import FactPublic, MemstoreError, Store
+from memstore.reverify import Schedule
+
+NS = "user:alice"
+V1 = "# Alice\n\nAlice lives in Paris and works as a data engineer at Acme.\n"
+UNRELATED = "# Shop\n\nThe bakery on the corner opens at 8am on weekdays.\n"
+DENIAL = "# Alice\n\nCorrection: Alice does not live in Paris any more; she moved to Berlin.\n"
+
+
+def oracle(claim: str, context: str) -> float:
+    """Stands in for the model: a denial contradicts, the claim's words support it."""
+    if REMOVED in context:
+        return 0.3
+    flat = " ".join(context.lower().split())
+    if "does not" in flat:
+        return 0.02
+    return 0.97 if claim.lower().rstrip(".") in flat else 0.3
+
+
+@pytest.fixture
+def backend() -> ScriptedBackend:
+    return ScriptedBackend(oracle, deterministic=False)
+
+
+@pytest.fixture
+def open_store(data_dir: Path, backend: ScriptedBackend) -> Iterator[Callable[..., Store]]:
+    opened: list[Store] = []
+
+    def open_(**options: object) -> Store:
+        options.setdefault("gate", Gate(backend, deadline=30))
+        opened.append(memstore.open(data_dir, namespace=NS, **options))  # type: ignore[arg-type]
+        return opened[-1]
+
+    yield open_
+    for s in opened:
+        s.close()
+
+
+@pytest.fixture
+def store(open_store: Callable[..., Store]) -> Store:
+    return open_store()
+
+
+def remember(
+    store: Store, text: str, source: str, quote: str = "Alice lives in Paris"
+) -> FactPublic:
+    return store.add_fact(
+        statement="Alice lives in Paris.",
+        members=[("Alice", "person", "resident"), ("Paris", "city", "place")],
+        relation="lives_in",
+        evidence=[{"text": text, "source": source}],
+        citations=[{"evidence": 0, "quote": quote}],
+    )
+
+
+def recheck(store: Store, **options: object) -> memstore.ReverifyReport:
+    store.mark_due()
+    return store.reverify(**options)  # type: ignore[arg-type]
+
+
+def versions(store: Store, fact_id: str) -> list[list[int]]:
+    return [
+        [store.get_evidence(e).version for e in v.evidence_ids]
+        for v in store.verifications(fact_id)
+    ]
+
+
+def test_a_changed_file_makes_a_fact_stale_and_changing_it_back_verifies_it_again(
+    store: Store, tmp_path: Path
+) -> None:
+    path = tmp_path / "profile.md"
+    path.write_text(V1, encoding="utf-8")
+    fact = remember(store, V1, path.as_uri())
+    assert fact.status == "verified"
+    assert store.count_due() == 0  # due in 24 hours
+
+    path.write_text(UNRELATED, encoding="utf-8")
+    report = recheck(store)
+    assert [c.outcome for c in report.checks] == ["stale"]
+    assert report.new_versions == 1
+    stale = store.get_fact(fact.id)
+    assert stale.status == "stale"
+    assert stale.confidence == 0.0
+    assert "does not support" in (stale.status_reason or "")
+    assert "cited text not found" in (stale.status_reason or "")
+    assert stale.citations[0].lost_at is not None  # still pointing at version 1
+    assert store.get_evidence(stale.citations[0].evidence_id).version == 1
+    # Out of default reads and the graph, visible on request with its reason.
+    assert store.facts_about("Alice") == []
+    assert store.neighborhood("Alice").facts == []
+    assert [f.id for f in store.facts_about("Alice", statuses=["stale"])] == [fact.id]
+
+    path.write_text(V1, encoding="utf-8")
+    report = recheck(store)
+    assert [c.outcome for c in report.checks] == ["verified"]
+    assert report.new_versions == 0  # version 1 is stored already
+    again = store.get_fact(fact.id)
+    assert (again.status, again.confidence, again.status_reason) == ("verified", 0.95, None)
+    assert again.citations == fact.citations  # re-anchored where it was, no longer lost
+    assert [f.id for f in store.neighborhood("Alice").facts] == [fact.id]
+
+    history = store.verifications(fact.id)
+    assert [(v.kind, v.verdict_before, v.verdict) for v in history] == [
+        ("write", None, "grounded"),
+        ("reverify", "grounded", "unsupported"),
+        ("reverify", "unsupported", "grounded"),
+    ]
+    assert [(v.status_before, v.status_after) for v in history[1:]] == [
+        ("verified", "stale"),
+        ("stale", "verified"),
+    ]
+    assert versions(store, fact.id) == [[1], [2], [1]]
+    assert all(v.duration_ms is not None and v.duration_ms >= 0 for v in history[1:])
+    assert store.verify_audit_chain().ok
+
+
+def test_a_contradicting_version_makes_the_fact_contradicted(store: Store, tmp_path: Path) -> None:
+    path = tmp_path / "profile.md"
+    path.write_text(V1, encoding="utf-8")
+    fact = remember(store, V1, path.as_uri())
+    path.write_text(DENIAL, encoding="utf-8")
+    report = recheck(store)
+    [check] = report.checks
+    assert (check.outcome, check.status_before, check.status_after) == (
+        "contradicted",
+        "verified",
+        "contradicted",
+    )
+    assert (check.confidence_before, check.confidence) == (0.95, 0.0)
+    flagged = store.facts_about("Alice", statuses=["contradicted"])
+    assert [f.id for f in flagged] == [fact.id]
+    assert "less likely" in (flagged[0].status_reason or "")
+    assert store.facts_about("Alice") == []
+
+
+def test_citations_are_re_anchored_across_reformatting(store: Store, tmp_path: Path) -> None:
+    path = tmp_path / "profile.md"
+    path.write_text(V1, encoding="utf-8")
+    fact = remember(store, V1, path.as_uri())
+    moved = "Profile\n=======\n\nAbout: ALICE  lives\nin Paris, and works as a data engineer.\n"
+    path.write_text(moved, encoding="utf-8")
+    [check] = recheck(store).checks
+    assert check.outcome == "verified"
+    [citation] = store.get_fact(fact.id).citations
+    assert citation.evidence_id != fact.citations[0].evidence_id
+    assert store.get_evidence(citation.evidence_id).version == 2
+    assert citation.lost_at is None
+    assert moved[citation.start : citation.end] == "ALICE  lives\nin Paris"
+
+
+def test_a_deleted_file_makes_its_facts_stale_without_asking_the_model(
+    store: Store, backend: ScriptedBackend, tmp_path: Path
+) -> None:
+    path = tmp_path / "profile.md"
+    path.write_text(V1, encoding="utf-8")
+    fact = remember(store, V1, path.as_uri())
+    path.unlink()
+    asked = len(backend.batches)
+    [check] = recheck(store).checks
+    assert len(backend.batches) == asked
+    assert (check.outcome, check.verdict) == ("stale", "source_missing")
+    stale = store.get_fact(fact.id)
+    assert stale.status == "stale"
+    assert "no longer exists" in (stale.status_reason or "")
+    assert stale.verdict == "grounded"  # the last gate decision is kept; the reason says why
+
+
+def test_http_sources_use_conditional_gets_and_a_404_makes_facts_stale(
+    store: Store, site: tuple[Site, str]
+) -> None:
+    state, base = site
+    state.put("/alice", V1)
+    fact = remember(store, V1, f"{base}/alice")
+
+    assert [c.outcome for c in recheck(store).checks] == ["verified"]  # 200, same text
+    report = recheck(store)
+    assert [c.outcome for c in report.checks] == ["verified"]
+    assert "If-None-Match" in state.requests[-1]  # answered 304
+    assert report.new_versions == 0
+
+    state.put("/alice", UNRELATED)
+    assert [c.outcome for c in recheck(store).checks] == ["stale"]
+    state.put("/alice", V1)
+    assert [c.outcome for c in recheck(store).checks] == ["verified"]
+    state.put("/alice", "gone", status=404)
+    [check] = recheck(store).checks
+    assert (check.outcome, check.verdict) == ("stale", "source_missing")
+    assert "404" in (store.get_fact(fact.id).status_reason or "")
+    assert versions(store, fact.id) == [[1], [1], [1], [2], [1], [1]]
+
+
+def test_source_errors_keep_the_status_and_back_off(
+    open_store: Callable[..., Store], site: tuple[Site, str]
+) -> None:
+    store = open_store(retry_after=timedelta(minutes=5))
+    state, base = site
+    state.put("/alice", V1)
+    fact = remember(store, V1, f"{base}/alice")
+    state.put("/alice", "try later", status=503)
+    for failures, wait in ((1, 5), (2, 10), (3, 20)):
+        [check] = recheck(store).checks
+        assert (check.outcome, check.verdict) == ("error", "source_error")
+        now = store.get_fact(fact.id)
+        assert (now.status, now.confidence, now.check_failures) == ("verified", 0.95, failures)
+        assert "503" in (now.status_reason or "")
+        last = store.verifications(fact.id)[-1]
+        assert now.next_check_at == last.created_at + timedelta(minutes=wait)
+    state.put("/alice", V1)
+    [check] = recheck(store).checks
+    healed = store.get_fact(fact.id)
+    assert (check.outcome, healed.check_failures, healed.status_reason) == ("verified", 0, None)
+    assert healed.next_check_at == store.verifications(fact.id)[-1].created_at + timedelta(hours=24)
+
+
+def test_backoff_is_capped_at_the_recheck_period() -> None:
+    schedule = Schedule(recheck_after=timedelta(hours=1), retry_after=timedelta(minutes=5))
+    from memstore.models import utcnow
+
+    now = utcnow()
+    waits = [schedule.after_error(now, n) - now for n in range(1, 7)]
+    assert [w.total_seconds() / 60 for w in waits] == [5, 10, 20, 40, 60, 60]
+
+
+def test_a_failing_verifier_keeps_the_status_and_retries(
+    open_store: Callable[..., Store], tmp_path: Path
+) -> None:
+    broken = {"on": False}
+
+    def flaky(claim: str, context: str) -> float:
+        if broken["on"]:
+            raise RuntimeError("model server down")
+        return oracle(claim, context)
+
+    store = open_store(gate=Gate(ScriptedBackend(flaky, deterministic=False), deadline=30))
+    fact = remember(store, V1, "inline")
+    broken["on"] = True
+    [check] = recheck(store).checks
+    assert (check.outcome, check.verdict) == ("error", "verifier_error")
+    now = store.get_fact(fact.id)
+    assert (now.status, now.confidence, now.check_failures) == ("verified", 0.95, 1)
+    broken["on"] = False
+    assert [c.outcome for c in recheck(store).checks] == ["verified"]
+
+
+def test_registered_callables_are_refreshed(store: Store) -> None:
+    calendar = {"text": "Alice lives in Paris (calendar, home address)."}
+    source = memstore.register_source("calendar", lambda: calendar["text"])
+    try:
+        fact = remember(store, calendar["text"], source)
+        calendar["text"] = "No events this week."
+        [check] = recheck(store).checks
+        assert check.outcome == "stale"
+        assert store.get_fact(fact.id).status == "stale"
+    finally:
+        memstore.unregister_source("calendar")
+
+
+def test_only_due_facts_are_checked_in_due_order_up_to_the_limit(store: Store) -> None:
+    facts = [remember(store, V1 + f"\n{i}", "inline") for i in range(5)]
+    assert store.reverify().checks == []
+    assert store.mark_due([facts[3].id, facts[1].id, facts[4].id]) == 3
+    assert store.count_due() == 3
+    report = store.reverify(limit=2, batch=1)
+    assert len(report.checks) == 2
+    assert store.count_due() == 1
+    assert store.mark_due([]) == 0
+
+
+def test_ungated_facts_are_never_re_verified(open_store: Callable[..., Store]) -> None:
+    store = open_store(gate=None, hook=memstore.Ungated())
+    fact = remember(store, V1, "inline")
+    assert fact.next_check_at is None
+    assert store.mark_due() == 0
+    assert store.reverify().checks == []
+
+
+def test_bad_run_settings_name_the_field(store: Store) -> None:
+    for options, field in (
+        ({"limit": 0}, "limit"),
+        ({"batch": 10_000}, "batch"),
+        ({"lease": timedelta(0)}, "lease"),
+        ({"fetch_timeout": -1}, "fetch_timeout"),
+        ({"gate": "no-such-backend"}, "gate"),
+    ):
+        with pytest.raises(memstore.InvalidInput) as caught:
+            store.reverify(**options)  # type: ignore[arg-type]
+        assert caught.value.field == field
+    with pytest.raises(memstore.InvalidInput) as caught:
+        store.mark_due("abc")  # type: ignore[arg-type]
+    assert caught.value.field == "fact_ids"
+
+
+class Blocking:
+    """A backend that holds every call until released (a worker stuck mid-run)."""
+
+    def __init__(self) -> None:
+        self.entered = threading.Event()
+        self.release = threading.Event()
+
+    def __call__(self, claim: str, context: str) -> float:
+        self.entered.set()
+        assert self.release.wait(30)
+        return oracle(claim, context)
+
+
+def _start(store: Store, **options: object) -> tuple[threading.Thread, list]:
+    result: list = []
+    thread = threading.Thread(target=lambda: result.append(store.reverify(**options)))  # type: ignore[arg-type]
+    thread.start()
+    return thread, result
+
+
+def test_a_leased_fact_is_not_checked_by_another_worker(
+    open_store: Callable[..., Store],
+) -> None:
+    blocking = Blocking()
+    stuck = open_store(gate=Gate(ScriptedBackend(blocking, deterministic=False), deadline=60))
+    other = open_store()
+    facts = [remember(other, V1 + f"\n{i}", "inline") for i in range(3)]
+    other.mark_due()
+    thread, result = _start(stuck, lease=timedelta(hours=1))
+    assert blocking.entered.wait(30)
+    assert other.reverify().checks == []  # everything is leased
+    other.retract(facts[2].id, "moved out")
+    blocking.release.set()
+    thread.join(30)
+    outcomes = {c.fact_id: c.outcome for c in result[0].checks}
+    assert outcomes == {facts[0].id: "verified", facts[1].id: "verified", facts[2].id: "skipped"}
+    assert [len(other.verifications(f.id)) for f in facts] == [2, 2, 1]
+
+
+def test_an_expired_lease_is_taken_over_and_the_late_worker_records_nothing(
+    open_store: Callable[..., Store],
+) -> None:
+    blocking = Blocking()
+    stuck = open_store(gate=Gate(ScriptedBackend(blocking, deterministic=False), deadline=60))
+    other = open_store()
+    facts = [remember(other, V1 + f"\n{i}", "inline") for i in range(2)]
+    other.mark_due()
+    thread, result = _start(stuck, lease=timedelta(seconds=1))
+    assert blocking.entered.wait(30)
+    time.sleep(1.2)  # the stuck worker's lease runs out
+    taken = other.reverify()
+    assert sorted(c.fact_id for c in taken.checks) == sorted(f.id for f in facts)
+    assert {c.outcome for c in taken.checks} == {"verified"}
+    blocking.release.set()
+    thread.join(30)
+    assert {c.outcome for c in result[0].checks} == {"skipped"}
+    assert [len(other.verifications(f.id)) for f in facts] == [2, 2]
+
+
+WORKER = """
+import json, sys, time
+from pathlib import Path
+import memstore
+from gate import Gate, ScriptedBackend
+from gate.evidence import REMOVED
+
+data, namespace, go = sys.argv[1:4]
+
+def slow(claim, context):
+    time.sleep(0.01)
+    return 0.3 if REMOVED in context else 0.97
+
+store = memstore.open(data, namespace,
+                      gate=Gate(ScriptedBackend(slow, deterministic=False), deadline=30))
+while not Path(go).exists():
+    time.sleep(0.005)
+report = store.reverify(batch=2)
+print(json.dumps([c.fact_id for c in report.checks if c.outcome != "skipped"]))
+"""
+
+
+def test_two_worker_processes_never_check_a_fact_twice(
+    store: Store, data_dir: Path, tmp_path: Path
+) -> None:
+    facts = [remember(store, V1 + f"\n{i}", "inline") for i in range(24)]
+    store.mark_due()
+    script, go = tmp_path / "worker.py", tmp_path / "go"
+    script.write_text(WORKER, encoding="utf-8")
+    workers = [
+        subprocess.Popen(
+            [sys.executable, str(script), str(data_dir), NS, str(go)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    time.sleep(0.5)
+    go.touch()
+    outputs = [w.communicate(timeout=120) for w in workers]
+    assert [w.returncode for w in workers] == [0, 0], [e for _, e in outputs]
+    first, second = (json.loads(o) for o, _ in outputs)
+    assert not set(first) & set(second)
+    assert sorted(first + second) == sorted(f.id for f in facts)
+    assert first and second, "both workers should have had a share"
+    engine = sa.create_engine(store.url)
+    with engine.connect() as conn:
+        per_fact = conn.execute(
+            sa.text(
+                "SELECT fact_id, count(*) FROM verifications WHERE kind = 'reverify' "
+                "GROUP BY fact_id"
+            )
+        ).all()
+    engine.dispose()
+    assert sorted(n for _, n in per_fact) == [1] * len(facts)
+    assert store.verify_audit_chain().ok
+
+
+def test_the_background_reverifier_runs_on_schedule_and_stops(store: Store) -> None:
+    fact = remember(store, V1, "inline")
+    store.mark_due()
+    runner = store.start_reverifier(every=timedelta(seconds=0.2))
+    with pytest.raises(MemstoreError):
+        store.start_reverifier()
+    deadline = time.monotonic() + 20
+    while len(store.verifications(fact.id)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    store.stop_reverifier()
+    assert not runner.running
+    assert runner.runs >= 1 and runner.last_error is None
+    assert [v.kind for v in store.verifications(fact.id)] == ["write", "reverify"]
+    assert store.get_fact(fact.id).next_check_at is not None
