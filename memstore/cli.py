@@ -135,12 +135,14 @@ def history(
             f"status [bold]{fact.status}[/bold], confidence {fact.confidence:.2f}"
             + (f" - {fact.status_reason}" if fact.status_reason else "")
         )
-        table = Table("when (UTC)", "kind", "verdict", "status", "confidence", "evidence", "why")
+        table = Table("when (UTC)", "kind", "verdict", "status", "confidence")
+        table.add_column("evidence", no_wrap=True, overflow="fold")
+        table.add_column("why")
         for row in rows:
             versions = []
             for evidence_id in row.evidence_ids:
                 ev = opened.get_evidence(evidence_id)
-                versions.append(f"{ev.source} v{ev.version}")
+                versions.append(f"v{ev.version} {ev.source}")
             table.add_row(
                 row.created_at.strftime("%Y-%m-%d %H:%M:%S"),
                 row.kind,

@@ -2,8 +2,8 @@
 
 Writes a batch of facts through the grounding gate (the embedded verifier; one
 ungrounded fact is rejected into the audit log), asks for a neighbourhood,
-corrects a fact by supersession and shows the history. Uses a temporary
-directory unless given one.
+corrects a fact by supersession and shows the history, then changes a source
+file and re-verifies. Uses a temporary directory unless given one.
 """
 
 from __future__ import annotations
@@ -66,6 +66,10 @@ CORRECTION: dict[str, Any] = {
     "relation": "headquartered_in",
     "evidence": ["Press release, 2025: Acme has moved its headquarters to Munich."],
 }
+
+
+PROFILE_V1 = "# Alice\n\nAlice lives in Paris and works as a data engineer at Acme.\n"
+PROFILE_V2 = "# Alice\n\nAlice moved to Berlin in May; she rents a flat in Kreuzberg.\n"
 
 
 def _members(fact: FactPublic) -> str:
@@ -152,7 +156,47 @@ def run(store: Store, console: Console) -> None:
     console.print(table)
     console.print()
     console.print(_facts_table("5. What memory says about Acme now", store.facts_about("Acme")))
-    console.print("\nNext: read README.md for the Python API; run `make test` for the test suite.")
+    console.print()
+    _reverify(store, console)
+    console.print(
+        "\nNext: read README.md for the Python API and `memstore reverify`; "
+        "run `make test` for the test suite."
+    )
+
+
+def _reverify(store: Store, console: Console) -> None:
+    """A fact grounded in a file; the file changes; re-verification makes the fact stale."""
+    profile = Path(store.data_dir or ".") / "sources" / "alice-profile.md"
+    profile.parent.mkdir(parents=True, exist_ok=True)
+    profile.write_text(PROFILE_V1, encoding="utf-8")
+    fact = store.add_fact(
+        statement="Alice lives in Paris.",
+        members=[("Alice", "person", "resident"), ("Paris", "place", "home")],
+        relation="lives_in",
+        evidence=[{"text": PROFILE_V1, "source": profile.resolve().as_uri()}],
+        citations=[{"evidence": 0, "quote": "Alice lives in Paris"}],
+    )
+    profile.write_text(PROFILE_V2, encoding="utf-8")
+    store.mark_due()  # normally 24 hours pass first
+    report = store.reverify()
+    table = Table(title="6. Re-verification after a source changed", title_justify="left")
+    for column in ("statement", "status", "confidence", "why"):
+        table.add_column(column)
+    for check in report.checks:
+        table.add_row(
+            check.statement,
+            check.status_before
+            if not check.changed
+            else f"{check.status_before} -> {check.status_after}",
+            f"{check.confidence_before:.2f} -> {check.confidence:.2f}",
+            check.reason or "still grounded",
+        )
+    console.print(table)
+    still = [f.statement for f in store.facts_about("Alice")]
+    console.print(
+        f"   {report.checked} facts checked in {report.duration_s:.1f} s; "
+        f"'{fact.statement}' left default reads: {fact.statement not in still}"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

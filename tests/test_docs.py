@@ -51,3 +51,6 @@ def test_demo_prints_a_session(tmp_path: Path) -> None:
     assert re.search(r"Berlin\s+│\s+place\s+│\s+2", out)
     assert re.search(r"Acme is headquartered in Berlin\.\s+│\s+superseded", out)
     assert "Acme is headquartered in Munich." in out
+    assert "6. Re-verification after a source changed" in out
+    assert re.search(r"Alice lives in Paris\.\s+│\s+verified -> stale", out)
+    assert "'Alice lives in Paris.' left default reads: True" in out
