@@ -96,12 +96,20 @@ class PreparedEvidence:
         )
 
 
-def prepare(session: Session, namespace: str, fact: FactCreate) -> PreparedEvidence:
+def prepare(
+    session: Session,
+    namespace: str,
+    fact: FactCreate,
+    pending: dict[tuple[str, str], str] | None = None,
+) -> PreparedEvidence:
     """Resolve evidence texts (dedup by content hash) and ids, and anchor every citation.
 
-    Raises InvalidInput naming the field for unknown ids and spans or quotes that
-    do not fit the cited text. Writes nothing.
+    ``pending`` maps (source, content hash) to the id given to new evidence by earlier
+    facts of the same batch, so one new text gets one id (the gate sees, and caches,
+    the same context for all of them). Raises InvalidInput naming the field for
+    unknown ids and spans or quotes that do not fit the cited text. Writes nothing.
     """
+    pending = {} if pending is None else pending
     items: list[EvidenceItem] = []
     new: list[EvidenceItem] = []
     by_key: dict[tuple[str, str], EvidenceItem] = {}
@@ -109,10 +117,16 @@ def prepare(session: Session, namespace: str, fact: FactCreate) -> PreparedEvide
     for ev in fact.evidence:
         key = (ev.source, ev.text)
         if key not in by_key:
-            existing = _find(session, namespace, ev.source, content_hash(ev.text))
-            by_key[key] = EvidenceItem(id=existing or new_id(), text=ev.text, source=ev.source)
-            items.append(by_key[key])
+            digest = content_hash(ev.text)
+            existing = _find(session, namespace, ev.source, digest)
             if existing is None:
+                existing = pending.setdefault((ev.source, digest), new_id())
+                is_new = True
+            else:
+                is_new = False
+            by_key[key] = EvidenceItem(id=existing, text=ev.text, source=ev.source)
+            items.append(by_key[key])
+            if is_new:
                 new.append(by_key[key])
         by_index.append(by_key[key])
 

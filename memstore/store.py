@@ -606,11 +606,12 @@ class Store:
     ) -> list[FactPublic | RejectionPublic]:
         """Check every fact with one hook call, then write each in its own transaction."""
         single = len(news) == 1
+        pending: dict[tuple[str, str], str] = {}  # one id per new evidence text in the batch
         with self._session() as session:
             prepared = []
             for i, new in enumerate(news):
                 try:
-                    prepared.append(evidence.prepare(session, self.namespace, new))
+                    prepared.append(evidence.prepare(session, self.namespace, new, pending))
                     self._resolve_members(session, new, create=False)
                 except InvalidInput as exc:
                     raise exc if single else exc.under(f"facts.{i}") from None

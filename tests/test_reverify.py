@@ -447,3 +447,21 @@ def test_the_background_reverifier_runs_on_schedule_and_stops(store: Store) -> N
     assert runner.runs >= 1 and runner.last_error is None
     assert [v.kind for v in store.verifications(fact.id)] == ["write", "reverify"]
     assert store.get_fact(fact.id).next_check_at is not None
+
+
+def test_unchanged_evidence_is_answered_from_the_gate_cache(
+    open_store: Callable[..., Store],
+) -> None:
+    cached = ScriptedBackend(oracle)  # deterministic: the gate caches its answers
+    store = open_store(gate=Gate(cached, deadline=30))
+    text = V1 + "Alice lives in Paris with her cat.\n"
+    facts = store.add_facts(
+        [
+            {"statement": s, "members": ["Alice"], "evidence": [text]}
+            for s in ("Alice lives in Paris.", "Alice lives in Paris with her cat.")
+        ]
+    )
+    assert len({f.citations[0].evidence_id for f in facts}) == 1  # one text, one id
+    asked = len(cached.batches)
+    assert [c.outcome for c in recheck(store).checks] == ["verified", "verified"]
+    assert len(cached.batches) == asked  # same claims, same context: no model call
