@@ -305,7 +305,7 @@ class Reverifier:
 
     def _check_batch(self, token: str, ids: list[str]) -> list[FactCheck]:
         plans = self._load(token, ids)
-        self._refresh({m.row.evidence_id: m for p in plans for m in p.moves})
+        self._refresh({m.evidence.source for p in plans for m in p.moves})
         for plan in plans:
             self._replan(plan)
         gated = [p for p in plans if p.candidate is not None]
@@ -340,15 +340,9 @@ class Reverifier:
             plans[c.fact_id].moves.append(_CitationMove(c, old, c.span_start, c.span_end, False))
         return list(plans.values())
 
-    def _refresh(self, moves: dict[str, _CitationMove]) -> None:
+    def _refresh(self, batch_sources: set[str]) -> None:
         """Fetch every source of the batch not fetched yet in this run; store new versions."""
-        todo = sorted(
-            {
-                m.evidence.source
-                for m in moves.values()
-                if m.evidence.source != INLINE_SOURCE and m.evidence.source not in self._refreshed
-            }
-        )
+        todo = sorted(s for s in batch_sources if s != INLINE_SOURCE and s not in self._refreshed)
         if not todo:
             return
         with self._session() as session:
@@ -362,10 +356,12 @@ class Reverifier:
             )
 
     def _replan(self, plan: _Plan) -> None:
-        """Point each citation at its source's current version and build the gate's view."""
-        items: dict[str, EvidenceItem] = {}
-        spans: list[CitedSpan] = []
-        lost: list[str] = []
+        """Point each citation at its source's current version and build the gate's view.
+
+        A fact with a missing or failing source never reaches the gate, and its
+        citations stay where they were.
+        """
+        current: list[sources.Refreshed] = []
         for move in plan.moves:
             old = move.evidence
             now = (
@@ -377,15 +373,21 @@ class Reverifier:
             if now.outcome == Outcome.MISSING:
                 plan.verdict, plan.reason = SOURCE_MISSING, now.reason
                 return
-            if not now.usable or now.evidence is None:
+            if not now.usable:
                 plan.verdict, plan.reason = SOURCE_ERROR, now.reason
                 return
-            new = now.evidence
+            current.append(now)
+        items: dict[str, EvidenceItem] = {}
+        spans: list[CitedSpan] = []
+        lost: set[str] = set()
+        for move, now in zip(plan.moves, current, strict=True):
+            old, new = move.evidence, now.evidence
+            assert new is not None  # usable
             if new.id != old.id and move.start is not None and move.end is not None:
                 span = reanchor(old.text, move.start, move.end, new.text)
                 if span is None:
                     move.lost = True
-                    lost.append(f"{old.source} version {new.version}")
+                    lost.add(f"{old.source} version {new.version}")
                 else:
                     move.evidence, (move.start, move.end) = new, span
             elif new.id != old.id:
@@ -397,7 +399,7 @@ class Reverifier:
                     CitedSpan(new.id) if move.lost else CitedSpan(new.id, move.start, move.end)
                 )
         if lost:
-            plan.reason = "cited text not found in " + ", ".join(sorted(set(lost)))
+            plan.reason = "cited text not found in " + ", ".join(sorted(lost))
         plan.candidate = Candidate(
             namespace=self.namespace,
             statement=plan.fact.statement,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import os
 import tempfile
 import threading
@@ -19,7 +20,8 @@ from sqlmodel import Session, col, or_, select
 
 from gate import Gate, GatePolicy
 from hypergraph import HyperGraph
-from memstore import audit, db, evidence, rejections, reverify
+from memstore import audit, db, evidence, rejections
+from memstore import reverify as reverification
 from memstore.admission import Admission, Candidate, Ungated, WriteHook
 from memstore.errors import ErrFactNotGrounded, InvalidInput, MemstoreError, NotFound, StorageError
 from memstore.gating import UNVERIFIED_VERDICTS, GateHook
@@ -472,14 +474,14 @@ class Store:
     def reverify(
         self,
         *,
-        limit: int = reverify.DEFAULT_LIMIT,
-        batch: int = reverify.DEFAULT_BATCH,
-        lease: timedelta = reverify.DEFAULT_LEASE,
+        limit: int = reverification.DEFAULT_LIMIT,
+        batch: int = reverification.DEFAULT_BATCH,
+        lease: timedelta = reverification.DEFAULT_LEASE,
         gate: Gate | str | None = None,
         policy: GatePolicy | None = None,
         fetch_timeout: float = DEFAULT_HTTP_TIMEOUT_S,
         progress: Callable[[int, int], None] | None = None,
-    ) -> reverify.ReverifyReport:
+    ) -> reverification.ReverifyReport:
         """Re-verify up to ``limit`` facts whose ``next_check_at`` has passed.
 
         Each fact's sources are fetched again (a changed text becomes a new evidence
@@ -500,12 +502,12 @@ class Store:
             raise InvalidInput("fetch_timeout", "must be more than 0 and at most 600 seconds")
         hook = self._reverify_hook(gate, policy)
         with Providers(timeout=fetch_timeout) as providers:
-            job = reverify.Reverifier(
+            job = reverification.Reverifier(
                 namespace=self.namespace,
                 session=self._session,
                 transaction=self._transaction,
                 hook=hook,
-                schedule=reverify.Schedule(self.recheck_after, self.retry_after),
+                schedule=reverification.Schedule(self.recheck_after, self.retry_after),
                 providers=providers,
                 lease=lease,
                 on_status_change=self._reindex,
@@ -523,9 +525,9 @@ class Store:
 
         def work(session: Session) -> int:
             if fact_ids is None:
-                return reverify.make_due(session, self.namespace, None, when)
+                return reverification.make_due(session, self.namespace, None, when)
             return sum(
-                reverify.make_due(session, self.namespace, chunk, when)
+                reverification.make_due(session, self.namespace, chunk, when)
                 for chunk in db.chunks(fact_ids)
             )
 
@@ -534,7 +536,7 @@ class Store:
     def count_due(self) -> int:
         """Facts whose re-verification is due now."""
         with self._session() as session:
-            return reverify.count_due(session, self.namespace, utcnow())
+            return reverification.count_due(session, self.namespace, utcnow())
 
     def start_reverifier(
         self, every: timedelta = DEFAULT_REVERIFY_EVERY, **options: Any
@@ -546,6 +548,10 @@ class Store:
 
         if self._reverifier is not None and self._reverifier.running:
             raise MemstoreError("a re-verifier is already running; stop_reverifier() first")
+        try:
+            inspect.signature(self.reverify).bind(**options)
+        except TypeError as exc:
+            raise InvalidInput("options", f"{exc}; see Store.reverify() for the options") from None
         self._reverifier = BackgroundReverifier(self, _positive("every", every), options)
         self._reverifier.start()
         return self._reverifier

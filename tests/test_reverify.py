@@ -465,3 +465,24 @@ def test_unchanged_evidence_is_answered_from_the_gate_cache(
     asked = len(cached.batches)
     assert [c.outcome for c in recheck(store).checks] == ["verified", "verified"]
     assert len(cached.batches) == asked  # same claims, same context: no model call
+
+
+def test_another_process_making_a_fact_stale_hides_it_from_this_stores_reads(
+    open_store: Callable[..., Store], tmp_path: Path
+) -> None:
+    reader, worker = open_store(), open_store()
+    path = tmp_path / "profile.md"
+    path.write_text(V1, encoding="utf-8")
+    fact = remember(reader, V1, path.as_uri())
+    assert [f.id for f in reader.neighborhood("Alice").facts] == [fact.id]
+    path.unlink()
+    assert [c.outcome for c in recheck(worker).checks] == ["stale"]
+    # The reader's in-memory graph still links the fact; its reads check the status in SQL.
+    assert reader.neighborhood("Alice").facts == []
+    assert reader.facts_about("Alice") == []
+
+
+def test_start_reverifier_rejects_unknown_options(store: Store) -> None:
+    with pytest.raises(memstore.InvalidInput) as caught:
+        store.start_reverifier(batchsize=5)
+    assert caught.value.field == "options"
