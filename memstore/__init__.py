@@ -17,7 +17,7 @@ from memstore.gating import GateHook
 from memstore.models import FactStatus
 from memstore.names import normalize_key
 from memstore.providers import register_source, unregister_source
-from memstore.reverify import FactCheck, ReverifyReport
+from memstore.reverify import FactCheck, ReverifyPolicy, ReverifyReport
 from memstore.schemas import (
     CitationCreate,
     CitationPublic,
@@ -61,6 +61,7 @@ __all__ = [
     "NotFound",
     "RejectionFilter",
     "RejectionPublic",
+    "ReverifyPolicy",
     "ReverifyReport",
     "StorageError",
     "Store",

@@ -159,6 +159,48 @@ def history(
         out.print(table)
 
 
+@app.command()
+def policy(
+    store: StorePath,
+    namespace: Annotated[str, typer.Option("--namespace", "-n")] = DEFAULT_NAMESPACE,
+    every: Annotated[
+        str | None, typer.Option(help="Re-check decided facts this long after (e.g. 12h).")
+    ] = None,
+    retry: Annotated[
+        str | None, typer.Option(help="First retry after an error (doubles per failure).")
+    ] = None,
+) -> None:
+    """Show, or set with --every / --retry, a namespace's re-verification policy."""
+    changes = {
+        name: parse_duration(value)
+        for name, value in (("recheck_after", every), ("retry_after", retry))
+        if value is not None
+    }
+    with _open(db.database_url(store)[0], namespace) as opened:
+        current = opened.set_reverify_policy(**changes) if changes else opened.reverify_policy()
+        due = opened.count_due()
+    table = Table("namespace", "re-check after", "retry after an error", "due now")
+    table.add_row(
+        namespace,
+        format_duration(current.recheck_after),
+        f"{format_duration(current.retry_after)}, doubling, at most "
+        f"{format_duration(current.recheck_after)}",
+        str(due),
+    )
+    out.print(table)
+    if changes:
+        out.print("Saved. Facts already scheduled keep their time; `reverify --all` re-checks now.")
+
+
+def format_duration(value: timedelta) -> str:
+    """The largest whole unit: ``90s``, ``5m``, ``24h``, ``2d`` (or seconds)."""
+    seconds = value.total_seconds()
+    for unit in ("d", "h", "m"):
+        if seconds >= _UNITS[unit] and seconds % _UNITS[unit] == 0:
+            return f"{int(seconds // _UNITS[unit])}{unit}"
+    return f"{seconds:g}s"
+
+
 def _namespaces(url: str, given: list[str] | None, every: bool) -> list[str]:
     if not every:
         return given or [DEFAULT_NAMESPACE]
@@ -288,8 +330,12 @@ def _fail(message: str) -> NoReturn:
 
 
 def main() -> None:
-    """Console entry point."""
-    app()
+    """Console entry point: a store or database failure is a message and exit code 1."""
+    try:
+        app()
+    except MemstoreError as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        raise SystemExit(1) from None
 
 
 if __name__ == "__main__":

@@ -338,3 +338,14 @@ class AuditHead(SQLModel, table=True):
     namespace: str = Field(primary_key=True, max_length=MAX_NAMESPACE_CHARS)
     seq: int
     hash: str = Field(max_length=64)
+
+
+class ReverifySchedule(SQLModel, table=True):
+    """A namespace's re-verification policy, so every process and worker uses the same one."""
+
+    __tablename__ = "reverify_policies"
+
+    namespace: str = Field(primary_key=True, max_length=MAX_NAMESPACE_CHARS)
+    recheck_after_s: float
+    retry_after_s: float
+    updated_at: datetime = _when(nullable=False)

@@ -39,6 +39,7 @@ from memstore.models import (
     Evidence,
     Fact,
     FactStatus,
+    ReverifySchedule,
     Verification,
     new_id,
     utcnow,
@@ -47,6 +48,9 @@ from memstore.providers import Outcome, Providers
 
 T = TypeVar("T")
 
+#: When a decided fact is due again, and when a failed check is first retried.
+DEFAULT_RECHECK_AFTER = timedelta(hours=24)
+DEFAULT_RETRY_AFTER = timedelta(minutes=5)
 DEFAULT_LIMIT = 1_000
 DEFAULT_BATCH = 64
 DEFAULT_LEASE = timedelta(minutes=5)
@@ -116,19 +120,46 @@ class ReverifyReport:
 
 
 @dataclass(frozen=True, slots=True)
-class Schedule:
-    """When a checked fact is due again: ``recheck_after`` after a decision; after an
-    error, ``retry_after`` doubled per failure in a row, capped at ``recheck_after``."""
+class ReverifyPolicy:
+    """When a namespace's facts are due: ``recheck_after`` after a decision (and after a
+    write the gate decided); after an error (timeout, verifier or source failure),
+    ``retry_after`` doubled per failure in a row, capped at ``recheck_after``."""
 
-    recheck_after: timedelta
-    retry_after: timedelta
+    recheck_after: timedelta = DEFAULT_RECHECK_AFTER
+    retry_after: timedelta = DEFAULT_RETRY_AFTER
+
+    def __post_init__(self) -> None:
+        for name in ("recheck_after", "retry_after"):
+            value = getattr(self, name)
+            if not isinstance(value, timedelta) or value <= timedelta(0):
+                raise ValueError(f"{name} must be a positive datetime.timedelta")
 
     def after_decision(self, now: datetime) -> datetime:
         return now + self.recheck_after
 
-    def after_error(self, now: datetime, failures: int) -> datetime:
+    def after_error(self, now: datetime, failures: int = 1) -> datetime:
         """``failures`` counts this one: 1 -> retry_after, 2 -> twice that, ..."""
         return now + min(self.retry_after * 2 ** min(failures - 1, 30), self.recheck_after)
+
+
+def load_policy(session: Session, namespace: str) -> ReverifyPolicy | None:
+    """The namespace's stored policy, if one was set."""
+    row = session.get(ReverifySchedule, namespace)
+    if row is None:
+        return None
+    return ReverifyPolicy(
+        timedelta(seconds=row.recheck_after_s), timedelta(seconds=row.retry_after_s)
+    )
+
+
+def save_policy(session: Session, namespace: str, policy: ReverifyPolicy) -> None:
+    row = session.get(ReverifySchedule, namespace) or ReverifySchedule(
+        namespace=namespace, recheck_after_s=0, retry_after_s=0
+    )
+    row.recheck_after_s = policy.recheck_after.total_seconds()
+    row.retry_after_s = policy.retry_after.total_seconds()
+    row.updated_at = utcnow()
+    session.add(row)
 
 
 def claim(
@@ -246,7 +277,7 @@ class Reverifier:
         session: Callable[[], AbstractContextManager[Session]],
         transaction: Transaction,
         hook: WriteHook,
-        schedule: Schedule,
+        policy: ReverifyPolicy,
         providers: Providers,
         lease: timedelta = DEFAULT_LEASE,
         on_status_change: Callable[[list[str]], None] = lambda _ids: None,
@@ -255,7 +286,7 @@ class Reverifier:
         self._session = session
         self._transaction = transaction
         self.hook = hook
-        self.schedule = schedule
+        self.policy = policy
         self.providers = providers
         self.lease = lease
         self._on_status_change = on_status_change
@@ -433,7 +464,7 @@ class Reverifier:
     ) -> FactCheck:
         """Record the check: new status and history row together, while the lease holds."""
         fact, now = plan.fact, utcnow()
-        decision = _decide(plan, admission, self.schedule, now)
+        decision = _decide(plan, admission, self.policy, now)
         check = FactCheck(
             fact_id=fact.id,
             statement=fact.statement,
@@ -515,7 +546,7 @@ class _Decision:
 
 
 def _decide(
-    plan: _Plan, admission: Admission | None, schedule: Schedule, now: datetime
+    plan: _Plan, admission: Admission | None, policy: ReverifyPolicy, now: datetime
 ) -> _Decision:
     fact = plan.fact
     if admission is None and plan.verdict == SOURCE_MISSING:
@@ -524,7 +555,7 @@ def _decide(
             "confidence": 0.0,
             "status_reason": plan.reason,
             "check_failures": 0,
-            "next_check_at": schedule.after_decision(now),
+            "next_check_at": policy.after_decision(now),
         }
         return _Decision(values, SOURCE_MISSING, "stale", plan.reason)
     if admission is None or admission.verdict in UNVERIFIED_VERDICTS:
@@ -534,7 +565,7 @@ def _decide(
         failures = fact.check_failures + 1
         values = {
             "check_failures": failures,
-            "next_check_at": schedule.after_error(now, failures),
+            "next_check_at": policy.after_error(now, failures),
             "status_reason": reason,
         }
         return _Decision(
@@ -556,7 +587,7 @@ def _decide(
         "confidence": admission.confidence,
         "status_reason": reason,
         "check_failures": 0,
-        "next_check_at": schedule.after_decision(now),
+        "next_check_at": policy.after_decision(now),
     }
     if status == FactStatus.VERIFIED:
         values["verified_at"] = now

@@ -8,6 +8,7 @@ import tempfile
 import threading
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from types import TracebackType
@@ -62,10 +63,6 @@ T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
 
 DEFAULT_NAMESPACE = "default"
-#: When a verified fact is due for re-verification.
-DEFAULT_RECHECK_AFTER = timedelta(hours=24)
-#: When a fact stored unverified (verifier timed out or failed) is re-tried.
-DEFAULT_RETRY_AFTER = timedelta(minutes=5)
 #: How often ``start_reverifier()`` looks for due facts.
 DEFAULT_REVERIFY_EVERY = timedelta(minutes=5)
 MAX_BATCH = 1_000
@@ -79,8 +76,8 @@ def open(
     gate: Gate | str | None = None,
     policy: GatePolicy | None = None,
     hook: WriteHook | None = None,
-    recheck_after: timedelta = DEFAULT_RECHECK_AFTER,
-    retry_after: timedelta = DEFAULT_RETRY_AFTER,
+    recheck_after: timedelta | None = None,
+    retry_after: timedelta | None = None,
 ) -> Store:
     """Open (creating and migrating if needed) a store.
 
@@ -92,9 +89,13 @@ def open(
     name (default: the embedded verifier, shared by the process and loaded on the
     first write); ``policy`` sets its thresholds. ``hook`` replaces the gate with
     another write hook, e.g. ``memstore.Ungated()`` to store facts unchecked (each
-    is recorded as ``ungated``). A verified fact is due for re-verification after
-    ``recheck_after``; one stored unverified because the verifier timed out or
-    failed, after ``retry_after``.
+    is recorded as ``ungated``).
+
+    A fact is due for re-verification ``recheck_after`` after the gate decided it
+    (default 24 h); one stored unverified because the verifier timed out or
+    failed, ``retry_after`` later (default 5 min, doubling per failure). Both
+    default to the namespace's stored policy (``set_reverify_policy``); given
+    here, they hold for this Store only.
     """
     return Store(
         path_or_url,
@@ -118,16 +119,19 @@ class Store:
         gate: Gate | str | None = None,
         policy: GatePolicy | None = None,
         hook: WriteHook | None = None,
-        recheck_after: timedelta = DEFAULT_RECHECK_AFTER,
-        retry_after: timedelta = DEFAULT_RETRY_AFTER,
+        recheck_after: timedelta | None = None,
+        retry_after: timedelta | None = None,
     ) -> None:
         try:
             self.namespace = check_namespace(namespace)
         except ValueError as exc:
             raise InvalidInput("namespace", str(exc)) from None
         self.hook: WriteHook = _write_hook(gate, policy, hook)
-        self.recheck_after = _positive("recheck_after", recheck_after)
-        self.retry_after = _positive("retry_after", retry_after)
+        self._policy_override = {
+            name: _positive(name, value)
+            for name, value in (("recheck_after", recheck_after), ("retry_after", retry_after))
+            if value is not None
+        }
         self.url, self.data_dir = db.database_url(path_or_url)
         self._engine = db.create_engine(self.url)
         self._graph = HyperGraph()
@@ -507,7 +511,7 @@ class Store:
                 session=self._session,
                 transaction=self._transaction,
                 hook=hook,
-                schedule=reverification.Schedule(self.recheck_after, self.retry_after),
+                policy=self.reverify_policy(),
                 providers=providers,
                 lease=lease,
                 on_status_change=self._reindex,
@@ -530,6 +534,35 @@ class Store:
                 reverification.make_due(session, self.namespace, chunk, when)
                 for chunk in db.chunks(fact_ids)
             )
+
+        return self._transaction(work)
+
+    def reverify_policy(self) -> reverification.ReverifyPolicy:
+        """The re-verification schedule this store uses: the namespace's stored policy
+        (or the defaults), with what was given to ``open()`` on top."""
+        with self._session() as session:
+            stored = reverification.load_policy(session, self.namespace)
+        return replace(stored or reverification.ReverifyPolicy(), **self._policy_override)
+
+    def set_reverify_policy(
+        self, *, recheck_after: timedelta | None = None, retry_after: timedelta | None = None
+    ) -> reverification.ReverifyPolicy:
+        """Store the namespace's re-verification policy, for every process and worker.
+
+        Unset fields keep their stored (or default) value. Facts already scheduled
+        keep their ``next_check_at``; ``mark_due()`` re-checks them now.
+        """
+        changes = {
+            name: _positive(name, value)
+            for name, value in (("recheck_after", recheck_after), ("retry_after", retry_after))
+            if value is not None
+        }
+
+        def work(session: Session) -> reverification.ReverifyPolicy:
+            stored = reverification.load_policy(session, self.namespace)
+            policy = replace(stored or reverification.ReverifyPolicy(), **changes)
+            reverification.save_policy(session, self.namespace, policy)
+            return policy
 
         return self._transaction(work)
 
@@ -625,11 +658,12 @@ class Store:
             hook, [p.candidate(n) for n, p in zip(news, prepared, strict=True)]
         )
         results: list[FactPublic | RejectionPublic] = []
+        policy = self.reverify_policy()
         for new, prep, admission, old_id in zip(
             news, prepared, admissions, supersedes, strict=True
         ):
             if admission.accepted:
-                results.append(self._store_fact(new, prep, admission, old_id))
+                results.append(self._store_fact(new, prep, admission, old_id, policy))
             else:
                 results.append(self._store_rejection(new, prep, admission))
         return results
@@ -649,9 +683,10 @@ class Store:
         prepared: evidence.PreparedEvidence,
         admission: Admission,
         supersedes: str | None,
+        policy: reverification.ReverifyPolicy,
     ) -> FactPublic:
         def work(session: Session) -> Fact:
-            return self._insert_fact(session, new, prepared, admission, supersedes)
+            return self._insert_fact(session, new, prepared, admission, supersedes, policy)
 
         row = self._transaction(work)
         with self._session() as session:
@@ -672,14 +707,6 @@ class Store:
         with self._session() as session:
             return rejections.hydrate(session, [row])[0]
 
-    def _next_check(self, admission: Admission, now: datetime) -> datetime | None:
-        """When the re-verification job should look at a newly stored fact."""
-        if admission.verdict == Ungated.verdict:
-            return None
-        if admission.verdict in UNVERIFIED_VERDICTS:
-            return now + self.retry_after
-        return now + self.recheck_after
-
     def _insert_fact(
         self,
         session: Session,
@@ -687,6 +714,7 @@ class Store:
         prepared: evidence.PreparedEvidence,
         admission: Admission,
         supersedes: str | None,
+        policy: reverification.ReverifyPolicy,
     ) -> Fact:
         prepared = evidence.persist(session, prepared)
         member_ids = self._resolve_members(session, new)
@@ -702,7 +730,7 @@ class Store:
             valid_to=new.valid_to,
             recorded_at=now,
             verified_at=now if admission.status == FactStatus.VERIFIED else None,
-            next_check_at=self._next_check(admission, now),
+            next_check_at=_next_check(admission, policy, now),
             supersedes_id=supersedes,
             **admission.gate_fields(),
         )
@@ -1085,3 +1113,14 @@ def _statuses(statuses: Collection[str]) -> list[str]:
         if s not in valid:
             raise InvalidInput("statuses", f"{s!r} is not one of {sorted(valid)}")
     return list(statuses)
+
+
+def _next_check(
+    admission: Admission, policy: reverification.ReverifyPolicy, now: datetime
+) -> datetime | None:
+    """When the re-verification job should look at a newly stored fact."""
+    if admission.verdict == Ungated.verdict:
+        return None
+    if admission.verdict in UNVERIFIED_VERDICTS:
+        return policy.after_error(now)
+    return policy.after_decision(now)

@@ -13,7 +13,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -24,7 +24,6 @@ import memstore
 from gate import Gate, ScriptedBackend
 from gate.evidence import REMOVED
 from memstore import FactPublic, MemstoreError, Store
-from memstore.reverify import Schedule
 
 NS = "user:alice"
 V1 = "# Alice\n\nAlice lives in Paris and works as a data engineer at Acme.\n"
@@ -238,12 +237,43 @@ def test_source_errors_keep_the_status_and_back_off(
 
 
 def test_backoff_is_capped_at_the_recheck_period() -> None:
-    schedule = Schedule(recheck_after=timedelta(hours=1), retry_after=timedelta(minutes=5))
-    from memstore.models import utcnow
-
-    now = utcnow()
-    waits = [schedule.after_error(now, n) - now for n in range(1, 7)]
+    policy = memstore.ReverifyPolicy(
+        recheck_after=timedelta(hours=1), retry_after=timedelta(minutes=5)
+    )
+    now = datetime(2026, 11, 21, tzinfo=UTC)
+    waits = [policy.after_error(now, n) - now for n in range(1, 7)]
     assert [w.total_seconds() / 60 for w in waits] == [5, 10, 20, 40, 60, 60]
+    with pytest.raises(ValueError, match="retry_after"):
+        memstore.ReverifyPolicy(retry_after=timedelta(0))
+
+
+def test_the_namespace_policy_is_stored_for_every_process(
+    open_store: Callable[..., Store], data_dir: Path
+) -> None:
+    app = open_store()
+    assert app.reverify_policy() == memstore.ReverifyPolicy(
+        timedelta(hours=24), timedelta(minutes=5)
+    )
+    app.set_reverify_policy(recheck_after=timedelta(hours=6))
+    worker = open_store()  # another process would see the same
+    assert worker.reverify_policy() == memstore.ReverifyPolicy(
+        timedelta(hours=6), timedelta(minutes=5)
+    )
+    fact = remember(worker, V1, "inline")
+    assert fact.next_check_at == fact.recorded_at + timedelta(hours=6)
+    recheck(worker)
+    last = worker.verifications(fact.id)[-1]
+    assert worker.get_fact(fact.id).next_check_at == last.created_at + timedelta(hours=6)
+    # open(..., recheck_after=) holds for that store only; other namespaces keep the default.
+    assert open_store(recheck_after=timedelta(hours=1)).reverify_policy().recheck_after == (
+        timedelta(hours=1)
+    )
+    assert worker.reverify_policy().recheck_after == timedelta(hours=6)
+    with memstore.open(data_dir, "user:bob", hook=memstore.Ungated()) as bob:
+        assert bob.reverify_policy() == memstore.ReverifyPolicy()
+    with pytest.raises(memstore.InvalidInput) as caught:
+        app.set_reverify_policy(retry_after=timedelta(seconds=-1))
+    assert caught.value.field == "retry_after"
 
 
 def test_a_failing_verifier_keeps_the_status_and_retries(

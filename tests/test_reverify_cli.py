@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -165,3 +166,17 @@ def test_a_store_that_cannot_be_opened_exits_1(tmp_path: Path) -> None:
     shown = run("history", str(tmp_path / "empty"), "no-such-fact")
     assert shown.returncode == 1
     assert "no fact 'no-such-fact'" in shown.stderr
+
+
+def test_policy_shows_and_sets_the_namespace_schedule(data_dir: Path) -> None:
+    shown = run("policy", str(data_dir), "-n", NS)
+    assert shown.returncode == 0, shown.stderr
+    assert row(shown.stdout, NS)[1:3] == ["1d", "5m, doubling, at most 1d"]
+    changed = run("policy", str(data_dir), "-n", NS, "--every", "12h", "--retry", "90s")
+    assert changed.returncode == 0, changed.stderr
+    assert row(changed.stdout, NS)[1:3] == ["12h", "90s, doubling, at most 12h"]
+    with memstore.open(data_dir, NS) as store:
+        assert store.reverify_policy() == memstore.ReverifyPolicy(
+            timedelta(hours=12), timedelta(seconds=90)
+        )
+    assert run("policy", str(data_dir), "--every", "3x").returncode == 2

@@ -1,4 +1,5 @@
-"""re-verification: fact leases, source fetch state, history details, lost citations
+"""re-verification: fact leases, source fetch state, history details, lost citations,
+per-namespace policies
 
 Revision ID: 0003
 Revises: 0002
@@ -36,6 +37,14 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id"),
         sa.UniqueConstraint("namespace", "source", name="uq_evidence_sources_namespace_source"),
     )
+    op.create_table(
+        "reverify_policies",
+        sa.Column("namespace", sa.String(length=128), nullable=False),
+        sa.Column("recheck_after_s", sa.Float(), nullable=False),
+        sa.Column("retry_after_s", sa.Float(), nullable=False),
+        sa.Column("updated_at", sa.DateTime(), nullable=False),
+        sa.PrimaryKeyConstraint("namespace"),
+    )
     with op.batch_alter_table("citations", schema=None) as batch_op:
         batch_op.add_column(sa.Column("lost_at", sa.DateTime(), nullable=True))
 
@@ -69,5 +78,6 @@ def downgrade() -> None:
     with op.batch_alter_table("citations", schema=None) as batch_op:
         batch_op.drop_column("lost_at")
 
+    op.drop_table("reverify_policies")
     op.drop_table("evidence_sources")
     # ### end Alembic commands ###
