@@ -13,6 +13,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -358,50 +359,57 @@ class Blocking:
         return oracle(claim, context)
 
 
-def _start(store: Store, **options: object) -> tuple[threading.Thread, list]:
-    result: list = []
-    thread = threading.Thread(target=lambda: result.append(store.reverify(**options)))  # type: ignore[arg-type]
+@dataclass
+class StuckRun:
+    """A worker that claimed every due fact and hangs in the gate, and a second store."""
+
+    blocking: Blocking
+    other: Store
+    facts: list[FactPublic]
+    thread: threading.Thread
+    result: list[memstore.ReverifyReport]
+
+    def finish(self) -> memstore.ReverifyReport:
+        self.blocking.release.set()
+        self.thread.join(30)
+        return self.result[0]
+
+
+def stuck_run(open_store: Callable[..., Store], facts: int, lease: timedelta) -> StuckRun:
+    blocking = Blocking()
+    stuck = open_store(gate=Gate(ScriptedBackend(blocking, deterministic=False), deadline=60))
+    other = open_store()
+    written = [remember(other, V1 + f"\n{i}", "inline") for i in range(facts)]
+    other.mark_due()
+    result: list[memstore.ReverifyReport] = []
+    thread = threading.Thread(target=lambda: result.append(stuck.reverify(lease=lease)))
     thread.start()
-    return thread, result
+    assert blocking.entered.wait(30)
+    return StuckRun(blocking, other, written, thread, result)
 
 
 def test_a_leased_fact_is_not_checked_by_another_worker(
     open_store: Callable[..., Store],
 ) -> None:
-    blocking = Blocking()
-    stuck = open_store(gate=Gate(ScriptedBackend(blocking, deterministic=False), deadline=60))
-    other = open_store()
-    facts = [remember(other, V1 + f"\n{i}", "inline") for i in range(3)]
-    other.mark_due()
-    thread, result = _start(stuck, lease=timedelta(hours=1))
-    assert blocking.entered.wait(30)
-    assert other.reverify().checks == []  # everything is leased
-    other.retract(facts[2].id, "moved out")
-    blocking.release.set()
-    thread.join(30)
-    outcomes = {c.fact_id: c.outcome for c in result[0].checks}
+    run = stuck_run(open_store, 3, lease=timedelta(hours=1))
+    facts = run.facts
+    assert run.other.reverify().checks == []  # everything is leased
+    run.other.retract(facts[2].id, "moved out")
+    outcomes = {c.fact_id: c.outcome for c in run.finish().checks}
     assert outcomes == {facts[0].id: "verified", facts[1].id: "verified", facts[2].id: "skipped"}
-    assert [len(other.verifications(f.id)) for f in facts] == [2, 2, 1]
+    assert [len(run.other.verifications(f.id)) for f in facts] == [2, 2, 1]
 
 
 def test_an_expired_lease_is_taken_over_and_the_late_worker_records_nothing(
     open_store: Callable[..., Store],
 ) -> None:
-    blocking = Blocking()
-    stuck = open_store(gate=Gate(ScriptedBackend(blocking, deterministic=False), deadline=60))
-    other = open_store()
-    facts = [remember(other, V1 + f"\n{i}", "inline") for i in range(2)]
-    other.mark_due()
-    thread, result = _start(stuck, lease=timedelta(seconds=1))
-    assert blocking.entered.wait(30)
+    run = stuck_run(open_store, 2, lease=timedelta(seconds=1))
     time.sleep(1.2)  # the stuck worker's lease runs out
-    taken = other.reverify()
-    assert sorted(c.fact_id for c in taken.checks) == sorted(f.id for f in facts)
+    taken = run.other.reverify()
+    assert sorted(c.fact_id for c in taken.checks) == sorted(f.id for f in run.facts)
     assert {c.outcome for c in taken.checks} == {"verified"}
-    blocking.release.set()
-    thread.join(30)
-    assert {c.outcome for c in result[0].checks} == {"skipped"}
-    assert [len(other.verifications(f.id)) for f in facts] == [2, 2]
+    assert {c.outcome for c in run.finish().checks} == {"skipped"}
+    assert [len(run.other.verifications(f.id)) for f in run.facts] == [2, 2]
 
 
 WORKER = """
