@@ -340,7 +340,7 @@ class AuditHead(SQLModel, table=True):
     hash: str = Field(max_length=64)
 
 
-class ReverifySchedule(SQLModel, table=True):
+class ReverifyPolicyRow(SQLModel, table=True):
     """A namespace's re-verification policy, so every process and worker uses the same one."""
 
     __tablename__ = "reverify_policies"

@@ -39,7 +39,7 @@ from memstore.models import (
     Evidence,
     Fact,
     FactStatus,
-    ReverifySchedule,
+    ReverifyPolicyRow,
     Verification,
     new_id,
     utcnow,
@@ -114,7 +114,7 @@ class ReverifyReport:
         return {
             "checked": self.checked,
             **{o: counts.get(o, 0) for o in OUTCOMES},
-            "new evidence versions": self.new_versions,
+            "new_versions": self.new_versions,
             "duration_s": round(self.duration_s, 3),
         }
 
@@ -144,7 +144,7 @@ class ReverifyPolicy:
 
 def load_policy(session: Session, namespace: str) -> ReverifyPolicy | None:
     """The namespace's stored policy, if one was set."""
-    row = session.get(ReverifySchedule, namespace)
+    row = session.get(ReverifyPolicyRow, namespace)
     if row is None:
         return None
     return ReverifyPolicy(
@@ -153,7 +153,7 @@ def load_policy(session: Session, namespace: str) -> ReverifyPolicy | None:
 
 
 def save_policy(session: Session, namespace: str, policy: ReverifyPolicy) -> None:
-    row = session.get(ReverifySchedule, namespace) or ReverifySchedule(
+    row = session.get(ReverifyPolicyRow, namespace) or ReverifyPolicyRow(
         namespace=namespace, recheck_after_s=0, retry_after_s=0
     )
     row.recheck_after_s = policy.recheck_after.total_seconds()
