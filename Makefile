@@ -8,8 +8,13 @@ SERVER_STAMP := $(VENV)/.llama-server-stamp
 # The CPU build of torch must be installed before anything that depends on it,
 # or pip pulls the CUDA build (several GB).
 TORCH  := torch==2.13.0
+# PostgreSQL server binaries for the tests' PostgreSQL leg (Debian's package);
+# tests/postgres_server.py starts a throwaway server on 127.0.0.1.
+PG_CTL := $(firstword $(wildcard /usr/lib/postgresql/*/bin/pg_ctl))
+SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+APT    := DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get -y -q
 
-.PHONY: install demo test lint clean
+.PHONY: install demo test lint clean postgres
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -30,8 +35,13 @@ install: $(STAMP)
 demo: install
 	$(PY) -m memstore.demo
 
-test: install lint $(SERVER_STAMP)
-	$(PY) -m pytest
+postgres:
+ifeq ($(PG_CTL),)
+	$(APT) install postgresql || ($(APT) update && $(APT) install postgresql)
+endif
+
+test: install lint $(SERVER_STAMP) postgres
+	MEMSTORE_REQUIRE_POSTGRES=1 $(PY) -m pytest
 
 lint: install
 	$(PY) -m ruff check .

@@ -2,20 +2,55 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
 from http_site import Site, serve
+from postgres_server import PostgresServer, find_bindir
 from sqlmodel import SQLModel
 
 import memstore
 from memstore import Store
 
+#: Tests marked ``both_databases`` run once on SQLite and once on PostgreSQL.
+DATABASES = ("sqlite", "postgresql")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "data_dir" in metafunc.fixturenames and metafunc.definition.get_closest_marker(
+        "both_databases"
+    ):
+        metafunc.parametrize("database", DATABASES, indirect=True)
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresServer]:
+    """A real PostgreSQL server for the whole session (skipped only where none is
+    installed and MEMSTORE_REQUIRE_POSTGRES is unset; ``make test`` sets it)."""
+    bindir = find_bindir()
+    if bindir is None:
+        if os.environ.get("MEMSTORE_REQUIRE_POSTGRES"):
+            pytest.fail("PostgreSQL is required but not installed (apt-get install postgresql)")
+        pytest.skip("PostgreSQL is not installed")
+    server = PostgresServer(bindir).start()
+    yield server
+    server.stop()
+
 
 @pytest.fixture
-def data_dir(tmp_path: Path) -> Path:
+def database(request: pytest.FixtureRequest) -> str:
+    return str(getattr(request, "param", "sqlite"))
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path, database: str, request: pytest.FixtureRequest) -> Path:
+    """Where a test's store lives: a data directory, or an empty PostgreSQL database's URL."""
+    if database == "postgresql":
+        server: PostgresServer = request.getfixturevalue("postgres")
+        return server.new_database()  # type: ignore[return-value]  # a URL, which open() takes
     return tmp_path / "memdata"
 
 

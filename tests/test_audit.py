@@ -21,6 +21,8 @@ from memstore import ErrFactNotGrounded, InvalidInput, RejectionPublic, Store
 from memstore.audit import row_hash
 from memstore.models import Rejection
 
+pytestmark = pytest.mark.both_databases
+
 #: claim -> (p0, p1): the verdict each test claim gets.
 SCRIPT = {
     "The user is allergic to shellfish.": (0.30, 0.40),  # unsupported

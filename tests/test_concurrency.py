@@ -1,4 +1,4 @@
-"""Concurrent writers on one SQLite store: no lost writes, no duplicate entities."""
+"""Concurrent writers on one store, SQLite and PostgreSQL: no lost writes or duplicates."""
 
 from __future__ import annotations
 
@@ -6,12 +6,15 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import pytest
 from conftest import row_counts
 
 import memstore
 from gate import Gate, ScriptedBackend
 from gate.evidence import REMOVED
 from memstore import ErrFactNotGrounded, InvalidInput
+
+pytestmark = pytest.mark.both_databases
 
 WRITERS = 4
 FACTS_EACH = 15
@@ -41,7 +44,7 @@ def test_threads_creating_the_same_entities_share_them(data_dir: Path) -> None:
             s.close()
 
     assert len(set(ids)) == WRITERS * FACTS_EACH
-    counts = row_counts(f"sqlite:///{data_dir / 'memstore.db'}")
+    counts = row_counts(stores[0].url)
     assert counts["facts"] == WRITERS * FACTS_EACH
     assert counts["entities"] == 2 + FACTS_EACH  # Acme, Alice, event 0..14
     assert counts["evidence"] == WRITERS * FACTS_EACH + 1

@@ -24,6 +24,8 @@ from memstore import (
     Store,
 )
 
+pytestmark = pytest.mark.both_databases
+
 DAY = timedelta(hours=24)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
@@ -38,6 +39,7 @@ def test_upgrade_downgrade_round_trip(tmp_path: Path) -> None:
     assert {t.name for t in SQLModel.metadata.sorted_tables} <= tables
 
 
+@pytest.mark.both_databases
 def test_open_upgrades_an_empty_database_to_head(data_dir: Path) -> None:
     with memstore.open(data_dir) as store:
         engine = sa.create_engine(store.url)

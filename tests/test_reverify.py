@@ -419,6 +419,8 @@ import memstore
 from gate import Gate, ScriptedBackend
 from gate.evidence import REMOVED
 
+pytestmark = pytest.mark.both_databases
+
 data, namespace, go = sys.argv[1:4]
 
 def slow(claim, context):

@@ -12,6 +12,8 @@ from conftest import row_counts, works_at
 import memstore
 from memstore import FactCreate, FactStatus, InvalidInput, NotFound, Store
 
+pytestmark = pytest.mark.both_databases
+
 
 def test_round_trip(store: Store) -> None:
     fact = store.add_fact(**works_at())
