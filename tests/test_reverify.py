@@ -26,6 +26,8 @@ from gate import Gate, ScriptedBackend
 from gate.evidence import REMOVED
 from memstore import FactPublic, MemstoreError, Store
 
+pytestmark = pytest.mark.both_databases
+
 NS = "user:alice"
 V1 = "# Alice\n\nAlice lives in Paris and works as a data engineer at Acme.\n"
 UNRELATED = "# Shop\n\nThe bakery on the corner opens at 8am on weekdays.\n"
@@ -418,8 +420,6 @@ from pathlib import Path
 import memstore
 from gate import Gate, ScriptedBackend
 from gate.evidence import REMOVED
-
-pytestmark = pytest.mark.both_databases
 
 data, namespace, go = sys.argv[1:4]
 
