@@ -17,10 +17,17 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from sqlmodel import Session
 
 from memstore import db
 from memstore.errors import MemstoreError
-from memstore.reverify import DEFAULT_BATCH, DEFAULT_LEASE, DEFAULT_LIMIT, ReverifyReport
+from memstore.reverify import (
+    DEFAULT_BATCH,
+    DEFAULT_LEASE,
+    DEFAULT_LIMIT,
+    ReverifyReport,
+    namespaces_with_checks,
+)
 from memstore.store import DEFAULT_NAMESPACE, Store
 
 app = typer.Typer(
@@ -138,11 +145,14 @@ def history(
         table = Table("when (UTC)", "kind", "verdict", "status", "confidence")
         table.add_column("evidence", no_wrap=True, overflow="fold")
         table.add_column("why")
+        evidence: dict[str, str] = {}  # each version looked up once
         for row in rows:
             versions = []
             for evidence_id in row.evidence_ids:
-                ev = opened.get_evidence(evidence_id)
-                versions.append(f"v{ev.version} {ev.source}")
+                if evidence_id not in evidence:
+                    ev = opened.get_evidence(evidence_id)
+                    evidence[evidence_id] = f"v{ev.version} {ev.source}"
+                versions.append(evidence[evidence_id])
             table.add_row(
                 row.created_at.strftime("%Y-%m-%d %H:%M:%S"),
                 row.kind,
@@ -204,16 +214,11 @@ def format_duration(value: timedelta) -> str:
 def _namespaces(url: str, given: list[str] | None, every: bool) -> list[str]:
     if not every:
         return given or [DEFAULT_NAMESPACE]
+    _open(url, DEFAULT_NAMESPACE).close()  # opening migrates an older database
     engine = db.create_engine(url)
     try:
-        with engine.connect() as conn:
-            names = conn.execute(
-                sa.text(
-                    "SELECT DISTINCT namespace FROM facts WHERE next_check_at IS NOT NULL "
-                    "ORDER BY namespace"
-                )
-            ).scalars()
-            return list(names)
+        with Session(engine) as session:
+            return namespaces_with_checks(session)
     except sa.exc.SQLAlchemyError as exc:
         _fail(f"cannot read {url}: {exc}")
     finally:

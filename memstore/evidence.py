@@ -118,13 +118,10 @@ def prepare(
         key = (ev.source, ev.text)
         if key not in by_key:
             digest = content_hash(ev.text)
-            existing = _find(session, namespace, ev.source, digest)
-            if existing is None:
-                existing = pending.setdefault((ev.source, digest), new_id())
-                is_new = True
-            else:
-                is_new = False
-            by_key[key] = EvidenceItem(id=existing, text=ev.text, source=ev.source)
+            stored_id = _find(session, namespace, ev.source, digest)
+            is_new = stored_id is None
+            evidence_id = stored_id or pending.setdefault((ev.source, digest), new_id())
+            by_key[key] = EvidenceItem(id=evidence_id, text=ev.text, source=ev.source)
             items.append(by_key[key])
             if is_new:
                 new.append(by_key[key])

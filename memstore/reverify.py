@@ -104,11 +104,6 @@ class ReverifyReport:
         """Facts whose check was recorded (skipped ones are not)."""
         return sum(1 for c in self.checks if c.outcome != "skipped")
 
-    @property
-    def changed(self) -> list[FactCheck]:
-        """Checks that moved a fact to another status."""
-        return [c for c in self.checks if c.changed]
-
     def summary(self) -> dict[str, float]:
         counts = Counter(c.outcome for c in self.checks)
         return {
@@ -227,6 +222,18 @@ def count_due(session: Session, namespace: str, due_before: datetime) -> int:
                 col(Fact.next_check_at) <= due_before,
             )
         ).one()
+    )
+
+
+def namespaces_with_checks(session: Session) -> list[str]:
+    """Every namespace with open facts the gate looks after (across the database)."""
+    return list(
+        session.exec(
+            select(Fact.namespace)
+            .where(col(Fact.status).in_(OPEN_STATUSES), col(Fact.next_check_at).is_not(None))
+            .distinct()
+            .order_by(col(Fact.namespace))
+        ).all()
     )
 
 

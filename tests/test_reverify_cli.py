@@ -180,3 +180,21 @@ def test_policy_shows_and_sets_the_namespace_schedule(data_dir: Path) -> None:
             timedelta(hours=12), timedelta(seconds=90)
         )
     assert run("policy", str(data_dir), "--every", "3x").returncode == 2
+
+
+def test_all_namespaces_covers_every_namespace_the_gate_looks_after(
+    data_dir: Path, changed_store: dict[str, str]
+) -> None:
+    with memstore.open(data_dir, "user:bob") as bob:
+        bob.add_fact(
+            statement="Bob is allergic to peanuts.",
+            members=["Bob"],
+            evidence=["Bob: I'm allergic to peanuts, so no satay for me."],
+        )
+    with memstore.open(data_dir, "user:carol", hook=memstore.Ungated()) as carol:
+        carol.add_fact(statement="Carol likes tea.", members=["Carol"], evidence=["tea"])
+    done = run("reverify", str(data_dir), "--all-namespaces", "--all")
+    assert done.returncode == 0, done.stderr
+    assert row(done.stdout, NS)[1] == "3"
+    assert row(done.stdout, "user:bob")[1:3] == ["1", "1"]
+    assert "user:carol" not in done.stdout  # ungated facts are never re-verified
