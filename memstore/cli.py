@@ -202,6 +202,83 @@ def policy(
         out.print("Saved. Facts already scheduled keep their time; `reverify --all` re-checks now.")
 
 
+IndexOption = Annotated[
+    str | None,
+    typer.Option(
+        "--index",
+        help="Search index directory or LanceDB URI (default: STORE/index, or "
+        "$MEMSTORE_INDEX_URI for a database URL).",
+    ),
+]
+
+
+@app.command()
+def reindex(store: StorePath, index: IndexOption = None) -> None:
+    """Rebuild the search index (every namespace) from the database."""
+    with _open(db.database_url(store)[0], DEFAULT_NAMESPACE, index=index) as opened:
+        columns = (
+            TextColumn("reindexing"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("facts + evidence"),
+            TimeElapsedColumn(),
+        )
+        with Progress(*columns, console=err) as bar:
+            task = bar.add_task("reindex", total=None)
+            try:
+                rebuilt = opened.reindex(
+                    progress=lambda done, total: bar.update(task, completed=done, total=total)
+                )
+            except MemstoreError as exc:
+                _fail(str(exc))
+    table = Table("index", "facts", "evidence chunks")
+    table.add_row(str(opened.index_uri), str(rebuilt.facts), str(rebuilt.chunks))
+    out.print(table)
+
+
+@app.command()
+def search(
+    store: StorePath,
+    query: Annotated[str, typer.Argument(help="What to look for, in words.")],
+    namespace: Annotated[str, typer.Option("--namespace", "-n")] = DEFAULT_NAMESPACE,
+    k: Annotated[int, typer.Option("-k", min=1, max=1000, help="How many hits.")] = 10,
+    evidence: Annotated[
+        bool, typer.Option("--evidence", help="Search evidence chunks instead of facts.")
+    ] = False,
+    index: IndexOption = None,
+) -> None:
+    """Facts (or evidence) of a namespace that best match QUERY, by meaning and keywords."""
+    with _open(db.database_url(store)[0], namespace, index=index) as opened:
+        try:
+            if evidence:
+                chunks = opened.search_evidence(query, k)
+            else:
+                facts = opened.search(query, k)
+        except MemstoreError as exc:
+            _fail(str(exc))
+    if evidence:
+        table = Table("#", "score", "source", "version", "text")
+        for n, chunk in enumerate(chunks, 1):
+            table.add_row(
+                str(n), f"{chunk.score:.4f}", chunk.source, str(chunk.version), chunk.text
+            )
+    else:
+        table = Table("#", "score", "fact", "status", "confidence", "statement")
+        for n, hit in enumerate(facts, 1):
+            fact = hit.fact
+            table.add_row(
+                str(n),
+                f"{hit.score:.4f}",
+                fact.id,
+                fact.status,
+                f"{fact.confidence:.2f}",
+                fact.statement,
+            )
+    out.print(table)
+    if table.row_count == 0:
+        out.print(f"Nothing in namespace {namespace!r} matches; try other words or -n.")
+
+
 def format_duration(value: timedelta) -> str:
     """The largest whole unit: ``90s``, ``5m``, ``24h``, ``2d`` (or seconds)."""
     seconds = value.total_seconds()
@@ -225,9 +302,9 @@ def _namespaces(url: str, given: list[str] | None, every: bool) -> list[str]:
         engine.dispose()
 
 
-def _open(url: str, namespace: str) -> Store:
+def _open(url: str, namespace: str, index: str | None = None) -> Store:
     try:
-        return Store(url, namespace)
+        return Store(url, namespace, index=index if index is not None else True)
     except MemstoreError as exc:
         _fail(str(exc))
 

@@ -10,9 +10,10 @@ from dataclasses import dataclass, replace
 
 from sqlmodel import Session, col, func, select
 
+from memstore import indexing
 from memstore.admission import Candidate, CitedSpan, EvidenceItem
 from memstore.errors import InvalidInput
-from memstore.models import Evidence, new_id
+from memstore.models import Evidence, OutboxKind, new_id
 from memstore.schemas import CitationCreate, FactCreate
 
 INLINE_SOURCE = "inline"
@@ -203,6 +204,7 @@ def persist(session: Session, prepared: PreparedEvidence) -> PreparedEvidence:
     PreparedEvidence then names the stored id. A URI source gets the next version.
     """
     remap: dict[str, str] = {}
+    queued: list[str] = []
     for item in prepared.new:
         digest = content_hash(item.text)
         existing = _find(session, prepared.namespace, item.source, digest)
@@ -217,6 +219,7 @@ def persist(session: Session, prepared: PreparedEvidence) -> PreparedEvidence:
                 )
             ).one()
             version = (latest or 0) + 1
+            queued += _versions(session, prepared.namespace, item.source, latest)
         session.add(
             Evidence(
                 id=item.id,
@@ -227,6 +230,8 @@ def persist(session: Session, prepared: PreparedEvidence) -> PreparedEvidence:
                 text=item.text,
             )
         )
+        queued.append(item.id)
+    indexing.enqueue(session, prepared.namespace, OutboxKind.EVIDENCE, queued)
     if not remap:
         return prepared
     return PreparedEvidence(
@@ -237,4 +242,19 @@ def persist(session: Session, prepared: PreparedEvidence) -> PreparedEvidence:
             replace(c, evidence_id=remap.get(c.evidence_id, c.evidence_id))
             for c in prepared.citations
         ),
+    )
+
+
+def _versions(session: Session, namespace: str, source: str, version: int | None) -> list[str]:
+    """Ids of ``source``'s evidence at ``version`` (the one a new version replaces)."""
+    if version is None:
+        return []
+    return list(
+        session.exec(
+            select(Evidence.id).where(
+                Evidence.namespace == namespace,
+                Evidence.source == source,
+                Evidence.version == version,
+            )
+        ).all()
     )

@@ -154,10 +154,13 @@ class Fact(FactBase, table=True):
         Index("ix_facts_namespace_relation", "namespace", "relation"),
         Index("ix_facts_namespace_recorded_at", "namespace", "recorded_at"),
         Index("ix_facts_namespace_next_check_at", "namespace", "next_check_at"),
+        Index("ix_facts_namespace_statement_hash", "namespace", "statement_hash"),
     )
 
     id: str = Field(default_factory=new_id, primary_key=True, max_length=32)
     namespace: str = _ns()
+    #: sha256 of the normalized statement (``names.statement_hash``): finds exact duplicates.
+    statement_hash: str | None = Field(default=None, max_length=64)
     #: The re-verification claim holding this fact, and when that lease runs out.
     lease_owner: str | None = Field(default=None, max_length=32)
     lease_expires_at: datetime | None = _when()
@@ -349,3 +352,23 @@ class ReverifyPolicyRow(SQLModel, table=True):
     recheck_after_s: float
     retry_after_s: float
     updated_at: datetime = _when(nullable=False)
+
+
+class OutboxKind(StrEnum):
+    """What an outbox row asks the search index to bring in line with SQL."""
+
+    FACT = "fact"
+    EVIDENCE = "evidence"
+
+
+class IndexOutbox(SQLModel, table=True):
+    """Rows whose search-index entry is behind SQL, written in the same transaction as
+    the change; the row is deleted once LanceDB holds the change (DESIGN section 2)."""
+
+    __tablename__ = "index_outbox"
+
+    id: int | None = Field(default=None, primary_key=True)
+    namespace: str = _ns()
+    kind: str = Field(max_length=16)
+    target_id: str = Field(max_length=32, index=True)
+    created_at: datetime = _when(nullable=False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 import unicodedata
 
@@ -17,6 +18,21 @@ def normalize_key(name: str) -> str:
     'alice smith'
     """
     return " ".join(unicodedata.normalize("NFKC", name).casefold().split())
+
+
+def statement_key(statement: str) -> str:
+    """A statement's identity for exact dedup: NFKC, case-folded, whitespace collapsed,
+    trailing punctuation dropped.
+
+    >>> statement_key("  The user is allergic to  PEANUTS. ")
+    'the user is allergic to peanuts'
+    """
+    return normalize_key(statement).rstrip(" .!?;:,")
+
+
+def statement_hash(statement: str) -> str:
+    """sha256 hex of ``statement_key(statement)`` (what the facts table indexes)."""
+    return hashlib.sha256(statement_key(statement).encode("utf-8")).hexdigest()
 
 
 def check_namespace(namespace: object) -> str:

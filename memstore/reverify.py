@@ -29,7 +29,7 @@ from typing import Any, Protocol, TypeVar
 import sqlalchemy as sa
 from sqlmodel import Session, col, func, or_, select
 
-from memstore import audit, sources
+from memstore import audit, indexing, sources
 from memstore.admission import Admission, Candidate, CitedSpan, EvidenceItem, WriteHook
 from memstore.evidence import INLINE_SOURCE, reanchor
 from memstore.gating import UNVERIFIED_VERDICTS
@@ -39,6 +39,7 @@ from memstore.models import (
     Evidence,
     Fact,
     FactStatus,
+    OutboxKind,
     ReverifyPolicyRow,
     Verification,
     new_id,
@@ -512,6 +513,7 @@ class Reverifier:
             )
             if done.rowcount != 1:
                 return False  # retracted, superseded or taken over meanwhile
+            indexing.enqueue(session, self.namespace, OutboxKind.FACT, [fact.id])
             for move in plan.moves:
                 session.exec(
                     sa.update(Citation)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -192,13 +192,28 @@ class CitationPublic(BaseModel):
     lost_at: datetime | None = None
 
 
+class NearDuplicate(BaseModel):
+    """A live fact with the same members whose statement embeds close to a new one's."""
+
+    fact_id: str
+    statement: str
+    similarity: float
+
+
 class FactPublic(FactBase):
-    """A stored fact as callers see it: its row plus members and citations."""
+    """A stored fact as callers see it: its row plus members and citations.
+
+    On a write, ``deduplicated`` says the fact was already remembered (same normalized
+    statement and members; nothing new was stored) and ``near_duplicates`` lists live
+    facts with the same members and a statement above the store's similarity threshold.
+    """
 
     id: str
     namespace: str
     members: list[MemberPublic] = Field(default_factory=list)
     citations: list[CitationPublic] = Field(default_factory=list)
+    deduplicated: bool = False
+    near_duplicates: list[NearDuplicate] = Field(default_factory=list)
 
     @property
     def evidence_ids(self) -> list[str]:
@@ -294,3 +309,82 @@ class RejectionFilter(_Input):
         if max_gap is not None and min_gap is not None and max_gap < min_gap:
             raise ValueError("must not be below min_gap")
         return max_gap
+
+
+SearchMode = Literal["hybrid", "vector", "text"]
+MAX_SEARCH_K = 1_000
+MAX_QUERY_CHARS = 4_000
+
+
+def _names(value: Any) -> Any:
+    return [value] if isinstance(value, str) else value
+
+
+class _SearchInput(_Input):
+    query: Annotated[str, Field(max_length=MAX_QUERY_CHARS), AfterValidator(_stripped_nonempty)]
+    k: Annotated[int, Field(ge=1, le=MAX_SEARCH_K, strict=True)] = 10
+    mode: SearchMode = "hybrid"
+    recorded_after: UTCDatetime = None
+    recorded_before: UTCDatetime = None
+
+    @field_validator("recorded_before")
+    @classmethod
+    def _after_start(cls, before: datetime | None, info: ValidationInfo) -> datetime | None:
+        after = info.data.get("recorded_after")
+        if before is not None and after is not None and before <= after:
+            raise ValueError("must be after recorded_after")
+        return before
+
+
+class SearchQuery(_SearchInput):
+    """A fact search (``Store.search``). ``entity``: one name or several, all members
+    of each hit. ``expand``: add facts one hop away through a hit's entities."""
+
+    relation: Name | None = None
+    entity: Annotated[list[Name], BeforeValidator(_names)] = Field(default_factory=list)
+    statuses: Annotated[list[str] | None, BeforeValidator(_names)] = None
+    as_of: UTCDatetime = None
+    expand: Annotated[bool, Field(strict=True)] = False
+
+
+class EvidenceQuery(_SearchInput):
+    """An evidence search (``Store.search_evidence``). ``source``: one or several
+    sources; ``current_only``: skip versions a refreshed source has replaced."""
+
+    source: Annotated[
+        list[Annotated[str, Field(min_length=1, max_length=MAX_SOURCE_CHARS)]],
+        BeforeValidator(_names),
+    ] = Field(default_factory=list)
+    current_only: Annotated[bool, Field(strict=True)] = True
+
+
+class SearchHit(BaseModel):
+    """A fact found by ``Store.search``, best first by ``score`` (reciprocal rank fusion).
+
+    ``vector_rank`` / ``text_rank``: its rank by meaning and by keywords (None where
+    that side did not find it); ``similarity``: cosine similarity to the query.
+    ``via``: for a fact added by expansion, the hit whose entity it shares.
+    """
+
+    fact: FactPublic
+    score: float
+    vector_rank: int | None = None
+    text_rank: int | None = None
+    similarity: float | None = None
+    via: str | None = None
+
+
+class EvidenceHit(BaseModel):
+    """A chunk ``[start, end)`` of an evidence version found by ``Store.search_evidence``."""
+
+    evidence_id: str
+    source: str
+    version: int
+    current: bool
+    start: int
+    end: int
+    text: str
+    score: float
+    vector_rank: int | None = None
+    text_rank: int | None = None
+    similarity: float | None = None

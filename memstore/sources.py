@@ -14,8 +14,9 @@ from dataclasses import dataclass
 
 from sqlmodel import Session, col, func, select
 
+from memstore import indexing
 from memstore.evidence import INLINE_SOURCE, content_hash
-from memstore.models import MAX_EVIDENCE_CHARS, Evidence, EvidenceSource, utcnow
+from memstore.models import MAX_EVIDENCE_CHARS, Evidence, EvidenceSource, OutboxKind, utcnow
 from memstore.providers import Fetched, Outcome, Validators
 
 
@@ -72,6 +73,13 @@ def record(session: Session, namespace: str, source: str, fetched: Fetched) -> R
         result = Refreshed(source, Outcome.ERROR, reason=state.reason)
     elif fetched.outcome == Outcome.CURRENT and fetched.text is not None:
         row, new = _version(session, namespace, source, fetched.text)
+        if state.evidence_id != row.id:  # the search index marks which version is current
+            versions = session.exec(
+                select(Evidence.id).where(
+                    Evidence.namespace == namespace, Evidence.source == source
+                )
+            ).all()
+            indexing.enqueue(session, namespace, OutboxKind.EVIDENCE, versions)
         state.evidence_id = row.id
         state.etag, state.last_modified = fetched.validators.etag, fetched.validators.last_modified
         result = Refreshed(source, Outcome.CURRENT, row, fetched.reason, new)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import inspect
+import logging
+import math
 import os
 import tempfile
 import threading
@@ -21,9 +23,10 @@ from sqlmodel import Session, col, or_, select
 
 from gate import Gate, GatePolicy
 from hypergraph import HyperGraph
-from memstore import audit, db, evidence, rejections
+from memstore import audit, db, evidence, indexing, rejections
 from memstore import reverify as reverification
 from memstore.admission import Admission, Candidate, Ungated, WriteHook
+from memstore.embeddings import Embedder, MiniLM
 from memstore.errors import ErrFactNotGrounded, InvalidInput, MemstoreError, NotFound, StorageError
 from memstore.gating import UNVERIFIED_VERDICTS, GateHook
 from memstore.models import (
@@ -36,24 +39,39 @@ from memstore.models import (
     Fact,
     FactMember,
     FactStatus,
+    OutboxKind,
     Rejection,
     Verification,
     utcnow,
 )
-from memstore.names import check_namespace, check_text, normalize_key
+from memstore.names import check_namespace, check_text, normalize_key, statement_hash
 from memstore.providers import DEFAULT_HTTP_TIMEOUT_S, Providers
 from memstore.schemas import (
     CitationPublic,
     EntityPublic,
+    EvidenceHit,
     EvidencePublic,
+    EvidenceQuery,
     FactCreate,
     FactPublic,
     MemberPublic,
+    NearDuplicate,
     NeighborhoodPublic,
     RejectionFilter,
     RejectionPublic,
+    SearchHit,
+    SearchQuery,
     VerificationPublic,
     to_utc,
+)
+from memstore.vectors import (
+    CHUNKS,
+    DEFAULT_VECTOR_INDEX_AT,
+    FACTS,
+    Filter,
+    Ranking,
+    SearchIndex,
+    reciprocal_rank_fusion,
 )
 
 if TYPE_CHECKING:
@@ -66,6 +84,16 @@ DEFAULT_NAMESPACE = "default"
 #: How often ``start_reverifier()`` looks for due facts.
 DEFAULT_REVERIFY_EVERY = timedelta(minutes=5)
 MAX_BATCH = 1_000
+#: The search index's directory inside a data directory.
+INDEX_DIRNAME = "index"
+#: Where a store opened by URL keeps its search index (a directory or LanceDB URI).
+INDEX_URI_ENV = "MEMSTORE_INDEX_URI"
+#: Cosine similarity from which a new fact with the same members is reported as a near duplicate.
+DEFAULT_NEAR_DUPLICATE = 0.9
+#: An expanded hit scores this fraction of the hit it was reached through.
+EXPANSION_DECAY = 0.5
+
+log = logging.getLogger("memstore")
 _WRITE_ATTEMPTS = 3  # a unique-key race (same new entity from two writers) is retried
 
 
@@ -78,6 +106,10 @@ def open(
     hook: WriteHook | None = None,
     recheck_after: timedelta | None = None,
     retry_after: timedelta | None = None,
+    index: str | Path | bool = True,
+    embedder: Embedder | None = None,
+    near_duplicate: float | None = DEFAULT_NEAR_DUPLICATE,
+    vector_index_at: int = DEFAULT_VECTOR_INDEX_AT,
 ) -> Store:
     """Open (creating and migrating if needed) a store.
 
@@ -96,6 +128,14 @@ def open(
     failed, ``retry_after`` later (default 5 min, doubling per failure). Both
     default to the namespace's stored policy (``set_reverify_policy``); given
     here, they hold for this Store only.
+
+    ``index`` is the LanceDB search index (``search``, ``search_evidence``, near-
+    duplicate reports): by default ``<data dir>/index``, or for a store opened by URL
+    the ``MEMSTORE_INDEX_URI`` environment variable (none set: no search); a path or
+    LanceDB URI; or False for none. ``embedder`` embeds for it (default: the packaged
+    all-MiniLM-L6-v2). A write whose fact has the same members as a live fact and a
+    statement at least ``near_duplicate`` cosine-similar reports it (None: never);
+    a table of ``vector_index_at`` rows gets an approximate vector index.
     """
     return Store(
         path_or_url,
@@ -105,6 +145,10 @@ def open(
         hook=hook,
         recheck_after=recheck_after,
         retry_after=retry_after,
+        index=index,
+        embedder=embedder,
+        near_duplicate=near_duplicate,
+        vector_index_at=vector_index_at,
     )
 
 
@@ -121,6 +165,10 @@ class Store:
         hook: WriteHook | None = None,
         recheck_after: timedelta | None = None,
         retry_after: timedelta | None = None,
+        index: str | Path | bool = True,
+        embedder: Embedder | None = None,
+        near_duplicate: float | None = DEFAULT_NEAR_DUPLICATE,
+        vector_index_at: int = DEFAULT_VECTOR_INDEX_AT,
     ) -> None:
         try:
             self.namespace = check_namespace(namespace)
@@ -132,7 +180,13 @@ class Store:
             for name, value in (("recheck_after", recheck_after), ("retry_after", retry_after))
             if value is not None
         }
+        self.near_duplicate = _similarity_threshold(near_duplicate)
+        if isinstance(vector_index_at, bool) or not isinstance(vector_index_at, int):
+            raise InvalidInput("vector_index_at", "must be a whole number of rows")
+        if embedder is not None and not isinstance(embedder, Embedder):
+            raise InvalidInput("embedder", "must have name, dimensions and embed(texts)")
         self.url, self.data_dir = db.database_url(path_or_url)
+        self.index_uri = _index_uri(index, self.data_dir)
         self._engine = db.create_engine(self.url)
         self._graph = HyperGraph()
         self._graph_lock = threading.RLock()
@@ -144,6 +198,11 @@ class Store:
         except SQLAlchemyError as exc:
             self._engine.dispose()
             raise StorageError(f"cannot open store at {self.url}: {exc}") from exc
+        self._search, self._search_problem = self._open_search_index(
+            embedder or MiniLM(), vector_index_at
+        )
+        if self._search_problem is None:
+            self._sync_index()  # replay what a crash left queued
 
     # -- lifecycle -------------------------------------------------------------
 
@@ -257,6 +316,7 @@ class Store:
         self._transaction(work)
         with self._graph_lock:
             self._graph.remove_fact(fact_id)
+        self._sync_index([fact_id])
         return self.get_fact(fact_id)
 
     def add_alias(self, entity: str, alias: str) -> EntityPublic:
@@ -514,9 +574,11 @@ class Store:
                 policy=self.reverify_policy(),
                 providers=providers,
                 lease=lease,
-                on_status_change=self._reindex,
+                on_status_change=self._refresh_graph,
             )
-            return job.run(limit=limit, batch=batch, progress=progress)
+            report = job.run(limit=limit, batch=batch, progress=progress)
+        self._sync_index()
+        return report
 
     def mark_due(self, fact_ids: Sequence[str] | None = None) -> int:
         """Make facts due for re-verification now: the listed ones, or every open fact
@@ -603,6 +665,181 @@ class Store:
                 raise NotFound("evidence", str(evidence_id), self.namespace)
             return EvidencePublic.model_validate(row, from_attributes=True)
 
+    # -- search ----------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        k: int = 10,
+        *,
+        mode: str = "hybrid",
+        relation: str | None = None,
+        entity: str | Sequence[str] | None = None,
+        statuses: Collection[str] | None = None,
+        as_of: datetime | None = None,
+        recorded_after: datetime | None = None,
+        recorded_before: datetime | None = None,
+        expand: bool = False,
+    ) -> list[SearchHit]:
+        """The ``k`` facts of this namespace that best match ``query``, best first.
+
+        ``mode="hybrid"`` fuses the ranking by meaning (cosine similarity of
+        embeddings) with the full-text (BM25) ranking by reciprocal rank fusion;
+        ``"vector"`` or ``"text"`` use one side. Filters: ``relation``; ``entity``
+        (names or aliases, each a member of every hit); ``statuses`` (default:
+        verified and unverified); ``as_of`` (valid at that world time);
+        ``recorded_after`` / ``recorded_before``. ``expand=True`` appends, after
+        the hits, up to ``k`` facts that share an entity with a hit (same filters
+        but ``entity``), each naming the hit in ``via``.
+        """
+        fields = {
+            "query": query,
+            "k": k,
+            "mode": mode,
+            "relation": relation,
+            "entity": [] if entity is None else entity,
+            "statuses": statuses,
+            "as_of": as_of,
+            "recorded_after": recorded_after,
+            "recorded_before": recorded_before,
+            "expand": expand,
+        }
+        q = _parse(SearchQuery, None, fields)
+        wanted = _statuses(q.statuses if q.statuses is not None else ACTIVE_STATUSES)
+        index = self._ready_index()
+        with self._session() as session:
+            entity_ids = [self._resolve(session, name).id for name in q.entity]
+        where = Filter(
+            self.namespace,
+            statuses=wanted,
+            relation=q.relation,
+            entity_ids=entity_ids,
+            as_of=q.as_of,
+            recorded_after=q.recorded_after,
+            recorded_before=q.recorded_before,
+        )
+        order, by_vector, by_text, fused = self._rank(index, FACTS, q.query, q.mode, where, q.k)
+        with self._session() as session:
+            # SQL has the last word on status: another process may have changed it.
+            found = {f.id: f for f in self._facts_by_id(session, order, wanted)}
+        hits = [
+            SearchHit(fact=found[i], score=fused[i], **_sides(i, by_vector, by_text))
+            for i in order
+            if i in found
+        ][: q.k]
+        if q.expand and hits:
+            hits += self._expand(hits, q, wanted)
+        return hits
+
+    def search_evidence(
+        self,
+        query: str,
+        k: int = 10,
+        *,
+        mode: str = "hybrid",
+        source: str | Sequence[str] | None = None,
+        current_only: bool = True,
+        recorded_after: datetime | None = None,
+        recorded_before: datetime | None = None,
+    ) -> list[EvidenceHit]:
+        """The ``k`` evidence chunks of this namespace that best match ``query``.
+
+        Ranked like ``search``. ``source``: one or several sources (``inline`` or a
+        URI); ``current_only``: skip versions that a refreshed source has replaced;
+        ``recorded_after`` / ``recorded_before``: when the evidence was stored.
+        """
+        fields = {
+            "query": query,
+            "k": k,
+            "mode": mode,
+            "source": [] if source is None else source,
+            "current_only": current_only,
+            "recorded_after": recorded_after,
+            "recorded_before": recorded_before,
+        }
+        q = _parse(EvidenceQuery, None, fields)
+        index = self._ready_index()
+        where = Filter(
+            self.namespace,
+            statuses=["current"] if q.current_only else None,
+            sources=q.source,
+            recorded_after=q.recorded_after,
+            recorded_before=q.recorded_before,
+        )
+        order, by_vector, by_text, fused = self._rank(index, CHUNKS, q.query, q.mode, where, q.k)
+        chunks = {
+            r["id"]: r for r in index.rows(CHUNKS, order, ["id", "evidence_id", "start", "end"])
+        }
+        hits: list[EvidenceHit] = []
+        with self._session() as session:
+            rows = {
+                e.id: e
+                for e in session.exec(
+                    select(Evidence).where(
+                        Evidence.namespace == self.namespace,
+                        col(Evidence.id).in_({c["evidence_id"] for c in chunks.values()}),
+                    )
+                ).all()
+            }
+            for chunk_id in order:
+                chunk = chunks.get(chunk_id)
+                row = rows.get(chunk["evidence_id"]) if chunk else None
+                if chunk is None or row is None:
+                    continue
+                current = indexing.is_current(session, row)
+                if q.current_only and not current:
+                    continue
+                hits.append(
+                    EvidenceHit(
+                        evidence_id=row.id,
+                        source=row.source,
+                        version=row.version,
+                        current=current,
+                        start=chunk["start"],
+                        end=chunk["end"],
+                        text=row.text[chunk["start"] : chunk["end"]],
+                        score=fused[chunk_id],
+                        **_sides(chunk_id, by_vector, by_text),
+                    )
+                )
+                if len(hits) == q.k:
+                    break
+        return hits
+
+    def reindex(self, progress: Callable[[int, int], None] | None = None) -> indexing.Rebuilt:
+        """Rebuild the search index from SQL, every namespace of the database, with this
+        store's embedder. ``progress(done, total)`` counts facts and evidence rows."""
+        if self._search is None:
+            raise MemstoreError(self._search_problem or "this store has no search index")
+        try:
+            rebuilt = indexing.rebuild(self._session, self._search, progress)
+        except MemstoreError:
+            raise
+        except Exception as exc:
+            raise StorageError(
+                f"cannot rebuild the search index at {self.index_uri}: {exc}"
+            ) from exc
+        self._search_problem = None
+        return rebuilt
+
+    def sync_index(self) -> int:
+        """Write every queued change (all namespaces) to the search index now; returns how
+        many. Opening a store does this; a failed index write leaves its changes queued."""
+        index = self._ready_index()
+        try:
+            return indexing.sync(self._session, index)
+        except MemstoreError:
+            raise
+        except Exception as exc:
+            raise StorageError(
+                f"cannot update the search index at {self.index_uri}: {exc}"
+            ) from exc
+
+    def index_backlog(self) -> int:
+        """Changes of this namespace queued for the search index but not yet in it."""
+        with self._session() as session:
+            return indexing.pending(session, self.namespace)
+
     def _reverify_hook(self, gate: Gate | str | None, policy: GatePolicy | None) -> GateHook:
         """The gate re-verification uses: the store's, with per-run settings if given."""
         if isinstance(self.hook, GateHook):
@@ -611,14 +848,193 @@ class Store:
             return self.hook.with_settings(_gate(gate), _policy(policy))
         return GateHook(_gate(gate), _policy(policy))
 
-    def _reindex(self, fact_ids: list[str]) -> None:
+    def _refresh_graph(self, fact_ids: list[str]) -> None:
         """Bring the hypergraph in line with these facts' statuses after they changed."""
         with self._session() as session:
             facts = self._facts_by_id(session, fact_ids, statuses=None)
         with self._graph_lock:
             for fact in facts:
                 self._graph.remove_fact(fact.id)
-                self._index(fact)
+                self._add_to_graph(fact)
+
+    # -- internals: the search index --------------------------------------------
+
+    def _open_search_index(
+        self, embedder: Embedder, vector_index_at: int
+    ) -> tuple[SearchIndex | None, str | None]:
+        """The index and, when search cannot run, why not (in words that say what to do)."""
+        if self.index_uri is None:
+            return None, (
+                "this store has no search index: open it with index='<directory or LanceDB "
+                f"URI>' or set {INDEX_URI_ENV}"
+            )
+        try:
+            index = SearchIndex(self.index_uri, embedder, vector_index_at=vector_index_at)
+        except Exception as exc:
+            self._engine.dispose()
+            raise StorageError(f"cannot open the search index at {self.index_uri}: {exc}") from exc
+        mismatch = index.mismatch()
+        if mismatch is not None:
+            where = self.data_dir if self.data_dir is not None else self.url
+            return index, (
+                f"{mismatch}: rebuild it with store.reindex() or `memstore reindex {where}`"
+            )
+        return index, None
+
+    def _ready_index(self) -> SearchIndex:
+        if self._search is None or self._search_problem is not None:
+            raise MemstoreError(self._search_problem or "this store has no search index")
+        return self._search
+
+    def _sync_index(
+        self,
+        targets: Collection[str] | None = None,
+        vectors: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Apply queued index changes (``targets`` only, when given). A failure is logged,
+        never raised: SQL already holds the change, and it stays queued for a replay."""
+        if self._search is None or self._search_problem is not None:
+            return
+        try:
+            indexing.sync(self._session, self._search, targets=targets, vectors=vectors or {})
+        except Exception:
+            log.warning(
+                "the search index at %s is behind; the change stays queued and is applied "
+                "at the next open or store.sync_index()",
+                self.index_uri,
+                exc_info=True,
+            )
+
+    def _rank(
+        self, index: SearchIndex, table: str, query: str, mode: str, where: Filter, k: int
+    ) -> tuple[list[str], Ranking, Ranking, dict[str, float]]:
+        """Ids best first by fused score, each side's ranking, and the fused scores.
+
+        Each side returns more than ``k`` rows, so hits that SQL drops (a status changed
+        by another process) leave room for the next ones.
+        """
+        window = max(3 * k, 30)
+        try:
+            vector = index.embed([query])[0] if mode != "text" else None
+            by_vector, by_text = index.rank(
+                table, vector, query if mode != "vector" else None, where.sql(table), window
+            )
+        except Exception as exc:
+            raise StorageError(f"search index query failed ({self.index_uri}): {exc}") from exc
+        fused = reciprocal_rank_fusion([by_vector, by_text])
+        return sorted(fused, key=lambda i: (-fused[i], i)), by_vector, by_text, fused
+
+    def _expand(self, hits: list[SearchHit], q: SearchQuery, wanted: list[str]) -> list[SearchHit]:
+        """Facts one hop from the hits (sharing an entity), in hit order, at most ``k``."""
+        seen = {h.fact.id for h in hits}
+        extra: list[SearchHit] = []
+        with self._session() as session:
+            for hit in hits:
+                query = (
+                    select(Fact)
+                    .join(FactMember, col(FactMember.fact_id) == Fact.id)
+                    .where(
+                        FactMember.namespace == self.namespace,
+                        col(FactMember.entity_id).in_([m.entity_id for m in hit.fact.members]),
+                        Fact.namespace == self.namespace,
+                        col(Fact.status).in_(wanted),
+                        col(Fact.id).not_in(seen),
+                    )
+                    .distinct()
+                    .order_by(col(Fact.recorded_at), col(Fact.id))
+                    .limit(q.k - len(extra))
+                )
+                if q.relation is not None:
+                    query = query.where(Fact.relation == q.relation)
+                if q.as_of is not None:
+                    query = query.where(
+                        or_(col(Fact.valid_from).is_(None), col(Fact.valid_from) <= q.as_of),
+                        or_(col(Fact.valid_to).is_(None), col(Fact.valid_to) > q.as_of),
+                    )
+                if q.recorded_after is not None:
+                    query = query.where(col(Fact.recorded_at) >= q.recorded_after)
+                if q.recorded_before is not None:
+                    query = query.where(col(Fact.recorded_at) < q.recorded_before)
+                for fact in self._hydrate(session, list(session.exec(query).all())):
+                    seen.add(fact.id)
+                    extra.append(
+                        SearchHit(fact=fact, score=hit.score * EXPANSION_DECAY, via=hit.fact.id)
+                    )
+                if len(extra) >= q.k:
+                    break
+        return extra
+
+    def _duplicate(self, session: Session, new: FactCreate, member_ids: list[str]) -> Fact | None:
+        """A live fact with the same normalized statement and the same member entities."""
+        if any(m.startswith("new:") for m in member_ids):
+            return None  # an entity nobody has named yet: nothing can equal it
+        wanted = set(member_ids)
+        for row in session.exec(
+            select(Fact).where(
+                Fact.namespace == self.namespace,
+                Fact.statement_hash == statement_hash(new.statement),
+                col(Fact.status).in_(ACTIVE_STATUSES),
+            )
+        ).all():
+            members = session.exec(select(FactMember.entity_id).where(FactMember.fact_id == row.id))
+            if set(members.all()) == wanted:
+                return row
+        return None
+
+    def _index_written(self, stored: list[FactPublic], new_evidence: list[str]) -> None:
+        """After the commit: report near duplicates of the new facts, then index them
+        and the new evidence."""
+        if self._search is None or self._search_problem is not None:
+            return
+        touched = [f.id for f in stored]
+        touched += [f.supersedes_id for f in stored if f.supersedes_id]
+        touched += new_evidence
+        vectors: dict[str, Any] = {}
+        try:
+            embedded = self._search.embed([f.statement for f in stored])
+            vectors = {f.id: v for f, v in zip(stored, embedded, strict=True)}
+            if self.near_duplicate is not None:
+                for n, fact in enumerate(stored):
+                    fact.near_duplicates = self._near_duplicates(
+                        fact, embedded[n], stored[:n], embedded[:n]
+                    )
+        except Exception:
+            log.warning("near-duplicate check failed for %d new facts", len(stored), exc_info=True)
+        self._sync_index(touched, vectors)
+
+    def _near_duplicates(
+        self, fact: FactPublic, vector: Any, earlier: list[FactPublic], earlier_vectors: Any
+    ) -> list[NearDuplicate]:
+        """Live facts with the same member entities whose statements embed close to this
+        one: those in the index, and those written earlier in the same batch."""
+        assert self._search is not None and self.near_duplicate is not None
+        entities = {m.entity_id for m in fact.members}
+        where = Filter(
+            self.namespace,
+            statuses=sorted(ACTIVE_STATUSES),
+            entity_ids=sorted(entities),
+            exclude_ids=[fact.id, *(f.id for f in earlier)],
+        )
+        ranking, _ = self._search.rank(FACTS, vector, None, where.sql(FACTS), 10)
+        close = {i: s for i, s in zip(ranking.ids, ranking.scores, strict=True)}
+        close = {i: s for i, s in close.items() if s >= self.near_duplicate}
+        with self._session() as session:
+            found = [
+                NearDuplicate(fact_id=f.id, statement=f.statement, similarity=close[f.id])
+                for f in self._facts_by_id(session, list(close))
+                if {m.entity_id for m in f.members} == entities
+            ]
+        for other, other_vector in zip(earlier, earlier_vectors, strict=True):
+            similarity = float(vector @ other_vector)
+            if similarity >= self.near_duplicate and entities == {
+                m.entity_id for m in other.members
+            }:
+                found.append(
+                    NearDuplicate(
+                        fact_id=other.id, statement=other.statement, similarity=similarity
+                    )
+                )
+        return sorted(found, key=lambda d: -d.similarity)
 
     # -- internals: the write path ---------------------------------------------
 
@@ -643,32 +1059,44 @@ class Store:
     def _write(
         self, news: Sequence[FactCreate], supersedes: Sequence[str | None], hook: WriteHook
     ) -> list[FactPublic | RejectionPublic]:
-        """Check every fact with one hook call, then write each in its own transaction."""
+        """Check every fact with one hook call, then write each in its own transaction.
+
+        A fact already remembered (same normalized statement and members, live) is
+        answered with the stored one, unchecked; superseding facts are never deduplicated.
+        """
         single = len(news) == 1
         pending: dict[tuple[str, str], str] = {}  # one id per new evidence text in the batch
+        results: list[FactPublic | RejectionPublic | None] = [None] * len(news)
         with self._session() as session:
             prepared = []
-            for i, new in enumerate(news):
+            for i, (new, old_id) in enumerate(zip(news, supersedes, strict=True)):
                 try:
                     prepared.append(evidence.prepare(session, self.namespace, new, pending))
-                    self._resolve_members(session, new, create=False)
+                    member_ids = self._resolve_members(session, new, create=False)
                 except InvalidInput as exc:
                     raise exc if single else exc.under(f"facts.{i}") from None
-        admissions = self._admit(
-            hook, [p.candidate(n) for n, p in zip(news, prepared, strict=True)]
-        )
-        results: list[FactPublic | RejectionPublic] = []
+                same = None if old_id is not None else self._duplicate(session, new, member_ids)
+                if same is not None:
+                    [results[i]] = self._hydrate(session, [same])
+                    results[i].deduplicated = True  # type: ignore[union-attr]
+        todo = [i for i, r in enumerate(results) if r is None]
+        admissions = self._admit(hook, [prepared[i].candidate(news[i]) for i in todo])
         policy = self.reverify_policy()
-        for new, prep, admission, old_id in zip(
-            news, prepared, admissions, supersedes, strict=True
-        ):
+        written: list[FactPublic] = []
+        for i, admission in zip(todo, admissions, strict=True):
             if admission.accepted:
-                results.append(self._store_fact(new, prep, admission, old_id, policy))
+                fact = self._store_fact(news[i], prepared[i], admission, supersedes[i], policy)
+                results[i] = fact
+                if not fact.deduplicated:
+                    written.append(fact)
             else:
-                results.append(self._store_rejection(new, prep, admission))
-        return results
+                results[i] = self._store_rejection(news[i], prepared[i], admission)
+        self._index_written(written, [item.id for p in prepared for item in p.new])
+        return [r for r in results if r is not None]
 
     def _admit(self, hook: WriteHook, candidates: list[Candidate]) -> list[Admission]:
+        if not candidates:
+            return []
         admissions = hook.admit_many(candidates)
         if len(admissions) != len(candidates):
             raise MemstoreError(
@@ -685,16 +1113,19 @@ class Store:
         supersedes: str | None,
         policy: reverification.ReverifyPolicy,
     ) -> FactPublic:
-        def work(session: Session) -> Fact:
+        def work(session: Session) -> tuple[Fact, bool]:
             return self._insert_fact(session, new, prepared, admission, supersedes, policy)
 
-        row = self._transaction(work)
+        row, duplicate = self._transaction(work)
         with self._session() as session:
             stored = self._hydrate(session, [row])[0]
+        if duplicate:
+            stored.deduplicated = True
+            return stored
         with self._graph_lock:
             if supersedes is not None:
                 self._graph.remove_fact(supersedes)
-            self._index(stored)
+            self._add_to_graph(stored)
         return stored
 
     def _store_rejection(
@@ -715,13 +1146,19 @@ class Store:
         admission: Admission,
         supersedes: str | None,
         policy: reverification.ReverifyPolicy,
-    ) -> Fact:
+    ) -> tuple[Fact, bool]:
+        """Insert the fact, or find the live fact it duplicates (then True, nothing added)."""
         prepared = evidence.persist(session, prepared)
         member_ids = self._resolve_members(session, new)
+        if supersedes is None:  # checked again here: another writer may have stored it
+            same = self._duplicate(session, new, member_ids)
+            if same is not None:
+                return same, True
         now = utcnow()
         row = Fact(
             namespace=self.namespace,
             statement=new.statement,
+            statement_hash=statement_hash(new.statement),
             relation=new.relation,
             stated_confidence=new.confidence,
             confidence=admission.confidence,
@@ -787,7 +1224,8 @@ class Store:
         )
         audit.append(session, verification)
         session.add(verification)
-        return row
+        indexing.enqueue(session, self.namespace, OutboxKind.FACT, [row.id])
+        return row, False
 
     def _close_open_fact(
         self, session: Session, fact_id: str, status: FactStatus, values: dict[str, Any]
@@ -806,7 +1244,10 @@ class Store:
             )
             .values(status=status, **values)
         )
-        return bool(done.rowcount == 1)
+        if done.rowcount != 1:
+            return False
+        indexing.enqueue(session, self.namespace, OutboxKind.FACT, [fact_id])
+        return True
 
     def _resolve_members(
         self, session: Session, new: FactCreate, *, create: bool = True
@@ -962,7 +1403,7 @@ class Store:
                 found[a.entity_id].aliases.append(a.alias)
         return [found[i] for i in ids if i in found]
 
-    def _index(self, fact: FactPublic) -> None:
+    def _add_to_graph(self, fact: FactPublic) -> None:
         if fact.status in ACTIVE_STATUSES:
             self._graph.add_fact(
                 fact.id,
@@ -1003,6 +1444,41 @@ class Store:
                 graph.add_fact(current, members, **attrs)
         with self._graph_lock:
             self._graph = graph
+
+
+def _sides(item: str, by_vector: Ranking, by_text: Ranking) -> dict[str, Any]:
+    """Where ``item`` ranked on each side of a hybrid query (1-based), and its similarity."""
+    sides: dict[str, Any] = {}
+    if item in by_vector.ids:
+        rank = by_vector.ids.index(item)
+        sides["vector_rank"] = rank + 1
+        sides["similarity"] = by_vector.scores[rank]
+    if item in by_text.ids:
+        sides["text_rank"] = by_text.ids.index(item) + 1
+    return sides
+
+
+def _index_uri(index: str | Path | bool, data_dir: Path | None) -> str | None:
+    """Where the search index lives: see ``open()``."""
+    if index is True:
+        if data_dir is not None:
+            return str(data_dir / INDEX_DIRNAME)
+        return os.environ.get(INDEX_URI_ENV) or None
+    if index is False:
+        return None
+    if isinstance(index, str | Path) and str(index).strip():
+        return str(Path(index).expanduser()) if "://" not in str(index) else str(index)
+    raise InvalidInput("index", "must be True, False, or a directory or LanceDB URI")
+
+
+def _similarity_threshold(value: float | None) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
+        raise InvalidInput("near_duplicate", "must be a number from 0 to 1, or None")
+    if not 0 < value <= 1:
+        raise InvalidInput("near_duplicate", "must be more than 0 and at most 1, or None")
+    return float(value)
 
 
 def _parse(

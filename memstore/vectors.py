@@ -1,0 +1,366 @@
+"""The search index on LanceDB: fact and evidence-chunk vectors plus a full-text index.
+
+A derived index of the SQL truth (DESIGN section 2): every row here can be rebuilt
+from the database, and rows are written by id (merge), so replaying a change is
+harmless. This module knows LanceDB and nothing of SQL.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import lancedb
+import numpy as np
+import pyarrow as pa
+from lancedb.index import FTS, IvfHnswSq
+
+from memstore.embeddings import Embedder, Matrix, embed_checked
+
+FACTS = "facts"
+CHUNKS = "evidence_chunks"
+#: Rows a table holds before it gets an approximate vector index (below it, exact search).
+DEFAULT_VECTOR_INDEX_AT = 50_000
+#: Index commits between compactions (each write adds a LanceDB fragment).
+COMPACT_EVERY = 64
+_WRITE_ATTEMPTS = 5  # commit conflicts with another process are retried
+_META_EMBEDDER = b"memstore.embedder"
+_META_DIMENSIONS = b"memstore.dimensions"
+
+
+@dataclass(frozen=True)
+class FactDoc:
+    """What the index holds of a fact (its vector is of ``text``)."""
+
+    id: str
+    namespace: str
+    status: str
+    relation: str | None
+    entity_ids: tuple[str, ...]
+    text: str
+    recorded_at: datetime
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+
+
+@dataclass(frozen=True)
+class ChunkDoc:
+    """A slice ``[start, end)`` of one evidence version. ``status``: current or replaced."""
+
+    id: str
+    namespace: str
+    evidence_id: str
+    source: str
+    version: int
+    status: str
+    start: int
+    end: int
+    text: str
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class Filter:
+    """A WHERE clause over index columns; the namespace is never optional."""
+
+    namespace: str
+    statuses: Sequence[str] | None = None
+    relation: str | None = None
+    entity_ids: Sequence[str] = ()
+    as_of: datetime | None = None
+    recorded_after: datetime | None = None
+    recorded_before: datetime | None = None
+    sources: Sequence[str] = ()
+    exclude_ids: Sequence[str] = field(default_factory=tuple)
+
+    def sql(self, table: str) -> str:
+        time_column = "recorded_us" if table == FACTS else "created_us"
+        parts = [f"namespace = {_quote(self.namespace)}"]
+        if self.statuses is not None:
+            parts.append(f"status IN ({_quoted(self.statuses)})")
+        if self.relation is not None:
+            parts.append(f"relation = {_quote(self.relation)}")
+        parts += [f"array_has(entity_ids, {_quote(e)})" for e in self.entity_ids]
+        if self.as_of is not None:
+            at = _micros(self.as_of)
+            parts.append(f"(valid_from_us IS NULL OR valid_from_us <= {at})")
+            parts.append(f"(valid_to_us IS NULL OR valid_to_us > {at})")
+        if self.recorded_after is not None:
+            parts.append(f"{time_column} >= {_micros(self.recorded_after)}")
+        if self.recorded_before is not None:
+            parts.append(f"{time_column} < {_micros(self.recorded_before)}")
+        if self.sources:
+            parts.append(f"source IN ({_quoted(self.sources)})")
+        if self.exclude_ids:
+            parts.append(f"id NOT IN ({_quoted(self.exclude_ids)})")
+        return " AND ".join(parts)
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """One side of a hybrid query: ids best first, with the side's own score."""
+
+    ids: list[str]
+    scores: list[float]
+
+
+def reciprocal_rank_fusion(rankings: Iterable[Ranking], k: int = 60) -> dict[str, float]:
+    """score(id) = sum over rankings of 1 / (k + rank), ranks from 1 (Cormack et al. 2009)."""
+    fused: dict[str, float] = {}
+    for ranking in rankings:
+        for rank, item in enumerate(ranking.ids, start=1):
+            fused[item] = fused.get(item, 0.0) + 1.0 / (k + rank)
+    return fused
+
+
+def _schema(table: str, dimensions: int, embedder: str) -> pa.Schema:
+    common = [
+        pa.field("id", pa.string(), nullable=False),
+        pa.field("namespace", pa.string(), nullable=False),
+        pa.field("status", pa.string(), nullable=False),
+        pa.field("text", pa.string(), nullable=False),
+    ]
+    if table == FACTS:
+        own = [
+            pa.field("relation", pa.string()),
+            pa.field("entity_ids", pa.list_(pa.string())),
+            pa.field("recorded_us", pa.int64()),
+            pa.field("valid_from_us", pa.int64()),
+            pa.field("valid_to_us", pa.int64()),
+        ]
+    else:
+        own = [
+            pa.field("evidence_id", pa.string()),
+            pa.field("source", pa.string()),
+            pa.field("version", pa.int64()),
+            pa.field("start", pa.int64()),
+            pa.field("end", pa.int64()),
+            pa.field("created_us", pa.int64()),
+        ]
+    metadata = {_META_EMBEDDER: embedder.encode(), _META_DIMENSIONS: str(dimensions).encode()}
+    vector = pa.field("vector", pa.list_(pa.float32(), dimensions))
+    return pa.schema([*common, *own, vector], metadata=metadata)
+
+
+class SearchIndex:
+    """The LanceDB database at ``uri`` with a ``facts`` and an ``evidence_chunks`` table."""
+
+    def __init__(
+        self,
+        uri: str,
+        embedder: Embedder,
+        *,
+        vector_index_at: int = DEFAULT_VECTOR_INDEX_AT,
+    ) -> None:
+        self.uri = uri
+        self.embedder = embedder
+        self.vector_index_at = vector_index_at
+        # Interval 0: every read sees commits made by other processes.
+        self._db = lancedb.connect(uri, read_consistency_interval=timedelta(0))
+        self._lock = threading.Lock()
+        self._writes_since_compaction = 0
+        self._tables = {name: self._open_table(name) for name in (FACTS, CHUNKS)}
+
+    # -- state -----------------------------------------------------------------
+
+    def mismatch(self) -> str | None:
+        """Why the stored vectors cannot serve this embedder (None when they can)."""
+        for name, table in self._tables.items():
+            meta = table.schema.metadata or {}
+            built = meta.get(_META_EMBEDDER, b"").decode()
+            dims = meta.get(_META_DIMENSIONS, b"0").decode()
+            if (built, dims) != (self.embedder.name, str(self.embedder.dimensions)):
+                return (
+                    f"the {name} index was built with {built or 'an unknown embedder'} "
+                    f"({dims} dimensions), not {self.embedder.name} "
+                    f"({self.embedder.dimensions})"
+                )
+        return None
+
+    def count(self, table: str, where: str | None = None) -> int:
+        return int(self._tables[table].count_rows(where))
+
+    def has_vector_index(self, table: str) -> bool:
+        return any(ix.columns == ["vector"] for ix in self._tables[table].list_indices())
+
+    def reset(self) -> None:
+        """Drop both tables and start empty with this embedder (for a rebuild)."""
+        with self._lock:
+            existing = set(self._db.list_tables().tables)
+            for name in (FACTS, CHUNKS):
+                if name in existing:
+                    self._db.drop_table(name)
+            self._tables = {name: self._open_table(name) for name in (FACTS, CHUNKS)}
+
+    # -- writes ----------------------------------------------------------------
+
+    def write_facts(self, docs: Sequence[FactDoc], vectors: Mapping[str, Matrix] = {}) -> None:
+        """Insert or replace these facts' rows, embedding only texts not embedded yet."""
+        rows = [
+            {
+                "id": d.id,
+                "namespace": d.namespace,
+                "status": d.status,
+                "text": d.text,
+                "relation": d.relation,
+                "entity_ids": list(d.entity_ids),
+                "recorded_us": _micros(d.recorded_at),
+                "valid_from_us": _micros(d.valid_from),
+                "valid_to_us": _micros(d.valid_to),
+            }
+            for d in docs
+        ]
+        self._merge(FACTS, rows, vectors)
+
+    def write_chunks(self, docs: Sequence[ChunkDoc]) -> None:
+        rows = []
+        for d in docs:
+            row: dict[str, Any] = asdict(d)
+            row["created_us"] = _micros(row.pop("created_at"))
+            rows.append(row)
+        self._merge(CHUNKS, rows, {})
+
+    def vectors(self, table: str, ids: Sequence[str]) -> dict[str, tuple[str, Matrix]]:
+        """The stored (text, vector) of these rows."""
+        if not ids:
+            return {}
+        found = (
+            self._tables[table]
+            .search()
+            .where(f"id IN ({_quoted(ids)})")
+            .select(["id", "text", "vector"])
+            .limit(len(ids))
+            .to_arrow()
+            .to_pylist()
+        )
+        return {r["id"]: (r["text"], np.asarray(r["vector"], dtype=np.float32)) for r in found}
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        return embed_checked(self.embedder, texts)
+
+    def _merge(self, table: str, rows: list[dict[str, Any]], vectors: Mapping[str, Matrix]) -> None:
+        if not rows:
+            return
+        known = dict(vectors)
+        texts = {r["id"]: r["text"] for r in rows}
+        stored = self.vectors(table, [i for i in texts if i not in known])
+        known.update({i: vector for i, (text, vector) in stored.items() if texts[i] == text})
+        missing = [r for r in rows if r["id"] not in known]
+        if missing:
+            fresh = self.embed([r["text"] for r in missing])
+            known.update({r["id"]: v for r, v in zip(missing, fresh, strict=True)})
+        for r in rows:
+            r["vector"] = np.asarray(known[r["id"]], dtype=np.float32).tolist()
+        data = pa.Table.from_pylist(rows, schema=self._tables[table].schema)
+        with self._lock:
+            for attempt in range(1, _WRITE_ATTEMPTS + 1):
+                try:
+                    (
+                        self._tables[table]
+                        .merge_insert("id")
+                        .when_matched_update_all()
+                        .when_not_matched_insert_all()
+                        .execute(data)
+                    )
+                    break
+                except (OSError, RuntimeError) as exc:
+                    if "conflict" not in str(exc).lower() or attempt == _WRITE_ATTEMPTS:
+                        raise
+                    time.sleep(0.05 * attempt)
+            self._writes_since_compaction += 1
+            if self._writes_since_compaction >= COMPACT_EVERY:
+                self._maintain()
+
+    def maintain(self) -> None:
+        """Compact fragments, fold new rows into the indexes, and build the vector index
+        of a table that has grown past ``vector_index_at`` rows."""
+        with self._lock:
+            self._maintain()
+
+    def _maintain(self) -> None:
+        self._writes_since_compaction = 0
+        for name, table in self._tables.items():
+            if table.count_rows() >= self.vector_index_at and not self.has_vector_index(name):
+                # HNSW over scalar-quantized vectors: good recall without a PQ training step;
+                # filtered queries prefilter, so they stay exact in what they admit.
+                table.create_index(config=IvfHnswSq(distance_type="cosine"))
+            table.optimize(cleanup_older_than=timedelta(hours=1))
+
+    # -- reads -----------------------------------------------------------------
+
+    def rank(
+        self, table: str, vector: Matrix | None, text: str | None, where: str, limit: int
+    ) -> tuple[Ranking, Ranking]:
+        """The ``limit`` best rows by vector (cosine similarity) and by full text (BM25)."""
+        by_vector = Ranking([], [])
+        if vector is not None:
+            hits = (
+                self._tables[table]
+                .search(np.asarray(vector, dtype=np.float32).tolist())
+                .distance_type("cosine")
+                .where(where, prefilter=True)
+                .select(["id", "_distance"])
+                .limit(limit)
+                .to_arrow()
+                .to_pylist()
+            )
+            by_vector = Ranking([h["id"] for h in hits], [1.0 - h["_distance"] for h in hits])
+        by_text = Ranking([], [])
+        if text is not None and text.strip():
+            hits = (
+                self._tables[table]
+                .search(text, query_type="fts")
+                .where(where, prefilter=True)
+                .select(["id", "_score"])
+                .limit(limit)
+                .to_arrow()
+                .to_pylist()
+            )
+            by_text = Ranking([h["id"] for h in hits], [h["_score"] for h in hits])
+        return by_vector, by_text
+
+    def rows(self, table: str, ids: Sequence[str], columns: Sequence[str]) -> list[dict[str, Any]]:
+        if not ids:
+            return []
+        return list(
+            self._tables[table]
+            .search()
+            .where(f"id IN ({_quoted(ids)})")
+            .select(list(columns))
+            .limit(len(ids))
+            .to_arrow()
+            .to_pylist()
+        )
+
+    # -- internals -------------------------------------------------------------
+
+    def _open_table(self, name: str) -> Any:
+        if name in self._db.list_tables().tables:
+            return self._db.open_table(name)
+        table = self._db.create_table(
+            name,
+            schema=_schema(name, self.embedder.dimensions, self.embedder.name),
+            exist_ok=True,
+        )
+        table.create_index("text", config=FTS(with_position=False), replace=True)
+        return table
+
+
+def _micros(when: datetime | None) -> int | None:
+    if when is None:
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return int(when.timestamp() * 1_000_000)
+
+
+def _quote(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _quoted(values: Iterable[str]) -> str:
+    return ", ".join(_quote(v) for v in values)
