@@ -108,14 +108,13 @@ def reverify(
     }
     if gate is not None:
         options["gate"] = gate
-    url, _ = db.database_url(store)
-    names = _namespaces(url, namespace, all_namespaces)
+    names = _namespaces(store, namespace, all_namespaces)
     if watch:
-        _watch(url, names, interval, every.strip(), options, everything)
+        _watch(store, names, interval, every.strip(), options, everything)
         return
     reports = []
     for name in names:
-        with _open(url, name) as opened:
+        with _open(store, name) as opened:
             if everything:
                 opened.mark_due()
             reports.append(_run_with_progress(opened, options))
@@ -131,7 +130,7 @@ def history(
     namespace: Annotated[str, typer.Option("--namespace", "-n")] = DEFAULT_NAMESPACE,
 ) -> None:
     """Show a fact and every verification of it: what the gate said, when and why."""
-    with _open(db.database_url(store)[0], namespace) as opened:
+    with _open(store, namespace) as opened:
         try:
             fact = opened.get_fact(fact_id)
             rows = opened.verifications(fact_id)
@@ -186,7 +185,7 @@ def policy(
         for name, value in (("recheck_after", every), ("retry_after", retry))
         if value is not None
     }
-    with _open(db.database_url(store)[0], namespace) as opened:
+    with _open(store, namespace) as opened:
         current = opened.set_reverify_policy(**changes) if changes else opened.reverify_policy()
         due = opened.count_due()
     table = Table("namespace", "re-check after", "retry after an error", "due now")
@@ -215,7 +214,7 @@ IndexOption = Annotated[
 @app.command()
 def reindex(store: StorePath, index: IndexOption = None) -> None:
     """Rebuild the search index (every namespace) from the database."""
-    with _open(db.database_url(store)[0], DEFAULT_NAMESPACE, index=index) as opened:
+    with _open(store, DEFAULT_NAMESPACE, index=index) as opened:
         columns = (
             TextColumn("reindexing"),
             BarColumn(),
@@ -248,7 +247,7 @@ def search(
     index: IndexOption = None,
 ) -> None:
     """Facts (or evidence) of a namespace that best match QUERY, by meaning and keywords."""
-    with _open(db.database_url(store)[0], namespace, index=index) as opened:
+    with _open(store, namespace, index=index) as opened:
         try:
             if evidence:
                 chunks = opened.search_evidence(query, k)
@@ -288,10 +287,11 @@ def format_duration(value: timedelta) -> str:
     return f"{seconds:g}s"
 
 
-def _namespaces(url: str, given: list[str] | None, every: bool) -> list[str]:
+def _namespaces(store: str, given: list[str] | None, every: bool) -> list[str]:
     if not every:
         return given or [DEFAULT_NAMESPACE]
-    _open(url, DEFAULT_NAMESPACE).close()  # opening migrates an older database
+    _open(store, DEFAULT_NAMESPACE).close()  # opening migrates an older database
+    url = db.database_url(store)[0]
     engine = db.create_engine(url)
     try:
         with Session(engine) as session:
@@ -302,9 +302,10 @@ def _namespaces(url: str, given: list[str] | None, every: bool) -> list[str]:
         engine.dispose()
 
 
-def _open(url: str, namespace: str, index: str | None = None) -> Store:
+def _open(store: str, namespace: str, index: str | None = None) -> Store:
+    """The store at STORE (a data directory or a database URL)."""
     try:
-        return Store(url, namespace, index=index if index is not None else True)
+        return Store(store, namespace, index=index if index is not None else True)
     except MemstoreError as exc:
         _fail(str(exc))
 
@@ -373,7 +374,7 @@ def _print_reports(reports: list[ReverifyReport], store: str = "STORE") -> None:
 
 
 def _watch(
-    url: str,
+    store: str,
     names: list[str],
     every: timedelta,
     every_text: str,
@@ -384,7 +385,7 @@ def _watch(
 
     if everything:
         for name in names:
-            with _open(url, name) as opened:
+            with _open(store, name) as opened:
                 opened.mark_due()
     signal.signal(signal.SIGTERM, _interrupt)
     # A run still going when the next is due is skipped on purpose (one at a time).
@@ -397,9 +398,9 @@ def _watch(
     def report(done: ReverifyReport) -> None:
         if done.checks:
             out.print(f"[dim]{datetime.now(UTC):%Y-%m-%d %H:%M:%S} UTC[/dim]")
-            _print_reports([done], url)
+            _print_reports([done], store)
 
-    watch(url, names, every, options, reporter=report)
+    watch(store, names, every, options, reporter=report)
 
 
 def _interrupt(_signum: int, _frame: object) -> NoReturn:

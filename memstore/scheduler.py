@@ -106,7 +106,7 @@ def run_job(url: str, namespace: str, options: dict[str, Any]) -> None:
 
 
 def watch(
-    url: str,
+    url: str,  # a data directory or a database URL
     namespaces: Sequence[str],
     every: timedelta,
     options: dict[str, Any],
@@ -120,7 +120,7 @@ def watch(
     """
     global _reporter
     _reporter = reporter
-    engine = db.create_engine(url)
+    engine = db.create_engine(db.database_url(url)[0])
     scheduler = BlockingScheduler(
         jobstores={"default": SQLAlchemyJobStore(engine=engine, tablename=JOBS_TABLE)},
         executors={"default": ThreadPoolExecutor(1)},

@@ -287,7 +287,7 @@ class SearchIndex:
             if table.count_rows() >= self.vector_index_at and not self.has_vector_index(name):
                 # HNSW over scalar-quantized vectors: good recall without a PQ training step;
                 # filtered queries prefilter, so they stay exact in what they admit.
-                table.create_index(config=IvfHnswSq(distance_type="cosine"))
+                table.create_index("vector", config=IvfHnswSq(distance_type="cosine"))
             table.optimize(cleanup_older_than=timedelta(hours=1))
 
     # -- reads -----------------------------------------------------------------

@@ -1,0 +1,459 @@
+"""Search, dedup and the search index's outbox, on real LanceDB tables and the real
+packaged MiniLM. The gate is off (``Ungated``): these tests are about recall and
+consistency, not about verifier quality."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import lancedb
+import numpy as np
+import pytest
+import sqlalchemy as sa
+from conftest import allergy, works_at
+from distractors import distractors
+
+import memstore
+from memstore import InvalidInput, MemstoreError, Store
+from memstore.vectors import CHUNKS, FACTS
+
+NS = "user:alice"
+PEANUTS = allergy("peanuts")
+QUESTION = "what is the user allergic to?"
+
+
+def open_store(data_dir: Path, index: Path, namespace: str = NS, **options: Any) -> Store:
+    return memstore.open(data_dir, namespace, hook=memstore.Ungated(), index=index, **options)
+
+
+@pytest.fixture
+def indexed(data_dir: Path, tmp_path: Path) -> Iterator[Store]:
+    """A store with a search index in ``tmp_path/index`` (SQLite or PostgreSQL)."""
+    with open_store(data_dir, tmp_path / "index") as store:
+        yield store
+
+
+def index_ids(index: Path, table: str = FACTS) -> list[str]:
+    """Every row id in an index table, read with LanceDB directly."""
+    rows = lancedb.connect(index).open_table(table).to_arrow().column("id").to_pylist()
+    return [str(r) for r in rows]
+
+
+def sql_count(url: str, table: str) -> int:
+    engine = sa.create_engine(url)
+    try:
+        with engine.connect() as conn:
+            return int(conn.execute(sa.text(f"SELECT count(*) FROM {table}")).scalar_one())
+    finally:
+        engine.dispose()
+
+
+# -- ten thousand facts -------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def haystack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Store, str]]:
+    """10,000 facts of one user (9,999 distractors and the peanut allergy) and a few
+    of another user in the same index; returns the store and the peanut fact's id."""
+    data_dir = tmp_path_factory.mktemp("haystack")
+    items = list(distractors(9_999))
+    items.insert(4_321, PEANUTS)
+    with open_store(data_dir, data_dir / "index", near_duplicate=None) as store:
+        for start in range(0, len(items), 1_000):
+            store.add_facts(items[start : start + 1_000])
+        with open_store(data_dir, data_dir / "index", "user:bob") as bob:
+            bob.add_facts([allergy("shellfish"), works_at("Bob", "Globex")])
+        [peanut] = store.facts_about("peanuts")
+        yield store, peanut.id
+
+
+def test_the_peanut_allergy_comes_first_among_ten_thousand_facts(
+    haystack: tuple[Store, str],
+) -> None:
+    store, peanut = haystack
+    hits = store.search(QUESTION)
+    assert hits[0].fact.id == peanut
+    assert hits[0].vector_rank is not None and hits[0].text_rank is not None
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    assert len(hits) == 10
+
+
+def test_a_paraphrase_with_no_shared_keyword_finds_it_by_meaning(
+    haystack: tuple[Store, str],
+) -> None:
+    store, peanut = haystack
+    hits = store.search("Which nuts must the user never eat?", 3, mode="vector")
+    assert hits[0].fact.id == peanut
+    assert hits[0].text_rank is None and hits[0].similarity is not None
+
+
+def test_a_keyword_finds_it_by_full_text(haystack: tuple[Store, str]) -> None:
+    store, peanut = haystack
+    hits = store.search("peanuts", 3, mode="text")
+    assert [h.fact.id for h in hits] == [peanut]
+    assert hits[0].vector_rank is None and hits[0].text_rank == 1
+
+
+def test_search_never_crosses_namespaces(haystack: tuple[Store, str]) -> None:
+    store, _ = haystack
+    for hit in store.search("shellfish allergy Globex", 50):
+        assert hit.fact.namespace == NS
+    with open_store(store.data_dir, store.data_dir / "index", "user:bob") as bob:  # type: ignore[operator]
+        hits = bob.search(QUESTION)
+        assert [h.fact.statement for h in hits] == [
+            "The user is allergic to shellfish.",
+            "Bob works at Globex.",
+        ]
+
+
+def test_filters_by_relation_and_entity(haystack: tuple[Store, str]) -> None:
+    store, peanut = haystack
+    hits = store.search("allergy", 20, relation="allergic_to")
+    assert hits and all(h.fact.relation == "allergic_to" for h in hits)
+    hits = store.search("food", 5, entity="user")
+    assert hits and all(any(m.name == "user" for m in h.fact.members) for h in hits)
+    assert store.search("food", 5, entity=["user", "peanuts"])[0].fact.id == peanut
+
+
+# -- filters, statuses and expansion on a small store ---------------------------
+
+
+@pytest.mark.both_databases
+def test_statuses_filter_and_sql_has_the_last_word(indexed: Store) -> None:
+    peanut = indexed.add_fact(PEANUTS)
+    other = indexed.add_fact(allergy("cats"))
+    indexed.retract(peanut.id, "the user corrected it")
+    assert peanut.id not in [h.fact.id for h in indexed.search(QUESTION)]
+    [hit] = indexed.search(QUESTION, statuses=["retracted"])
+    assert hit.fact.id == peanut.id and hit.fact.status == "retracted"
+    both = indexed.search(QUESTION, statuses=["retracted", "unverified"])
+    assert {h.fact.id for h in both} == {peanut.id, other.id}
+
+
+@pytest.mark.both_databases
+def test_world_time_and_recorded_time_filters(indexed: Store) -> None:
+    old = indexed.add_fact(
+        works_at("Alice", "Acme", valid_from=datetime(2020, 1, 1), valid_to=datetime(2023, 1, 1))
+    )
+    new = indexed.add_fact(works_at("Alice", "Globex", valid_from=datetime(2023, 1, 1)))
+    assert [
+        h.fact.id for h in indexed.search("where does Alice work", as_of=datetime(2021, 6, 1))
+    ] == [old.id]
+    now = indexed.search("where does Alice work", as_of=datetime(2024, 6, 1))
+    assert [h.fact.id for h in now] == [new.id]
+    after = indexed.search("Alice works", recorded_after=new.recorded_at)
+    assert [h.fact.id for h in after] == [new.id]
+    before = indexed.search("Alice works", recorded_before=new.recorded_at)
+    assert [h.fact.id for h in before] == [old.id]
+
+
+@pytest.mark.both_databases
+def test_expansion_adds_facts_one_hop_away_through_shared_entities(indexed: Store) -> None:
+    peanut = indexed.add_fact(PEANUTS)
+    snack = indexed.add_fact(
+        statement="Peanuts are sold at the corner shop.",
+        members=[("peanuts", "food", "product"), ("corner shop", "place", "seller")],
+        evidence=["The corner shop sells peanuts."],
+    )
+    far = indexed.add_fact(
+        statement="The corner shop opens at nine.",
+        members=[("corner shop", "place", "business")],
+        evidence=["Opening hours: nine."],
+    )
+    hits = indexed.search("allergic reaction", 1, mode="vector", expand=True)
+    assert [h.fact.id for h in hits] == [peanut.id, snack.id]
+    assert hits[1].via == peanut.id and hits[1].score < hits[0].score
+    assert far.id not in [h.fact.id for h in hits]  # two hops away
+
+
+def test_bad_search_input_names_the_field(indexed: Store) -> None:
+    for kwargs, field in [
+        ({"query": "  "}, "query"),
+        ({"query": "x", "k": 0}, "k"),
+        ({"query": "x", "k": "3"}, "k"),
+        ({"query": "x", "mode": "fuzzy"}, "mode"),
+        ({"query": "x", "statuses": ["gone"]}, "statuses"),
+        (
+            {
+                "query": "x",
+                "recorded_after": datetime(2025, 1, 1),
+                "recorded_before": datetime(2024, 1, 1),
+            },
+            "recorded_before",
+        ),
+    ]:
+        with pytest.raises(InvalidInput) as err:
+            indexed.search(**kwargs)
+        assert err.value.field == field
+    with pytest.raises(memstore.NotFound):
+        indexed.search("x", entity="nobody we know")
+
+
+def test_a_store_without_an_index_says_how_to_get_one(data_dir: Path) -> None:
+    with memstore.open(data_dir, NS, hook=memstore.Ungated(), index=False) as store:
+        store.add_fact(PEANUTS)  # writes work without an index
+        with pytest.raises(MemstoreError, match="index="):
+            store.search(QUESTION)
+
+
+# -- evidence ---------------------------------------------------------------------
+
+
+@pytest.mark.both_databases
+def test_evidence_search_finds_the_chunk_and_skips_replaced_versions(
+    indexed: Store, tmp_path: Path
+) -> None:
+    notes = " ".join(f"Note {i}: the weather was mild and the meeting ran long." for i in range(40))
+    long_text = notes + " The user mentioned being allergic to peanuts since childhood. " + notes
+    uri = (tmp_path / "chat.txt").as_uri()
+    first = indexed.add_fact(PEANUTS | {"evidence": [{"text": long_text, "source": uri}]})
+    [hit] = indexed.search_evidence("peanut allergy since childhood", 1)
+    assert hit.evidence_id == first.evidence_ids[0] and hit.current and hit.version == 1
+    assert "allergic to peanuts since childhood" in hit.text
+    assert len(hit.text) < len(long_text) // 4  # a chunk, not the whole document
+    assert long_text[hit.start : hit.end] == hit.text
+
+    # The source's next version replaces the first one.
+    second = indexed.add_fact(
+        allergy("cashews")
+        | {"evidence": [{"text": "The user is allergic to cashews.", "source": uri}]}
+    )
+    hits = indexed.search_evidence("peanut allergy since childhood", 5)
+    assert first.evidence_ids[0] not in [h.evidence_id for h in hits]
+    assert hits[0].evidence_id == second.evidence_ids[0]
+    old = indexed.search_evidence("peanut allergy since childhood", 1, current_only=False)
+    assert old[0].evidence_id == first.evidence_ids[0] and not old[0].current
+    assert indexed.search_evidence("peanuts", 5, source="inline") == []
+
+
+# -- dedup --------------------------------------------------------------------------
+
+
+@pytest.mark.both_databases
+def test_an_exact_duplicate_returns_the_live_fact(indexed: Store) -> None:
+    first = indexed.add_fact(PEANUTS)
+    again = indexed.add_fact(
+        allergy("peanuts", statement="  the user is ALLERGIC to peanuts ", evidence=["other"])
+    )
+    assert again.id == first.id and again.deduplicated and not first.deduplicated
+    assert sql_count(indexed.url, "facts") == 1
+    # Other members: a different fact, even with the same words.
+    other = indexed.add_fact(
+        PEANUTS | {"members": [("user", "person", "patient"), ("peanut butter", "food", "x")]}
+    )
+    assert other.id != first.id and not other.deduplicated
+    # A retracted fact is not live: the same fact can be remembered again.
+    indexed.retract(first.id, "wrong")
+    back = indexed.add_fact(PEANUTS)
+    assert back.id != first.id and not back.deduplicated
+
+
+@pytest.mark.both_databases
+def test_duplicates_inside_one_batch_are_stored_once(indexed: Store) -> None:
+    results = indexed.add_facts([PEANUTS, PEANUTS, allergy("cats")])
+    assert results[0].id == results[1].id and results[1].deduplicated  # type: ignore[union-attr]
+    assert sql_count(indexed.url, "facts") == 2
+
+
+@pytest.mark.both_databases
+def test_a_near_duplicate_is_reported_never_merged(indexed: Store) -> None:
+    first = indexed.add_fact(PEANUTS)
+    close = indexed.add_fact(PEANUTS | {"statement": "The user has a peanut allergy."})
+    assert close.id != first.id and not close.deduplicated
+    [near] = close.near_duplicates
+    assert near.fact_id == first.id and near.similarity >= indexed.near_duplicate  # type: ignore[operator]
+    # Same words, other members: not a duplicate of anything.
+    bob = indexed.add_fact(
+        PEANUTS
+        | {
+            "statement": "Bob has a peanut allergy.",
+            "members": [("Bob", "person", "patient"), ("peanuts", "food", "allergen")],
+        }
+    )
+    assert bob.near_duplicates == []
+    assert sql_count(indexed.url, "facts") == 3
+    # In one batch, the later fact reports the earlier one.
+    batch = indexed.add_facts(
+        [
+            works_at("Carol", "Initech"),
+            works_at("Carol", "Initech", statement="Carol is employed by Initech."),
+        ]
+    )
+    assert [d.fact_id for d in batch[1].near_duplicates] == [batch[0].id]  # type: ignore[union-attr]
+
+
+def test_near_duplicate_reports_can_be_turned_off(data_dir: Path, tmp_path: Path) -> None:
+    with open_store(data_dir, tmp_path / "index", near_duplicate=None) as store:
+        store.add_fact(PEANUTS)
+        assert (
+            store.add_fact(
+                PEANUTS | {"statement": "The user has a peanut allergy."}
+            ).near_duplicates
+            == []
+        )
+    with pytest.raises(InvalidInput) as err:
+        open_store(data_dir, tmp_path / "index", near_duplicate=1.5)
+    assert err.value.field == "near_duplicate"
+
+
+# -- a pluggable embedder ---------------------------------------------------------------
+
+
+class HashedWords:
+    """A real (if crude) embedder: hashed bag of words. Stands for a user's own model."""
+
+    name = "hashed-words-64"
+    dimensions = 64
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in text.lower().replace("?", " ").replace(".", " ").split():
+                out[row, hashlib.sha256(word.encode()).digest()[0] % self.dimensions] += 1
+        return out
+
+
+def test_another_embedder_asks_for_a_rebuild_then_serves(data_dir: Path, tmp_path: Path) -> None:
+    with open_store(data_dir, tmp_path / "index") as store:
+        peanut = store.add_fact(PEANUTS)
+        store.add_fact(works_at())
+    with open_store(data_dir, tmp_path / "index", embedder=HashedWords()) as store:
+        with pytest.raises(MemstoreError, match="reindex"):
+            store.search(QUESTION)
+        cats = store.add_fact(allergy("cats"))  # writes go on; the index catches up on rebuild
+        rebuilt = store.reindex()
+        assert (rebuilt.facts, rebuilt.chunks) == (3, 2)  # cats cites the peanut evidence
+        assert store.search("peanuts allergic", 1, mode="vector")[0].fact.id == peanut.id
+        assert store.search("cats", 1, mode="vector")[0].fact.id == cats.id
+        assert store.index_backlog() == 0
+
+
+# -- the outbox: crashes between SQL and LanceDB ------------------------------------------
+
+CRASH = textwrap.dedent(
+    """
+    import os, signal, sys
+    import memstore
+    from memstore import indexing
+    from memstore.vectors import SearchIndex
+
+    data_dir, index, when = sys.argv[1], sys.argv[2], sys.argv[3]
+    real = SearchIndex.write_chunks
+
+    def crash(self, docs):
+        if when == "after_index_write":
+            real(self, docs)  # facts and chunks are in LanceDB; the outbox is not cleared
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    store = memstore.open(data_dir, "user:alice", hook=memstore.Ungated(), index=index)
+    store.add_fact(
+        statement="The user is allergic to peanuts.",
+        members=[("user", "person", "patient"), ("peanuts", "food", "allergen")],
+        evidence=["User: just so you know, I'm allergic to peanuts."],
+    )
+    if when == "before_index_write":
+        SearchIndex.write_facts = lambda *args: os.kill(os.getpid(), signal.SIGKILL)
+    else:
+        SearchIndex.write_chunks = crash
+    store.add_facts([
+        {
+            "statement": f"Alice met friend number {i}.",
+            "members": ["Alice", f"friend {i}"],
+            "evidence": [f"Diary: met friend {i} today."],
+        }
+        for i in range(20)
+    ])
+    print("not killed")
+    """
+)
+
+
+@pytest.mark.both_databases
+@pytest.mark.parametrize("when", ["before_index_write", "after_index_write"])
+def test_a_writer_killed_between_sql_and_the_index_is_repaired_at_open(
+    data_dir: Path, tmp_path: Path, when: str
+) -> None:
+    index = tmp_path / "index"
+    done = subprocess.run(
+        [sys.executable, "-c", CRASH, str(data_dir), str(index), when],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == -signal.SIGKILL, done.stderr[-2000:]
+    with open_store(data_dir, index) as store:
+        url = store.url
+        assert sql_count(url, "index_outbox") == 0  # replayed at open
+        facts = index_ids(index)
+        assert len(facts) == len(set(facts)) == sql_count(url, "facts") == 21  # none lost, no twins
+        chunks = index_ids(index, CHUNKS)
+        assert len(chunks) == len(set(chunks)) == sql_count(url, "evidence") == 21
+        hits = store.search("Alice met friend number 7", 1)
+        assert hits[0].fact.statement == "Alice met friend number 7."
+        assert store.search(QUESTION, 1)[0].fact.statement == "The user is allergic to peanuts."
+
+
+# -- reindex and the approximate vector index -----------------------------------------------
+
+
+def test_memstore_reindex_rebuilds_a_lost_index(data_dir: Path) -> None:
+    with memstore.open(data_dir, NS, hook=memstore.Ungated()) as store:
+        peanut = store.add_fact(PEANUTS)
+        other = store.add_fact(works_at())
+    index = data_dir / "index"
+    for table in (FACTS, CHUNKS):
+        lancedb.connect(index).drop_table(table)
+    cli = Path(sys.executable).with_name("memstore")
+    env = {**os.environ, "COLUMNS": "200"}
+    done = subprocess.run(
+        [str(cli), "reindex", str(data_dir)], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    assert "reindexing" in done.stderr  # the progress bar
+    assert str(index) in done.stdout and "│ 2 " in done.stdout
+    assert sorted(index_ids(index)) == sorted([peanut.id, other.id])
+    found = subprocess.run(
+        [str(cli), "search", str(data_dir), QUESTION, "-n", NS, "-k", "1"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert found.returncode == 0 and "The user is allergic to peanuts." in found.stdout
+
+
+def test_filtered_search_stays_exact_once_the_vector_index_exists(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    index = tmp_path / "index"
+    others = list(distractors(600))
+    with open_store(data_dir, index, "user:bob", near_duplicate=None, vector_index_at=500) as bob:
+        bob.add_facts([*others[:300], PEANUTS])
+    with open_store(data_dir, index, near_duplicate=None, vector_index_at=500) as store:
+        store.add_facts(others[300:])
+        assert len(index_ids(index)) >= 500
+        store.reindex()  # a rebuild ends with maintenance, which builds the vector index
+        table = lancedb.connect(index).open_table(FACTS)
+        assert any(ix.columns == ["vector"] for ix in table.list_indices())
+        # The peanut fact is Bob's: Alice's search must not see it, with the index or not.
+        assert all(h.fact.namespace == NS for h in store.search(QUESTION, 50, mode="vector"))
+        assert "peanuts" not in " ".join(h.fact.statement for h in store.search(QUESTION, 50))
+    with open_store(data_dir, index, "user:bob", near_duplicate=None, vector_index_at=500) as bob:
+        assert bob.search(QUESTION, 1, mode="vector")[0].fact.statement == PEANUTS["statement"]
+
+
+def test_evidence_text_is_indexed_for_rejections_too(indexed: Store) -> None:
+    with pytest.raises(memstore.ErrFactNotGrounded):
+        indexed.add_fact(allergy("peanuts", evidence=["The weather is nice."]), gate="embedded")
+    [hit] = indexed.search_evidence("weather", 1)
+    assert hit.text == "The weather is nice."
