@@ -158,10 +158,28 @@ def run(store: Store, console: Console) -> None:
     console.print(_facts_table("5. What memory says about Acme now", store.facts_about("Acme")))
     console.print()
     _reverify(store, console)
+    _search(store, console)
     console.print(
-        "\nNext: read README.md for the Python API and `memstore reverify`; "
-        "run `make test` for the test suite."
+        "\nNext: read README.md for the Python API, `memstore search` and `memstore "
+        "reverify`; run `make test` for the test suite."
     )
+
+
+def _search(store: Store, console: Console) -> None:
+    """Recall by meaning and by keyword over what the gate admitted."""
+    table = Table(title="7. Search (meaning + keywords, fused)", title_justify="left")
+    for column in ("query", "best hit", "meaning rank", "keyword rank"):
+        table.add_column(column)
+    for query in ("Where is Alice employed?", "headquarters"):
+        hits = store.search(query, 3)
+        best = hits[0] if hits else None
+        table.add_row(
+            query,
+            best.fact.statement if best else "(nothing)",
+            str(best.vector_rank or "-") if best else "",
+            str(best.text_rank or "-") if best else "",
+        )
+    console.print(table)
 
 
 def _reverify(store: Store, console: Console) -> None:

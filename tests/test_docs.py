@@ -54,3 +54,9 @@ def test_demo_prints_a_session(tmp_path: Path) -> None:
     assert "6. Re-verification after a source changed" in out
     assert re.search(r"Alice lives in Paris\.\s+│\s+verified -> stale", out)
     assert "'Alice lives in Paris.' left default reads: True" in out
+    assert "7. Search" in out
+    assert re.search(
+        r"Where is Alice employed\?\s+│\s+Alice works at Acme as a data engineer\.", out
+    )
+    # The superseded Berlin fact is out of search too; the correction is found.
+    assert re.search(r"headquarters\s+│\s+Acme is headquartered in Munich\.", out)
