@@ -922,7 +922,10 @@ class Store:
         except Exception as exc:
             raise StorageError(f"search index query failed ({self.index_uri}): {exc}") from exc
         fused = reciprocal_rank_fusion([by_vector, by_text])
-        return sorted(fused, key=lambda i: (-fused[i], i)), by_vector, by_text, fused
+        # Equal fused scores (first on one side, second on the other) go by meaning.
+        similarity = dict(zip(by_vector.ids, by_vector.scores, strict=True))
+        order = sorted(fused, key=lambda i: (-fused[i], -similarity.get(i, -1.0), i))
+        return order, by_vector, by_text, fused
 
     def _expand(self, hits: list[SearchHit], q: SearchQuery, wanted: list[str]) -> list[SearchHit]:
         """Facts one hop from the hits (sharing an entity), in hit order, at most ``k``."""
