@@ -577,7 +577,7 @@ class Store:
                 on_status_change=self._refresh_graph,
             )
             report = job.run(limit=limit, batch=batch, progress=progress)
-        self._sync_index()
+        self._sync_index(namespace=self.namespace)  # new statuses and evidence versions
         return report
 
     def mark_due(self, fact_ids: Sequence[str] | None = None) -> int:
@@ -686,7 +686,8 @@ class Store:
         ``mode="hybrid"`` fuses the ranking by meaning (cosine similarity of
         embeddings) with the full-text (BM25) ranking by reciprocal rank fusion;
         ``"vector"`` or ``"text"`` use one side. Filters: ``relation``; ``entity``
-        (names or aliases, each a member of every hit); ``statuses`` (default:
+        (names or aliases, each a member of every hit; an unknown name raises
+        NotFound); ``statuses`` (default:
         verified and unverified); ``as_of`` (valid at that world time);
         ``recorded_after`` / ``recorded_before``. ``expand=True`` appends, after
         the hits, up to ``k`` facts that share an entity with a hit (same filters
@@ -890,13 +891,21 @@ class Store:
         self,
         targets: Collection[str] | None = None,
         vectors: Mapping[str, Any] | None = None,
+        namespace: str | None = None,
     ) -> None:
-        """Apply queued index changes (``targets`` only, when given). A failure is logged,
-        never raised: SQL already holds the change, and it stays queued for a replay."""
+        """Apply queued index changes (only ``targets`` / ``namespace`` ones, when given).
+        A failure is logged, never raised: SQL already holds the change, and it stays
+        queued for a replay."""
         if self._search is None or self._search_problem is not None:
             return
         try:
-            indexing.sync(self._session, self._search, targets=targets, vectors=vectors or {})
+            indexing.sync(
+                self._session,
+                self._search,
+                namespace=namespace,
+                targets=targets,
+                vectors=vectors or {},
+            )
         except Exception:
             log.warning(
                 "the search index at %s is behind; the change stays queued and is applied "

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import lancedb
 import pytest
 import sqlalchemy as sa
 from conftest import Site
@@ -554,3 +555,27 @@ def test_start_reverifier_rejects_unknown_options(store: Store) -> None:
     with pytest.raises(memstore.InvalidInput) as caught:
         store.start_reverifier(batchsize=5)
     assert caught.value.field == "options"
+
+
+def test_the_search_index_follows_re_verification(
+    open_store: Callable[..., Store], tmp_path: Path
+) -> None:
+    index = tmp_path / "search-index"
+    store = open_store(index=index)
+    path = tmp_path / "profile.md"
+    path.write_text(V1, encoding="utf-8")
+    fact = remember(store, V1, path.as_uri())
+    assert [h.fact.id for h in store.search("Where does Alice live?")] == [fact.id]
+
+    path.write_text(UNRELATED, encoding="utf-8")
+    recheck(store)
+    assert store.search("Where does Alice live?") == []
+    stale = store.search("Where does Alice live?", statuses=["stale"])
+    assert [h.fact.id for h in stale] == [fact.id]
+    # The index itself holds the new status, and which evidence version is current.
+    db = lancedb.connect(index)
+    facts = db.open_table("facts").to_arrow().to_pylist()
+    assert [(r["id"], r["status"]) for r in facts] == [(fact.id, "stale")]
+    chunks = db.open_table("evidence_chunks").to_arrow().to_pylist()
+    assert {(r["version"], r["status"]) for r in chunks} == {(1, "replaced"), (2, "current")}
+    assert store.index_backlog() == 0
