@@ -457,3 +457,13 @@ def test_evidence_text_is_indexed_for_rejections_too(indexed: Store) -> None:
         indexed.add_fact(allergy("peanuts", evidence=["The weather is nice."]), gate="embedded")
     [hit] = indexed.search_evidence("weather", 1)
     assert hit.text == "The weather is nice."
+
+
+@pytest.mark.parametrize(
+    "query", ['"quoted', "a:b OR c", "(paren", "*", "AND NOT", "' OR 1=1 --", "\\", "🥜 nuts"]
+)
+def test_odd_queries_and_quoted_filters_are_taken_literally(indexed: Store, query: str) -> None:
+    fact = indexed.add_fact(PEANUTS | {"relation": "it's an allergy"})
+    hits = indexed.search(query, 5, relation="it's an allergy")
+    assert [h.fact.id for h in hits] == [fact.id]
+    assert indexed.search(query, 5, relation="it''s an allergy") == []
