@@ -52,6 +52,25 @@ def commit() -> str:
         return "unknown"
 
 
+def provenance(benchmark: str) -> dict[str, Any]:
+    """The head of a result file: what ran, how, when, at which commit, on what machine."""
+    return {
+        "benchmark": benchmark,
+        "command": " ".join([Path(sys.executable).name, *sys.argv]),
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "commit": commit(),
+        "machine": machine(),
+    }
+
+
+def save(result: dict[str, Any], out: Path) -> None:
+    """Write ``result`` as JSON to ``out`` and show it."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps(result, indent=2))
+    print(f"written to {out}")
+
+
 def sample(rows: list[datasets.Example], per_dataset: int) -> list[datasets.Example]:
     """At most ``per_dataset`` check-split rows of each dataset, seeded."""
     rng = random.Random(SEED)

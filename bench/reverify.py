@@ -13,21 +13,17 @@ with the machine, the date, the commit and the command.
 from __future__ import annotations
 
 import argparse
-import json
 import random
-import sys
 import tempfile
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from gate_quality import commit, machine
+from gate_quality import RESULTS, provenance, save
 
 import memstore
 from gate import Gate
 
-RESULTS = Path(__file__).with_name("results")
 PEOPLE = "Alice Bob Carol Dmitri Emeka Farah Goran Hana Ivan Julia Kenji Lena".split()
 CITIES = "Paris Berlin Lagos Osaka Lima Oslo Quito Rome Seoul Tunis Vienna Warsaw".split()
 
@@ -54,11 +50,7 @@ def main() -> None:
     args = parser.parse_args()
     rng = random.Random(7)
     result: dict[str, Any] = {
-        "benchmark": "reverify",
-        "command": " ".join([Path(sys.executable).name, *sys.argv]),
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "commit": commit(),
-        "machine": machine(),
+        **provenance("reverify"),
         "facts": args.files * args.per_file,
         "batch": args.batch,
     }
@@ -105,11 +97,7 @@ def main() -> None:
             for path, _ in files:
                 path.unlink()
             result["deleted"] = run(store, args.batch, cold)
-    RESULTS.mkdir(exist_ok=True)
-    out = RESULTS / "reverify.json"
-    out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    print(json.dumps(result, indent=2))
-    print(f"written to {out}")
+    save(result, RESULTS / "reverify.json")
 
 
 if __name__ == "__main__":

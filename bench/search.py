@@ -14,23 +14,20 @@ the commit and the command.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import tempfile
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from gate_quality import commit, machine
+from gate_quality import RESULTS, provenance, save
 
 import memstore
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from distractors import distractors
 
-RESULTS = Path(__file__).with_name("results")
 PEANUTS = {
     "statement": "The user is allergic to peanuts.",
     "members": [("user", "person", "patient"), ("peanuts", "food", "allergen")],
@@ -74,11 +71,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=50, help="timed searches per mode")
     args = parser.parse_args()
     result: dict[str, Any] = {
-        "benchmark": "search",
-        "command": " ".join([Path(sys.executable).name, *sys.argv]),
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "commit": commit(),
-        "machine": machine(),
+        **provenance("search"),
         "facts": args.facts,
     }
     items = list(distractors(args.facts - 1))
@@ -146,11 +139,7 @@ def main() -> None:
         began = time.perf_counter()
         memstore.open(data, "user:alice", hook=ungated).close()
         result["open_seconds_nothing_queued"] = round(time.perf_counter() - began, 2)
-    RESULTS.mkdir(exist_ok=True)
-    out = RESULTS / "search.json"
-    out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    print(json.dumps(result, indent=2))
-    print(f"written to {out}")
+    save(result, RESULTS / "search.json")
 
 
 if __name__ == "__main__":

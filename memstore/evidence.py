@@ -205,6 +205,7 @@ def persist(session: Session, prepared: PreparedEvidence) -> PreparedEvidence:
     """
     remap: dict[str, str] = {}
     queued: list[str] = []
+    sources: set[str] = set()
     for item in prepared.new:
         digest = content_hash(item.text)
         existing = _find(session, prepared.namespace, item.source, digest)
@@ -219,7 +220,6 @@ def persist(session: Session, prepared: PreparedEvidence) -> PreparedEvidence:
                 )
             ).one()
             version = (latest or 0) + 1
-            queued += _versions(session, prepared.namespace, item.source, latest)
         session.add(
             Evidence(
                 id=item.id,
@@ -230,8 +230,12 @@ def persist(session: Session, prepared: PreparedEvidence) -> PreparedEvidence:
                 text=item.text,
             )
         )
+        if version > 1:
+            sources.add(item.source)  # its earlier versions are no longer current
         queued.append(item.id)
     indexing.enqueue(session, prepared.namespace, OutboxKind.EVIDENCE, queued)
+    for source in sources:
+        indexing.enqueue_source(session, prepared.namespace, source)
     if not remap:
         return prepared
     return PreparedEvidence(
@@ -242,19 +246,4 @@ def persist(session: Session, prepared: PreparedEvidence) -> PreparedEvidence:
             replace(c, evidence_id=remap.get(c.evidence_id, c.evidence_id))
             for c in prepared.citations
         ),
-    )
-
-
-def _versions(session: Session, namespace: str, source: str, version: int | None) -> list[str]:
-    """Ids of ``source``'s evidence at ``version`` (the one a new version replaces)."""
-    if version is None:
-        return []
-    return list(
-        session.exec(
-            select(Evidence.id).where(
-                Evidence.namespace == namespace,
-                Evidence.source == source,
-                Evidence.version == version,
-            )
-        ).all()
     )

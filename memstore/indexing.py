@@ -45,6 +45,14 @@ def enqueue(session: Session, namespace: str, kind: OutboxKind, ids: Iterable[st
         session.add(IndexOutbox(namespace=namespace, kind=kind, target_id=target))
 
 
+def enqueue_source(session: Session, namespace: str, source: str) -> None:
+    """Queue every stored version of ``source``: which one is current has changed."""
+    versions = session.exec(
+        select(Evidence.id).where(Evidence.namespace == namespace, Evidence.source == source)
+    ).all()
+    enqueue(session, namespace, OutboxKind.EVIDENCE, versions)
+
+
 def pending(session: Session, namespace: str | None = None) -> int:
     query = select(func.count()).select_from(IndexOutbox)
     if namespace is not None:
@@ -161,8 +169,10 @@ def chunk_docs(session: Session, ids: Collection[str]) -> list[ChunkDoc]:
     """The index rows (chunks) of these evidence versions, each marked current or replaced."""
     docs: list[ChunkDoc] = []
     for chunk in db.chunks(list(dict.fromkeys(ids))):
-        for row in session.exec(select(Evidence).where(col(Evidence.id).in_(chunk))).all():
-            status = "current" if is_current(session, row) else "replaced"
+        rows = list(session.exec(select(Evidence).where(col(Evidence.id).in_(chunk))).all())
+        current = current_ids(session, rows)
+        for row in rows:
+            status = "current" if row.id in current else "replaced"
             for n, (start, end) in enumerate(chunk_spans(row.text)):
                 docs.append(
                     ChunkDoc(
@@ -181,22 +191,34 @@ def chunk_docs(session: Session, ids: Collection[str]) -> list[ChunkDoc]:
     return docs
 
 
-def is_current(session: Session, row: Evidence) -> bool:
-    """Whether ``row`` is what its source holds now: the version the last fetch found,
-    or, for a source never fetched (inline text included), its newest version."""
-    fetched = session.exec(
-        select(EvidenceSource.evidence_id).where(
-            EvidenceSource.namespace == row.namespace, EvidenceSource.source == row.source
-        )
-    ).first()
-    if fetched is not None:
-        return fetched == row.id
-    newest = session.exec(
-        select(func.max(Evidence.version)).where(
-            Evidence.namespace == row.namespace, Evidence.source == row.source
-        )
-    ).one()
-    return row.version == newest
+def current_ids(session: Session, rows: Collection[Evidence]) -> set[str]:
+    """Which of these rows are what their source holds now: the version the last fetch
+    found, or, for a source never fetched (inline text included), its newest version."""
+    fetched: dict[tuple[str, str], str] = {}
+    newest: dict[tuple[str, str], int] = {}
+    for namespace in {r.namespace for r in rows}:
+        sources = list({r.source for r in rows if r.namespace == namespace})
+        for chunk in db.chunks(sources):
+            for source, evidence_id in session.exec(
+                select(EvidenceSource.source, EvidenceSource.evidence_id).where(
+                    EvidenceSource.namespace == namespace,
+                    col(EvidenceSource.source).in_(chunk),
+                    col(EvidenceSource.evidence_id).is_not(None),
+                )
+            ).all():
+                fetched[(namespace, source)] = str(evidence_id)
+            for source, version in session.exec(
+                select(Evidence.source, func.max(Evidence.version))
+                .where(Evidence.namespace == namespace, col(Evidence.source).in_(chunk))
+                .group_by(col(Evidence.source))
+            ).all():
+                newest[(namespace, source)] = version
+
+    def current(row: Evidence) -> bool:
+        key = (row.namespace, row.source)
+        return fetched[key] == row.id if key in fetched else newest.get(key) == row.version
+
+    return {row.id for row in rows if current(row)}
 
 
 def chunk_spans(text: str, size: int = CHUNK_CHARS) -> list[tuple[int, int]]:

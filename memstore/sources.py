@@ -16,7 +16,7 @@ from sqlmodel import Session, col, func, select
 
 from memstore import indexing
 from memstore.evidence import INLINE_SOURCE, content_hash
-from memstore.models import MAX_EVIDENCE_CHARS, Evidence, EvidenceSource, OutboxKind, utcnow
+from memstore.models import MAX_EVIDENCE_CHARS, Evidence, EvidenceSource, utcnow
 from memstore.providers import Fetched, Outcome, Validators
 
 
@@ -74,12 +74,7 @@ def record(session: Session, namespace: str, source: str, fetched: Fetched) -> R
     elif fetched.outcome == Outcome.CURRENT and fetched.text is not None:
         row, new = _version(session, namespace, source, fetched.text)
         if state.evidence_id != row.id:  # the search index marks which version is current
-            versions = session.exec(
-                select(Evidence.id).where(
-                    Evidence.namespace == namespace, Evidence.source == source
-                )
-            ).all()
-            indexing.enqueue(session, namespace, OutboxKind.EVIDENCE, versions)
+            indexing.enqueue_source(session, namespace, source)
         state.evidence_id = row.id
         state.etag, state.last_modified = fetched.validators.etag, fetched.validators.last_modified
         result = Refreshed(source, Outcome.CURRENT, row, fetched.reason, new)

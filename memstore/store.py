@@ -69,7 +69,6 @@ from memstore.vectors import (
     DEFAULT_VECTOR_INDEX_AT,
     FACTS,
     Filter,
-    Ranking,
     SearchIndex,
     reciprocal_rank_fusion,
 )
@@ -719,15 +718,13 @@ class Store:
             recorded_after=q.recorded_after,
             recorded_before=q.recorded_before,
         )
-        order, by_vector, by_text, fused = self._rank(index, FACTS, q.query, q.mode, where, q.k)
+        order, fused, sides = self._rank(index, FACTS, q.query, q.mode, where, q.k)
         with self._session() as session:
             # SQL has the last word on status: another process may have changed it.
             found = {f.id: f for f in self._facts_by_id(session, order, wanted)}
-        hits = [
-            SearchHit(fact=found[i], score=fused[i], **_sides(i, by_vector, by_text))
-            for i in order
-            if i in found
-        ][: q.k]
+        hits = [SearchHit(fact=found[i], score=fused[i], **sides[i]) for i in order if i in found][
+            : q.k
+        ]
         if q.expand and hits:
             hits += self._expand(hits, q, wanted)
         return hits
@@ -767,13 +764,13 @@ class Store:
             recorded_after=q.recorded_after,
             recorded_before=q.recorded_before,
         )
-        order, by_vector, by_text, fused = self._rank(index, CHUNKS, q.query, q.mode, where, q.k)
+        order, fused, sides = self._rank(index, CHUNKS, q.query, q.mode, where, q.k)
         chunks = {
             r["id"]: r for r in index.rows(CHUNKS, order, ["id", "evidence_id", "start", "end"])
         }
         hits: list[EvidenceHit] = []
         with self._session() as session:
-            rows = {
+            rows: dict[str, Evidence] = {
                 e.id: e
                 for e in session.exec(
                     select(Evidence).where(
@@ -782,29 +779,27 @@ class Store:
                     )
                 ).all()
             }
-            for chunk_id in order:
-                chunk = chunks.get(chunk_id)
-                row = rows.get(chunk["evidence_id"]) if chunk else None
-                if chunk is None or row is None:
-                    continue
-                current = indexing.is_current(session, row)
-                if q.current_only and not current:
-                    continue
-                hits.append(
-                    EvidenceHit(
-                        evidence_id=row.id,
-                        source=row.source,
-                        version=row.version,
-                        current=current,
-                        start=chunk["start"],
-                        end=chunk["end"],
-                        text=row.text[chunk["start"] : chunk["end"]],
-                        score=fused[chunk_id],
-                        **_sides(chunk_id, by_vector, by_text),
-                    )
+            current = indexing.current_ids(session, rows.values())
+        for chunk_id in order:
+            chunk = chunks.get(chunk_id)
+            row = rows.get(chunk["evidence_id"]) if chunk else None
+            if chunk is None or row is None or (q.current_only and row.id not in current):
+                continue
+            hits.append(
+                EvidenceHit(
+                    evidence_id=row.id,
+                    source=row.source,
+                    version=row.version,
+                    current=row.id in current,
+                    start=chunk["start"],
+                    end=chunk["end"],
+                    text=row.text[chunk["start"] : chunk["end"]],
+                    score=fused[chunk_id],
+                    **sides[chunk_id],
                 )
-                if len(hits) == q.k:
-                    break
+            )
+            if len(hits) == q.k:
+                break
         return hits
 
     def reindex(self, progress: Callable[[int, int], None] | None = None) -> indexing.Rebuilt:
@@ -916,8 +911,9 @@ class Store:
 
     def _rank(
         self, index: SearchIndex, table: str, query: str, mode: str, where: Filter, k: int
-    ) -> tuple[list[str], Ranking, Ranking, dict[str, float]]:
-        """Ids best first by fused score, each side's ranking, and the fused scores.
+    ) -> tuple[list[str], dict[str, float], dict[str, dict[str, Any]]]:
+        """Ids best first, their fused scores, and per id where it ranked on each side
+        (``vector_rank``, ``similarity``, ``text_rank``: the hits' fields).
 
         Each side returns more than ``k`` rows, so hits that SQL drops (a status changed
         by another process) leave room for the next ones.
@@ -931,10 +927,15 @@ class Store:
         except Exception as exc:
             raise StorageError(f"search index query failed ({self.index_uri}): {exc}") from exc
         fused = reciprocal_rank_fusion([by_vector, by_text])
+        sides: dict[str, dict[str, Any]] = {i: {} for i in fused}
+        vector_side = zip(by_vector.ids, by_vector.scores, strict=True)
+        for rank, (i, similarity) in enumerate(vector_side, start=1):
+            sides[i].update(vector_rank=rank, similarity=similarity)
+        for rank, i in enumerate(by_text.ids, start=1):
+            sides[i]["text_rank"] = rank
         # Equal fused scores (first on one side, second on the other) go by meaning.
-        similarity = dict(zip(by_vector.ids, by_vector.scores, strict=True))
-        order = sorted(fused, key=lambda i: (-fused[i], -similarity.get(i, -1.0), i))
-        return order, by_vector, by_text, fused
+        order = sorted(fused, key=lambda i: (-fused[i], -sides[i].get("similarity", -1.0), i))
+        return order, fused, sides
 
     def _expand(self, hits: list[SearchHit], q: SearchQuery, wanted: list[str]) -> list[SearchHit]:
         """Facts one hop from the hits (sharing an entity), in hit order, at most ``k``."""
@@ -1028,8 +1029,11 @@ class Store:
             exclude_ids=[fact.id, *(f.id for f in earlier)],
         )
         ranking, _ = self._search.rank(FACTS, vector, None, where.sql(FACTS), 10)
-        close = {i: s for i, s in zip(ranking.ids, ranking.scores, strict=True)}
-        close = {i: s for i, s in close.items() if s >= self.near_duplicate}
+        close = {
+            i: s
+            for i, s in zip(ranking.ids, ranking.scores, strict=True)
+            if s >= self.near_duplicate
+        }
         with self._session() as session:
             found = [
                 NearDuplicate(fact_id=f.id, statement=f.statement, similarity=close[f.id])
@@ -1456,18 +1460,6 @@ class Store:
                 graph.add_fact(current, members, **attrs)
         with self._graph_lock:
             self._graph = graph
-
-
-def _sides(item: str, by_vector: Ranking, by_text: Ranking) -> dict[str, Any]:
-    """Where ``item`` ranked on each side of a hybrid query (1-based), and its similarity."""
-    sides: dict[str, Any] = {}
-    if item in by_vector.ids:
-        rank = by_vector.ids.index(item)
-        sides["vector_rank"] = rank + 1
-        sides["similarity"] = by_vector.scores[rank]
-    if item in by_text.ids:
-        sides["text_rank"] = by_text.ids.index(item) + 1
-    return sides
 
 
 def _index_uri(index: str | Path | bool, data_dir: Path | None) -> str | None:

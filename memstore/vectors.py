@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -75,7 +75,7 @@ class Filter:
     recorded_after: datetime | None = None
     recorded_before: datetime | None = None
     sources: Sequence[str] = ()
-    exclude_ids: Sequence[str] = field(default_factory=tuple)
+    exclude_ids: Sequence[str] = ()
 
     def sql(self, table: str) -> str:
         time_column = "recorded_us" if table == FACTS else "created_us"
@@ -181,9 +181,6 @@ class SearchIndex:
                 )
         return None
 
-    def count(self, table: str, where: str | None = None) -> int:
-        return int(self._tables[table].count_rows(where))
-
     def has_vector_index(self, table: str) -> bool:
         return any(ix.columns == ["vector"] for ix in self._tables[table].list_indices())
 
@@ -226,17 +223,7 @@ class SearchIndex:
 
     def vectors(self, table: str, ids: Sequence[str]) -> dict[str, tuple[str, Matrix]]:
         """The stored (text, vector) of these rows."""
-        if not ids:
-            return {}
-        found = (
-            self._tables[table]
-            .search()
-            .where(f"id IN ({_quoted(ids)})")
-            .select(["id", "text", "vector"])
-            .limit(len(ids))
-            .to_arrow()
-            .to_pylist()
-        )
+        found = self.rows(table, ids, ["id", "text", "vector"])
         return {r["id"]: (r["text"], np.asarray(r["vector"], dtype=np.float32)) for r in found}
 
     def embed(self, texts: Sequence[str]) -> Matrix:
