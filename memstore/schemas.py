@@ -176,6 +176,21 @@ class FactCreate(_Input):
         return valid_to
 
 
+class ClaimCheck(_Input):
+    """A claim to check against evidence without storing anything (``Store.verify_claim``)."""
+
+    claim: Annotated[str, Field(max_length=MAX_STATEMENT_CHARS), AfterValidator(_stripped_nonempty)]
+    evidence: Annotated[list[EvidenceCreate], Field(min_length=1, max_length=MAX_EVIDENCE_ITEMS)]
+    confidence: Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)] = (
+        DEFAULT_STATED_CONFIDENCE
+    )
+
+    @field_validator("evidence", mode="before")
+    @classmethod
+    def _one_text(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value
+
+
 class MemberPublic(BaseModel):
     entity_id: str
     name: str

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ValidationError
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlmodel import Session, col, or_, select
 
-from gate import Gate, GatePolicy
+from gate import Gate, GatePolicy, Verdict, default_gate
 from hypergraph import HyperGraph
 from memstore import audit, db, evidence, indexing, rejections
 from memstore import reverify as reverification
@@ -48,6 +48,7 @@ from memstore.names import check_namespace, check_text, normalize_key, statement
 from memstore.providers import DEFAULT_HTTP_TIMEOUT_S, Providers
 from memstore.schemas import (
     CitationPublic,
+    ClaimCheck,
     EntityPublic,
     EvidenceHit,
     EvidencePublic,
@@ -526,6 +527,23 @@ class Store:
         """
         with self._session() as session:
             return audit.verify(session, self.namespace)
+
+    def verify_claim(
+        self, claim: str, evidence: str | Sequence[str], confidence: float = 0.95
+    ) -> Verdict:
+        """Check ``claim`` against ``evidence`` with this store's gate; nothing is stored.
+
+        Returns the gate's Verdict (status, accepted, p0, p1, bits). A store whose
+        writes are ungated checks with the process-wide embedded gate.
+        """
+        check = _parse(
+            ClaimCheck, None, {"claim": claim, "evidence": evidence, "confidence": confidence}
+        )
+        hook = self.hook
+        gate = hook.gate if isinstance(hook, GateHook) else default_gate()
+        policy = hook.policy if isinstance(hook, GateHook) else None
+        texts = [item.text for item in check.evidence]
+        return gate.check(check.claim, texts, confidence=check.confidence, policy=policy)
 
     def entity(self, name: str) -> EntityPublic:
         """An entity by name or alias."""

@@ -1,0 +1,282 @@
+"""memstore's settings: one YAML file, overridable by environment variables.
+
+Sections: ``store`` (where memory lives), ``hallucination`` (the SPEC-08.34 gate
+block, :class:`gate.HallucinationConfig`), ``scheduler`` (re-verification runs)
+and ``server`` (``memstore serve``: address and API keys).
+
+Precedence, highest first: keyword arguments of :func:`load_settings`, then
+environment variables ``MEMSTORE_<SECTION>__<FIELD>`` (nested with ``__``, e.g.
+``MEMSTORE_HALLUCINATION__MEMORY_GATE__MIN_CONFIDENCE=0.6``; ``MEMSTORE_URL`` is
+short for ``MEMSTORE_STORE__URL``), then the YAML file, then defaults. A bad value
+fails at load with :class:`gate.ConfigError` naming the field.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from contextvars import ContextVar
+from datetime import timedelta
+from fnmatch import fnmatchcase
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import yaml
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    YamlConfigSettingsSource,
+)
+
+from gate import ConfigError, Gate, HallucinationConfig
+from memstore.names import check_namespace
+from memstore.reverify import DEFAULT_BATCH, DEFAULT_LEASE, DEFAULT_LIMIT
+
+if TYPE_CHECKING:
+    from memstore.store import Store
+
+ENV_PREFIX = "MEMSTORE_"
+#: Environment variables that name a config file and the store (the CLI reads them too).
+CONFIG_ENV = "MEMSTORE_CONFIG"
+URL_ENV = "MEMSTORE_URL"
+DEFAULT_STORE = "./memdata"
+DEFAULT_PORT = 8765
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d)?\s*$")
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+_yaml_file: ContextVar[Path | None] = ContextVar("_memstore_yaml_file", default=None)
+
+
+def parse_duration(text: str) -> timedelta:
+    """``90``, ``90s``, ``5m``, ``2h`` or ``1d`` as a positive timedelta; else ValueError."""
+    match = _DURATION.match(text)
+    if not match or float(match.group(1)) <= 0:
+        raise ValueError(f"{text!r} is not a duration like 30s, 5m, 2h or 1d")
+    return timedelta(seconds=float(match.group(1)) * _UNITS[match.group(2) or "s"])
+
+
+def format_duration(value: timedelta) -> str:
+    """The largest whole unit: ``90s``, ``5m``, ``24h``, ``2d`` (or seconds)."""
+    seconds = value.total_seconds()
+    for unit in ("d", "h", "m"):
+        if seconds >= _UNITS[unit] and seconds % _UNITS[unit] == 0:
+            return f"{int(seconds // _UNITS[unit])}{unit}"
+    return f"{seconds:g}s"
+
+
+def _duration(value: object) -> object:
+    if isinstance(value, str):
+        return parse_duration(value)
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        if value <= 0:
+            raise ValueError("must be a positive number of seconds")
+        return timedelta(seconds=value)
+    return value
+
+
+#: A duration: ``"30s"``, ``"5m"``, ``"2h"``, ``"1d"`` or a number of seconds.
+Duration = Annotated[timedelta, BeforeValidator(_duration)]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class StoreSettings(_Section):
+    """Where memory lives and how writes are indexed."""
+
+    #: A data directory (SQLite, with its search index inside) or a database URL.
+    url: str = Field(default=DEFAULT_STORE, min_length=1)
+    namespace: str = "default"
+    #: Search index directory or LanceDB URI; unset: the default place; false: none.
+    index: str | bool | None = None
+    near_duplicate: float | None = Field(default=0.9, gt=0.0, le=1.0)
+    vector_index_at: int = Field(default=50_000, ge=1)
+    recheck_after: Duration | None = None
+    retry_after: Duration | None = None
+
+    @field_validator("namespace")
+    @classmethod
+    def _namespace(cls, value: str) -> str:
+        return check_namespace(value)
+
+    @field_validator("index")
+    @classmethod
+    def _index(cls, value: str | bool | None) -> str | bool | None:
+        if value is True:
+            return None
+        if isinstance(value, str) and not value.strip():
+            raise ValueError("must be a directory or URI, or false for no index")
+        return value
+
+
+class SchedulerSettings(_Section):
+    """Re-verification runs (``memstore reverify --watch``, and ``serve`` when enabled)."""
+
+    #: ``memstore serve`` re-verifies its namespaces in the background.
+    enabled: bool = False
+    every: Duration = timedelta(minutes=5)
+    limit: int = Field(default=DEFAULT_LIMIT, ge=1)
+    batch: int = Field(default=DEFAULT_BATCH, ge=1, le=500)
+    lease: Duration = DEFAULT_LEASE
+    fetch_timeout: float = Field(default=10.0, ge=0.1, le=600.0)
+
+    def options(self) -> dict[str, Any]:
+        """Keyword arguments of ``Store.reverify``."""
+        return {
+            "limit": self.limit,
+            "batch": self.batch,
+            "lease": self.lease,
+            "fetch_timeout": self.fetch_timeout,
+        }
+
+
+class ServerSettings(_Section):
+    """``memstore serve``: where it listens and who may use which namespaces."""
+
+    host: str = Field(default="127.0.0.1", min_length=1)
+    port: int = Field(default=DEFAULT_PORT, ge=1, le=65535)
+    #: API key -> namespace patterns it may use (``user:alice``, ``user:*``, ``*``).
+    api_keys: dict[str, list[str]] = Field(default_factory=dict)
+
+    @field_validator("api_keys")
+    @classmethod
+    def _keys(cls, value: dict[str, list[str]]) -> dict[str, list[str]]:
+        for key, patterns in value.items():
+            if len(key) < 16:
+                raise ValueError("each API key must be at least 16 characters long")
+            if not patterns:
+                raise ValueError(f"key {key[:4]}... names no namespaces")
+        return value
+
+    def namespaces_for(self, key: str) -> list[str]:
+        """The namespace patterns ``key`` may use (none for an unknown key)."""
+        import hmac
+
+        for known, patterns in self.api_keys.items():
+            if hmac.compare_digest(known.encode(), key.encode()):
+                return patterns
+        return []
+
+    def allows(self, key: str, namespace: str) -> bool:
+        """Whether ``key`` may read and write ``namespace``."""
+        return any(fnmatchcase(namespace, p) for p in self.namespaces_for(key))
+
+
+class Settings(BaseSettings):
+    """Every setting of memstore; see the module docstring for where values come from."""
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX, env_nested_delimiter="__", extra="forbid"
+    )
+
+    store: StoreSettings = StoreSettings()
+    hallucination: HallucinationConfig = Field(default_factory=HallucinationConfig)
+    scheduler: SchedulerSettings = SchedulerSettings()
+    server: ServerSettings = ServerSettings()
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        path = _yaml_file.get()
+        if path is not None:
+            sources.append(YamlConfigSettingsSource(settings_cls, yaml_file=path))
+        return tuple(sources)
+
+    def gate(self) -> Gate | None:
+        """The Gate of the ``hallucination`` block (None when the gate is disabled).
+
+        Built once per distinct block and shared, so every store opened from the same
+        settings shares one verifier model and cache.
+        """
+        if not self.hallucination.enabled:
+            return None
+        key = self.hallucination.model_dump_json()
+        with _gates_lock:
+            if key not in _gates:
+                _gates[key] = self.hallucination.gate()
+            return _gates[key]
+
+    def open(self, namespace: str | None = None, **options: Any) -> Store:
+        """A Store as these settings describe (``namespace`` defaults to ``store.namespace``).
+
+        ``options`` are passed on to ``memstore.open`` and win over the settings.
+        """
+        from memstore.admission import Ungated
+        from memstore.store import Store
+
+        s = self.store
+        settings: dict[str, Any] = {
+            "index": True if s.index is None else s.index,
+            "near_duplicate": s.near_duplicate,
+            "vector_index_at": s.vector_index_at,
+            "recheck_after": s.recheck_after,
+            "retry_after": s.retry_after,
+        }
+        if "hook" not in options and "gate" not in options:
+            if self.hallucination.enabled:
+                settings["gate"] = self.gate()
+                settings["policy"] = self.hallucination.policy()
+            else:
+                settings["hook"] = Ungated()
+        settings.update(options)
+        return Store(s.url, namespace if namespace is not None else s.namespace, **settings)
+
+
+_gates: dict[str, Gate] = {}
+_gates_lock = threading.Lock()
+
+
+def load_settings(path: str | Path | None = None, **overrides: Any) -> Settings:
+    """Settings from ``path`` (default: ``$MEMSTORE_CONFIG`` if set), the environment and
+    ``overrides`` (sections as dicts: ``store={"url": ...}``).
+
+    Raises ConfigError naming the field (``store.url``, ``hallucination.timeout``, ...).
+    """
+    if path is None and os.environ.get(CONFIG_ENV):
+        path = os.environ[CONFIG_ENV]
+    yaml_path = None if path is None else Path(path)
+    if yaml_path is not None:
+        _check_yaml(yaml_path)
+    url = os.environ.get(URL_ENV)
+    if url and f"{ENV_PREFIX}STORE__URL" not in os.environ:
+        store = dict(overrides.get("store") or {})
+        store.setdefault("url", url)
+        overrides["store"] = store
+    token = _yaml_file.set(yaml_path)
+    try:
+        settings = Settings(**overrides)
+        settings.hallucination.policy()  # the gate block's cross-field checks
+        return settings
+    except ValidationError as exc:
+        err = exc.errors(include_url=False)[0]
+        field = ".".join(str(p) for p in err["loc"]) or "settings"
+        raise ConfigError(field, err["msg"].removeprefix("Value error, ")) from None
+    except ValueError as exc:
+        raise ConfigError("hallucination.memory_gate", str(exc)) from None
+    finally:
+        _yaml_file.reset(token)
+
+
+def _check_yaml(path: Path) -> None:
+    if not path.is_file():
+        raise ConfigError("config", f"no config file at {path}")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise ConfigError("config", f"{path} is not valid YAML: {exc}") from None
+    if data is not None and not isinstance(data, dict):
+        raise ConfigError("config", f"{path} must hold a mapping at the top level")
+    for section, value in (data or {}).items():
+        if value is not None and not isinstance(value, dict):
+            raise ConfigError(str(section), "must be a mapping")
