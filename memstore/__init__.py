@@ -6,6 +6,8 @@
 """
 
 from memstore.admission import Admission, Candidate, CitedSpan, EvidenceItem, Ungated, WriteHook
+from memstore.aio import AsyncStore
+from memstore.config import Settings, load_settings
 from memstore.errors import (
     ErrFactNotGrounded,
     InvalidInput,
@@ -31,6 +33,7 @@ from memstore.schemas import (
     NeighborhoodPublic,
     RejectionFilter,
     RejectionPublic,
+    StoreStats,
     VerificationPublic,
 )
 from memstore.store import Store, open
@@ -39,6 +42,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Admission",
+    "AsyncStore",
     "Candidate",
     "CitationCreate",
     "CitationPublic",
@@ -63,11 +67,14 @@ __all__ = [
     "RejectionPublic",
     "ReverifyPolicy",
     "ReverifyReport",
+    "Settings",
     "StorageError",
     "Store",
+    "StoreStats",
     "Ungated",
     "VerificationPublic",
     "WriteHook",
+    "load_settings",
     "normalize_key",
     "open",
     "register_source",

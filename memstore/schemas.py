@@ -403,3 +403,15 @@ class EvidenceHit(BaseModel):
     vector_rank: int | None = None
     text_rank: int | None = None
     similarity: float | None = None
+
+
+class StoreStats(BaseModel):
+    """What one namespace holds (``Store.stats``)."""
+
+    namespace: str
+    facts: dict[str, int]
+    entities: int
+    evidence: int
+    rejections: dict[str, int]
+    due_for_reverification: int
+    index_backlog: int

@@ -62,6 +62,7 @@ from memstore.schemas import (
     RejectionPublic,
     SearchHit,
     SearchQuery,
+    StoreStats,
     VerificationPublic,
     to_utc,
 )
@@ -853,6 +854,31 @@ class Store:
         """Changes of this namespace queued for the search index but not yet in it."""
         with self._session() as session:
             return indexing.pending(session, self.namespace)
+
+    def stats(self) -> StoreStats:
+        """How many facts (by status), entities, evidence versions and rejections (by
+        verdict) this namespace holds, how many facts are due for re-verification and how
+        many changes wait for the search index."""
+        with self._session() as session:
+
+            def count(model: Any) -> int:
+                query = select(sa.func.count()).select_from(model)
+                return int(session.exec(query.where(model.namespace == self.namespace)).one())
+
+            facts = session.exec(
+                select(Fact.status, sa.func.count())
+                .where(Fact.namespace == self.namespace)
+                .group_by(col(Fact.status))
+            ).all()
+            return StoreStats(
+                namespace=self.namespace,
+                facts={str(status): int(n) for status, n in facts},
+                entities=count(Entity),
+                evidence=count(Evidence),
+                rejections=rejections.count(session, self.namespace, RejectionFilter(), "verdict"),
+                due_for_reverification=reverification.count_due(session, self.namespace, utcnow()),
+                index_backlog=indexing.pending(session, self.namespace),
+            )
 
     def _reverify_hook(self, gate: Gate | str | None, policy: GatePolicy | None) -> GateHook:
         """The gate re-verification uses: the store's, with per-run settings if given."""
