@@ -1,141 +1,443 @@
 """The ``memstore`` command line.
 
-Exit codes: 0 done; 1 the store could not be opened or a database error stopped
-the work; 2 bad usage (unknown option, bad duration, ...).
+Global options (before the command, or after it): ``--store`` / ``$MEMSTORE_URL``
+(a data directory or database URL), ``--namespace`` / ``$MEMSTORE_NAMESPACE``,
+``--config`` / ``$MEMSTORE_CONFIG`` (a YAML settings file).
+
+Exit codes: 0 done; 1 internal error (the database or the index failed);
+2 bad input (bad option or value, unknown id, bad config); 3 the grounding gate
+rejected a fact.
 """
 
 from __future__ import annotations
 
+import functools
+import json
 import logging
-import re
 import signal
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Annotated, Any, NoReturn
+from enum import IntEnum
+from pathlib import Path
+from typing import Annotated, Any, NoReturn, ParamSpec, TypeVar
 
 import sqlalchemy as sa
 import typer
+import yaml
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from sqlmodel import Session
 
+from gate import ConfigError, Verdict
 from memstore import db
-from memstore.errors import MemstoreError
-from memstore.reverify import (
-    DEFAULT_BATCH,
-    DEFAULT_LEASE,
-    DEFAULT_LIMIT,
-    ReverifyReport,
-    namespaces_with_checks,
+from memstore.config import (
+    CONFIG_ENV,
+    NAMESPACE_ENV,
+    URL_ENV,
+    Settings,
+    load_settings,
+    parse_duration,
 )
+from memstore.config import format_duration as format_duration
+from memstore.errors import ErrFactNotGrounded, InvalidInput, MemstoreError, NotFound
+from memstore.reverify import ReverifyReport, namespaces_with_checks
+from memstore.schemas import FactPublic, RejectionPublic
 from memstore.store import DEFAULT_NAMESPACE, Store
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+class Exit(IntEnum):
+    """What the process's exit status means."""
+
+    OK = 0
+    INTERNAL = 1
+    BAD_INPUT = 2
+    REJECTED = 3
+
 
 app = typer.Typer(
     help="memstore: long-term memory for agents, every fact grounded in evidence.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
 )
+config_app = typer.Typer(help="The settings in effect (config file, environment, defaults).")
+app.add_typer(config_app, name="config")
 out = Console()
 err = Console(stderr=True)
 
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d)?\s*$")
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+@dataclass
+class Globals:
+    """Options given before the command."""
+
+    store: str | None = None
+    namespace: str | None = None
+    config: str | None = None
 
 
-def parse_duration(text: str) -> timedelta:
-    """``90``, ``90s``, ``5m``, ``2h`` or ``1d`` as a positive timedelta."""
-    match = _DURATION.match(text)
-    if not match or float(match.group(1)) <= 0:
-        raise typer.BadParameter(f"{text!r} is not a duration like 30s, 5m, 2h or 1d")
-    return timedelta(seconds=float(match.group(1)) * _UNITS[match.group(2) or "s"])
-
-
-StorePath = Annotated[
-    str,
-    typer.Argument(
-        metavar="STORE", help="Data directory (SQLite) or a database URL.", show_default=False
+StoreOption = Annotated[
+    str | None,
+    typer.Option(
+        "--store",
+        "-s",
+        help=f"Data directory (SQLite) or database URL [env {URL_ENV}; default ./memdata].",
+        show_default=False,
     ),
 ]
-Namespaces = Annotated[
-    list[str] | None,
-    typer.Option("--namespace", "-n", help="Namespace to work on (repeat for several)."),
+NamespaceOption = Annotated[
+    str | None,
+    typer.Option(
+        "--namespace",
+        "-n",
+        help=f"Namespace to work in [env {NAMESPACE_ENV}; default 'default'].",
+        show_default=False,
+    ),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+IndexOption = Annotated[
+    str | None,
+    typer.Option(
+        "--index",
+        help="Search index directory or LanceDB URI (default: STORE/index, or "
+        "$MEMSTORE_INDEX_URI for a database URL).",
+    ),
 ]
 
 
-@app.command()
-def reverify(
-    store: StorePath,
-    namespace: Namespaces = None,
-    all_namespaces: Annotated[
-        bool, typer.Option("--all-namespaces", help="Every namespace with facts to re-check.")
-    ] = False,
-    watch: Annotated[
-        bool, typer.Option("--watch", help="Keep running every --every (Ctrl-C stops).")
-    ] = False,
-    once: Annotated[bool, typer.Option("--once", help="One run, then exit (default).")] = False,
-    every: Annotated[
-        str, typer.Option(help="With --watch: time between runs (30s, 5m, 1h).")
-    ] = "5m",
-    everything: Annotated[
-        bool, typer.Option("--all", help="Re-check every open fact now, not only due ones.")
-    ] = False,
-    limit: Annotated[int, typer.Option(min=1, help="Most facts per run.")] = DEFAULT_LIMIT,
-    batch: Annotated[
-        int, typer.Option(min=1, max=db.IN_LIST_CHUNK, help="Facts per gate call.")
-    ] = DEFAULT_BATCH,
-    lease: Annotated[str, typer.Option(help="How long a claimed fact stays leased.")] = (
-        f"{int(DEFAULT_LEASE.total_seconds())}s"
-    ),
-    gate: Annotated[
-        str | None, typer.Option(help="Verifier backend (default: the embedded one).")
+@app.callback()
+def main_options(
+    ctx: typer.Context,
+    store: Annotated[
+        str | None,
+        typer.Option(
+            "--store",
+            "-s",
+            envvar=URL_ENV,
+            help="Data directory (SQLite) or database URL [default ./memdata].",
+        ),
     ] = None,
-    fetch_timeout: Annotated[
-        float, typer.Option(min=0.1, max=600, help="Seconds to wait for an http(s) source.")
-    ] = 10.0,
+    namespace: Annotated[
+        str | None,
+        typer.Option("--namespace", "-n", envvar=NAMESPACE_ENV, help="Namespace to work in."),
+    ] = None,
+    config: Annotated[
+        str | None,
+        typer.Option("--config", "-c", envvar=CONFIG_ENV, help="YAML settings file."),
+    ] = None,
 ) -> None:
-    """Re-verify facts whose check is due: refresh their sources and re-run the gate."""
-    if watch and once:
-        raise typer.BadParameter("give --once or --watch, not both")
-    if all_namespaces and namespace:
-        raise typer.BadParameter("give --namespace or --all-namespaces, not both")
-    interval = parse_duration(every)
-    options: dict[str, Any] = {
-        "limit": limit,
-        "batch": batch,
-        "lease": parse_duration(lease),
-        "fetch_timeout": fetch_timeout,
-    }
-    if gate is not None:
-        options["gate"] = gate
-    names = _namespaces(store, namespace, all_namespaces)
-    if watch:
-        _watch(store, names, interval, every.strip(), options, everything)
+    """memstore: long-term memory for agents, every fact grounded in evidence."""
+    ctx.obj = Globals(store, namespace, config)
+
+
+def command(
+    name: str | None = None, parent: typer.Typer = app
+) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """Register a command whose memstore errors become a message and a meaningful exit."""
+
+    def register(fn: Callable[P, R]) -> Callable[P, R]:
+        @functools.wraps(fn)
+        def run(*args: P.args, **kwargs: P.kwargs) -> R:
+            try:
+                return fn(*args, **kwargs)
+            except ErrFactNotGrounded as exc:
+                _print_rejection(exc.rejection)
+                raise typer.Exit(Exit.REJECTED) from None
+            except ConfigError as exc:
+                _fail(
+                    f"bad settings: {exc}", Exit.BAD_INPUT, "fix it, or see `memstore config show`"
+                )
+            except InvalidInput as exc:
+                _fail(str(exc), Exit.BAD_INPUT, f"see `memstore {fn.__name__} --help`")
+            except NotFound as exc:
+                _fail(str(exc), Exit.BAD_INPUT, "check the id or name, and the namespace (-n)")
+            except MemstoreError as exc:
+                _fail(str(exc), Exit.INTERNAL, "check --store / $MEMSTORE_URL and the database")
+
+        parent.command(name)(run)
+        return run
+
+    return register
+
+
+# -- setup -------------------------------------------------------------------------
+
+
+@command()
+def init(
+    ctx: typer.Context,
+    store: StoreOption = None,
+    namespace: NamespaceOption = None,
+    write_config: Annotated[
+        Path | None,
+        typer.Option(help="Also write the settings in effect to this YAML file (a template)."),
+    ] = None,
+) -> None:
+    """Create the store (or upgrade it to the current schema) and say what to do next."""
+    settings = _settings(ctx, store)
+    if write_config is not None:
+        if write_config.exists():
+            _fail(f"{write_config} exists", Exit.BAD_INPUT, "pick another path or remove it")
+        write_config.write_text(_settings_yaml(settings), encoding="utf-8")
+    with _open(ctx, store, namespace) as opened:
+        stats = opened.stats()
+    out.print(f"store ready at {opened.url} (namespace {opened.namespace!r})")
+    out.print(f"  {sum(stats.facts.values())} facts, {sum(stats.rejections.values())} rejections")
+    if write_config is not None:
+        out.print(f"  settings written to {write_config}; use it with --config {write_config}")
+    out.print(
+        'Next: memstore add "STATEMENT" -m NAME:KIND:ROLE -e "EVIDENCE TEXT"   '
+        "(memstore add --help)"
+    )
+
+
+@config_app.command("show")
+def config_show(ctx: typer.Context, as_json: JsonOption = False) -> None:
+    """Print the settings in effect, API keys masked."""
+    try:
+        settings = _settings(ctx, None, None)
+    except ConfigError as exc:
+        _fail(f"bad settings: {exc}", Exit.BAD_INPUT, "fix the file or the environment")
+    if as_json:
+        typer.echo(json.dumps(_masked(settings), indent=2))
+    else:
+        typer.echo(_settings_yaml(settings, masked=True), nl=False)
+
+
+# -- writes ------------------------------------------------------------------------
+
+
+@command()
+def add(
+    ctx: typer.Context,
+    statement: Annotated[
+        str | None, typer.Argument(help="The fact, in one sentence.", show_default=False)
+    ] = None,
+    member: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--member", "-m", help="An entity the fact is about: NAME[:KIND[:ROLE]] (repeat)."
+        ),
+    ] = None,
+    evidence: Annotated[
+        list[str] | None,
+        typer.Option("--evidence", "-e", help="Evidence text ('-' reads stdin) (repeat)."),
+    ] = None,
+    evidence_file: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--evidence-file",
+            help="Evidence from a file, kept as its source so re-verification re-reads it.",
+        ),
+    ] = None,
+    quote: Annotated[
+        list[str] | None,
+        typer.Option("--quote", "-q", help="The words in the evidence that state it (repeat)."),
+    ] = None,
+    relation: Annotated[str | None, typer.Option("--relation", "-r")] = None,
+    confidence: Annotated[
+        float, typer.Option(min=0.0, max=1.0, help="How sure the writer is.")
+    ] = 0.95,
+    file: Annotated[
+        str | None,
+        typer.Option(
+            "--file", "-f", help="JSON or YAML: one fact or a list of facts ('-': stdin)."
+        ),
+    ] = None,
+    ungated: Annotated[
+        bool, typer.Option("--ungated", help="Store without the gate (recorded as ungated).")
+    ] = False,
+    store: StoreOption = None,
+    namespace: NamespaceOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Remember a fact if its evidence grounds it; exit 3 if the gate rejects it.
+
+    Example: memstore add "Alice is allergic to peanuts." -m Alice:person:patient
+    -m peanuts:food:allergen -e "Alice: I'm allergic to peanuts."
+    """
+    if file is not None:
+        if statement or member or evidence or evidence_file or quote or relation:
+            raise InvalidInput("file", "give a --file or a statement with options, not both")
+        items = _read_facts(file)
+    else:
+        if statement is None:
+            raise InvalidInput("statement", "missing; give it as an argument, or use --file")
+        items = [_fact_from_options(statement, member, evidence, evidence_file, quote)]
+        items[0].update(relation=relation, confidence=confidence)
+    with _open(ctx, store, namespace) as opened:
+        if file is None:
+            try:
+                stored = opened.add_fact(items[0], ungated=ungated)
+            except ErrFactNotGrounded as exc:
+                if as_json:
+                    typer.echo(_json({"stored": False, "rejection": exc.rejection}))
+                    raise typer.Exit(Exit.REJECTED) from None
+                raise
+            if as_json:
+                typer.echo(_json({"stored": True, "fact": stored}))
+            else:
+                _print_stored(stored)
+            return
+        with err.status(f"checking {len(items)} facts against their evidence..."):
+            results = opened.add_facts(items, ungated=ungated)
+    if as_json:
+        typer.echo(
+            _json(
+                [
+                    {"stored": True, "fact": r}
+                    if isinstance(r, FactPublic)
+                    else {"stored": False, "rejection": r}
+                    for r in results
+                ]
+            )
+        )
+    else:
+        table = Table("#", "result", "id", "statement", "verdict", "confidence")
+        for n, r in enumerate(results, 1):
+            kept = isinstance(r, FactPublic)
+            table.add_row(
+                str(n),
+                "stored" if kept else "[red]rejected[/red]",
+                r.id,
+                r.statement,
+                r.verdict,
+                f"{r.confidence:.2f}" if isinstance(r, FactPublic) else "",
+            )
+        out.print(table)
+    rejected = sum(1 for r in results if isinstance(r, RejectionPublic))
+    if rejected:
+        err.print(f"{rejected} of {len(results)} rejected; see why: memstore audit")
+        raise typer.Exit(Exit.REJECTED)
+
+
+@command()
+def verify(
+    ctx: typer.Context,
+    claim: Annotated[str, typer.Argument(help="The claim to check.", show_default=False)],
+    evidence: Annotated[
+        list[str], typer.Option("--evidence", "-e", help="Evidence text ('-': stdin) (repeat).")
+    ],
+    confidence: Annotated[float, typer.Option(min=0.0, max=1.0)] = 0.95,
+    store: StoreOption = None,
+    namespace: NamespaceOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Check a claim against evidence with the gate, storing nothing; exit 3 if not grounded."""
+    texts = [sys.stdin.read() if text == "-" else text for text in evidence]
+    with _open(ctx, store, namespace, index=False) as opened:
+        verdict = opened.verify_claim(claim, texts, confidence)
+    if as_json:
+        typer.echo(_json(verdict))
+    else:
+        _print_verdict(verdict)
+    if not verdict.accepted:
+        raise typer.Exit(Exit.REJECTED)
+
+
+@command()
+def retract(
+    ctx: typer.Context,
+    fact_id: Annotated[str, typer.Argument(metavar="FACT_ID", show_default=False)],
+    reason: Annotated[str, typer.Option("--reason", help="Why it is no longer memory.")],
+    store: StoreOption = None,
+    namespace: NamespaceOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Retract a fact (a soft delete with a reason; its history stays)."""
+    with _open(ctx, store, namespace) as opened:
+        fact = opened.retract(fact_id, reason)
+    if as_json:
+        typer.echo(_json(fact))
+    else:
+        out.print(f"retracted {fact.id}: {fact.statement}")
+
+
+# -- reads -------------------------------------------------------------------------
+
+
+@command()
+def get(
+    ctx: typer.Context,
+    fact_id: Annotated[str, typer.Argument(metavar="FACT_ID", show_default=False)],
+    store: StoreOption = None,
+    namespace: NamespaceOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Show one fact: statement, members, status, confidence and the gate's numbers."""
+    with _open(ctx, store, namespace, index=False) as opened:
+        fact = opened.get_fact(fact_id)
+    if as_json:
+        typer.echo(_json(fact))
         return
-    reports = []
-    for name in names:
-        with _open(store, name) as opened:
-            if everything:
-                opened.mark_due()
-            reports.append(_run_with_progress(opened, options))
-    _print_reports(reports, store)
+    out.print(f"[bold]{fact.statement}[/bold]")
+    table = Table("field", "value", show_header=False)
+    for name, value in (
+        ("id", fact.id),
+        ("status", fact.status + (f" - {fact.status_reason}" if fact.status_reason else "")),
+        ("confidence", f"{fact.confidence:.2f} (stated {fact.stated_confidence:.2f})"),
+        ("relation", fact.relation or ""),
+        ("members", ", ".join(f"{m.name} ({m.kind}, {m.role})" for m in fact.members)),
+        ("verdict", fact.verdict),
+        ("p1 / p0", f"{_num(fact.p1)} / {_num(fact.p0)}"),
+        ("bits required / observed", f"{_num(fact.required_bits)} / {_num(fact.observed_bits)}"),
+        ("recorded", fact.recorded_at.isoformat(timespec="seconds")),
+        (
+            "next check",
+            fact.next_check_at.isoformat(timespec="seconds") if fact.next_check_at else "",
+        ),
+        ("evidence", ", ".join(c.evidence_id for c in fact.citations)),
+    ):
+        table.add_row(name, value)
+    out.print(table)
 
 
-@app.command()
+@command()
+def neighbors(
+    ctx: typer.Context,
+    entity: Annotated[list[str], typer.Argument(help="Entity names or aliases.")],
+    hops: Annotated[int, typer.Option(min=0, max=10, help="Entity-fact-entity steps.")] = 1,
+    store: StoreOption = None,
+    namespace: NamespaceOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Facts and entities within HOPS steps of the given entities."""
+    with _open(ctx, store, namespace, index=False) as opened:
+        hood = opened.neighborhood(entity, hops)
+    if as_json:
+        typer.echo(_json(hood))
+        return
+    entities = Table("entity", "kind", "hops", title="Entities", title_justify="left")
+    for e in hood.entities:
+        entities.add_row(e.name, e.kind, str(hood.distance.get(e.id, 0)))
+    out.print(entities)
+    _print_facts(hood.facts, "Facts")
+
+
+@command()
 def history(
-    store: StorePath,
+    ctx: typer.Context,
     fact_id: Annotated[
         str, typer.Argument(metavar="FACT_ID", help="The fact's id.", show_default=False)
     ],
-    namespace: Annotated[str, typer.Option("--namespace", "-n")] = DEFAULT_NAMESPACE,
+    store: StoreOption = None,
+    namespace: NamespaceOption = None,
+    as_json: JsonOption = False,
 ) -> None:
     """Show a fact and every verification of it: what the gate said, when and why."""
-    with _open(store, namespace) as opened:
-        try:
-            fact = opened.get_fact(fact_id)
-            rows = opened.verifications(fact_id)
-        except MemstoreError as exc:
-            _fail(str(exc))
+    with _open(ctx, store, namespace, index=False) as opened:
+        fact = opened.get_fact(fact_id)
+        rows = opened.verifications(fact_id)
+        if as_json:
+            chain = opened.history(fact_id)
+            typer.echo(_json({"fact": fact, "versions": chain, "verifications": rows}))
+            return
         out.print(f"[bold]{fact.statement}[/bold]")
         out.print(
             f"status [bold]{fact.status}[/bold], confidence {fact.confidence:.2f}"
@@ -168,93 +470,31 @@ def history(
         out.print(table)
 
 
-@app.command()
-def policy(
-    store: StorePath,
-    namespace: Annotated[str, typer.Option("--namespace", "-n")] = DEFAULT_NAMESPACE,
-    every: Annotated[
-        str | None, typer.Option(help="Re-check decided facts this long after (e.g. 12h).")
-    ] = None,
-    retry: Annotated[
-        str | None, typer.Option(help="First retry after an error (doubles per failure).")
-    ] = None,
-) -> None:
-    """Show, or set with --every / --retry, a namespace's re-verification policy."""
-    changes = {
-        name: parse_duration(value)
-        for name, value in (("recheck_after", every), ("retry_after", retry))
-        if value is not None
-    }
-    with _open(store, namespace) as opened:
-        current = opened.set_reverify_policy(**changes) if changes else opened.reverify_policy()
-        due = opened.count_due()
-    table = Table("namespace", "re-check after", "retry after an error", "due now")
-    table.add_row(
-        namespace,
-        format_duration(current.recheck_after),
-        f"{format_duration(current.retry_after)}, doubling, at most "
-        f"{format_duration(current.recheck_after)}",
-        str(due),
-    )
-    out.print(table)
-    if changes:
-        out.print("Saved. Facts already scheduled keep their time; `reverify --all` re-checks now.")
-
-
-IndexOption = Annotated[
-    str | None,
-    typer.Option(
-        "--index",
-        help="Search index directory or LanceDB URI (default: STORE/index, or "
-        "$MEMSTORE_INDEX_URI for a database URL).",
-    ),
-]
-
-
-@app.command()
-def reindex(store: StorePath, index: IndexOption = None) -> None:
-    """Rebuild the search index (every namespace) from the database."""
-    with _open(store, DEFAULT_NAMESPACE, index=index) as opened:
-        columns = (
-            TextColumn("reindexing"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("facts + evidence"),
-            TimeElapsedColumn(),
-        )
-        with Progress(*columns, console=err) as bar:
-            task = bar.add_task("reindex", total=None)
-            try:
-                rebuilt = opened.reindex(
-                    progress=lambda done, total: bar.update(task, completed=done, total=total)
-                )
-            except MemstoreError as exc:
-                _fail(str(exc))
-    table = Table("index", "facts", "evidence chunks")
-    table.add_row(str(opened.index_uri), str(rebuilt.facts), str(rebuilt.chunks))
-    out.print(table)
-
-
-@app.command()
+@command()
 def search(
-    store: StorePath,
+    ctx: typer.Context,
     query: Annotated[str, typer.Argument(help="What to look for, in words.")],
-    namespace: Annotated[str, typer.Option("--namespace", "-n")] = DEFAULT_NAMESPACE,
     k: Annotated[int, typer.Option("-k", min=1, max=1000, help="How many hits.")] = 10,
+    mode: Annotated[str, typer.Option(help="hybrid, vector (meaning) or text (keywords).")] = (
+        "hybrid"
+    ),
     evidence: Annotated[
         bool, typer.Option("--evidence", help="Search evidence chunks instead of facts.")
     ] = False,
     index: IndexOption = None,
+    store: StoreOption = None,
+    namespace: NamespaceOption = None,
+    as_json: JsonOption = False,
 ) -> None:
     """Facts (or evidence) of a namespace that best match QUERY, by meaning and keywords."""
-    with _open(store, namespace, index=index) as opened:
-        try:
-            if evidence:
-                chunks = opened.search_evidence(query, k)
-            else:
-                facts = opened.search(query, k)
-        except MemstoreError as exc:
-            _fail(str(exc))
+    with _open(ctx, store, namespace, index=index) as opened:
+        if evidence:
+            chunks = opened.search_evidence(query, k, mode=mode)
+        else:
+            facts = opened.search(query, k, mode=mode)
+    if as_json:
+        typer.echo(_json(chunks if evidence else facts))
+        return
     if evidence:
         table = Table("#", "score", "source", "version", "text")
         for n, chunk in enumerate(chunks, 1):
@@ -275,39 +515,528 @@ def search(
             )
     out.print(table)
     if table.row_count == 0:
-        out.print(f"Nothing in namespace {namespace!r} matches; try other words or -n.")
+        out.print(f"Nothing in namespace {opened.namespace!r} matches; try other words or -n.")
 
 
-def format_duration(value: timedelta) -> str:
-    """The largest whole unit: ``90s``, ``5m``, ``24h``, ``2d`` (or seconds)."""
-    seconds = value.total_seconds()
-    for unit in ("d", "h", "m"):
-        if seconds >= _UNITS[unit] and seconds % _UNITS[unit] == 0:
-            return f"{int(seconds // _UNITS[unit])}{unit}"
-    return f"{seconds:g}s"
+@command()
+def stats(
+    ctx: typer.Context,
+    store: StoreOption = None,
+    namespace: NamespaceOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """What a namespace holds: facts by status, rejections by verdict, what is due."""
+    with _open(ctx, store, namespace, index=False) as opened:
+        numbers = opened.stats()
+    if as_json:
+        typer.echo(_json(numbers))
+        return
+    table = Table("what", "count", title=f"namespace {numbers.namespace}", title_justify="left")
+    for status, n in sorted(numbers.facts.items()):
+        table.add_row(f"facts {status}", str(n))
+    table.add_row("entities", str(numbers.entities))
+    table.add_row("evidence versions", str(numbers.evidence))
+    for verdict, n in sorted(numbers.rejections.items()):
+        table.add_row(f"rejected {verdict}", str(n))
+    table.add_row("due for re-verification", str(numbers.due_for_reverification))
+    table.add_row("waiting for the search index", str(numbers.index_backlog))
+    out.print(table)
 
 
-def _namespaces(store: str, given: list[str] | None, every: bool) -> list[str]:
+# -- the audit log -----------------------------------------------------------------
+
+
+@command()
+def audit(
+    ctx: typer.Context,
+    verdict: Annotated[
+        list[str] | None, typer.Option("--verdict", help="Only these verdicts (repeat).")
+    ] = None,
+    since: Annotated[
+        str | None, typer.Option(help="From this time: ISO 8601, or a span back like 7d.")
+    ] = None,
+    until: Annotated[str | None, typer.Option(help="Until this time (ISO 8601 or 2h).")] = None,
+    text: Annotated[str | None, typer.Option(help="Words in the statement.")] = None,
+    entity: Annotated[str | None, typer.Option(help="A member, by name or alias.")] = None,
+    relation: Annotated[str | None, typer.Option()] = None,
+    source: Annotated[str | None, typer.Option(help="The evidence's source.")] = None,
+    min_gap: Annotated[float | None, typer.Option(help="Budget gap at least (bits).")] = None,
+    order_by: Annotated[str, typer.Option(help="created_at, budget_gap, p1, p0, ...")] = (
+        "created_at"
+    ),
+    limit: Annotated[int, typer.Option(min=1, max=1000)] = 20,
+    offset: Annotated[int, typer.Option(min=0)] = 0,
+    output: Annotated[
+        str, typer.Option("--format", help="table, json, jsonl or csv (jsonl/csv: every match).")
+    ] = "table",
+    counts: Annotated[
+        str | None, typer.Option("--counts", help="Count by 'verdict' or 'day' instead.")
+    ] = None,
+    store: StoreOption = None,
+    namespace: NamespaceOption = None,
+) -> None:
+    """Facts the gate rejected, newest first: what was claimed, the verdict and its numbers."""
+    if output not in ("table", "json", "jsonl", "csv"):
+        raise InvalidInput("format", f"{output!r} is not table, json, jsonl or csv")
+    where: dict[str, Any] = {
+        "verdict": verdict or None,
+        "since": _when("since", since),
+        "until": _when("until", until),
+        "text": text,
+        "entity": entity,
+        "relation": relation,
+        "source": source,
+        "min_gap": min_gap,
+    }
+    where = {name: value for name, value in where.items() if value is not None}
+    with _open(ctx, store, namespace, index=False) as opened:
+        if counts is not None:
+            numbers = opened.count_rejections(by=counts, **where)
+            if output == "table":
+                table = Table(counts, "rejections")
+                for key, n in numbers.items():
+                    table.add_row(key, str(n))
+                out.print(table)
+            else:
+                typer.echo(json.dumps(numbers, indent=2))
+            return
+        if output in ("jsonl", "csv"):
+            opened.export_rejections(sys.stdout, format=output, **where)
+            return
+        rows = opened.rejections(order_by=order_by, limit=limit, offset=offset, **where)
+    if output == "json":
+        typer.echo(_json(rows))
+        return
+    table = Table("when (UTC)", "statement", "verdict", "p1", "p0", "gap (bits)", "why")
+    table.add_column("id", no_wrap=True, min_width=32)
+    for r in rows:
+        table.add_row(
+            r.created_at.strftime("%Y-%m-%d %H:%M:%S"),
+            r.statement,
+            r.verdict,
+            _num(r.p1),
+            _num(r.p0),
+            _num(r.budget_gap),
+            r.reason or "",
+            r.id,
+        )
+    out.print(table)
+    if not rows:
+        out.print(f"No rejections in namespace {opened.namespace!r} match.")
+    elif len(rows) == limit:
+        out.print(f"First {limit}; more with --offset {offset + limit} or --format csv.")
+
+
+# -- re-verification and the index -------------------------------------------------
+
+
+@command()
+def reverify(
+    ctx: typer.Context,
+    namespace: Annotated[
+        list[str] | None,
+        typer.Option("--namespace", "-n", help="Namespace to work on (repeat for several)."),
+    ] = None,
+    all_namespaces: Annotated[
+        bool, typer.Option("--all-namespaces", help="Every namespace with facts to re-check.")
+    ] = False,
+    watch: Annotated[
+        bool, typer.Option("--watch", help="Keep running every --every (Ctrl-C stops).")
+    ] = False,
+    once: Annotated[bool, typer.Option("--once", help="One run, then exit (default).")] = False,
+    every: Annotated[
+        str | None, typer.Option(help="With --watch: time between runs (30s, 5m, 1h).")
+    ] = None,
+    everything: Annotated[
+        bool, typer.Option("--all", help="Re-check every open fact now, not only due ones.")
+    ] = False,
+    limit: Annotated[int | None, typer.Option(min=1, help="Most facts per run.")] = None,
+    batch: Annotated[
+        int | None, typer.Option(min=1, max=db.IN_LIST_CHUNK, help="Facts per gate call.")
+    ] = None,
+    lease: Annotated[str | None, typer.Option(help="How long a claimed fact stays leased.")] = (
+        None
+    ),
+    gate: Annotated[
+        str | None, typer.Option(help="Verifier backend (default: the configured one).")
+    ] = None,
+    fetch_timeout: Annotated[
+        float | None, typer.Option(min=0.1, max=600, help="Seconds to wait for an http(s) source.")
+    ] = None,
+    store: StoreOption = None,
+) -> None:
+    """Re-verify facts whose check is due: refresh their sources and re-run the gate."""
+    if watch and once:
+        raise InvalidInput("watch", "give --once or --watch, not both")
+    if all_namespaces and namespace:
+        raise InvalidInput("all_namespaces", "give --namespace or --all-namespaces, not both")
+    settings = _settings(ctx, store)
+    scheduler = settings.scheduler
+    interval = _duration("every", every) if every is not None else scheduler.every
+    options = scheduler.options()
+    for name, value in (("limit", limit), ("batch", batch), ("fetch_timeout", fetch_timeout)):
+        if value is not None:
+            options[name] = value
+    if lease is not None:
+        options["lease"] = _duration("lease", lease)
+    if gate is not None:
+        options["gate"] = gate
+    names = _namespaces(ctx, store, namespace, all_namespaces)
+    if watch:
+        _watch(ctx, store, names, interval, options, everything)
+        return
+    reports = []
+    for name in names:
+        with _open(ctx, store, name) as opened:
+            if everything:
+                opened.mark_due()
+            reports.append(_run_with_progress(opened, options))
+    _print_reports(reports, settings.store.url)
+
+
+@command()
+def policy(
+    ctx: typer.Context,
+    every: Annotated[
+        str | None, typer.Option(help="Re-check decided facts this long after (e.g. 12h).")
+    ] = None,
+    retry: Annotated[
+        str | None, typer.Option(help="First retry after an error (doubles per failure).")
+    ] = None,
+    store: StoreOption = None,
+    namespace: NamespaceOption = None,
+) -> None:
+    """Show, or set with --every / --retry, a namespace's re-verification policy."""
+    changes = {
+        name: _duration(option, value)
+        for name, option, value in (
+            ("recheck_after", "every", every),
+            ("retry_after", "retry", retry),
+        )
+        if value is not None
+    }
+    with _open(ctx, store, namespace, index=False) as opened:
+        current = opened.set_reverify_policy(**changes) if changes else opened.reverify_policy()
+        due = opened.count_due()
+    table = Table("namespace", "re-check after", "retry after an error", "due now")
+    table.add_row(
+        opened.namespace,
+        format_duration(current.recheck_after),
+        f"{format_duration(current.retry_after)}, doubling, at most "
+        f"{format_duration(current.recheck_after)}",
+        str(due),
+    )
+    out.print(table)
+    if changes:
+        out.print("Saved. Facts already scheduled keep their time; `reverify --all` re-checks now.")
+
+
+@command()
+def reindex(ctx: typer.Context, index: IndexOption = None, store: StoreOption = None) -> None:
+    """Rebuild the search index (every namespace) from the database."""
+    with _open(ctx, store, None, index=index) as opened:
+        columns = (
+            TextColumn("reindexing"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("facts + evidence"),
+            TimeElapsedColumn(),
+        )
+        with Progress(*columns, console=err) as bar:
+            task = bar.add_task("reindex", total=None)
+            rebuilt = opened.reindex(
+                progress=lambda done, total: bar.update(task, completed=done, total=total)
+            )
+    table = Table("index", "facts", "evidence chunks")
+    table.add_row(str(opened.index_uri), str(rebuilt.facts), str(rebuilt.chunks))
+    out.print(table)
+
+
+# -- servers, demo, benchmark ------------------------------------------------------
+
+
+@command()
+def serve(
+    ctx: typer.Context,
+    host: Annotated[str | None, typer.Option(help="Address to listen on (server.host).")] = None,
+    port: Annotated[int | None, typer.Option(min=1, max=65535, help="Port (server.port).")] = None,
+    store: StoreOption = None,
+) -> None:
+    """Serve the REST API (FastAPI; OpenAPI docs at /docs) for the namespaces API keys allow."""
+    settings = _settings(ctx, store)
+    try:
+        from memstore import rest
+    except ImportError as exc:
+        _fail(f"{exc}", Exit.INTERNAL, "install the server extra: pip install 'memstore[server]'")
+    rest.run(settings, host=host, port=port)
+
+
+@command()
+def mcp(
+    ctx: typer.Context,
+    transport: Annotated[
+        str, typer.Option(help="stdio (for an agent that starts memstore) or http.")
+    ] = "stdio",
+    host: Annotated[str | None, typer.Option(help="With http: address (server.host).")] = None,
+    port: Annotated[
+        int | None, typer.Option(min=1, max=65535, help="With http: port (server.port + 1).")
+    ] = None,
+    store: StoreOption = None,
+    namespace: NamespaceOption = None,
+) -> None:
+    """Serve one namespace as MCP tools: remember, recall, verify_claim, audit_rejections."""
+    if transport not in ("stdio", "http"):
+        raise InvalidInput("transport", f"{transport!r} is not stdio or http")
+    settings = _settings(ctx, store, namespace)
+    from memstore import mcp_server
+
+    try:
+        mcp_server.run(
+            settings, transport="http" if transport == "http" else "stdio", host=host, port=port
+        )
+    except ImportError as exc:
+        _fail(str(exc), Exit.INTERNAL, "install the server extra: pip install 'memstore[server]'")
+
+
+@command()
+def demo(
+    data_dir: Annotated[
+        Path | None, typer.Argument(help="Where to keep the demo's store (default: a temp dir).")
+    ] = None,
+) -> None:
+    """Run the guided demo: gated writes, a rejection, history, re-verification, search."""
+    from memstore.demo import main as run_demo
+
+    if data_dir is not None and data_dir.exists() and any(data_dir.iterdir()):
+        _fail(f"{data_dir} is not empty", Exit.BAD_INPUT, "remove it or give another directory")
+    raise typer.Exit(run_demo([str(data_dir)] if data_dir is not None else []))
+
+
+@command()
+def bench(
+    ctx: typer.Context,
+    facts: Annotated[int, typer.Option(min=10, max=100_000, help="Facts to write.")] = 200,
+    as_json: JsonOption = False,
+) -> None:
+    """Measure this machine: gated writes, verify_claim and search on a temporary store."""
+    from memstore.quickbench import run as run_bench
+
+    settings = _settings(ctx, None)
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
+    with Progress(*columns, console=err) as bar:
+        task = bar.add_task("benchmark", total=None)
+
+        def progress(what: str, done: int, total: int) -> None:
+            bar.update(task, description=what, completed=done, total=total)
+
+        result = run_bench(settings, facts, progress)
+    if as_json:
+        typer.echo(json.dumps(result, indent=2))
+        return
+    table = Table("measure", "value", title=f"memstore bench ({facts} facts)", title_justify="left")
+    for name, value in result.items():
+        table.add_row(name, value if isinstance(value, str) else f"{value:,.1f}")
+    out.print(table)
+
+
+# -- helpers -----------------------------------------------------------------------
+
+
+def _settings(ctx: typer.Context, store: str | None, namespace: str | None = None) -> Settings:
+    """Settings from --config, the environment, --store and --namespace (a command's
+    options over the global ones)."""
+    given: Globals = ctx.find_root().obj or Globals()
+    chosen = {"url": store or given.store, "namespace": namespace or given.namespace}
+    overrides = {name: value for name, value in chosen.items() if value}
+    return load_settings(given.config, **({"store": overrides} if overrides else {}))
+
+
+def _open(
+    ctx: typer.Context, store: str | None, namespace: str | None, index: str | bool | None = None
+) -> Store:
+    """The store the options and settings name; ``index=False`` skips the search index."""
+    settings = _settings(ctx, store, namespace)
+    options: dict[str, Any] = {} if index is None else {"index": index}
+    return settings.open(**options)
+
+
+def _namespaces(
+    ctx: typer.Context, store: str | None, given: list[str] | None, every: bool
+) -> list[str]:
+    settings = _settings(ctx, store)
     if not every:
-        return given or [DEFAULT_NAMESPACE]
-    _open(store, DEFAULT_NAMESPACE).close()  # opening migrates an older database
-    url = db.database_url(store)[0]
+        return given or [settings.store.namespace]
+    settings.open(DEFAULT_NAMESPACE, index=False).close()  # opening migrates an older database
+    url = db.database_url(settings.store.url)[0]
     engine = db.create_engine(url)
     try:
         with Session(engine) as session:
             return namespaces_with_checks(session)
     except sa.exc.SQLAlchemyError as exc:
-        _fail(f"cannot read {url}: {exc}")
+        _fail(f"cannot read {url}: {exc}", Exit.INTERNAL, "check --store and the database")
     finally:
         engine.dispose()
 
 
-def _open(store: str, namespace: str, index: str | None = None) -> Store:
-    """The store at STORE (a data directory or a database URL)."""
+def _fact_from_options(
+    statement: str,
+    members: list[str] | None,
+    evidence: list[str] | None,
+    evidence_files: list[Path] | None,
+    quotes: list[str] | None,
+) -> dict[str, Any]:
+    items: list[dict[str, str]] = []
+    for text in evidence or []:
+        items.append({"text": sys.stdin.read() if text == "-" else text})
+    for path in evidence_files or []:
+        try:
+            items.append(
+                {"text": path.read_text(encoding="utf-8"), "source": path.resolve().as_uri()}
+            )
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InvalidInput("evidence_file", f"cannot read {path}: {exc}") from None
+    parsed = [_member(text) for text in members or []]
+    fact: dict[str, Any] = {"statement": statement, "members": parsed, "evidence": items}
+    if quotes:
+        fact["citations"] = [
+            {"evidence": i, "quote": q}
+            for q in quotes
+            for i, item in enumerate(items)
+            if q in item["text"]
+        ]
+        missing = [q for q in quotes if not any(q in item["text"] for item in items)]
+        if missing:
+            raise InvalidInput("quote", f"{missing[0]!r} is not in any evidence text")
+    return fact
+
+
+def _member(text: str) -> dict[str, str]:
+    """``NAME[:KIND[:ROLE]]``; a name may itself hold colons (split from the right)."""
+    parts = text.rsplit(":", 2) if text.count(":") >= 2 else text.split(":")
+    keys = ("name", "kind", "role")
+    return {key: part for key, part in zip(keys, parts, strict=False) if part}
+
+
+def _read_facts(file: str) -> list[dict[str, Any]]:
     try:
-        return Store(store, namespace, index=index if index is not None else True)
-    except MemstoreError as exc:
-        _fail(str(exc))
+        raw = sys.stdin.read() if file == "-" else Path(file).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInput("file", f"cannot read {file}: {exc}") from None
+    try:
+        data = yaml.safe_load(raw)  # JSON is YAML
+    except yaml.YAMLError as exc:
+        raise InvalidInput("file", f"not JSON or YAML: {exc}") from None
+    if isinstance(data, dict):
+        data = [data]
+    if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
+        raise InvalidInput("file", "must hold a fact (a mapping) or a list of facts")
+    if not data:
+        raise InvalidInput("file", "holds no facts")
+    return data
+
+
+def _when(field: str, text: str | None) -> datetime | None:
+    """An ISO 8601 time, or a span back from now such as ``7d``."""
+    if text is None:
+        return None
+    try:
+        return datetime.now(UTC) - parse_duration(text)
+    except ValueError:
+        pass
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError:
+        raise InvalidInput(field, f"{text!r} is not an ISO 8601 time or a span like 7d") from None
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+
+def _duration(field: str, text: str) -> timedelta:
+    try:
+        return parse_duration(text)
+    except ValueError as exc:
+        raise InvalidInput(field, str(exc)) from None
+
+
+def _json(value: Any) -> str:
+    """Pydantic models (and lists and dicts of them) as indented JSON."""
+
+    def plain(v: Any) -> Any:
+        if hasattr(v, "model_dump"):
+            return v.model_dump(mode="json")
+        if isinstance(v, list | tuple):
+            return [plain(x) for x in v]
+        if isinstance(v, dict):
+            return {k: plain(x) for k, x in v.items()}
+        return v
+
+    return json.dumps(plain(value), indent=2)
+
+
+def _masked(settings: Settings) -> dict[str, Any]:
+    data = settings.model_dump(mode="json")
+    data["server"]["api_keys"] = {
+        f"{key[:4]}...({len(key)} chars)": patterns
+        for key, patterns in settings.server.api_keys.items()
+    }
+    return data
+
+
+def _settings_yaml(settings: Settings, masked: bool = False) -> str:
+    data = _masked(settings) if masked else settings.model_dump(mode="json")
+    return yaml.safe_dump(data, sort_keys=False)
+
+
+def _num(value: float | None) -> str:
+    return "" if value is None else f"{value:.2f}"
+
+
+def _print_stored(fact: FactPublic) -> None:
+    if fact.deduplicated:
+        out.print(f"already remembered as {fact.id} (same statement and members); nothing added")
+    else:
+        out.print(
+            f"stored {fact.id}: {fact.status}, confidence {fact.confidence:.2f} ({fact.verdict})"
+        )
+    for dup in fact.near_duplicates:
+        out.print(f"  near duplicate of {dup.fact_id} ({dup.similarity:.2f}): {dup.statement}")
+
+
+def _print_facts(facts: Sequence[FactPublic], title: str) -> None:
+    table = Table("id", "statement", "status", "confidence", title=title, title_justify="left")
+    for f in facts:
+        table.add_row(f.id, f.statement, f.status, f"{f.confidence:.2f}")
+    out.print(table)
+
+
+def _print_rejection(rejection: RejectionPublic) -> None:
+    err.print(f"[red]rejected[/red] ({rejection.verdict}): {rejection.statement}")
+    table = Table("p1", "p0", "bits required", "bits observed", "gap (bits)", "why", box=None)
+    table.add_row(
+        _num(rejection.p1),
+        _num(rejection.p0),
+        _num(rejection.required_bits),
+        _num(rejection.observed_bits),
+        _num(rejection.budget_gap),
+        rejection.reason or "",
+    )
+    err.print(table)
+    err.print(
+        f"Nothing was stored. The rejection {rejection.id} is in the audit log: "
+        f"memstore audit -n {rejection.namespace}"
+    )
+
+
+def _print_verdict(verdict: Verdict) -> None:
+    table = Table("verdict", "accepted", "p1", "p0", "gap (bits)", "why", box=None)
+    table.add_row(
+        verdict.status.value,
+        str(verdict.accepted),
+        _num(verdict.p1),
+        _num(verdict.p0),
+        _num(verdict.budget_gap),
+        verdict.reason or "",
+    )
+    out.print(table)
 
 
 def _run_with_progress(store: Store, options: dict[str, Any]) -> ReverifyReport:
@@ -323,13 +1052,10 @@ def _run_with_progress(store: Store, options: dict[str, Any]) -> ReverifyReport:
         def progress(done: int, total: int) -> None:
             bar.update(task, completed=done, total=total)
 
-        try:
-            return store.reverify(progress=progress, **options)
-        except MemstoreError as exc:
-            _fail(str(exc))
+        return store.reverify(progress=progress, **options)
 
 
-def _print_reports(reports: list[ReverifyReport], store: str = "STORE") -> None:
+def _print_reports(reports: list[ReverifyReport], where: str) -> None:
     summary = Table(title="Re-verification")
     for column in ("namespace", "checked", "still verified", "unverified", "stale"):
         summary.add_column(column, justify="right" if column != "namespace" else "left")
@@ -368,57 +1094,63 @@ def _print_reports(reports: list[ReverifyReport], store: str = "STORE") -> None:
             )
         out.print(table)
         namespace, first = changed[0]
-        out.print(f"See why, fact by fact: memstore history {store} {first.fact_id} -n {namespace}")
+        out.print(
+            f"See why, fact by fact: memstore history {first.fact_id} --store {where} "
+            f"-n {namespace}"
+        )
     elif not any(r.checks for r in reports):
         out.print("Nothing was due. Use --all to re-check every fact now.")
 
 
 def _watch(
-    store: str,
+    ctx: typer.Context,
+    store: str | None,
     names: list[str],
     every: timedelta,
-    every_text: str,
     options: dict[str, Any],
     everything: bool,
 ) -> None:
     from memstore.scheduler import watch
 
+    settings = _settings(ctx, store)
     if everything:
         for name in names:
-            with _open(store, name) as opened:
+            with settings.open(name, index=False) as opened:
                 opened.mark_due()
     signal.signal(signal.SIGTERM, _interrupt)
     # A run still going when the next is due is skipped on purpose (one at a time).
     logging.getLogger("apscheduler.scheduler").setLevel(logging.ERROR)
     err.print(
-        f"watching {', '.join(names)} every {every_text}; the schedule is kept in the "
-        "database. Ctrl-C stops."
+        f"watching {', '.join(names)} every {format_duration(every)}; the schedule is kept in "
+        "the database. Ctrl-C stops."
     )
 
     def report(done: ReverifyReport) -> None:
         if done.checks:
             out.print(f"[dim]{datetime.now(UTC):%Y-%m-%d %H:%M:%S} UTC[/dim]")
-            _print_reports([done], store)
+            _print_reports([done], settings.store.url)
 
-    watch(store, names, every, options, reporter=report)
+    watch(settings.store.url, names, every, options, reporter=report, opener=settings.open)
 
 
 def _interrupt(_signum: int, _frame: object) -> NoReturn:
     raise KeyboardInterrupt
 
 
-def _fail(message: str) -> NoReturn:
+def _fail(message: str, code: Exit = Exit.INTERNAL, then: str | None = None) -> NoReturn:
     err.print(f"[red]error:[/red] {message}")
-    raise typer.Exit(1)
+    if then:
+        err.print(f"  next: {then}")
+    raise typer.Exit(int(code))
 
 
 def main() -> None:
-    """Console entry point: a store or database failure is a message and exit code 1."""
+    """Console entry point: anything unexpected is a message and exit code 1."""
     try:
         app()
     except MemstoreError as exc:
         err.print(f"[red]error:[/red] {exc}")
-        raise SystemExit(1) from None
+        raise SystemExit(Exit.INTERNAL) from None
 
 
 if __name__ == "__main__":

@@ -6,8 +6,9 @@ and ``server`` (``memstore serve``: address and API keys).
 
 Precedence, highest first: keyword arguments of :func:`load_settings`, then
 environment variables ``MEMSTORE_<SECTION>__<FIELD>`` (nested with ``__``, e.g.
-``MEMSTORE_HALLUCINATION__MEMORY_GATE__MIN_CONFIDENCE=0.6``; ``MEMSTORE_URL`` is
-short for ``MEMSTORE_STORE__URL``), then the YAML file, then defaults. A bad value
+``MEMSTORE_HALLUCINATION__MEMORY_GATE__MIN_CONFIDENCE=0.6``; ``MEMSTORE_URL`` and
+``MEMSTORE_NAMESPACE`` are short for ``MEMSTORE_STORE__URL`` and
+``MEMSTORE_STORE__NAMESPACE``), then the YAML file, then defaults. A bad value
 fails at load with :class:`gate.ConfigError` naming the field.
 """
 
@@ -23,7 +24,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import yaml
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    ValidationError,
+    field_validator,
+)
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -42,6 +51,7 @@ ENV_PREFIX = "MEMSTORE_"
 #: Environment variables that name a config file and the store (the CLI reads them too).
 CONFIG_ENV = "MEMSTORE_CONFIG"
 URL_ENV = "MEMSTORE_URL"
+NAMESPACE_ENV = "MEMSTORE_NAMESPACE"
 DEFAULT_STORE = "./memdata"
 DEFAULT_PORT = 8765
 
@@ -78,7 +88,11 @@ def _duration(value: object) -> object:
 
 
 #: A duration: ``"30s"``, ``"5m"``, ``"2h"``, ``"1d"`` or a number of seconds.
-Duration = Annotated[timedelta, BeforeValidator(_duration)]
+Duration = Annotated[
+    timedelta,
+    BeforeValidator(_duration),
+    PlainSerializer(format_duration, return_type=str, when_used="json"),
+]
 
 
 class _Section(BaseModel):
@@ -248,11 +262,12 @@ def load_settings(path: str | Path | None = None, **overrides: Any) -> Settings:
     yaml_path = None if path is None else Path(path)
     if yaml_path is not None:
         _check_yaml(yaml_path)
-    url = os.environ.get(URL_ENV)
-    if url and f"{ENV_PREFIX}STORE__URL" not in os.environ:
-        store = dict(overrides.get("store") or {})
-        store.setdefault("url", url)
-        overrides["store"] = store
+    for field, short in (("url", URL_ENV), ("namespace", NAMESPACE_ENV)):
+        value = os.environ.get(short)
+        if value and f"{ENV_PREFIX}STORE__{field.upper()}" not in os.environ:
+            store = dict(overrides.get("store") or {})
+            store.setdefault(field, value)
+            overrides["store"] = store
     token = _yaml_file.set(yaml_path)
     try:
         settings = Settings(**overrides)

@@ -88,6 +88,8 @@ class BackgroundReverifier:
 
 #: Set by the process that runs ``watch()``: called with each run's report.
 _reporter: Callable[[ReverifyReport], None] | None = None
+#: Set by the process that runs ``watch()``: opens a namespace's store (settings applied).
+_opener: Callable[[str], Store] | None = None
 _stores: dict[tuple[str, str], Store] = {}
 _stores_lock = threading.Lock()
 
@@ -99,7 +101,8 @@ def run_job(url: str, namespace: str, options: dict[str, Any]) -> None:
     with _stores_lock:
         store = _stores.get((url, namespace))
         if store is None:
-            store = _stores[(url, namespace)] = Store(url, namespace)
+            opened = _opener(namespace) if _opener is not None else Store(url, namespace)
+            store = _stores[(url, namespace)] = opened
     report = store.reverify(**options)
     if _reporter is not None:
         _reporter(report)
@@ -112,14 +115,16 @@ def watch(
     options: dict[str, Any],
     *,
     reporter: Callable[[ReverifyReport], None] | None = None,
+    opener: Callable[[str], Store] | None = None,
 ) -> None:
     """Run re-verification of ``namespaces`` every ``every`` until interrupted.
 
     The schedule lives in the database's ``apscheduler_jobs`` table; one job per
-    namespace, replaced (not duplicated) when a worker starts again.
+    namespace, replaced (not duplicated) when a worker starts again. ``opener`` opens
+    a namespace's store (default: ``Store(url, namespace)`` with the default gate).
     """
-    global _reporter
-    _reporter = reporter
+    global _reporter, _opener
+    _reporter, _opener = reporter, opener
     engine = db.create_engine(db.database_url(url)[0])
     scheduler = BlockingScheduler(
         jobstores={"default": SQLAlchemyJobStore(engine=engine, tablename=JOBS_TABLE)},

@@ -70,7 +70,7 @@ def changed_store(data_dir: Path, tmp_path: Path) -> dict[str, str]:
 def test_reverify_once_prints_the_summary_and_what_changed(
     data_dir: Path, changed_store: dict[str, str]
 ) -> None:
-    done = run("reverify", str(data_dir), "-n", NS, "--all", "--once")
+    done = run("reverify", "--store", str(data_dir), "-n", NS, "--all", "--once")
     assert done.returncode == 0, done.stderr
     summary = row(done.stdout, NS)
     assert summary[1:6] == [
@@ -84,7 +84,7 @@ def test_reverify_once_prints_the_summary_and_what_changed(
     assert changed_store["alice"] in done.stdout and changed_store["bob"] in done.stdout
     assert changed_store["peanuts"] not in done.stdout  # unchanged facts are not listed
     assert "no longer exists" in done.stdout
-    assert f"memstore history {data_dir}" in done.stdout
+    assert f"memstore history {changed_store['alice']} --store {data_dir}" in done.stdout
 
     with memstore.open(data_dir, NS) as store:
         alice, bob = store.get_fact(changed_store["alice"]), store.get_fact(changed_store["bob"])
@@ -98,12 +98,12 @@ def test_reverify_once_prints_the_summary_and_what_changed(
             "source_missing",
         )
 
-    shown = run("history", str(data_dir), changed_store["alice"], "-n", NS)
+    shown = run("history", "--store", str(data_dir), changed_store["alice"], "-n", NS)
     assert shown.returncode == 0, shown.stderr
     assert "verified -> stale" in shown.stdout
     assert "v1 file://" in shown.stdout and "v2 file://" in shown.stdout
 
-    again = run("reverify", str(data_dir), "-n", NS)
+    again = run("reverify", "--store", str(data_dir), "-n", NS)
     assert again.returncode == 0
     assert row(again.stdout, NS)[1] == "0"
     assert "Nothing was due" in again.stdout
@@ -116,7 +116,7 @@ def test_watch_runs_on_a_schedule_kept_in_the_database_and_stops_on_sigterm(
         url = store.url
         store.mark_due([changed_store["peanuts"]])
     worker = subprocess.Popen(
-        [*CLI, "reverify", str(data_dir), "-n", NS, "--watch", "--every", "1s"],
+        [*CLI, "reverify", "--store", str(data_dir), "-n", NS, "--watch", "--every", "1s"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -154,32 +154,32 @@ def test_watch_runs_on_a_schedule_kept_in_the_database_and_stops_on_sigterm(
     ],
 )
 def test_bad_usage_exits_2(data_dir: Path, args: list[str], code: int, message: str) -> None:
-    done = run("reverify", str(data_dir), *args)
+    done = run("reverify", "--store", str(data_dir), *args)
     assert done.returncode == code
     assert message in done.stderr
 
 
-def test_a_store_that_cannot_be_opened_exits_1(tmp_path: Path) -> None:
-    done = run("reverify", f"sqlite:///{tmp_path}/missing/dir/memstore.db")
+def test_a_store_that_cannot_be_opened_exits_1_an_unknown_fact_2(tmp_path: Path) -> None:
+    done = run("reverify", "--store", f"sqlite:///{tmp_path}/missing/dir/memstore.db")
     assert done.returncode == 1
     assert "error: cannot open store" in done.stderr
-    shown = run("history", str(tmp_path / "empty"), "no-such-fact")
-    assert shown.returncode == 1
+    shown = run("history", "--store", str(tmp_path / "empty"), "no-such-fact")
+    assert shown.returncode == 2
     assert "no fact 'no-such-fact'" in shown.stderr
 
 
 def test_policy_shows_and_sets_the_namespace_schedule(data_dir: Path) -> None:
-    shown = run("policy", str(data_dir), "-n", NS)
+    shown = run("policy", "--store", str(data_dir), "-n", NS)
     assert shown.returncode == 0, shown.stderr
     assert row(shown.stdout, NS)[1:3] == ["1d", "5m, doubling, at most 1d"]
-    changed = run("policy", str(data_dir), "-n", NS, "--every", "12h", "--retry", "90s")
+    changed = run("policy", "--store", str(data_dir), "-n", NS, "--every", "12h", "--retry", "90s")
     assert changed.returncode == 0, changed.stderr
     assert row(changed.stdout, NS)[1:3] == ["12h", "90s, doubling, at most 12h"]
     with memstore.open(data_dir, NS) as store:
         assert store.reverify_policy() == memstore.ReverifyPolicy(
             timedelta(hours=12), timedelta(seconds=90)
         )
-    assert run("policy", str(data_dir), "--every", "3x").returncode == 2
+    assert run("policy", "--store", str(data_dir), "--every", "3x").returncode == 2
 
 
 def test_all_namespaces_covers_every_namespace_the_gate_looks_after(
@@ -193,7 +193,7 @@ def test_all_namespaces_covers_every_namespace_the_gate_looks_after(
         )
     with memstore.open(data_dir, "user:carol", hook=memstore.Ungated()) as carol:
         carol.add_fact(statement="Carol likes tea.", members=["Carol"], evidence=["tea"])
-    done = run("reverify", str(data_dir), "--all-namespaces", "--all")
+    done = run("reverify", "--store", str(data_dir), "--all-namespaces", "--all")
     assert done.returncode == 0, done.stderr
     assert row(done.stdout, NS)[1] == "3"
     assert row(done.stdout, "user:bob")[1:3] == ["1", "1"]

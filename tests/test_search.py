@@ -416,14 +416,18 @@ def test_memstore_reindex_rebuilds_a_lost_index(data_dir: Path) -> None:
     cli = Path(sys.executable).with_name("memstore")
     env = {**os.environ, "COLUMNS": "200"}
     done = subprocess.run(
-        [str(cli), "reindex", str(data_dir)], capture_output=True, text=True, env=env, timeout=300
+        [str(cli), "--store", str(data_dir), "reindex"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
     )
     assert done.returncode == 0, done.stderr
     assert "reindexing" in done.stderr  # the progress bar
     assert str(index) in done.stdout and "│ 2 " in done.stdout
     assert sorted(index_ids(index)) == sorted([peanut.id, other.id])
     found = subprocess.run(
-        [str(cli), "search", str(data_dir), QUESTION, "-n", NS, "-k", "1"],
+        [str(cli), "search", QUESTION, "--store", str(data_dir), "-n", NS, "-k", "1"],
         capture_output=True,
         text=True,
         env=env,

@@ -1,0 +1,543 @@
+"""memstore over the Model Context Protocol: one namespace of one store as an agent's memory.
+
+Four tools: ``remember`` (a write through the grounding gate), ``recall`` (search),
+``verify_claim`` (the gate's verdict, nothing stored) and ``audit_rejections`` (what
+the gate refused). A refused write is a normal result (``stored: false`` with the
+verdict and why), so the agent learns from it; bad input is a tool error naming the
+field. Built on the official MCP SDK 2.x (``pip install 'memstore[server]'``)::
+
+    python -m memstore.mcp_server --store ./memdata --namespace user:alice
+    python -m memstore.mcp_server --store ./memdata --transport http --port 8766
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import logging
+import os
+import signal
+import sys
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, nullcontext, redirect_stdout
+from datetime import datetime
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from gate import ConfigError, Verdict, VerdictStatus
+from memstore.config import Settings, load_settings
+from memstore.errors import ErrFactNotGrounded, InvalidInput, MemstoreError, StorageError
+from memstore.names import check_namespace
+from memstore.schemas import FactPublic, RejectionPublic
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+
+    from memstore.store import Store
+
+__all__ = ["build_server", "main", "run"]
+
+SERVER_NAME = "memstore"
+#: Where the streamable HTTP transport answers.
+HTTP_PATH = "/mcp"
+INSTALL_HINT = "the MCP server needs the MCP SDK: pip install 'memstore[server]'"
+MAX_RECALL = 50
+MAX_AUDIT = 100
+#: Evidence texts in ``audit_rejections`` are cut to this many characters.
+EVIDENCE_PREVIEW = 500
+
+log = logging.getLogger("memstore.mcp")
+
+INSTRUCTIONS = """\
+memstore is your long-term memory for namespace {namespace!r}: facts you remember here
+persist across conversations, and only this namespace is visible.
+
+Every write is gated. `remember` stores a fact only when the evidence you pass (verbatim
+source text: what the user said, a passage of a document) actually supports it; if not,
+it returns stored=false with the verdict and the reason, and nothing is remembered.
+Quote the source instead of paraphrasing it, and never invent evidence to get a fact in.
+
+Use `recall` before answering from memory, `verify_claim` to check a claim against
+evidence without storing it, and `audit_rejections` to see what the gate refused.
+"""
+
+_HINTS: dict[str, str] = {
+    VerdictStatus.NO_EVIDENCE: "Pass the source text the fact comes from as evidence.",
+    VerdictStatus.CONTRADICTED: "The evidence contradicts the statement; do not remember it.",
+    VerdictStatus.UNSUPPORTED: (
+        "The evidence does not support the statement: quote the passage that states it, "
+        "or do not remember it."
+    ),
+    VerdictStatus.INSUFFICIENT_EVIDENCE: (
+        "The evidence supports the statement only partly: quote the passage that states "
+        "it, or state a lower confidence if the evidence only suggests it."
+    ),
+    VerdictStatus.PRIOR_SUFFICIENT: (
+        "The statement does not depend on the evidence; memory keeps facts that the "
+        "evidence grounds."
+    ),
+}
+
+
+# -- tool parameters and results ------------------------------------------------
+
+
+class Member(BaseModel):
+    """One participant of a fact: an entity, by name, in a role."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(description="The entity's name, e.g. 'Alice', 'Acme', 'peanuts'.")
+    kind: str = Field(
+        default="entity", description="What sort of thing it is: person, org, place, food, ..."
+    )
+    role: str = Field(
+        default="member", description="Its role in this fact: employee, employer, allergen, ..."
+    )
+
+
+class NearDuplicate(BaseModel):
+    """A remembered fact with the same members and a very similar statement."""
+
+    fact_id: str
+    statement: str
+    similarity: float
+
+
+# The gate's measurements, in every result that carries a verdict.
+P0 = Annotated[float | None, Field(description="P(statement true) with the evidence removed.")]
+P1 = Annotated[float | None, Field(description="P(statement true) given the evidence.")]
+RequiredBits = Annotated[
+    float | None, Field(description="Bits of support the stated confidence needs.")
+]
+ObservedBits = Annotated[float | None, Field(description="Bits of support the evidence gave.")]
+BudgetGap = Annotated[
+    float | None,
+    Field(description="required_bits - observed_bits; above the threshold, a write is refused."),
+]
+GATE_NUMBERS = ("p0", "p1", "required_bits", "observed_bits", "budget_gap")
+
+
+class Remembered(BaseModel):
+    """What ``remember`` did: stored the fact, or the gate refused it (and why)."""
+
+    stored: bool = Field(description="Whether the fact is now in memory.")
+    verdict: str = Field(description="The gate's verdict, e.g. grounded, insufficient_evidence.")
+    fact_id: str | None = Field(default=None, description="The stored fact's id.")
+    status: str | None = Field(
+        default=None, description="verified, or unverified if the gate could not decide yet."
+    )
+    confidence: float | None = Field(default=None, description="The confidence it is stored with.")
+    deduplicated: bool = Field(
+        default=False, description="The same fact was already remembered; nothing new was stored."
+    )
+    near_duplicates: list[NearDuplicate] = Field(default_factory=list)
+    rejection_id: str | None = Field(default=None, description="The refusal's audit-log id.")
+    reason: str | None = Field(default=None, description="Why the gate decided as it did.")
+    hint: str | None = Field(default=None, description="What to do about a refusal.")
+    p0: P0 = None
+    p1: P1 = None
+    required_bits: RequiredBits = None
+    observed_bits: ObservedBits = None
+    budget_gap: BudgetGap = None
+
+
+class RecalledFact(BaseModel):
+    """A remembered fact that matches the query."""
+
+    fact_id: str
+    statement: str
+    relation: str | None = None
+    members: list[Member]
+    status: str
+    confidence: float
+    score: float = Field(description="Rank-fusion score; higher is a better match.")
+    similarity: float | None = Field(default=None, description="Cosine similarity to the query.")
+
+
+class ClaimVerdict(BaseModel):
+    """The gate's verdict on a claim; nothing was stored."""
+
+    status: str = Field(description="The verdict, e.g. grounded, unsupported, contradicted.")
+    accepted: bool = Field(description="Whether ``remember`` would store the claim.")
+    confidence: float = Field(description="The confidence it would be stored with (0 if not).")
+    reason: str | None = None
+    p0: P0 = None
+    p1: P1 = None
+    required_bits: RequiredBits = None
+    observed_bits: ObservedBits = None
+    budget_gap: BudgetGap = None
+
+
+class Rejection(BaseModel):
+    """A fact the gate refused, as the audit log keeps it."""
+
+    rejection_id: str
+    statement: str
+    verdict: str
+    reason: str | None = None
+    members: list[Member]
+    evidence: list[str] = Field(description="The evidence it was checked against (cut short).")
+    created_at: datetime
+    p0: P0 = None
+    p1: P1 = None
+    required_bits: RequiredBits = None
+    observed_bits: ObservedBits = None
+    budget_gap: BudgetGap = None
+
+
+Statement = Annotated[
+    str,
+    Field(
+        description=(
+            "The fact as one self-contained sentence that names its entities, "
+            "e.g. 'Alice is allergic to peanuts.'"
+        )
+    ),
+]
+Members = Annotated[
+    list[Member],
+    Field(min_length=1, description="The entities the fact links, each in its role."),
+]
+Evidence = Annotated[
+    list[str],
+    Field(
+        min_length=1,
+        description=(
+            "Verbatim source texts the fact comes from (what the user said, a document "
+            "passage); the gate checks the statement against them."
+        ),
+    ),
+]
+Relation = Annotated[
+    str | None,
+    Field(description="Optional predicate name, e.g. 'allergic_to', 'works_at'."),
+]
+Confidence = Annotated[
+    float,
+    Field(ge=0.0, le=1.0, description="How sure the statement is meant to be (0..1)."),
+]
+
+
+# -- the server -------------------------------------------------------------------
+
+
+def build_server(store: Store) -> MCPServer:
+    """An MCP server named ``memstore`` whose four tools read and write ``store``.
+
+    Tools are plain functions: the SDK runs them on worker threads, so blocking
+    store calls never stall the event loop.
+    """
+    _require_sdk()
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+    from mcp_types import ToolAnnotations
+
+    def failed(exc: MemstoreError) -> Exception:
+        if isinstance(exc, InvalidInput):
+            return ToolError(f"invalid input: {exc}")
+        if isinstance(exc, StorageError):
+            log.error("storage error: %s", exc, exc_info=exc)
+            return ToolError("the store's database failed; the server log has the details")
+        return ToolError(str(exc))
+
+    server: MCPServer = MCPServer(
+        SERVER_NAME,
+        title="memstore: grounded long-term memory",
+        instructions=INSTRUCTIONS.format(namespace=store.namespace),
+    )
+
+    def remember(
+        statement: Statement,
+        members: Members,
+        evidence: Evidence,
+        relation: Relation = None,
+        confidence: Confidence = 0.95,
+    ) -> Remembered:
+        """Remember a fact, if the evidence supports it (the write is gated).
+
+        Stored: stored=true with the fact's id. Refused: stored=false with the verdict,
+        the reason and the gate's numbers; nothing is remembered. Remembering the
+        same fact twice stores it once (deduplicated=true).
+        """
+        fact: dict[str, Any] = {
+            "statement": statement,
+            "members": [m.model_dump() for m in members],
+            "evidence": evidence,
+            "relation": relation,
+            "confidence": confidence,
+        }
+        try:
+            return _stored(store.add_fact(fact))
+        except ErrFactNotGrounded as exc:
+            return _refused(exc.rejection)
+        except MemstoreError as exc:
+            raise failed(exc) from exc
+
+    def recall(
+        query: Annotated[str, Field(description="What to look for, in words or keywords.")],
+        k: Annotated[int, Field(ge=1, le=MAX_RECALL, description="How many facts.")] = 5,
+    ) -> list[RecalledFact]:
+        """Search memory by meaning and keywords; the best matching facts first."""
+        try:
+            hits = store.search(query, k)
+        except MemstoreError as exc:
+            raise failed(exc) from exc
+        return [
+            RecalledFact(
+                fact_id=hit.fact.id,
+                statement=hit.fact.statement,
+                relation=hit.fact.relation,
+                members=[Member(name=m.name, kind=m.kind, role=m.role) for m in hit.fact.members],
+                status=hit.fact.status,
+                confidence=hit.fact.confidence,
+                score=hit.score,
+                similarity=hit.similarity,
+            )
+            for hit in hits
+        ]
+
+    def verify_claim(
+        claim: Annotated[str, Field(description="The claim to check, as one sentence.")],
+        evidence: Evidence,
+        confidence: Confidence = 0.95,
+    ) -> ClaimVerdict:
+        """Check a claim against evidence with the memory's gate; nothing is stored."""
+        try:
+            verdict = store.verify_claim(claim, evidence, confidence)
+        except MemstoreError as exc:
+            raise failed(exc) from exc
+        return _claim_verdict(verdict)
+
+    def audit_rejections(
+        verdict: Annotated[
+            VerdictStatus | None, Field(description="Only refusals with this verdict.")
+        ] = None,
+        text: Annotated[
+            str | None, Field(description="Only refusals whose statement contains this.")
+        ] = None,
+        since: Annotated[
+            datetime | None,
+            Field(description="Only refusals from this time on (ISO 8601; naive means UTC)."),
+        ] = None,
+        limit: Annotated[int, Field(ge=1, le=MAX_AUDIT, description="How many.")] = 20,
+    ) -> list[Rejection]:
+        """Facts the gate refused to remember, newest first, with the verdict and why."""
+        where: dict[str, Any] = {"limit": limit}
+        if verdict is not None:
+            where["verdict"] = verdict.value
+        if text is not None:
+            where["text"] = text
+        if since is not None:
+            where["since"] = since
+        try:
+            found = store.rejections(**where)
+        except MemstoreError as exc:
+            raise failed(exc) from exc
+        return [_rejection(r) for r in found]
+
+    writes = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
+    reads = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+    for tool, hints in (
+        (remember, writes),
+        (recall, reads),
+        (verify_claim, reads),
+        (audit_rejections, reads),
+    ):
+        doc = inspect.cleandoc(tool.__doc__ or "")
+        server.add_tool(tool, description=doc, annotations=hints, structured_output=True)
+    return server
+
+
+def _require_sdk() -> None:
+    """Raise ImportError with the install line if the MCP SDK is missing."""
+    try:
+        import mcp.server.mcpserver  # noqa: F401
+    except ImportError:
+        raise ImportError(INSTALL_HINT) from None
+
+
+def _numbers(source: Any) -> dict[str, Any]:
+    return {name: getattr(source, name) for name in GATE_NUMBERS}
+
+
+def _stored(fact: FactPublic) -> Remembered:
+    return Remembered(
+        stored=True,
+        verdict=fact.verdict,
+        fact_id=fact.id,
+        status=fact.status,
+        confidence=fact.confidence,
+        deduplicated=fact.deduplicated,
+        near_duplicates=[
+            NearDuplicate(fact_id=d.fact_id, statement=d.statement, similarity=d.similarity)
+            for d in fact.near_duplicates
+        ],
+        reason=fact.status_reason,
+        **_numbers(fact),
+    )
+
+
+def _refused(rejection: RejectionPublic) -> Remembered:
+    return Remembered(
+        stored=False,
+        verdict=rejection.verdict,
+        rejection_id=rejection.id,
+        reason=rejection.reason,
+        hint=_HINTS.get(rejection.verdict),
+        **_numbers(rejection),
+    )
+
+
+def _claim_verdict(verdict: Verdict) -> ClaimVerdict:
+    return ClaimVerdict(
+        status=verdict.status.value,
+        accepted=verdict.accepted,
+        confidence=verdict.confidence,
+        reason=verdict.reason,
+        **_numbers(verdict),
+    )
+
+
+def _rejection(rejection: RejectionPublic) -> Rejection:
+    return Rejection(
+        rejection_id=rejection.id,
+        statement=rejection.statement,
+        verdict=rejection.verdict,
+        reason=rejection.reason,
+        members=[
+            Member(name=m["name"], kind=m.get("kind", "entity"), role=m.get("role", "member"))
+            for m in rejection.members
+        ],
+        evidence=[e.text[:EVIDENCE_PREVIEW] for e in rejection.evidence],
+        created_at=rejection.created_at,
+        **_numbers(rejection),
+    )
+
+
+# -- running it -------------------------------------------------------------------
+
+
+def run(
+    settings: Settings,
+    namespace: str | None = None,
+    transport: Literal["stdio", "http"] = "stdio",
+    host: str | None = None,
+    port: int | None = None,
+) -> None:
+    """Serve ``settings.open(namespace)`` until the client leaves (stdio), Ctrl-C or SIGTERM.
+
+    HTTP (streamable, at ``/mcp``) listens on ``host``/``port``, by default
+    ``settings.server.host`` and the port after ``settings.server.port``. Over stdio,
+    stdout carries only the protocol; logs go to stderr. The store is closed at the end.
+    """
+    if transport not in ("stdio", "http"):
+        raise InvalidInput("transport", f"{transport!r} is not 'stdio' or 'http'")
+    http_port = settings.server.port + 1 if port is None else port
+    if transport == "http" and (
+        isinstance(http_port, bool) or not isinstance(http_port, int) or not 0 < http_port < 65536
+    ):
+        raise InvalidInput("port", f"{http_port!r} is not a TCP port (1 to 65535)")
+    if namespace is not None:
+        try:
+            check_namespace(namespace)  # before the models load, not after
+        except ValueError as exc:
+            raise InvalidInput("namespace", str(exc)) from None
+    _require_sdk()
+    quiet = _stdout_to_stderr() if transport == "stdio" else nullcontext()
+    with quiet:  # a stray print while the store and models load must not corrupt the protocol
+        store = settings.open(namespace)
+    try:
+        server = build_server(store)
+        log.info("memstore MCP server for %r on %s", store.namespace, transport)
+        with _sigterm_interrupts():
+            if transport == "stdio":
+                server.run("stdio")
+            else:
+                server.run(
+                    "streamable-http",
+                    host=host or settings.server.host,
+                    port=http_port,
+                    streamable_http_path=HTTP_PATH,
+                )
+    except KeyboardInterrupt:
+        log.info("memstore MCP server stopped")
+    finally:
+        store.close()
+
+
+@contextmanager
+def _sigterm_interrupts() -> Iterator[None]:
+    """Treat SIGTERM like Ctrl-C, so a terminated server still closes its store.
+
+    (Uvicorn re-raises the signal after its graceful shutdown; by default that kills
+    the process before ``finally`` blocks run.)
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+
+
+@contextmanager
+def _stdout_to_stderr() -> Iterator[None]:
+    """Send what is written to stdout (``sys.stdout`` and file descriptor 1) to stderr."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        os.dup2(2, 1)
+        with redirect_stdout(sys.stderr):
+            yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """``python -m memstore.mcp_server``: serve one namespace over stdio or HTTP."""
+    parser = argparse.ArgumentParser(
+        prog="python -m memstore.mcp_server",
+        description="Serve one namespace of a memstore store to MCP clients.",
+    )
+    parser.add_argument(
+        "--store", help="Data directory (SQLite) or database URL (default: from the settings)."
+    )
+    parser.add_argument(
+        "--namespace", help="Namespace to serve (default: store.namespace of the settings)."
+    )
+    parser.add_argument("--config", help="Settings YAML file (default: $MEMSTORE_CONFIG).")
+    parser.add_argument("--transport", choices=("stdio", "http"), default="stdio")
+    parser.add_argument("--host", help="HTTP: address to listen on (default: server.host).")
+    parser.add_argument("--port", type=int, help="HTTP: port (default: server.port + 1).")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(name)s: %(message)s")
+    try:
+        overrides = {} if args.store is None else {"store": {"url": args.store}}
+        settings = load_settings(args.config, **overrides)
+    except ConfigError as exc:
+        parser.exit(2, f"Error: {exc}\n")
+    try:
+        run(settings, args.namespace, args.transport, args.host, args.port)
+    except ImportError as exc:
+        if exc.msg != INSTALL_HINT:
+            raise
+        parser.exit(1, f"Error: {exc}\n")
+    except MemstoreError as exc:
+        parser.exit(1, f"Error: {exc}\n")
+    except KeyboardInterrupt:  # while the store was opening
+        parser.exit(130)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,832 @@
+"""memstore's REST API (``memstore serve``): FastAPI over one Store per namespace.
+
+Every memory route lives under ``/v1/namespaces/{namespace}/`` and needs an API key
+(``Authorization: Bearer <key>`` or ``X-API-Key: <key>``) whose patterns in
+``server.api_keys`` match the namespace: a key never reads or writes another
+namespace. ``/health`` and ``/metrics`` need no key; ``/docs`` shows the API.
+
+Errors are JSON with an ``error`` code: ``invalid_input`` (400, naming the
+``field``), ``unauthorized`` (401), ``forbidden`` (403), ``not_found`` (404),
+``not_grounded`` (422: the grounding gate rejected the fact; the body carries the
+verdict and the audit log's rejection), ``unavailable`` (503) and ``internal_error``
+(500). 422 means only "rejected by the gate"; malformed requests are 400.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, MutableMapping
+from contextlib import asynccontextmanager, contextmanager
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+import sqlalchemy as sa
+from fastapi import APIRouter, Depends, FastAPI, Path, Query, Request, Response, Security
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
+from fastapi.openapi.utils import get_openapi
+from fastapi.responses import JSONResponse, PlainTextResponse
+from fastapi.routing import APIRoute
+from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram
+from prometheus_client import generate_latest as prometheus_text
+from pydantic import BaseModel, BeforeValidator, Field, WithJsonSchema
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+import memstore
+from gate import ConfigError, Verdict
+from memstore import db
+from memstore.config import Settings
+from memstore.errors import ErrFactNotGrounded, InvalidInput, MemstoreError, NotFound, StorageError
+from memstore.models import MAX_STATEMENT_CHARS
+from memstore.names import check_namespace
+from memstore.rejections import MAX_PAGE, ORDER_BY
+from memstore.schemas import (
+    MAX_EVIDENCE_ITEMS,
+    MAX_QUERY_CHARS,
+    MAX_SEARCH_K,
+    EvidenceHit,
+    FactCreate,
+    FactPublic,
+    NeighborhoodPublic,
+    RejectionPublic,
+    SearchHit,
+    SearchMode,
+    VerificationPublic,
+)
+from memstore.store import MAX_BATCH, Store
+
+__all__ = ["NamespaceStores", "create_app", "run"]
+
+log = logging.getLogger("memstore.rest")
+
+PREFIX = "/v1/namespaces/{namespace:path}"
+#: Route label of requests that matched no route (keeps the metrics' label set bounded).
+UNMATCHED = "<unmatched>"
+_KEYS_HINT = (
+    "set at least one API key: no key, no access. In the config file, server.api_keys "
+    "maps each key to the namespaces it may use, e.g. "
+    'MEMSTORE_SERVER__API_KEYS=\'{"<a long random key>": ["user:*"]}\''
+)
+_LOCATIONS = ("body", "query", "path", "header", "cookie")
+
+
+# -- API models ------------------------------------------------------------------
+
+
+class ErrorPublic(BaseModel):
+    """An error. ``field`` and ``reason`` are set for ``invalid_input``."""
+
+    error: str = Field(examples=["invalid_input"])
+    detail: str
+    field: str | None = Field(default=None, examples=["statement"])
+    reason: str | None = None
+
+
+class NotGroundedPublic(BaseModel):
+    """The grounding gate rejected the fact; nothing was stored. The rejection is in the
+    audit log (``GET .../rejections/{id}``)."""
+
+    error: Literal["not_grounded"] = "not_grounded"
+    verdict: str = Field(examples=["insufficient_evidence"])
+    reason: str | None = None
+    detail: str
+    rejection: RejectionPublic
+
+
+class BatchRequest(BaseModel):
+    """Facts to remember, verified together; each is stored or rejected on its own."""
+
+    facts: Annotated[list[FactCreate], Field(max_length=MAX_BATCH)]
+
+
+class StoredResult(BaseModel):
+    stored: Literal[True] = True
+    fact: FactPublic
+
+
+class RejectedResult(BaseModel):
+    stored: Literal[False] = False
+    rejection: RejectionPublic
+
+
+class BatchResult(BaseModel):
+    """Per submitted fact, in order: the stored fact or its rejection."""
+
+    results: list[StoredResult | RejectedResult]
+
+
+class RetractRequest(BaseModel):
+    reason: Annotated[str, Field(min_length=1, max_length=MAX_STATEMENT_CHARS)]
+
+
+class HistoryPublic(BaseModel):
+    """Every version of a fact (oldest first) and the verifications of all of them."""
+
+    versions: list[FactPublic]
+    verifications: list[VerificationPublic]
+
+
+def _one_or_many(value: Any) -> Any:
+    return [value] if isinstance(value, str) else value
+
+
+_Texts = Annotated[
+    list[str],
+    Field(min_length=1, max_length=MAX_EVIDENCE_ITEMS),
+    BeforeValidator(_one_or_many),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "string"},
+                {"type": "array", "items": {"type": "string"}, "maxItems": MAX_EVIDENCE_ITEMS},
+            ],
+            "title": "Evidence",
+        }
+    ),
+]
+
+
+class ClaimRequest(BaseModel):
+    """A claim to check against evidence (one text or several); nothing is stored."""
+
+    claim: Annotated[str, Field(min_length=1, max_length=MAX_STATEMENT_CHARS)]
+    evidence: _Texts
+    confidence: Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)] = 0.95
+
+
+class HealthPublic(BaseModel):
+    status: Literal["ok", "unavailable"]
+    version: str
+    database: Literal["ok", "unavailable"]
+
+
+# -- stores per namespace -----------------------------------------------------------
+
+
+class NamespaceStores:
+    """One Store per namespace, opened on first use and shared by every request.
+
+    With ``scheduler.enabled`` each opened store re-verifies its facts in the
+    background. ``close()`` closes them all (the app's shutdown calls it).
+    """
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._stores: dict[str, Store] = {}
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def get(self, namespace: str) -> Store:
+        """The namespace's Store, opening it if needed."""
+        store = self._stores.get(namespace)
+        if store is not None:
+            return store
+        with self._lock:
+            if self._closed:
+                raise MemstoreError("the server is shutting down")
+            store = self._stores.get(namespace)
+            if store is None:
+                store = self.settings.open(namespace)
+                scheduler = self.settings.scheduler
+                if scheduler.enabled:
+                    try:
+                        store.start_reverifier(every=scheduler.every, **scheduler.options())
+                    except BaseException:
+                        store.close()
+                        raise
+                self._stores[namespace] = store
+                log.info("opened namespace %s", namespace)
+            return store
+
+    def namespaces(self) -> list[str]:
+        """The namespaces opened so far."""
+        with self._lock:
+            return sorted(self._stores)
+
+    def close(self) -> None:
+        """Close every store (stopping their re-verifiers); later ``get`` calls fail."""
+        with self._lock:
+            self._closed = True
+            stores = list(self._stores.values())
+            self._stores.clear()
+        for store in stores:
+            try:
+                store.close()
+            except Exception:
+                log.exception("closing the store of namespace %s failed", store.namespace)
+
+
+class _State:
+    """What the routes need, kept on ``app.state.memstore``."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.stores = NamespaceStores(settings)
+        self._db_url = db.database_url(settings.store.url)[0]
+        self._engine: sa.Engine | None = None
+        self._engine_lock = threading.Lock()
+
+    def ping_database(self) -> None:
+        """Raise if the database does not answer ``SELECT 1``."""
+        with self._engine_lock:
+            if self._engine is None:
+                self._engine = db.create_engine(self._db_url)
+            engine = self._engine
+        with engine.connect() as conn:
+            conn.execute(sa.text("SELECT 1"))
+
+    def close(self) -> None:
+        self.stores.close()
+        with self._engine_lock:
+            if self._engine is not None:
+                self._engine.dispose()
+                self._engine = None
+
+
+def _state(request: Request) -> _State:
+    state: _State = request.app.state.memstore
+    return state
+
+
+# -- auth ------------------------------------------------------------------------------
+
+
+class _Denied(Exception):
+    def __init__(self, status: int, error: str, detail: str) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.error = error
+        self.detail = detail
+
+
+_bearer = HTTPBearer(
+    auto_error=False, description="An API key from server.api_keys, as a Bearer token."
+)
+_api_key = APIKeyHeader(
+    name="X-API-Key", auto_error=False, description="An API key from server.api_keys."
+)
+
+
+def _key(
+    bearer: Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)],
+    header: Annotated[str | None, Security(_api_key)],
+) -> str:
+    key = bearer.credentials if bearer is not None else header
+    if not key:
+        raise _Denied(
+            401, "unauthorized", "an API key is required (Authorization: Bearer or X-API-Key)"
+        )
+    return key
+
+
+def _store(
+    request: Request,
+    namespace: Annotated[
+        str, Path(description="The namespace every read and write is confined to.")
+    ],
+    key: Annotated[str, Depends(_key)],
+) -> Store:
+    state = _state(request)
+    if not state.settings.server.namespaces_for(key):
+        raise _Denied(401, "unauthorized", "unknown API key")
+    try:
+        check_namespace(namespace)
+    except ValueError as exc:
+        raise InvalidInput("namespace", str(exc)) from None
+    if not state.settings.server.allows(key, namespace):
+        raise _Denied(403, "forbidden", f"this API key may not use namespace {namespace!r}")
+    return state.stores.get(namespace)
+
+
+NamespaceStore = Annotated[Store, Depends(_store)]
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorPublic, "description": "Invalid input; `field` names it"},
+    401: {"model": ErrorPublic, "description": "No API key, or an unknown one"},
+    403: {"model": ErrorPublic, "description": "The key may not use this namespace"},
+    503: {"model": ErrorPublic, "description": "The database is unavailable"},
+}
+_NOT_FOUND: dict[int | str, dict[str, Any]] = {
+    404: {"model": ErrorPublic, "description": "No such row in this namespace"}
+}
+_NOT_GROUNDED: dict[int | str, dict[str, Any]] = {
+    422: {"model": NotGroundedPublic, "description": "Rejected by the grounding gate"}
+}
+
+router = APIRouter(prefix=PREFIX, responses=_ERRORS)
+
+
+# -- facts -----------------------------------------------------------------------------
+
+
+@router.post(
+    "/facts",
+    status_code=201,
+    tags=["facts"],
+    summary="Remember a fact",
+    responses={200: {"model": FactPublic, "description": "Already remembered"}, **_NOT_GROUNDED},
+)
+def add_fact(fact: FactCreate, response: Response, store: NamespaceStore) -> FactPublic:
+    """Store a fact if the grounding gate finds it grounded in its evidence (201); an
+    exact duplicate of a remembered fact answers 200 with ``deduplicated`` set. A
+    rejected fact answers 422 and goes to the audit log, never to memory."""
+    stored = store.add_fact(fact)
+    if stored.deduplicated:
+        response.status_code = 200
+    return stored
+
+
+@router.post("/facts/batch", tags=["facts"], summary="Remember several facts")
+def add_facts(batch: BatchRequest, store: NamespaceStore) -> BatchResult:
+    """Verify facts together (few model calls); per fact, in order, the stored fact or
+    the rejection. Invalid input stores nothing and names ``facts.<i>.<field>``."""
+    results: list[StoredResult | RejectedResult] = [
+        RejectedResult(rejection=r) if isinstance(r, RejectionPublic) else StoredResult(fact=r)
+        for r in store.add_facts(batch.facts)
+    ]
+    return BatchResult(results=results)
+
+
+@router.get("/facts/{fact_id}", tags=["facts"], summary="Get a fact", responses=_NOT_FOUND)
+def get_fact(fact_id: str, store: NamespaceStore) -> FactPublic:
+    """A fact by id, whatever its status."""
+    return store.get_fact(fact_id)
+
+
+@router.post(
+    "/facts/{fact_id}/retract", tags=["facts"], summary="Retract a fact", responses=_NOT_FOUND
+)
+def retract(fact_id: str, body: RetractRequest, store: NamespaceStore) -> FactPublic:
+    """Soft-delete a fact with a reason; it leaves search and graph reads."""
+    return store.retract(fact_id, body.reason)
+
+
+@router.post(
+    "/facts/{fact_id}/supersede",
+    status_code=201,
+    tags=["facts"],
+    summary="Correct a fact",
+    responses={**_NOT_FOUND, **_NOT_GROUNDED},
+)
+def supersede(fact_id: str, fact: FactCreate, store: NamespaceStore) -> FactPublic:
+    """Replace a fact by a corrected one, gated like a new fact. The old version stays,
+    marked ``superseded``; if the correction is rejected (422) it stays as it was."""
+    return store.supersede(fact_id, fact)
+
+
+@router.get(
+    "/facts/{fact_id}/history", tags=["facts"], summary="A fact's history", responses=_NOT_FOUND
+)
+def history(fact_id: str, store: NamespaceStore) -> HistoryPublic:
+    """Every version along the fact's supersession chain (oldest first) and every
+    verification of those versions (gate passes and re-verifications, oldest first)."""
+    versions = store.history(fact_id)
+    checks = [v for version in versions for v in store.verifications(version.id)]
+    checks.sort(key=lambda v: (v.created_at, v.id))
+    return HistoryPublic(versions=versions, verifications=checks)
+
+
+# -- search and graph ---------------------------------------------------------------------
+
+
+#: Store argument names -> the query parameters that carry them.
+_QUERY_NAMES = {"query": "q", "statuses": "status"}
+
+
+@contextmanager
+def _query_fields() -> Iterator[None]:
+    """Name the query parameter, not the Store argument, in InvalidInput errors."""
+    try:
+        yield
+    except InvalidInput as exc:
+        head, dot, rest = exc.field.partition(".")
+        if head not in _QUERY_NAMES:
+            raise
+        raise InvalidInput(_QUERY_NAMES[head] + dot + rest, exc.reason) from None
+
+
+QueryText = Annotated[
+    str, Query(min_length=1, max_length=MAX_QUERY_CHARS, description="The query.")
+]
+K = Annotated[int, Query(ge=1, le=MAX_SEARCH_K, description="How many hits.")]
+
+
+@router.get("/search", tags=["search"], summary="Search facts", responses=_NOT_FOUND)
+def search(
+    store: NamespaceStore,
+    q: QueryText,
+    k: K = 10,
+    mode: SearchMode = "hybrid",
+    relation: str | None = None,
+    entity: Annotated[
+        list[str] | None, Query(description="Each hit has every named entity as a member.")
+    ] = None,
+    status: Annotated[
+        list[str] | None, Query(description="Fact statuses (default: verified, unverified).")
+    ] = None,
+    expand: Annotated[
+        bool, Query(description="Also return facts one hop away through a hit's entities.")
+    ] = False,
+    as_of: Annotated[datetime | None, Query(description="Valid at this world time.")] = None,
+) -> list[SearchHit]:
+    """Facts that best match ``q`` by meaning and keywords, best first."""
+    with _query_fields():
+        return store.search(
+            q,
+            k,
+            mode=mode,
+            relation=relation,
+            entity=entity,
+            statuses=status or None,
+            expand=expand,
+            as_of=as_of,
+        )
+
+
+@router.get("/search/evidence", tags=["search"], summary="Search evidence")
+def search_evidence(
+    store: NamespaceStore,
+    q: QueryText,
+    k: K = 10,
+    mode: SearchMode = "hybrid",
+    source: Annotated[list[str] | None, Query(description="Evidence sources.")] = None,
+    current_only: Annotated[
+        bool, Query(description="Skip versions a refreshed source replaced.")
+    ] = True,
+) -> list[EvidenceHit]:
+    """Evidence passages that best match ``q``, best first."""
+    with _query_fields():
+        return store.search_evidence(q, k, mode=mode, source=source, current_only=current_only)
+
+
+@router.get(
+    "/entities/{name}/neighborhood",
+    tags=["search"],
+    summary="An entity's neighborhood",
+    responses=_NOT_FOUND,
+)
+def neighborhood(
+    name: str,
+    store: NamespaceStore,
+    hops: Annotated[int, Query(ge=0, le=10, description="Entity-fact-entity steps.")] = 1,
+    relation: str | None = None,
+) -> NeighborhoodPublic:
+    """Active facts and entities within ``hops`` steps of the entity (a name or alias)."""
+    return store.neighborhood(name, hops, relation=relation)
+
+
+# -- audit -----------------------------------------------------------------------------
+
+
+def _filters(
+    verdict: Annotated[list[str] | None, Query(description="Verdict names.")] = None,
+    since: Annotated[datetime | None, Query(description="Created at or after.")] = None,
+    until: Annotated[datetime | None, Query(description="Created before.")] = None,
+    text: Annotated[str | None, Query(description="Substring of the statement.")] = None,
+    entity: Annotated[str | None, Query(description="A member, by name or alias.")] = None,
+    relation: str | None = None,
+    source: Annotated[str | None, Query(description="Evidence source.")] = None,
+    min_gap: Annotated[float | None, Query(description="Budget gap >= (bits).")] = None,
+    max_gap: Annotated[float | None, Query(description="Budget gap <= (bits).")] = None,
+) -> dict[str, Any]:
+    given = {
+        "verdict": verdict,
+        "since": since,
+        "until": until,
+        "text": text,
+        "entity": entity,
+        "relation": relation,
+        "source": source,
+        "min_gap": min_gap,
+        "max_gap": max_gap,
+    }
+    return {name: value for name, value in given.items() if value is not None}
+
+
+Filters = Annotated[dict[str, Any], Depends(_filters)]
+
+
+@router.get("/rejections", tags=["audit"], summary="List rejected facts")
+def list_rejections(
+    store: NamespaceStore,
+    filters: Filters,
+    order_by: Annotated[str, Query(description=f"One of {', '.join(ORDER_BY)}.")] = "created_at",
+    descending: bool = True,
+    limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 100,
+    offset: Annotated[int, Query(ge=0)] = 0,
+) -> list[RejectionPublic]:
+    """The audit log of facts the gate refused, newest first by default."""
+    return store.rejections(
+        order_by=order_by, descending=descending, limit=limit, offset=offset, **filters
+    )
+
+
+@router.get("/rejections/counts", tags=["audit"], summary="Count rejected facts")
+def count_rejections(
+    store: NamespaceStore,
+    filters: Filters,
+    by: Literal["verdict", "day"] = "verdict",
+) -> dict[str, int]:
+    """How many rejections match, by verdict or by UTC day (``YYYY-MM-DD``)."""
+    return store.count_rejections(by, **filters)
+
+
+@router.get(
+    "/rejections/{rejection_id}", tags=["audit"], summary="Get a rejection", responses=_NOT_FOUND
+)
+def get_rejection(rejection_id: str, store: NamespaceStore) -> RejectionPublic:
+    """One rejection with the evidence it was checked against."""
+    return store.get_rejection(rejection_id)
+
+
+@router.post("/verify_claim", tags=["gate"], summary="Check a claim against evidence")
+def verify_claim(body: ClaimRequest, store: NamespaceStore) -> Verdict:
+    """The gate's verdict on the claim (p0, p1, bits, budget gap); nothing is stored."""
+    return store.verify_claim(body.claim, body.evidence, body.confidence)
+
+
+# -- operations --------------------------------------------------------------------------
+
+ops = APIRouter(tags=["operations"])
+
+
+@ops.get(
+    "/health",
+    summary="Health check",
+    responses={503: {"model": HealthPublic, "description": "The database does not answer"}},
+)
+def health(request: Request, response: Response) -> HealthPublic:
+    """Whether the server and its database answer. Needs no API key."""
+    try:
+        _state(request).ping_database()
+    except Exception as exc:
+        log.warning("health check: the database does not answer: %s", type(exc).__name__)
+        response.status_code = 503
+        return HealthPublic(
+            status="unavailable", version=memstore.__version__, database="unavailable"
+        )
+    return HealthPublic(status="ok", version=memstore.__version__, database="ok")
+
+
+@ops.get(
+    "/metrics",
+    summary="Prometheus metrics",
+    response_class=PlainTextResponse,
+    responses={200: {"content": {CONTENT_TYPE_LATEST: {}}, "description": "Metrics"}},
+)
+def metrics(request: Request) -> Response:
+    """The gate's metrics (claims, verdicts, latency, cache) and HTTP requests by method,
+    route and status, in the Prometheus text format. Needs no API key."""
+    state = _state(request)
+    parts = []
+    gate = state.settings.gate()
+    if gate is not None:
+        parts.append(gate.metrics.prometheus())
+    parts.append(prometheus_text(request.app.state.http_metrics.registry).decode("utf-8"))
+    return Response("".join(parts), media_type=CONTENT_TYPE_LATEST)
+
+
+# -- HTTP metrics ------------------------------------------------------------------------
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+class _HTTPMetrics:
+    """Request counts and latency by method, route template and status (own registry)."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        self.requests = Counter(
+            "memstore_http_requests",
+            "HTTP requests by method, route template and status",
+            ["method", "route", "status"],
+            registry=self.registry,
+        )
+        self.latency = Histogram(
+            "memstore_http_request_duration_seconds",
+            "HTTP request latency by method and route template",
+            ["method", "route"],
+            registry=self.registry,
+        )
+
+
+class _MetricsMiddleware:
+    def __init__(self, app: ASGIApp, metrics: _HTTPMetrics) -> None:
+        self.app = app
+        self.metrics = metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        status = 500
+        start = time.perf_counter()
+
+        async def send_status(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_status)
+        finally:
+            route = scope.get("route")
+            template = getattr(route, "path_format", None) or UNMATCHED
+            method = str(scope.get("method", ""))
+            self.metrics.requests.labels(method, template, str(status)).inc()
+            self.metrics.latency.labels(method, template).observe(time.perf_counter() - start)
+
+
+# -- errors ----------------------------------------------------------------------------
+
+
+def _error(status: int, error: str, detail: str, **extra: Any) -> JSONResponse:
+    return JSONResponse({"error": error, "detail": detail, **extra}, status_code=status)
+
+
+def _field(loc: tuple[int | str, ...]) -> str:
+    parts = list(loc)
+    where = str(parts.pop(0)) if parts and parts[0] in _LOCATIONS else "body"
+    return ".".join(str(p) for p in parts) or where
+
+
+def _reason(message: str) -> str:
+    return message.removeprefix("Value error, ")
+
+
+async def _on_invalid_request(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    problems = []
+    for err in exc.errors():
+        loc = tuple(err.get("loc", ()))
+        if err.get("type") == "json_invalid":
+            problems.append(("body", f"is not valid JSON ({err.get('ctx', {}).get('error')})"))
+        else:
+            problems.append((_field(loc), _reason(str(err.get("msg", "is invalid")))))
+    field, reason = problems[0] if problems else ("body", "is invalid")
+    detail = "; ".join(f"{f}: {r}" for f, r in problems)
+    return _error(400, "invalid_input", detail, field=field, reason=reason)
+
+
+async def _on_invalid_input(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, InvalidInput)
+    return _error(400, "invalid_input", str(exc), field=exc.field, reason=exc.reason)
+
+
+async def _on_not_found(request: Request, exc: Exception) -> JSONResponse:
+    return _error(404, "not_found", str(exc))
+
+
+async def _on_not_grounded(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, ErrFactNotGrounded)
+    rejection = exc.rejection
+    why = f": {rejection.reason}" if rejection.reason else ""
+    detail = (
+        f"the grounding gate rejected the fact ({rejection.verdict}{why}); nothing was "
+        "stored. Cite evidence that states it. The audit log keeps it: GET "
+        f"/v1/namespaces/{rejection.namespace}/rejections/{rejection.id}"
+    )
+    body = NotGroundedPublic(
+        verdict=rejection.verdict, reason=rejection.reason, detail=detail, rejection=rejection
+    )
+    return JSONResponse(jsonable_encoder(body), status_code=422)
+
+
+async def _on_storage_error(request: Request, exc: Exception) -> JSONResponse:
+    # The message may hold a database URL with its password: log it, don't send it.
+    log.error("storage error on %s %s: %s", request.method, request.url.path, exc)
+    return _error(503, "unavailable", "the database is unavailable; try again later")
+
+
+async def _on_memstore_error(request: Request, exc: Exception) -> JSONResponse:
+    log.error("%s %s failed: %s", request.method, request.url.path, exc)
+    return _error(503, "unavailable", str(exc))
+
+
+async def _on_denied(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, _Denied)
+    response = _error(exc.status, exc.error, exc.detail)
+    if exc.status == 401:
+        response.headers["WWW-Authenticate"] = "Bearer"
+    return response
+
+
+async def _on_http_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    codes = {404: "not_found", 405: "method_not_allowed"}
+    response = _error(exc.status_code, codes.get(exc.status_code, "http_error"), str(exc.detail))
+    for name, value in (exc.headers or {}).items():
+        response.headers[name] = value
+    return response
+
+
+async def _on_unexpected(request: Request, exc: Exception) -> JSONResponse:
+    # The server logs the traceback (Starlette re-raises after this response is sent).
+    log.error("%s %s failed: %s: %s", request.method, request.url.path, type(exc).__name__, exc)
+    return _error(500, "internal_error", "internal server error; the server log has the details")
+
+
+# -- the app ----------------------------------------------------------------------------
+
+
+def create_app(settings: Settings) -> FastAPI:
+    """The REST API over the store ``settings`` describe.
+
+    Raises ConfigError when ``server.api_keys`` is empty: no key, no access.
+    """
+    if not settings.server.api_keys:
+        raise ConfigError("server.api_keys", _KEYS_HINT)
+    state = _State(settings)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        await run_in_threadpool(settings.gate)  # load the verifier before serving
+        try:
+            yield
+        finally:
+            await run_in_threadpool(state.close)
+
+    app = FastAPI(
+        title="memstore",
+        version=memstore.__version__,
+        description=(
+            "A memory-gated knowledge store for AI agents: facts are remembered only when "
+            "the grounding gate finds them supported by their evidence. Authenticate with "
+            "`Authorization: Bearer <key>` or `X-API-Key: <key>`."
+        ),
+        lifespan=lifespan,
+        generate_unique_id_function=_operation_id,
+    )
+    app.state.memstore = state
+    app.state.stores = state.stores
+    app.state.http_metrics = _HTTPMetrics()
+    app.include_router(router)
+    app.include_router(ops)
+    app.add_middleware(_MetricsMiddleware, metrics=app.state.http_metrics)
+    handlers: list[tuple[type[Exception], Any]] = [
+        (RequestValidationError, _on_invalid_request),
+        (InvalidInput, _on_invalid_input),
+        (NotFound, _on_not_found),
+        (ErrFactNotGrounded, _on_not_grounded),
+        (StorageError, _on_storage_error),
+        (MemstoreError, _on_memstore_error),
+        (_Denied, _on_denied),
+        (StarletteHTTPException, _on_http_error),
+        (Exception, _on_unexpected),
+    ]
+    for exc_class, handler in handlers:
+        app.add_exception_handler(exc_class, handler)
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            app.openapi_schema = _openapi_schema(app)
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+    return app
+
+
+def _operation_id(route: APIRoute) -> str:
+    return route.name
+
+
+def _openapi_schema(app: FastAPI) -> dict[str, Any]:
+    """FastAPI's schema without its 422 validation responses: invalid requests are 400
+    here, and 422 means only "rejected by the grounding gate"."""
+    schema = get_openapi(
+        title=app.title, version=app.version, description=app.description, routes=app.routes
+    )
+    for path in schema.get("paths", {}).values():
+        for operation in path.values():
+            responses = operation.get("responses", {})
+            if "HTTPValidationError" in str(responses.get("422", "")):
+                del responses["422"]
+    components = schema.get("components", {}).get("schemas", {})
+    for name in ("HTTPValidationError", "ValidationError"):
+        components.pop(name, None)
+    return schema
+
+
+def run(settings: Settings, host: str | None = None, port: int | None = None) -> None:
+    """Serve the REST API with uvicorn on ``settings.server`` (or ``host``/``port``)."""
+    import uvicorn
+
+    app = create_app(settings)
+    host = host or settings.server.host
+    port = settings.server.port if port is None else port
+    config = uvicorn.Config(app, host=host, port=port)
+    server = uvicorn.Server(config)  # the config has set up uvicorn's loggers by now
+    shown = f"[{host}]" if ":" in host else host
+    logging.getLogger("uvicorn.error").info(
+        "memstore REST API on http://%s:%d (API docs: http://%s:%d/docs)", shown, port, shown, port
+    )
+    server.run()

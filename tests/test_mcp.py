@@ -1,0 +1,326 @@
+"""The MCP server (memstore.mcp_server) through the MCP SDK's own client, over stdio and HTTP.
+
+A real server process per transport, the real embedded gate, a real SQLite store.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp_types import CallToolResult, TextContent
+
+import memstore
+
+pytestmark = pytest.mark.anyio
+
+NAMESPACE = "user:alice"
+EVIDENCE = ["Alice: I'm allergic to peanuts."]
+PEANUTS = {
+    "statement": "Alice is allergic to peanuts.",
+    "members": [
+        {"name": "Alice", "kind": "person", "role": "patient"},
+        {"name": "peanuts", "kind": "food", "role": "allergen"},
+    ],
+    "evidence": EVIDENCE,
+}
+SHELLFISH = {
+    "statement": "Alice is allergic to shellfish.",
+    "members": [
+        {"name": "Alice", "kind": "person", "role": "patient"},
+        {"name": "shellfish", "kind": "food", "role": "allergen"},
+    ],
+    "evidence": EVIDENCE,
+}
+BOB = "Bob is allergic to peanuts."
+#: The gate's deadline in the server processes: generous, as test machines are busy.
+SLOW_MACHINE = {"MEMSTORE_HALLUCINATION__TIMEOUT": "30"}
+STARTUP_S = 180.0
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@dataclass
+class Served:
+    """A stdio server on NAMESPACE, with a grounded and an ungrounded ``remember`` done."""
+
+    client: Client
+    data_dir: Path
+    stored: dict[str, Any]
+    refused: dict[str, Any]
+
+
+@pytest.fixture(scope="module")
+async def served(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Served]:
+    data_dir = tmp_path_factory.mktemp("mcp") / "mem"
+    # Another namespace of the same store, written before the server opens it.
+    with memstore.open(data_dir, "user:bob", hook=memstore.Ungated()) as bob:
+        bob.add_fact(
+            statement=BOB,
+            members=[("Bob", "person", "patient"), ("peanuts", "food", "allergen")],
+            evidence=["Bob: peanuts make me ill."],
+        )
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "memstore.mcp_server", "--store", str(data_dir), "--namespace", NAMESPACE],
+        env=SLOW_MACHINE,
+    )
+    async with Client(params) as client:
+        stored = await call(client, "remember", PEANUTS)
+        refused = await call(client, "remember", SHELLFISH)
+        yield Served(client, data_dir, stored, refused)
+
+
+async def call(client: Client, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """A successful tool call's structured result."""
+    result = await client.call_tool(tool, arguments)
+    assert not result.is_error, error_text(result)
+    assert result.structured_content is not None
+    return result.structured_content
+
+
+def error_text(result: CallToolResult) -> str:
+    return " ".join(c.text for c in result.content if isinstance(c, TextContent))
+
+
+# -- the command line -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (["--config", "missing.yaml"], 2, "Error: config: no config file at missing.yaml"),
+        (["--transport", "http", "--port", "70000"], 1, "Error: port: 70000 is not a TCP port"),
+        (["--namespace", "no spaces"], 1, "Error: namespace: "),
+        (["--transport", "carrier-pigeon"], 2, "invalid choice: 'carrier-pigeon'"),
+    ],
+)
+def test_bad_arguments_fail_before_serving(
+    tmp_path: Path, args: list[str], code: int, message: str
+) -> None:
+    command = [sys.executable, "-m", "memstore.mcp_server", "--store", str(tmp_path / "mem")]
+    done = subprocess.run(
+        command + args, cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == code and done.stdout == ""
+    assert message in done.stderr and "Traceback" not in done.stderr, done.stderr
+    assert not (tmp_path / "mem").exists()
+
+
+# -- streamable HTTP (first, so only one server process runs at a time) -----------
+
+
+async def test_http_transport_serves_recall(tmp_path: Path) -> None:
+    data_dir = tmp_path / "mem"
+    with memstore.open(data_dir, NAMESPACE, hook=memstore.Ungated()) as store:
+        fact = store.add_fact(
+            statement="Alice works at Acme as a data engineer.",
+            members=[("Alice", "person", "employee"), ("Acme", "org", "employer")],
+            evidence=["Alice: I work at Acme as a data engineer."],
+        )
+    port = free_port()
+    command = [sys.executable, "-m", "memstore.mcp_server", "--store", str(data_dir)]
+    command += ["--namespace", NAMESPACE, "--transport", "http", "--port", str(port)]
+    log = tmp_path / "server.log"
+    with log.open("wb") as err:
+        proc = subprocess.Popen(
+            command, stdout=err, stderr=subprocess.STDOUT, env={**os.environ, **SLOW_MACHINE}
+        )
+    try:
+        await wait_until_listening(proc, port, log)
+        async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+            assert client.server_info is not None and client.server_info.name == "memstore"
+            hits = (await call(client, "recall", {"query": "Where does Alice work?"}))["result"]
+            assert [h["fact_id"] for h in hits] == [fact.id]
+            assert hits[0]["statement"] == fact.statement
+    finally:
+        proc.terminate()
+        code = proc.wait(timeout=60)
+    output = log.read_text(errors="replace")
+    assert code == 0 and "memstore MCP server stopped" in output, output
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+async def wait_until_listening(proc: subprocess.Popen[bytes], port: int, log: Path) -> None:
+    deadline = time.monotonic() + STARTUP_S
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"the server exited with {proc.returncode}:\n{log.read_text()}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            await anyio.sleep(0.2)
+    pytest.fail(f"the server did not listen within {STARTUP_S}s:\n{log.read_text()}")
+
+
+# -- stdio ------------------------------------------------------------------------
+
+
+async def test_lists_four_tools_with_input_schemas(served: Served) -> None:
+    tools = {t.name: t for t in (await served.client.list_tools()).tools}
+    assert set(tools) == {"remember", "recall", "verify_claim", "audit_rejections"}
+    remember = tools["remember"].input_schema
+    assert remember["required"] == ["statement", "members", "evidence"]
+    assert set(remember["properties"]) == {
+        "statement",
+        "members",
+        "evidence",
+        "relation",
+        "confidence",
+    }
+    assert remember["properties"]["evidence"]["items"] == {"type": "string"}
+    member = remember["$defs"]["Member"]
+    assert set(member["properties"]) == {"name", "kind", "role"} and member["required"] == ["name"]
+    assert tools["recall"].input_schema["required"] == ["query"]
+    assert tools["verify_claim"].input_schema["required"] == ["claim", "evidence"]
+    assert "required" not in tools["audit_rejections"].input_schema
+    assert (tools["remember"].description or "").startswith("Remember a fact, if the evidence")
+    for tool in tools.values():
+        assert tool.description and tool.output_schema is not None, tool.name
+        assert "\n " not in tool.description, tool.description  # no docstring indentation
+        assert all(p.get("description") for p in tool.input_schema["properties"].values())
+    assert tools["recall"].annotations is not None and tools["recall"].annotations.read_only_hint
+    assert tools["remember"].annotations is not None
+    assert tools["remember"].annotations.read_only_hint is False
+    assert served.client.server_info is not None
+    assert served.client.server_info.name == "memstore"
+    instructions = served.client.instructions or ""
+    assert NAMESPACE in instructions and "gated" in instructions
+
+
+async def test_remember_stores_a_grounded_fact(served: Served) -> None:
+    stored = served.stored
+    assert stored["stored"] is True and stored["verdict"] == "grounded"
+    assert stored["status"] == "verified" and stored["fact_id"]
+    assert stored["confidence"] == pytest.approx(0.95)
+    assert stored["deduplicated"] is False and stored["rejection_id"] is None
+    assert stored["p1"] > stored["p0"]
+
+
+async def test_remember_reports_a_refusal_as_a_result(served: Served) -> None:
+    refused = served.refused
+    assert refused["stored"] is False and refused["verdict"] == "insufficient_evidence"
+    assert refused["fact_id"] is None and refused["rejection_id"]
+    assert refused["reason"] and refused["hint"]
+    assert refused["p1"] > refused["p0"]
+    assert refused["budget_gap"] > 2.0  # the default flag threshold, in bits
+    assert refused["budget_gap"] == pytest.approx(
+        refused["required_bits"] - refused["observed_bits"]
+    )
+
+
+async def test_remembering_the_same_fact_again_stores_nothing_new(served: Served) -> None:
+    again = await call(served.client, "remember", PEANUTS)
+    assert again["stored"] is True and again["deduplicated"] is True
+    assert again["fact_id"] == served.stored["fact_id"]
+
+
+async def test_recall_finds_the_stored_fact_and_not_the_refused_one(served: Served) -> None:
+    hits = (await call(served.client, "recall", {"query": "What is Alice allergic to?"}))["result"]
+    assert [h["fact_id"] for h in hits] == [served.stored["fact_id"]]
+    [hit] = hits
+    assert hit["statement"] == PEANUTS["statement"] and hit["status"] == "verified"
+    assert hit["members"] == PEANUTS["members"] and hit["score"] > 0
+    none = await call(served.client, "recall", {"query": "shellfish", "k": 3})
+    assert all("shellfish" not in h["statement"] for h in none["result"])
+
+
+async def test_audit_lists_the_refusal(served: Served) -> None:
+    client, refused = served.client, served.refused
+    [rejection] = (await call(client, "audit_rejections", {}))["result"]
+    assert rejection["rejection_id"] == refused["rejection_id"]
+    assert rejection["statement"] == SHELLFISH["statement"]
+    assert rejection["verdict"] == "insufficient_evidence" and rejection["reason"]
+    assert rejection["evidence"] == EVIDENCE and rejection["members"] == SHELLFISH["members"]
+    assert rejection["budget_gap"] == pytest.approx(refused["budget_gap"])
+
+    async def count(**where: Any) -> int:
+        return len((await call(client, "audit_rejections", where))["result"])
+
+    assert await count(verdict="insufficient_evidence") == 1
+    assert await count(verdict="contradicted") == 0
+    assert await count(text="shellfish") == 1
+    assert await count(text="peanuts") == 0
+    hour_ago = (datetime.now(UTC) - timedelta(hours=1)).isoformat()
+    assert await count(since=hour_ago, limit=5) == 1
+    assert await count(since=(datetime.now(UTC) + timedelta(hours=1)).isoformat()) == 0
+
+
+async def test_verify_claim_answers_and_stores_nothing(served: Served) -> None:
+    grounded = await call(
+        served.client, "verify_claim", {"claim": PEANUTS["statement"], "evidence": EVIDENCE}
+    )
+    assert grounded["status"] == "grounded" and grounded["accepted"] is True
+    assert grounded["confidence"] > 0.5
+    refused = await call(
+        served.client, "verify_claim", {"claim": SHELLFISH["statement"], "evidence": EVIDENCE}
+    )
+    assert refused["status"] == "insufficient_evidence" and refused["accepted"] is False
+    assert refused["p0"] is not None and refused["required_bits"] is not None
+    assert refused["budget_gap"] == pytest.approx(served.refused["budget_gap"])
+    assert refused["reason"]
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "field"),
+    [
+        # Caught by the store: a member whose name is blank.
+        ("remember", {**PEANUTS, "members": [{"name": "  ", "role": "patient"}]}, "members.0.name"),
+        # Caught by the tool's input schema.
+        ("remember", {**PEANUTS, "confidence": 1.5}, "confidence"),
+        ("remember", {**PEANUTS, "members": [{"name": "Alice", "colour": "red"}]}, "colour"),
+        ("recall", {"query": "Alice", "k": 0}, "k"),
+        ("audit_rejections", {"verdict": "maybe"}, "verdict"),
+        ("verify_claim", {"claim": "Alice is allergic to peanuts.", "evidence": []}, "evidence"),
+    ],
+)
+async def test_bad_input_is_a_tool_error_naming_the_field(
+    served: Served, tool: str, arguments: dict[str, Any], field: str
+) -> None:
+    result = await served.client.call_tool(tool, arguments)
+    assert result.is_error
+    assert result.structured_content is None
+    assert field in error_text(result), error_text(result)
+
+
+async def test_a_server_on_alice_never_returns_bobs_facts(served: Served) -> None:
+    hits = (await call(served.client, "recall", {"query": BOB, "k": 50}))["result"]
+    assert hits, "alice's own peanut fact should match"
+    assert all("Bob" not in h["statement"] for h in hits)
+    assert all(m["name"] != "Bob" for h in hits for m in h["members"])
+    with memstore.open(served.data_dir, "user:bob", index=False) as bob:
+        assert [f.statement for f in bob.facts_about("Bob")] == [BOB]
+
+
+async def test_sql_state_agrees_with_the_tool_results(served: Served) -> None:
+    """Runs last: bad input, verify_claim and the repeated write left no rows behind."""
+    with memstore.open(served.data_dir, NAMESPACE, index=False) as store:
+        facts = store.facts_about("Alice")
+        assert [f.id for f in facts] == [served.stored["fact_id"]]
+        assert facts[0].verdict == "grounded" and facts[0].status == "verified"
+        rejections = store.rejections()
+        assert [r.id for r in rejections] == [served.refused["rejection_id"]]
+        assert rejections[0].statement == SHELLFISH["statement"]
+        assert store.count_rejections() == {"insufficient_evidence": 1}
+        assert store.get_rejection(served.refused["rejection_id"]).namespace == NAMESPACE

@@ -1,0 +1,591 @@
+"""The REST API over real HTTP: uvicorn on 127.0.0.1, httpx, the embedded gate, SQLite."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+from conftest import row_counts
+from fastapi import FastAPI
+
+import memstore
+from gate import ConfigError
+from memstore.config import Settings, load_settings
+from memstore.errors import MemstoreError
+from memstore.rest import NamespaceStores, create_app
+
+ALICE_KEY = "alice-only-key-0123456789"  # user:alice
+USERS_KEY = "every-user-key-0123456789"  # user:*
+BOTH_KEY = "alice-and-bob-key-0123456"  # user:alice, user:bob
+TEAM_KEY = "team-red-key-012345678901"  # team/red/* (a namespace with slashes)
+KEYS = {
+    ALICE_KEY: ["user:alice"],
+    USERS_KEY: ["user:*"],
+    BOTH_KEY: ["user:alice", "user:bob"],
+    TEAM_KEY: ["team/red/*"],
+}
+ALICE = "/v1/namespaces/user:alice"
+BOB = "/v1/namespaces/user:bob"
+EVIDENCE = "Alice: I'm allergic to peanuts."
+PATIENT = {"name": "Alice", "kind": "person", "role": "patient"}
+
+
+def allergy(food: str, person: dict[str, str] | None = None, evidence: str = EVIDENCE) -> dict:
+    """A fact body: Alice (or ``person``) is allergic to ``food``, citing ``evidence``."""
+    patient = person or PATIENT
+    return {
+        "statement": f"{patient['name']} is allergic to {food}.",
+        "members": [patient, [food, "food", "allergen"]],
+        "relation": "allergic_to",
+        "evidence": [evidence],
+    }
+
+
+@contextmanager
+def serving(app: FastAPI) -> Iterator[str]:
+    """Run ``app`` with uvicorn on a free port of 127.0.0.1; yields its base URL."""
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 120
+    while not server.started:
+        assert thread.is_alive(), "the server failed to start"
+        assert time.monotonic() < deadline, "the server did not start in time"
+        time.sleep(0.02)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+        assert not thread.is_alive(), "the server did not stop"
+
+
+def settings_for(url: str, **sections: Any) -> Settings:
+    return load_settings(store={"url": url}, server={"api_keys": KEYS}, **sections)
+
+
+class Api:
+    """The running server: its base URL, app and database, and clients per key."""
+
+    def __init__(self, base: str, app: FastAPI, db_url: str) -> None:
+        self.base = base
+        self.app = app
+        self.db_url = db_url
+        self._clients: list[httpx.Client] = []
+
+    def client(self, key: str | None = ALICE_KEY, header: str = "bearer") -> httpx.Client:
+        headers = {}
+        if key is not None:
+            headers = {"Authorization": f"Bearer {key}"} if header == "bearer" else {header: key}
+        client = httpx.Client(base_url=self.base, headers=headers, timeout=60)
+        self._clients.append(client)
+        return client
+
+    def close(self) -> None:
+        for client in self._clients:
+            client.close()
+
+
+@pytest.fixture(scope="module")
+def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Api]:
+    data = tmp_path_factory.mktemp("rest") / "memdata"
+    app = create_app(settings_for(str(data)))
+    with serving(app) as base:
+        server = Api(base, app, f"sqlite:///{data / 'memstore.db'}")
+        yield server
+        server.close()
+
+
+@pytest.fixture
+def alice(api: Api) -> httpx.Client:
+    return api.client(ALICE_KEY)
+
+
+def add(client: httpx.Client, body: dict, namespace: str = ALICE) -> dict:
+    response = client.post(f"{namespace}/facts", json=body)
+    assert response.status_code in (200, 201), response.text
+    fact: dict = response.json()
+    return fact
+
+
+# -- configuration and operations -------------------------------------------------
+
+
+def test_create_app_without_api_keys_raises_config_error(tmp_path: Path) -> None:
+    settings = load_settings(store={"url": str(tmp_path / "memdata")})
+    with pytest.raises(ConfigError) as err:
+        create_app(settings)
+    assert err.value.field == "server.api_keys"
+    assert "MEMSTORE_SERVER__API_KEYS" in str(err.value)
+
+
+def test_health_needs_no_key(api: Api) -> None:
+    response = api.client(None).get("/health")
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok", "version": memstore.__version__, "database": "ok"}
+
+
+def test_openapi_lists_the_routes_and_keeps_422_for_the_gate(api: Api) -> None:
+    schema = api.client(None).get("/openapi.json").json()
+    paths = schema["paths"]
+    ns = "/v1/namespaces/{namespace}"
+    expected = {
+        f"{ns}/facts": {"post"},
+        f"{ns}/facts/batch": {"post"},
+        f"{ns}/facts/{{fact_id}}": {"get"},
+        f"{ns}/facts/{{fact_id}}/retract": {"post"},
+        f"{ns}/facts/{{fact_id}}/supersede": {"post"},
+        f"{ns}/facts/{{fact_id}}/history": {"get"},
+        f"{ns}/search": {"get"},
+        f"{ns}/search/evidence": {"get"},
+        f"{ns}/entities/{{name}}/neighborhood": {"get"},
+        f"{ns}/rejections": {"get"},
+        f"{ns}/rejections/counts": {"get"},
+        f"{ns}/rejections/{{rejection_id}}": {"get"},
+        f"{ns}/verify_claim": {"post"},
+        "/health": {"get"},
+        "/metrics": {"get"},
+    }
+    assert {path: set(ops) for path, ops in paths.items()} == expected
+    add_fact = paths[f"{ns}/facts"]["post"]
+    assert add_fact["responses"]["422"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/NotGroundedPublic"
+    }
+    assert add_fact["requestBody"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/FactCreate"
+    }
+    assert {"201", "400", "401", "403"} <= set(add_fact["responses"])
+    search = paths[f"{ns}/search"]["get"]
+    assert "422" not in search["responses"] and "400" in search["responses"]
+    assert search["responses"]["200"]["content"]["application/json"]["schema"]["items"] == {
+        "$ref": "#/components/schemas/SearchHit"
+    }
+    assert "HTTPValidationError" not in schema["components"]["schemas"]
+    assert {"HTTPBearer", "APIKeyHeader"} <= set(schema["components"]["securitySchemes"])
+    assert api.client(None).get("/docs").status_code == 200
+
+
+# -- auth -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {},
+        {"Authorization": "Bearer not-a-known-key-0000000"},
+        {"X-API-Key": "nope"},
+        {"Authorization": f"Basic {ALICE_KEY}"},
+    ],
+    ids=["no key", "unknown bearer", "unknown header", "basic auth"],
+)
+def test_a_missing_or_unknown_key_is_401(api: Api, headers: dict[str, str]) -> None:
+    client = api.client(None)
+    for response in (
+        client.get(f"{ALICE}/rejections", headers=headers),
+        client.post(f"{ALICE}/facts", json=allergy("peanuts"), headers=headers),
+    ):
+        assert response.status_code == 401, response.text
+        assert response.headers["WWW-Authenticate"] == "Bearer"
+        assert response.json()["error"] == "unauthorized"
+
+
+def test_a_key_works_as_bearer_token_or_x_api_key(api: Api) -> None:
+    assert api.client(ALICE_KEY).get(f"{ALICE}/rejections").status_code == 200
+    assert api.client(ALICE_KEY, header="X-API-Key").get(f"{ALICE}/rejections").status_code == 200
+
+
+def test_a_key_never_reads_or_writes_another_namespace(api: Api, alice: httpx.Client) -> None:
+    bob = {**PATIENT, "name": "Bob"}
+    fact = add(api.client(BOTH_KEY), allergy("sesame", bob, "Bob: I'm allergic to sesame."), BOB)
+    before = row_counts(api.db_url)
+    responses = [
+        alice.get(f"{BOB}/facts/{fact['id']}"),
+        alice.get(f"{BOB}/search", params={"q": "sesame"}),
+        alice.get(f"{BOB}/rejections"),
+        alice.post(f"{BOB}/facts", json=allergy("peanuts")),
+        alice.post(f"{BOB}/facts/batch", json={"facts": [allergy("peanuts")]}),
+        alice.post(f"{BOB}/facts/{fact['id']}/retract", json={"reason": "not yours"}),
+    ]
+    for response in responses:
+        assert response.status_code == 403, response.text
+        assert response.json()["error"] == "forbidden"
+    assert row_counts(api.db_url) == before
+    assert api.client(BOTH_KEY).get(f"{BOB}/facts/{fact['id']}").json()["status"] == "verified"
+
+
+def test_pattern_keys_cover_matching_namespaces_only(api: Api) -> None:
+    users = api.client(USERS_KEY)
+    fact = add(users, allergy("peanuts"), "/v1/namespaces/user:carol")
+    assert fact["namespace"] == "user:carol"
+    assert users.get(f"/v1/namespaces/user:carol/facts/{fact['id']}").status_code == 200
+    assert users.get("/v1/namespaces/team:red/rejections").status_code == 403
+    assert users.get("/v1/namespaces/userx/rejections").status_code == 403
+
+
+def test_a_namespace_with_slashes_is_one_path_parameter(api: Api) -> None:
+    team = api.client(TEAM_KEY)
+    fact = add(team, allergy("peanuts"), "/v1/namespaces/team/red/alpha")
+    assert fact["namespace"] == "team/red/alpha"
+    got = team.get(f"/v1/namespaces/team/red/alpha/facts/{fact['id']}")
+    assert got.status_code == 200 and got.json()["id"] == fact["id"]
+    assert team.get("/v1/namespaces/team/blue/facts/x").status_code == 403
+
+
+def test_namespaces_are_isolated_even_for_a_key_allowed_both(api: Api) -> None:
+    both = api.client(BOTH_KEY)
+    fact = add(both, allergy("hazelnuts", evidence="Alice: I'm allergic to hazelnuts."))
+    assert both.get(f"{ALICE}/facts/{fact['id']}").status_code == 200
+    missing = both.get(f"{BOB}/facts/{fact['id']}")
+    assert missing.status_code == 404 and missing.json()["error"] == "not_found"
+    hits = both.get(f"{BOB}/search", params={"q": "allergic to hazelnuts"}).json()
+    assert fact["id"] not in [hit["fact"]["id"] for hit in hits]
+    assert both.get(f"{BOB}/entities/Alice/neighborhood").status_code == 404
+    assert both.get(f"{BOB}/facts/{fact['id']}/history").status_code == 404
+
+
+# -- writes ---------------------------------------------------------------------------
+
+
+def test_a_grounded_fact_is_201_and_its_duplicate_200(api: Api, alice: httpx.Client) -> None:
+    created = alice.post(f"{ALICE}/facts", json=allergy("peanuts"))
+    assert created.status_code == 201, created.text
+    fact = created.json()
+    assert fact["namespace"] == "user:alice"
+    assert fact["status"] == "verified" and fact["verdict"] == "grounded"
+    assert fact["statement"] == "Alice is allergic to peanuts."
+    assert {(m["name"], m["role"]) for m in fact["members"]} == {
+        ("Alice", "patient"),
+        ("peanuts", "allergen"),
+    }
+    again = alice.post(f"{ALICE}/facts", json=allergy("peanuts"))
+    assert again.status_code == 200
+    assert again.json()["deduplicated"] is True and again.json()["id"] == fact["id"]
+
+
+def test_a_rejected_fact_is_422_audited_and_not_stored(api: Api, alice: httpx.Client) -> None:
+    before = row_counts(api.db_url)
+    response = alice.post(f"{ALICE}/facts", json=allergy("shellfish"))
+    assert response.status_code == 422, response.text
+    body = response.json()
+    assert body["error"] == "not_grounded"
+    assert body["verdict"] == "insufficient_evidence"
+    assert body["reason"] and "bits" in body["reason"]
+    rejection = body["rejection"]
+    assert body["detail"].endswith(f"GET {ALICE}/rejections/{rejection['id']}")
+    assert rejection["statement"] == "Alice is allergic to shellfish."
+    assert rejection["verdict"] == "insufficient_evidence"
+    assert rejection["namespace"] == "user:alice"
+    assert [e["text"] for e in rejection["evidence"]] == [EVIDENCE]
+    after = row_counts(api.db_url)
+    assert after["facts"] == before["facts"]
+    assert after["rejections"] == before["rejections"] + 1
+
+    listed = alice.get(f"{ALICE}/rejections", params={"verdict": "insufficient_evidence"})
+    assert listed.status_code == 200
+    assert rejection["id"] in [r["id"] for r in listed.json()]
+    by_text = alice.get(f"{ALICE}/rejections", params={"text": "shellfish", "entity": "Alice"})
+    assert [r["id"] for r in by_text.json()] == [rejection["id"]]
+    other = alice.get(f"{ALICE}/rejections", params={"verdict": ["contradicted", "unsupported"]})
+    assert rejection["id"] not in [r["id"] for r in other.json()]
+    one = alice.get(f"{ALICE}/rejections/{rejection['id']}")
+    assert one.status_code == 200 and one.json()["statement"] == rejection["statement"]
+    counts = alice.get(f"{ALICE}/rejections/counts", params={"by": "verdict"}).json()
+    assert counts["insufficient_evidence"] >= 1
+    hits = alice.get(f"{ALICE}/search", params={"q": "shellfish allergy", "mode": "text"}).json()
+    assert "Alice is allergic to shellfish." not in [h["fact"]["statement"] for h in hits]
+
+
+def test_a_batch_reports_each_fact_stored_or_rejected(api: Api, alice: httpx.Client) -> None:
+    before = row_counts(api.db_url)
+    dave = {"name": "Dave", "kind": "person", "role": "patient"}
+    facts = [
+        allergy("peanuts", dave, "Dave: I'm allergic to peanuts."),
+        allergy("shellfish", dave, "Dave: I'm allergic to peanuts."),
+    ]
+    response = alice.post(f"{ALICE}/facts/batch", json={"facts": facts})
+    assert response.status_code == 200, response.text
+    stored, rejected = response.json()["results"]
+    assert (
+        stored["stored"] is True and stored["fact"]["statement"] == "Dave is allergic to peanuts."
+    )
+    assert rejected["stored"] is False
+    assert rejected["rejection"]["statement"] == "Dave is allergic to shellfish."
+    assert rejected["rejection"]["verdict"] == "insufficient_evidence"
+    after = row_counts(api.db_url)
+    assert after["facts"] == before["facts"] + 1
+    assert after["rejections"] == before["rejections"] + 1
+
+
+def test_get_retract_supersede_and_history(api: Api, alice: httpx.Client) -> None:
+    erin = {"name": "Erin", "kind": "person", "role": "patient"}
+    old = add(alice, allergy("peanuts", erin, "Erin: I'm allergic to peanuts."))
+    got = alice.get(f"{ALICE}/facts/{old['id']}")
+    assert got.status_code == 200 and got.json()["statement"] == old["statement"]
+
+    correction = {
+        "statement": "Erin is severely allergic to peanuts.",
+        "members": [erin, ["peanuts", "food", "allergen"]],
+        "relation": "allergic_to",
+        "evidence": ["Erin: I'm severely allergic to peanuts, I carry an EpiPen."],
+    }
+    rejected = alice.post(f"{ALICE}/facts/{old['id']}/supersede", json=allergy("shellfish", erin))
+    assert rejected.status_code == 422 and rejected.json()["error"] == "not_grounded"
+    assert alice.get(f"{ALICE}/facts/{old['id']}").json()["status"] == "verified"
+
+    new = alice.post(f"{ALICE}/facts/{old['id']}/supersede", json=correction)
+    assert new.status_code == 201, new.text
+    new_id = new.json()["id"]
+    assert new.json()["supersedes_id"] == old["id"]
+    assert alice.get(f"{ALICE}/facts/{old['id']}").json()["status"] == "superseded"
+
+    history = alice.get(f"{ALICE}/facts/{new_id}/history")
+    assert history.status_code == 200
+    versions = history.json()["versions"]
+    assert [v["id"] for v in versions] == [old["id"], new_id]
+    assert [v["status"] for v in versions] == ["superseded", "verified"]
+    checks = history.json()["verifications"]
+    assert {c["fact_id"] for c in checks} == {old["id"], new_id}
+    assert all(c["kind"] == "write" and c["verdict"] == "grounded" for c in checks)
+
+    retracted = alice.post(f"{ALICE}/facts/{new_id}/retract", json={"reason": "typo"})
+    assert retracted.status_code == 200, retracted.text
+    assert retracted.json()["status"] == "retracted"
+    assert retracted.json()["retraction_reason"] == "typo"
+    again = alice.post(f"{ALICE}/facts/{new_id}/retract", json={"reason": "twice"})
+    assert again.status_code == 400 and again.json()["field"] == "fact_id"
+    hits = alice.get(f"{ALICE}/search", params={"q": "Erin severely allergic"}).json()
+    assert new_id not in [h["fact"]["id"] for h in hits]
+
+
+# -- reads -----------------------------------------------------------------------------
+
+
+def test_search_finds_the_fact_and_its_evidence(api: Api, alice: httpx.Client) -> None:
+    frank = {"name": "Frank", "kind": "person", "role": "resident"}
+    fact = add(
+        alice,
+        {
+            "statement": "Frank lives in Paris.",
+            "members": [frank, ["Paris", "place", "home"]],
+            "relation": "lives_in",
+            "evidence": ["Frank: I moved to Paris last year and I live there now."],
+        },
+    )
+    response = alice.get(f"{ALICE}/search", params={"q": "Where does Frank live?", "k": 3})
+    assert response.status_code == 200, response.text
+    hits = response.json()
+    assert hits and hits[0]["fact"]["id"] == fact["id"]
+    assert len(hits) <= 3 and hits[0]["score"] > 0
+    filtered = alice.get(
+        f"{ALICE}/search",
+        params={"q": "Paris", "entity": ["Frank", "Paris"], "relation": "lives_in"},
+    ).json()
+    assert [h["fact"]["id"] for h in filtered] == [fact["id"]]
+    retracted_only = alice.get(f"{ALICE}/search", params={"q": "Paris", "status": "retracted"})
+    assert fact["id"] not in [h["fact"]["id"] for h in retracted_only.json()]
+
+    evidence = alice.get(f"{ALICE}/search/evidence", params={"q": "moved to Paris", "k": 2})
+    assert evidence.status_code == 200, evidence.text
+    assert "moved to Paris" in evidence.json()[0]["text"]
+    assert evidence.json()[0]["evidence_id"] in [c["evidence_id"] for c in fact["citations"]]
+
+
+def test_neighborhood_of_an_entity(api: Api, alice: httpx.Client) -> None:
+    gina = {"name": "Gina", "kind": "person", "role": "patient"}
+    fact = add(alice, allergy("peanuts", gina, "Gina: I'm allergic to peanuts."))
+    response = alice.get(f"{ALICE}/entities/Gina/neighborhood", params={"hops": 1})
+    assert response.status_code == 200, response.text
+    hood = response.json()
+    assert fact["id"] in [f["id"] for f in hood["facts"]]
+    assert {"Gina", "peanuts"} <= {e["name"] for e in hood["entities"]}
+    assert sorted(hood["distance"].values())[0] == 0
+    bad = alice.get(f"{ALICE}/entities/Gina/neighborhood", params={"hops": 11})
+    assert bad.status_code == 400 and bad.json()["field"] == "hops"
+
+
+def test_verify_claim_answers_the_verdict_and_stores_nothing(api: Api, alice: httpx.Client) -> None:
+    before = row_counts(api.db_url)
+    url = f"{ALICE}/verify_claim"
+    grounded = alice.post(
+        url, json={"claim": "Alice is allergic to peanuts.", "evidence": EVIDENCE}
+    )
+    assert grounded.status_code == 200, grounded.text
+    assert grounded.json()["status"] == "grounded" and grounded.json()["accepted"] is True
+    assert grounded.json()["p1"] > grounded.json()["p0"]
+    short = alice.post(
+        url, json={"claim": "Alice is allergic to shellfish.", "evidence": [EVIDENCE]}
+    )
+    assert short.status_code == 200
+    assert short.json()["status"] == "insufficient_evidence" and short.json()["accepted"] is False
+    assert short.json()["budget_gap"] > 0
+    assert row_counts(api.db_url) == before
+
+
+# -- errors ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "field"),
+    [
+        ("/facts", {**allergy("peanuts"), "statement": "  "}, "statement"),
+        (
+            "/facts",
+            {"statement": "Alice is allergic to peanuts.", "evidence": [EVIDENCE]},
+            "members",
+        ),
+        ("/facts", {**allergy("peanuts"), "members": []}, "members"),
+        ("/facts", {**allergy("peanuts"), "members": [["Alice", "person"]]}, "members.0"),
+        ("/facts", {**allergy("peanuts"), "confidence": 2}, "confidence"),
+        ("/facts", {**allergy("peanuts"), "colour": "red"}, "colour"),
+        ("/facts/batch", {"facts": [allergy("peanuts"), {"members": ["x"]}]}, "facts.1.statement"),
+        ("/facts/batch", {}, "facts"),
+        ("/verify_claim", {"claim": "x", "evidence": []}, "evidence"),
+        ("/facts/abc/retract", {}, "reason"),
+    ],
+)
+def test_a_bad_body_is_400_naming_the_field(
+    api: Api, alice: httpx.Client, path: str, body: dict, field: str
+) -> None:
+    before = row_counts(api.db_url)
+    response = alice.post(f"{ALICE}{path}", json=body)
+    assert response.status_code == 400, response.text
+    error = response.json()
+    assert error["error"] == "invalid_input"
+    assert error["field"] == field
+    assert error["reason"] and field in error["detail"]
+    assert row_counts(api.db_url) == before
+
+
+def test_a_body_that_is_not_json_is_400(alice: httpx.Client) -> None:
+    response = alice.post(
+        f"{ALICE}/facts", content=b"{not json", headers={"Content-Type": "application/json"}
+    )
+    assert response.status_code == 400
+    assert response.json()["error"] == "invalid_input" and response.json()["field"] == "body"
+
+
+@pytest.mark.parametrize(
+    ("path", "params", "field"),
+    [
+        ("/search", {"q": "peanuts", "k": "many"}, "k"),
+        ("/search", {"q": "peanuts", "k": 0}, "k"),
+        ("/search", {"q": "peanuts", "mode": "fuzzy"}, "mode"),
+        ("/search", {"k": 3}, "q"),
+        ("/search", {"q": "peanuts", "status": "forgotten"}, "status"),
+        ("/search", {"q": "   "}, "q"),
+        ("/search/evidence", {"q": "peanuts", "k": 1001}, "k"),
+        ("/rejections", {"verdict": "bogus"}, "verdict"),
+        ("/rejections", {"limit": 0}, "limit"),
+        ("/rejections", {"order_by": "colour"}, "order_by"),
+        ("/rejections", {"since": "yesterday"}, "since"),
+        ("/rejections", {"min_gap": 3, "max_gap": 1}, "max_gap"),
+        ("/rejections/counts", {"by": "week"}, "by"),
+    ],
+)
+def test_a_bad_query_parameter_is_400_naming_it(
+    alice: httpx.Client, path: str, params: dict, field: str
+) -> None:
+    response = alice.get(f"{ALICE}{path}", params=params)
+    assert response.status_code == 400, response.text
+    assert response.json()["error"] == "invalid_input"
+    assert response.json()["field"] == field
+
+
+def test_a_bad_namespace_is_400(api: Api) -> None:
+    response = api.client(USERS_KEY).get("/v1/namespaces/-user:x/rejections")
+    assert response.status_code == 400
+    assert response.json()["field"] == "namespace"
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("GET", f"{ALICE}/facts/no-such-fact"),
+        ("GET", f"{ALICE}/facts/no-such-fact/history"),
+        ("POST", f"{ALICE}/facts/no-such-fact/retract"),
+        ("GET", f"{ALICE}/rejections/no-such-rejection"),
+        ("GET", f"{ALICE}/entities/Nobody/neighborhood"),
+        ("GET", "/v1/no/such/route"),
+    ],
+)
+def test_unknown_rows_and_routes_are_404(alice: httpx.Client, method: str, path: str) -> None:
+    response = alice.request(method, path, json={"reason": "gone"} if method == "POST" else None)
+    assert response.status_code == 404, response.text
+    assert response.json()["error"] == "not_found"
+
+
+def test_metrics_have_gate_and_http_series_without_namespaces(
+    api: Api, alice: httpx.Client
+) -> None:
+    add(alice, allergy("peanuts"))
+    alice.post(f"{ALICE}/facts", json=allergy("shellfish"))
+    alice.get(f"{ALICE}/facts/no-such-fact")
+    response = api.client(None).get("/metrics")
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/plain")
+    text = response.text
+    assert "gate_claims_verified_total" in text
+    assert 'gate_verdicts_total{status="insufficient_evidence"}' in text
+    assert "gate_backend_latency_seconds_bucket" in text
+    route = "/v1/namespaces/{namespace}/facts"
+    for series in (
+        f'memstore_http_requests_total{{method="POST",route="{route}",status="422"}}',
+        f'memstore_http_requests_total{{method="GET",route="{route}/{{fact_id}}",status="404"}}',
+        f'memstore_http_request_duration_seconds_count{{method="POST",route="{route}"}}',
+    ):
+        assert series in text
+    assert "user:alice" not in text
+
+
+# -- other servers ----------------------------------------------------------------------
+
+
+def test_an_unreachable_database_is_503_without_leaking_its_url(tmp_path: Path) -> None:
+    url = "postgresql+psycopg://memstore:s3cret-pw@127.0.0.1:1/memstore"
+    app = create_app(settings_for(url))
+
+    def explode() -> None:
+        raise RuntimeError("boom: internal detail")
+
+    app.add_api_route("/explode", explode)
+    with serving(app) as base, httpx.Client(base_url=base, timeout=60) as client:
+        health = client.get("/health")
+        assert health.status_code == 503
+        assert health.json()["database"] == "unavailable"
+        auth = {"X-API-Key": ALICE_KEY}
+        for response in (
+            client.get(f"{ALICE}/rejections", headers=auth),
+            client.post(f"{ALICE}/facts", json=allergy("peanuts"), headers=auth),
+        ):
+            assert response.status_code == 503, response.text
+            assert response.json()["error"] == "unavailable"
+            assert "s3cret" not in response.text
+        boom = client.get("/explode")
+        assert boom.status_code == 500
+        assert boom.json()["error"] == "internal_error"
+        assert "boom" not in boom.text and "Traceback" not in boom.text
+
+
+def test_stores_run_the_scheduler_and_close_at_shutdown(tmp_path: Path) -> None:
+    app = create_app(settings_for(str(tmp_path / "memdata"), scheduler={"enabled": True}))
+    stores: NamespaceStores = app.state.stores
+    with serving(app) as base, httpx.Client(base_url=base, timeout=60) as client:
+        auth = {"X-API-Key": BOTH_KEY}
+        assert client.get(f"{ALICE}/rejections", headers=auth).status_code == 200
+        assert client.get(f"{BOB}/rejections", headers=auth).status_code == 200
+        assert stores.namespaces() == ["user:alice", "user:bob"]
+        store = stores.get("user:alice")
+        with pytest.raises(MemstoreError, match="already running"):
+            store.start_reverifier()
+    with pytest.raises(MemstoreError, match="closed"):
+        store.get_fact("anything")
+    with pytest.raises(MemstoreError, match="shutting down"):
+        stores.get("user:alice")
