@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 
 from memstore.config import Settings
+from memstore.schemas import FactPublic
 
 Progress = Callable[[str, int, int], None]
 BATCH = 50
@@ -27,7 +28,7 @@ def fact(i: int) -> dict[str, object]:
         "statement": f"Person {i} lives in Town {i}.",
         "members": [(f"Person {i}", "person", "resident"), (f"Town {i}", "place", "home")],
         "relation": "lives_in",
-        "evidence": [f"Person {i}: I have lived in Town {i} for years."],
+        "evidence": [f"Person {i}: I live in Town {i}."],
     }
 
 
@@ -39,14 +40,16 @@ def run(settings: Settings, facts: int, progress: Progress) -> dict[str, float |
         with local.open("bench") as store:
             progress("loading the verifier", 0, 1)
             store.verify_claim("Warm-up.", "Warm-up.")
-            started, done = time.perf_counter(), 0
+            started, stored = time.perf_counter(), 0
             for first in range(0, facts, BATCH):
-                store.add_facts([fact(i) for i in range(first, min(first + BATCH, facts))])
-                done = min(first + BATCH, facts)
-                progress("gated writes, batches of 50", done, facts)
+                batch = [fact(i) for i in range(first, min(first + BATCH, facts))]
+                results = store.add_facts(batch)
+                stored += sum(1 for r in results if isinstance(r, FactPublic))
+                progress("gated writes, batches of 50", first + len(batch), facts)
             batched = facts / (time.perf_counter() - started)
+            # add_facts of one: a rejection is a result here, not an exception
             single = _timed(
-                lambda i: store.add_fact(fact(facts + i)), "gated add_fact, one by one", progress
+                lambda i: store.add_facts([fact(facts + i)]), "gated writes, one by one", progress
             )
             claims = _timed(
                 lambda i: store.verify_claim(
@@ -58,12 +61,14 @@ def run(settings: Settings, facts: int, progress: Progress) -> dict[str, float |
             searches = _timed(
                 lambda i: store.search(f"where does person {i} live?", 10), "search", progress
             )
-            gate = store.hook.name
     return {
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python "
         f"{platform.python_version()}",
-        "gate": f"{gate} ({settings.hallucination.backend})",
+        "verifier": settings.hallucination.backend
+        if settings.hallucination.enabled
+        else "none (gate off)",
         "gated writes, batches of 50 (facts/s)": batched,
+        "admitted by the gate (%)": 100.0 * stored / facts,
         "add_fact p50 (ms)": _p(single, 50),
         "add_fact p95 (ms)": _p(single, 95),
         "verify_claim p50 (ms)": _p(claims, 50),
