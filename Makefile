@@ -32,8 +32,10 @@ $(SERVER_STAMP): $(STAMP)
 
 install: $(STAMP)
 
+# The demo's store stays in ./demo-data (recreated each run) for README's walkthrough.
 demo: install
-	$(PY) -m memstore.demo
+	rm -rf demo-data
+	$(PY) -m memstore.demo demo-data
 
 postgres:
 ifeq ($(PG_CTL),)

@@ -502,7 +502,11 @@ def search(
                 str(n), f"{chunk.score:.4f}", chunk.source, str(chunk.version), chunk.text
             )
     else:
-        table = Table("#", "score", "fact", "status", "confidence", "statement")
+        table = Table("#", "score")
+        table.add_column("fact", no_wrap=True, min_width=32)
+        table.add_column("status")
+        table.add_column("conf.")
+        table.add_column("statement", ratio=1)
         for n, hit in enumerate(facts, 1):
             fact = hit.fact
             table.add_row(
@@ -607,24 +611,27 @@ def audit(
     if output == "json":
         typer.echo(_json(rows))
         return
-    table = Table("when (UTC)", "statement", "verdict", "p1", "p0", "gap (bits)", "why")
+    table = Table(title=f"Rejected in {opened.namespace}", title_justify="left")
     table.add_column("id", no_wrap=True, min_width=32)
+    table.add_column("when (UTC)", no_wrap=True)
+    table.add_column("verdict", no_wrap=True)
+    table.add_column("gap (bits)", justify="right")
+    table.add_column("statement", ratio=1)
     for r in rows:
         table.add_row(
-            r.created_at.strftime("%Y-%m-%d %H:%M:%S"),
-            r.statement,
-            r.verdict,
-            _num(r.p1),
-            _num(r.p0),
-            _num(r.budget_gap),
-            r.reason or "",
             r.id,
+            r.created_at.strftime("%m-%d %H:%M"),
+            r.verdict,
+            _num(r.budget_gap),
+            r.statement,
         )
     out.print(table)
     if not rows:
         out.print(f"No rejections in namespace {opened.namespace!r} match.")
     elif len(rows) == limit:
         out.print(f"First {limit}; more with --offset {offset + limit} or --format csv.")
+    if rows:
+        out.print("p0, p1, bits and the evidence of each: --format json, or --format csv")
 
 
 # -- re-verification and the index -------------------------------------------------

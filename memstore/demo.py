@@ -3,7 +3,8 @@
 Writes a batch of facts through the grounding gate (the embedded verifier; one
 ungrounded fact is rejected into the audit log), asks for a neighbourhood,
 corrects a fact by supersession and shows the history, then changes a source
-file and re-verifies. Uses a temporary directory unless given one.
+file and re-verifies. Uses a temporary directory unless given one (``make demo``
+keeps it in ./demo-data for the CLI, REST and MCP walkthrough in README.md).
 """
 
 from __future__ import annotations
@@ -67,6 +68,8 @@ CORRECTION: dict[str, Any] = {
     "evidence": ["Press release, 2025: Acme has moved its headquarters to Munich."],
 }
 
+
+NAMESPACE = "user:alice"
 
 PROFILE_V1 = "# Alice\n\nAlice lives in Paris and works as a data engineer at Acme.\n"
 PROFILE_V2 = "# Alice\n\nAlice moved to Berlin in May; she rents a flat in Kreuzberg.\n"
@@ -159,9 +162,11 @@ def run(store: Store, console: Console) -> None:
     console.print()
     _reverify(store, console)
     _search(store, console)
+    where = store.data_dir or store.url
     console.print(
-        "\nNext: read README.md for the Python API, `memstore search` and `memstore "
-        "reverify`; run `make test` for the test suite."
+        f"\nThe store stays in {where}. Next, from a shell (README.md, 'After make demo'):\n"
+        f"  . .venv/bin/activate && export MEMSTORE_URL={where} MEMSTORE_NAMESPACE={NAMESPACE}\n"
+        '  memstore stats; memstore audit; memstore search "what is Alice allergic to?"'
     )
 
 
@@ -221,7 +226,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     with (
         tempfile.TemporaryDirectory(prefix="memstore-demo-") as tmp,
-        memstore.open(Path(args[0]) if args else Path(tmp), namespace="demo:alice") as store,
+        memstore.open(Path(args[0]) if args else Path(tmp), namespace=NAMESPACE) as store,
     ):
         run(store, Console())
     return 0
