@@ -14,6 +14,7 @@ fails at load with :class:`gate.ConfigError` naming the field.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import threading
@@ -37,6 +38,7 @@ from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
+    SettingsError,
     YamlConfigSettingsSource,
 )
 
@@ -65,7 +67,20 @@ def parse_duration(text: str) -> timedelta:
     match = _DURATION.match(text)
     if not match or float(match.group(1)) <= 0:
         raise ValueError(f"{text!r} is not a duration like 30s, 5m, 2h or 1d")
-    return timedelta(seconds=float(match.group(1)) * _UNITS[match.group(2) or "s"])
+    return _seconds(float(match.group(1)) * _UNITS[match.group(2) or "s"])
+
+
+def _seconds(seconds: float) -> timedelta:
+    """A positive timedelta of ``seconds``; else ValueError (never OverflowError)."""
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise ValueError("must be a positive duration like 30s, 5m, 2h or 1d")
+    try:
+        value = timedelta(seconds=seconds)
+    except OverflowError:
+        raise ValueError("is too long a duration") from None
+    if value <= timedelta(0):
+        raise ValueError("must be at least one microsecond")
+    return value
 
 
 def format_duration(value: timedelta) -> str:
@@ -78,12 +93,12 @@ def format_duration(value: timedelta) -> str:
 
 
 def _duration(value: object) -> object:
+    if isinstance(value, bool):
+        raise ValueError("must be a duration like 30s, 5m, 2h or 1d, not true/false")
     if isinstance(value, str):
         return parse_duration(value)
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        if value <= 0:
-            raise ValueError("must be a positive number of seconds")
-        return timedelta(seconds=value)
+    if isinstance(value, int | float):
+        return _seconds(value)
     return value
 
 
@@ -117,6 +132,14 @@ class StoreSettings(_Section):
     def _namespace(cls, value: str) -> str:
         return check_namespace(value)
 
+    @field_validator("index", mode="before")
+    @classmethod
+    def _index_word(cls, value: object) -> object:
+        # MEMSTORE_STORE__INDEX=false arrives as the string "false", not a directory name.
+        if isinstance(value, str) and value.strip().lower() in ("false", "true"):
+            return value.strip().lower() == "true"
+        return value
+
     @field_validator("index")
     @classmethod
     def _index(cls, value: str | bool | None) -> str | bool | None:
@@ -133,7 +156,7 @@ class SchedulerSettings(_Section):
     #: ``memstore serve`` re-verifies its namespaces in the background.
     enabled: bool = False
     every: Duration = timedelta(minutes=5)
-    limit: int = Field(default=DEFAULT_LIMIT, ge=1)
+    limit: int = Field(default=DEFAULT_LIMIT, ge=1, le=100_000)
     batch: int = Field(default=DEFAULT_BATCH, ge=1, le=500)
     lease: Duration = DEFAULT_LEASE
     fetch_timeout: float = Field(default=10.0, ge=0.1, le=600.0)
@@ -192,6 +215,11 @@ class Settings(BaseSettings):
     scheduler: SchedulerSettings = SchedulerSettings()
     server: ServerSettings = ServerSettings()
 
+    @field_validator("store", "hallucination", "scheduler", "server", mode="before")
+    @classmethod
+    def _empty_section(cls, value: object) -> object:
+        return {} if value is None else value  # an empty YAML section: its defaults
+
     @classmethod
     def settings_customise_sources(
         cls,
@@ -201,10 +229,11 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        sources: list[PydanticBaseSettingsSource] = [init_settings, _KeysReplaced(env_settings)]
         path = _yaml_file.get()
         if path is not None:
-            sources.append(YamlConfigSettingsSource(settings_cls, yaml_file=path))
+            yaml_source = YamlConfigSettingsSource(settings_cls, yaml_file=path)
+            sources.append(_KeysReplaced(yaml_source))
         return tuple(sources)
 
     def gate(self) -> Gate | None:
@@ -247,6 +276,28 @@ class Settings(BaseSettings):
         return Store(s.url, namespace if namespace is not None else s.namespace, **settings)
 
 
+class _KeysReplaced(PydanticBaseSettingsSource):
+    """``source``, less its ``server.api_keys`` when a higher source sets them: key maps
+    are replaced whole, never merged key by key, so a file's keys cannot outlive
+    MEMSTORE_SERVER__API_KEYS or a keyword ``server={"api_keys": ...}``."""
+
+    def __init__(self, source: PydanticBaseSettingsSource) -> None:
+        super().__init__(source.settings_cls)
+        self._source = source
+        self.__name__ = type(source).__name__
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False  # unused: __call__ delegates
+
+    def __call__(self) -> dict[str, Any]:
+        data = self._source()
+        server = data.get("server")
+        higher = self.current_state.get("server")
+        if isinstance(higher, dict) and "api_keys" in higher and isinstance(server, dict):
+            data = {**data, "server": {k: v for k, v in server.items() if k != "api_keys"}}
+        return data
+
+
 _gates: dict[str, Gate] = {}
 _gates_lock = threading.Lock()
 
@@ -271,16 +322,21 @@ def load_settings(path: str | Path | None = None, **overrides: Any) -> Settings:
     token = _yaml_file.set(yaml_path)
     try:
         settings = Settings(**overrides)
-        settings.hallucination.policy()  # the gate block's cross-field checks
-        return settings
     except ValidationError as exc:
         err = exc.errors(include_url=False)[0]
         field = ".".join(str(p) for p in err["loc"]) or "settings"
         raise ConfigError(field, err["msg"].removeprefix("Value error, ")) from None
-    except ValueError as exc:
-        raise ConfigError("hallucination.memory_gate", str(exc)) from None
+    except SettingsError as exc:  # e.g. a MEMSTORE_* variable that is not valid JSON
+        named = re.search(r'field "([^"]+)"', str(exc))
+        raise ConfigError(named.group(1) if named else "environment", str(exc)) from None
     finally:
         _yaml_file.reset(token)
+    try:
+        settings.hallucination.policy()  # the gate block's cross-field checks
+    except ValidationError as exc:
+        reason = exc.errors(include_url=False)[0]["msg"].removeprefix("Value error, ")
+        raise ConfigError("hallucination.memory_gate", reason) from None
+    return settings
 
 
 def _check_yaml(path: Path) -> None:

@@ -373,13 +373,9 @@ def test_bad_keyword_values_name_the_field() -> None:
     assert config_error(store={"nope": 1}).field == "store.nope"
 
 
-# -- confirmed bugs of memstore/config.py (see the report); each xfail is strict, so it
-# -- fails as XPASS once the bug is fixed: then drop the marker.
+# -- edge cases: empty sections, unusable durations, bounds, env JSON, key replacement
 
 
-@pytest.mark.xfail(
-    strict=True, reason="BUG: an empty YAML section (`store:`) is None and fails validation"
-)
 def test_empty_yaml_section_means_its_defaults(tmp_path: Path) -> None:
     settings = load_settings(write(tmp_path, "store:\nscheduler:\nhallucination:\n"))
     assert settings == load_settings()
@@ -389,26 +385,10 @@ def test_empty_yaml_section_means_its_defaults(tmp_path: Path) -> None:
     "value",
     [
         pytest.param(".nan", id="nan"),
-        pytest.param(
-            ".inf",
-            id="inf",
-            marks=pytest.mark.xfail(strict=True, reason="BUG: OverflowError, not ConfigError"),
-        ),
-        pytest.param(
-            "99999999999d",
-            id="too-long",
-            marks=pytest.mark.xfail(strict=True, reason="BUG: OverflowError, not ConfigError"),
-        ),
-        pytest.param(
-            "true",
-            id="bool",
-            marks=pytest.mark.xfail(strict=True, reason="BUG: true loads as a 1 s duration"),
-        ),
-        pytest.param(
-            "0.0000001",
-            id="below-a-microsecond",
-            marks=pytest.mark.xfail(strict=True, reason="BUG: loads as 0 s; open() then fails"),
-        ),
+        pytest.param(".inf", id="inf"),
+        pytest.param("99999999999d", id="too-long"),
+        pytest.param("true", id="bool"),
+        pytest.param("0.0000001", id="below-a-microsecond"),
     ],
 )
 def test_unusable_durations_are_config_errors(tmp_path: Path, value: str) -> None:
@@ -416,31 +396,21 @@ def test_unusable_durations_are_config_errors(tmp_path: Path, value: str) -> Non
     assert err.field == "scheduler.every"
 
 
-@pytest.mark.xfail(
-    strict=True, reason="BUG: scheduler.limit has no upper bound; Store.reverify allows 100000"
-)
 def test_scheduler_limit_is_bounded_like_reverify(tmp_path: Path) -> None:
     assert load_settings(scheduler={"limit": 100_000}).scheduler.limit == 100_000
     assert config_error(scheduler={"limit": 100_001}).field == "scheduler.limit"
 
 
-@pytest.mark.xfail(
-    strict=True, reason="BUG: invalid JSON in a variable is blamed on hallucination.memory_gate"
-)
 def test_invalid_json_in_environment_names_its_section(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MEMSTORE_SERVER__API_KEYS", "not json")
     assert config_error().field.startswith("server")
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: the gate block's cross-field error is 'settings'")
 def test_gate_cross_field_error_names_the_gate_block(tmp_path: Path) -> None:
     text = "hallucination:\n  memory_gate:\n    contradiction_threshold: 0.9\n"
     assert config_error(write(tmp_path, text)).field == "hallucination.memory_gate"
 
 
-@pytest.mark.xfail(
-    strict=True, reason="BUG: api_keys from env/keywords are merged into the file's, not replacing"
-)
 def test_api_keys_from_environment_or_keywords_replace_the_files(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -454,7 +424,6 @@ def test_api_keys_from_environment_or_keywords_replace_the_files(
     assert not server.allows(TEAM_KEY, "user:bob")  # a key dropped from service stays dropped
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: MEMSTORE_STORE__INDEX=false is a directory 'false'")
 def test_index_false_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MEMSTORE_STORE__INDEX", "false")
     assert load_settings().store.index is False
