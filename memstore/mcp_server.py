@@ -120,7 +120,17 @@ BudgetGap = Annotated[
 GATE_NUMBERS = ("p0", "p1", "required_bits", "observed_bits", "budget_gap")
 
 
-class Remembered(BaseModel):
+class _GateNumbers(BaseModel):
+    """The gate's measurements, in every result that carries a verdict."""
+
+    p0: P0 = None
+    p1: P1 = None
+    required_bits: RequiredBits = None
+    observed_bits: ObservedBits = None
+    budget_gap: BudgetGap = None
+
+
+class Remembered(_GateNumbers):
     """What ``remember`` did: stored the fact, or the gate refused it (and why)."""
 
     stored: bool = Field(description="Whether the fact is now in memory.")
@@ -137,11 +147,6 @@ class Remembered(BaseModel):
     rejection_id: str | None = Field(default=None, description="The refusal's audit-log id.")
     reason: str | None = Field(default=None, description="Why the gate decided as it did.")
     hint: str | None = Field(default=None, description="What to do about a refusal.")
-    p0: P0 = None
-    p1: P1 = None
-    required_bits: RequiredBits = None
-    observed_bits: ObservedBits = None
-    budget_gap: BudgetGap = None
 
 
 class RecalledFact(BaseModel):
@@ -157,21 +162,16 @@ class RecalledFact(BaseModel):
     similarity: float | None = Field(default=None, description="Cosine similarity to the query.")
 
 
-class ClaimVerdict(BaseModel):
+class ClaimVerdict(_GateNumbers):
     """The gate's verdict on a claim; nothing was stored."""
 
     status: str = Field(description="The verdict, e.g. grounded, unsupported, contradicted.")
     accepted: bool = Field(description="Whether ``remember`` would store the claim.")
     confidence: float = Field(description="The confidence it would be stored with (0 if not).")
     reason: str | None = None
-    p0: P0 = None
-    p1: P1 = None
-    required_bits: RequiredBits = None
-    observed_bits: ObservedBits = None
-    budget_gap: BudgetGap = None
 
 
-class Rejection(BaseModel):
+class Rejection(_GateNumbers):
     """A fact the gate refused, as the audit log keeps it."""
 
     rejection_id: str
@@ -181,11 +181,6 @@ class Rejection(BaseModel):
     members: list[Member]
     evidence: list[str] = Field(description="The evidence it was checked against (cut short).")
     created_at: datetime
-    p0: P0 = None
-    p1: P1 = None
-    required_bits: RequiredBits = None
-    observed_bits: ObservedBits = None
-    budget_gap: BudgetGap = None
 
 
 Statement = Annotated[
