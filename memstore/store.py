@@ -47,6 +47,7 @@ from memstore.models import (
 from memstore.names import check_namespace, check_text, normalize_key, statement_hash
 from memstore.providers import DEFAULT_HTTP_TIMEOUT_S, Providers
 from memstore.schemas import (
+    DEFAULT_STATED_CONFIDENCE,
     CitationPublic,
     ClaimCheck,
     EntityPublic,
@@ -530,7 +531,10 @@ class Store:
             return audit.verify(session, self.namespace)
 
     def verify_claim(
-        self, claim: str, evidence: str | Sequence[str], confidence: float = 0.95
+        self,
+        claim: str,
+        evidence: str | Sequence[str],
+        confidence: float = DEFAULT_STATED_CONFIDENCE,
     ) -> Verdict:
         """Check ``claim`` against ``evidence`` with this store's gate; nothing is stored.
 

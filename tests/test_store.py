@@ -253,3 +253,21 @@ def test_a_changed_source_adds_a_version(store: Store) -> None:
         ).all()
     engine.dispose()
     assert versions == [(1, "Alice: Acme."), (2, "Alice: Globex now.")]
+
+
+@pytest.mark.both_databases
+def test_stats_count_one_namespace(store: Store, data_dir: Path) -> None:
+    kept = store.add_fact(
+        statement="Alice likes tea.", members=["Alice", "tea"], evidence=["Alice: I like tea."]
+    )
+    store.add_fact(statement="Alice owns a bike.", members=["Alice", "bike"], evidence=["bike"])
+    store.retract(kept.id, "she switched to coffee")
+    with memstore.open(data_dir, "user:bob", hook=memstore.Ungated(), index=False) as bob:
+        bob.add_fact(statement="Bob likes tea.", members=["Bob", "tea"], evidence=["tea"])
+        assert bob.stats().facts == {"unverified": 1}
+    numbers = store.stats()
+    assert numbers.namespace == "user:alice"
+    assert numbers.facts == {"retracted": 1, "unverified": 1}
+    assert (numbers.entities, numbers.evidence, numbers.rejections) == (3, 2, {})
+    # A URL store without MEMSTORE_INDEX_URI has no index: its changes wait in the outbox.
+    assert (numbers.index_backlog == 0) == (store.index_uri is not None)
