@@ -180,12 +180,12 @@ def init(
     ] = None,
 ) -> None:
     """Create the store (or upgrade it to the current schema) and say what to do next."""
-    settings = _settings(ctx, store)
+    settings = _settings(ctx, store, namespace)
     if write_config is not None:
         if write_config.exists():
             _fail(f"{write_config} exists", Exit.BAD_INPUT, "pick another path or remove it")
         write_config.write_text(_settings_yaml(settings), encoding="utf-8")
-    with _open(ctx, store, namespace) as opened:
+    with settings.open() as opened:
         stats = opened.stats()
     out.print(f"store ready at {opened.url} (namespace {opened.namespace!r})")
     out.print(f"  {sum(stats.facts.values())} facts, {sum(stats.rejections.values())} rejections")
@@ -688,13 +688,13 @@ def reverify(
         options["lease"] = _duration("lease", lease)
     if gate is not None:
         options["gate"] = gate
-    names = _namespaces(ctx, store, namespace, all_namespaces)
+    names = _namespaces(settings, namespace, all_namespaces)
     if watch:
-        _watch(ctx, store, names, interval, options, everything)
+        _watch(settings, names, interval, options, everything)
         return
     reports = []
     for name in names:
-        with _open(ctx, store, name) as opened:
+        with settings.open(name) as opened:
             if everything:
                 opened.mark_due()
             reports.append(_run_with_progress(opened, options))
@@ -867,10 +867,7 @@ def _open(
     return settings.open(**options)
 
 
-def _namespaces(
-    ctx: typer.Context, store: str | None, given: list[str] | None, every: bool
-) -> list[str]:
-    settings = _settings(ctx, store)
+def _namespaces(settings: Settings, given: list[str] | None, every: bool) -> list[str]:
     if not every:
         return given or [settings.store.namespace]
     settings.open(DEFAULT_NAMESPACE, index=False).close()  # opening migrates an older database
@@ -1110,8 +1107,7 @@ def _print_reports(reports: list[ReverifyReport], where: str) -> None:
 
 
 def _watch(
-    ctx: typer.Context,
-    store: str | None,
+    settings: Settings,
     names: list[str],
     every: timedelta,
     options: dict[str, Any],
@@ -1119,7 +1115,6 @@ def _watch(
 ) -> None:
     from memstore.scheduler import watch
 
-    settings = _settings(ctx, store)
     if everything:
         for name in names:
             with settings.open(name, index=False) as opened:

@@ -14,6 +14,7 @@ fails at load with :class:`gate.ConfigError` naming the field.
 
 from __future__ import annotations
 
+import hmac
 import math
 import os
 import re
@@ -191,8 +192,6 @@ class ServerSettings(_Section):
 
     def namespaces_for(self, key: str) -> list[str]:
         """The namespace patterns ``key`` may use (none for an unknown key)."""
-        import hmac
-
         for known, patterns in self.api_keys.items():
             if hmac.compare_digest(known.encode(), key.encode()):
                 return patterns
