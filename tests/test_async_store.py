@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import multiprocessing
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -42,6 +43,20 @@ def test_every_public_store_method_has_an_awaitable_twin() -> None:
 
 
 def test_concurrent_tasks_write_and_read_exactly(tmp_path: Path) -> None:
+    # In a child process: torch and LanceDB driven from many worker threads leave this
+    # process's later hf-causal results unrepeatable (noted for issue 9), which the
+    # LM backend tests that follow would inherit.
+    child = multiprocessing.get_context("spawn").Process(target=concurrent_tasks, args=(tmp_path,))
+    child.start()
+    child.join(600)
+    assert child.exitcode == 0, "the concurrent run failed (its traceback is above)"
+    with memstore.open(tmp_path, NS, index=False) as sync:
+        assert sync.stats().facts == {"unverified": 30}
+
+
+def concurrent_tasks(tmp_path: Path) -> None:
+    """30 writes, reads, searches and a batch from concurrent asyncio tasks, checked exactly."""
+
     async def main() -> None:
         async with await AsyncStore.open(tmp_path, NS, hook=memstore.Ungated()) as store:
             written = await asyncio.gather(*(store.add_fact(fact(i)) for i in range(24)))
@@ -64,8 +79,6 @@ def test_concurrent_tasks_write_and_read_exactly(tmp_path: Path) -> None:
             assert stats.facts == {"unverified": 30}  # ungated facts are stored unverified
 
     asyncio.run(main())
-    with memstore.open(tmp_path, NS, index=False) as sync:
-        assert sync.stats().facts == {"unverified": 30}
 
 
 def test_the_gate_rejects_through_await(tmp_path: Path) -> None:
