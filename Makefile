@@ -14,7 +14,7 @@ PG_CTL := $(firstword $(wildcard /usr/lib/postgresql/*/bin/pg_ctl))
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT    := DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get -y -q
 
-.PHONY: install demo test lint clean postgres
+.PHONY: install demo test lint clean postgres train-verifier
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -44,6 +44,10 @@ endif
 
 test: install lint $(SERVER_STAMP) postgres
 	MEMSTORE_REQUIRE_POSTGRES=1 $(PY) -m pytest
+
+# Retrain the embedded verifier (gate/backends/crossencoder/model/), seeded: ~35 min on 2 cores.
+train-verifier: install
+	$(PY) -m gate.backends.crossencoder.train
 
 lint: install
 	$(PY) -m ruff check .

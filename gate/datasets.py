@@ -35,6 +35,8 @@ class Example:
     supporting: tuple[tuple[int, ...], ...] = field(default=())
     #: The split the data itself assigns (SummEdits: "evaluation" rows -> fit), if any.
     given_split: Split | None = None
+    #: SummEdits: the faithful summary this claim was edited from.
+    original: str | None = None
 
     @property
     def split(self) -> Split:
@@ -92,6 +94,7 @@ def _summedits(data_dir: Path) -> Iterator[Example]:
                 evidence=(row["doc"],),
                 label=int(str(row["label"]) == "1"),
                 given_split="fit" if row.get("split") == "evaluation" else "check",
+                original=row.get("original_summary"),
             )
 
 

@@ -10,6 +10,7 @@ from gate.backends.base import VerifierBackend
 #: Backend name -> "module:class". The first is the default.
 BACKENDS: dict[str, str] = {
     "embedded": "gate.backends.embedded:EmbeddedBackend",
+    "embedded-ce": "gate.backends.crossencoder:CrossEncoderBackend",
     "hf-causal": "gate.backends.hf_causal:HFCausalBackend",
     "hf-nli": "gate.backends.hf_nli:HFNLIBackend",
     "openai": "gate.backends.openai:OpenAIBackend",

@@ -1,0 +1,5 @@
+"""``embedded-ce``: a MiniLM cross-encoder fine-tuned for grounding (packaged, offline)."""
+
+from gate.backends.crossencoder.backend import CrossEncoderBackend
+
+__all__ = ["CrossEncoderBackend"]

@@ -1,0 +1,140 @@
+"""``embedded-ce``: the fine-tuned MiniLM cross-encoder shipped in the package."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from safetensors import safe_open
+
+import gate
+from gate import Citation, ContextItem, Gate, VerdictStatus
+from gate.backends.crossencoder import CrossEncoderBackend
+from gate.backends.crossencoder.backend import CARD, FROZEN, WEIGHTS
+from gate.evidence import REMOVED
+
+ALLERGY = ["User: just so you know, I'm allergic to peanuts."]
+REJECTED = {VerdictStatus.UNSUPPORTED, VerdictStatus.CONTRADICTED}
+
+
+@pytest.fixture(scope="module")
+def backend() -> Iterator[CrossEncoderBackend]:
+    with CrossEncoderBackend() as b:
+        yield b
+
+
+def test_the_issue_example(backend: CrossEncoderBackend) -> None:
+    grounded = Gate(backend).check("The user is allergic to peanuts.", ALLERGY)
+    assert grounded.status == VerdictStatus.GROUNDED and grounded.accepted
+    assert grounded.backend.startswith("embedded-ce:minilm-ce+")
+    verdict = Gate(backend).check("The user is allergic to shellfish.", ALLERGY)
+    assert verdict.status in REJECTED and not verdict.accepted
+
+
+@pytest.mark.xfail(strict=True, reason="ce-1 misses this negation (issue 10 stays open)")
+def test_a_denial_of_what_was_said_is_rejected(backend: CrossEncoderBackend) -> None:
+    verdict = Gate(backend).check("The user has no food allergies.", ALLERGY)
+    assert verdict.status in REJECTED and not verdict.accepted
+
+
+def test_paraphrases_of_what_someone_said_are_supported(backend: CrossEncoderBackend) -> None:
+    """Issue 10's examples, which the first default (embedded-features) rejected."""
+    supported = backend.estimate_many(
+        [
+            ("Carol likes tea.", "[1] Carol: I love tea."),
+            ("Bob works at Acme.", "[1] Bob: I have worked at Acme since 2019."),
+        ]
+    )
+    assert min(supported) > 0.5, supported
+
+
+def test_one_changed_detail_loses_the_support(backend: CrossEncoderBackend) -> None:
+    context = "[1] Bob: I have worked at Acme since 2019. My wife Dana teaches in Leeds."
+    true, employer, city = backend.estimate_many(
+        [
+            ("Bob's wife teaches in Leeds.", context),
+            ("Bob works at Initech.", context),
+            ("Bob's wife teaches in Paris.", context),
+        ]
+    )
+    assert true > 0.5 > max(employer, city), (true, employer, city)
+
+
+def test_probabilities_are_repeatable_and_batch_independent(backend: CrossEncoderBackend) -> None:
+    pairs = [
+        ("The user is allergic to peanuts.", "[1] " + ALLERGY[0]),
+        ("Alice works at Acme.", "[1] Alice: I have worked at Acme since March."),
+        ("Alice works at Initech.", "[1] Alice: I have worked at Acme since March."),
+        ("The meeting is at 3 pm.", "[m] The meeting moved to 5 pm on Friday."),
+    ]
+    batched = backend.estimate_many(pairs)
+    single = [backend.estimate(claim, context) for claim, context in pairs]
+    assert batched == pytest.approx(single, abs=1e-5)
+    assert backend.estimate_many(pairs) == pytest.approx(batched, abs=1e-9)
+    assert all(0.0 < p < 1.0 for p in batched)
+    assert batched[1] > 0.5 > batched[2]  # a swapped employer loses support
+    assert batched[3] < 0.5  # a changed number is not supported
+
+
+@pytest.mark.xfail(strict=True, reason="ce-1 passes a false sentence after a true one it repeats")
+def test_a_claim_is_as_supported_as_its_weakest_sentence(backend: CrossEncoderBackend) -> None:
+    context = "[1] Tom: I moved to Oslo in 2015. I teach chemistry at the university there."
+    one, both, wrong_second = backend.estimate_many(
+        [
+            ("Tom moved to Oslo in 2015.", context),
+            ("Tom moved to Oslo in 2015. He teaches chemistry.", context),
+            ("Tom moved to Oslo in 2015. He teaches history.", context),
+        ]
+    )
+    assert min(one, both) > 0.5 > wrong_second
+
+
+def test_scrubbing_the_cited_sentence_removes_the_support(backend: CrossEncoderBackend) -> None:
+    text = "I grew up in Porto. I'm allergic to peanuts. My sister lives in Lisbon."
+    start = text.index("I'm allergic")
+    end = text.index("My sister")
+    verdict = Gate(backend).check(
+        "The user is allergic to peanuts.",
+        [ContextItem("m1", text)],
+        citations=[Citation("m1", start, end)],
+    )
+    assert verdict.p1 is not None and verdict.p0 is not None
+    assert verdict.p0 < 0.5 < verdict.p1
+
+
+def test_an_empty_context_gives_low_support(backend: CrossEncoderBackend) -> None:
+    p_empty, p_full = backend.estimate_many(
+        [("The user is allergic to peanuts.", f"[1] {REMOVED}"), (ALLERGY[0], ALLERGY[0])]
+    )
+    assert p_empty < 0.2 and p_full > 0.8
+
+
+def test_the_shipped_model_is_small_and_described() -> None:
+    card = json.loads(CARD.read_text())
+    assert {"version", "base", "max_length", "calibration", "training", "dev"} <= set(card)
+    assert card["training"]["command"].startswith("python -m gate.backends.crossencoder.train")
+    assert WEIGHTS.stat().st_size <= 50 * 1024 * 1024
+    with safe_open(str(WEIGHTS), "pt") as weights:
+        names = set(weights.keys())
+        assert weights.metadata()["version"] == card["version"]
+    assert not names & set(FROZEN)  # the packaged word embeddings are not copied
+    assert any(name.startswith("classifier.") for name in names)
+
+
+def test_weights_for_another_network_are_refused(tmp_path: Path) -> None:
+    from safetensors.torch import save_file
+    from torch import zeros
+
+    save_file({"classifier.weight": zeros(2, 8)}, str(tmp_path / WEIGHTS.name))
+    (tmp_path / CARD.name).write_text(CARD.read_text())
+    with pytest.raises(RuntimeError, match="does not fit the verifier"):
+        CrossEncoderBackend(tmp_path)
+    with pytest.raises(FileNotFoundError, match="make train-verifier"):
+        CrossEncoderBackend(tmp_path / "empty")
+
+
+def test_it_is_created_by_name() -> None:
+    with gate.create_backend("embedded-ce") as backend:
+        assert isinstance(backend, CrossEncoderBackend)
