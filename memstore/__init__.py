@@ -23,6 +23,7 @@ from memstore.reverify import FactCheck, ReverifyPolicy, ReverifyReport
 from memstore.schemas import (
     CitationCreate,
     CitationPublic,
+    ClaimOutcome,
     EntityPublic,
     EvidenceCreate,
     EvidencePublic,
@@ -33,6 +34,7 @@ from memstore.schemas import (
     NeighborhoodPublic,
     RejectionFilter,
     RejectionPublic,
+    RememberReport,
     StoreStats,
     VerificationPublic,
 )
@@ -47,6 +49,7 @@ __all__ = [
     "CitationCreate",
     "CitationPublic",
     "CitedSpan",
+    "ClaimOutcome",
     "EntityPublic",
     "ErrFactNotGrounded",
     "EvidenceCreate",
@@ -65,6 +68,7 @@ __all__ = [
     "NotFound",
     "RejectionFilter",
     "RejectionPublic",
+    "RememberReport",
     "ReverifyPolicy",
     "ReverifyReport",
     "Settings",

@@ -16,7 +16,7 @@ from pydantic import (
     model_validator,
 )
 
-from gate import VerdictStatus
+from gate import ClaimKind, VerdictStatus
 from memstore.models import (
     MAX_EVIDENCE_CHARS,
     MAX_NAME_CHARS,
@@ -274,6 +274,52 @@ class RejectionPublic(RejectionBase):
     id: str
     namespace: str
     evidence: list[EvidencePublic] = Field(default_factory=list)
+
+
+class ClaimOutcome(BaseModel):
+    """What ``Store.remember`` did with one claim of a text.
+
+    ``content`` is the claim as stored (a sentence of its own); ``start``/``end`` its
+    character offsets in the text. Exactly one of ``fact`` (stored, or already
+    remembered) and ``rejection`` (in the audit log) is set for a ``fact`` claim;
+    neither for a claim that is not evidence (``kind``: question, hedge, ...).
+    """
+
+    content: str
+    kind: ClaimKind
+    start: int
+    end: int
+    citations: list[str] = Field(default_factory=list)
+    confidence: float
+    fact: FactPublic | None = None
+    rejection: RejectionPublic | None = None
+
+    @property
+    def stored(self) -> bool:
+        return self.fact is not None
+
+    @property
+    def skipped(self) -> bool:
+        """Not evidence, so not checked and not written."""
+        return self.fact is None and self.rejection is None
+
+
+class RememberReport(BaseModel):
+    """What ``Store.remember`` did with a text: one outcome per claim, in text order."""
+
+    claims: list[ClaimOutcome]
+
+    @property
+    def stored(self) -> list[FactPublic]:
+        return [c.fact for c in self.claims if c.fact is not None]
+
+    @property
+    def rejected(self) -> list[RejectionPublic]:
+        return [c.rejection for c in self.claims if c.rejection is not None]
+
+    @property
+    def skipped(self) -> list[ClaimOutcome]:
+        return [c for c in self.claims if c.skipped]
 
 
 def _verdict_names(value: Any) -> Any:

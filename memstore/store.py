@@ -21,13 +21,14 @@ from pydantic import BaseModel, ValidationError
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlmodel import Session, col, or_, select
 
-from gate import Gate, GatePolicy, Verdict, default_gate
+from gate import Claim, Gate, GatePolicy, Verdict, VerdictStatus, default_gate, extract_claims
 from hypergraph import HyperGraph
 from memstore import audit, db, evidence, indexing, rejections
 from memstore import reverify as reverification
 from memstore.admission import Admission, Candidate, Ungated, WriteHook
 from memstore.embeddings import Embedder, MiniLM
 from memstore.errors import ErrFactNotGrounded, InvalidInput, MemstoreError, NotFound, StorageError
+from memstore.evidence import prepare as prepare_evidence
 from memstore.gating import UNVERIFIED_VERDICTS, GateHook
 from memstore.models import (
     ACTIVE_STATUSES,
@@ -50,7 +51,9 @@ from memstore.schemas import (
     DEFAULT_STATED_CONFIDENCE,
     CitationPublic,
     ClaimCheck,
+    ClaimOutcome,
     EntityPublic,
+    EvidenceCreate,
     EvidenceHit,
     EvidencePublic,
     EvidenceQuery,
@@ -61,6 +64,7 @@ from memstore.schemas import (
     NeighborhoodPublic,
     RejectionFilter,
     RejectionPublic,
+    RememberReport,
     SearchHit,
     SearchQuery,
     StoreStats,
@@ -281,6 +285,78 @@ class Store:
         if not news:
             return []
         return self._write(news, [None] * len(news), self._hook_for(gate, policy, ungated))
+
+    def remember(
+        self,
+        text: str,
+        evidence: str | Sequence[str | Mapping[str, Any] | EvidenceCreate] = (),
+        *,
+        members: Sequence[Any] | Callable[[Claim], Sequence[Any]],
+        relation: str | None = None,
+        gate: Gate | str | None = None,
+        policy: GatePolicy | None = None,
+        ungated: bool = False,
+    ) -> RememberReport:
+        """Split an agent's ``text`` into claims (``gate.extract_claims``) and remember
+        each one the gate admits, as ``add_facts`` does: one gate call for all of them,
+        each claim stored or rejected (into the audit log) on its own.
+
+        ``evidence`` is the texts the agent was given (strings or ``EvidenceCreate``
+        mappings); ``[1]`` in the text cites the first, and a marker such as
+        ``[ev:ID]`` cites stored evidence by id. A claim with no marker cites all the
+        evidence. ``members`` are the entities the facts are about, each as
+        ``add_fact`` takes them (a name, a ``(name, kind, role)`` tuple or a mapping):
+        a list for every claim, or a function from a ``gate.Claim`` to its members.
+        A claim's hedge ("probably") lowers its stated confidence; questions,
+        instructions, pleasantries and strong hedges are skipped, never written.
+
+        A claim citing evidence that exists nowhere is rejected with verdict
+        ``unknown_citation`` (whatever the write hook) and logged like any rejection.
+        Invalid input raises InvalidInput before anything is checked or written.
+        """
+        try:
+            claims = extract_claims(text)
+        except (TypeError, ValueError) as exc:
+            raise InvalidInput("text", str(exc).removeprefix("text: ")) from None
+        if isinstance(evidence, str):
+            evidence = [evidence]
+        if not isinstance(evidence, Sequence):
+            raise InvalidInput("evidence", "must be a list of evidence texts")
+        if not callable(members) and (
+            isinstance(members, str | bytes | Mapping) or not isinstance(members, Sequence)
+        ):
+            raise InvalidInput("members", "must be a list of members, or a function of a claim")
+        hook = self._hook_for(gate, policy, ungated)
+        checkable = [c for c in claims if c.is_evidence]
+        if len(checkable) > MAX_BATCH:
+            raise InvalidInput("text", f"at most {MAX_BATCH} claims per call, got {len(checkable)}")
+        by_id = {i for c in checkable for i in c.citations if _position(i, len(evidence)) is None}
+        stored_ids = {i for i in by_id if _exists(self.get_evidence, i)}
+        news: list[FactCreate] = []
+        missing: list[list[str]] = []
+        for n, claim in enumerate(checkable):
+            fact, unknown = _claim_fact(claim, evidence, members, relation, stored_ids)
+            news.append(_parse(FactCreate, fact, {}, prefix=f"claims.{n}"))
+            missing.append(unknown)
+        gated = [n for n, unknown in enumerate(missing) if not unknown]
+        written = self._write([news[n] for n in gated], [None] * len(gated), hook) if gated else []
+        outcomes: dict[int, FactPublic | RejectionPublic] = dict(zip(gated, written, strict=True))
+        for n, unknown in enumerate(missing):
+            if unknown:
+                admission = Admission(
+                    accepted=False,
+                    verdict=VerdictStatus.UNKNOWN_CITATION.value,
+                    status=FactStatus.UNVERIFIED,
+                    confidence=0.0,
+                    reason=f"cited evidence not in the context: {', '.join(unknown)}",
+                )
+                with self._session() as session:
+                    prepared = prepare_evidence(session, self.namespace, news[n])
+                outcomes[n] = self._store_rejection(news[n], prepared, admission)
+        done = iter(outcomes[n] for n in range(len(checkable)))
+        return RememberReport(
+            claims=[_claim_outcome(c, next(done) if c.is_evidence else None) for c in claims]
+        )
 
     def supersede(
         self,
@@ -1554,6 +1630,64 @@ def _parse(
         return model.model_validate(dict(data))
     except ValidationError as exc:
         raise InvalidInput.from_validation(exc, prefix) from None
+
+
+def _position(evidence_id: str, count: int) -> int | None:
+    """The list index a ``[N]`` marker cites (1-based in the text), if N is in range."""
+    if evidence_id.isdigit() and 1 <= int(evidence_id) <= count:
+        return int(evidence_id) - 1
+    return None
+
+
+def _exists(get: Callable[[str], object], key: str) -> bool:
+    """Whether ``get(key)`` finds something (rather than raising NotFound)."""
+    try:
+        get(key)
+    except NotFound:
+        return False
+    return True
+
+
+def _claim_fact(
+    claim: Claim,
+    evidence: Sequence[Any],
+    members: Sequence[Any] | Callable[[Claim], Sequence[Any]],
+    relation: str | None,
+    stored_ids: Collection[str],
+) -> tuple[dict[str, Any], list[str]]:
+    """The ``add_fact`` fields of one claim, and the ids it cites that exist nowhere."""
+    cited: list[int | str] = []
+    unknown: list[str] = []
+    for evidence_id in claim.citations:
+        index = _position(evidence_id, len(evidence))
+        if index is not None:
+            cited.append(index)
+        elif evidence_id in stored_ids:
+            cited.append(evidence_id)
+        else:
+            unknown.append(evidence_id)
+    fact = {
+        "statement": claim.content,
+        "members": members(claim) if callable(members) else members,
+        "evidence": list(evidence),
+        "citations": [{"evidence": c} for c in cited],
+        "relation": relation,
+        "confidence": claim.confidence,
+    }
+    return fact, unknown
+
+
+def _claim_outcome(claim: Claim, result: FactPublic | RejectionPublic | None) -> ClaimOutcome:
+    return ClaimOutcome(
+        content=claim.content,
+        kind=claim.kind,
+        start=claim.start,
+        end=claim.end,
+        citations=list(claim.citations),
+        confidence=claim.confidence,
+        fact=result if isinstance(result, FactPublic) else None,
+        rejection=result if isinstance(result, RejectionPublic) else None,
+    )
 
 
 def _write_hook(
