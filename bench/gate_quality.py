@@ -3,8 +3,11 @@
     python bench/gate_quality.py --backend embedded [--per-dataset N] [--option key=value ...]
 
 For each dataset: AUROC of p1 and balanced accuracy at p1 >= 0.5 (the gate's
-``min_p1``, never tuned on these rows). Latency: per-claim time of single calls
-and of batches of 32. Results go to ``bench/results/gate_quality_<backend>.json``
+``min_p1``, never tuned on these rows). End to end: each row through ``Gate.check``
+with the default thresholds and deadline, as one write would be (all evidence
+cited): the share of unsupported rows rejected (rejection recall) and of supported
+rows rejected (false rejections). Latency: per-claim time of single calls and of
+batches of 32. Results go to ``bench/results/gate_quality_<backend>.json``
 with the machine, the date, the commit and the command.
 """
 
@@ -19,6 +22,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -26,7 +30,7 @@ from typing import Any
 import numpy as np
 from sklearn.metrics import balanced_accuracy_score, roc_auc_score
 
-from gate import create_backend, datasets
+from gate import Check, Gate, create_backend, datasets
 from gate.backends.embedded.fit import pair
 
 RESULTS = Path(__file__).with_name("results")
@@ -87,6 +91,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--option", action="append", default=[], help="backend option key=value")
     parser.add_argument("--per-dataset", type=int, default=0, help="rows per dataset (0 = all)")
     parser.add_argument("--batch", type=int, default=32)
+    parser.add_argument("--gate", action=argparse.BooleanOptionalAction, default=True)
+    parser.add_argument("--deadline", type=float, default=120.0, help="the gate's, in seconds")
     parser.add_argument("--data", type=Path, default=None)
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
@@ -116,7 +122,22 @@ def main(argv: list[str] | None = None) -> int:
     backend.estimate_many(short[:32])
     batch_ms = (time.perf_counter() - t) * 1000 / len(short[:32])
 
+    # The gate end to end, in batches; the deadline is raised so a long batch is not cut
+    # short (a verdict does not depend on its batch otherwise). Timeouts are counted.
     labels = np.array([r.label for r in rows])
+    gate = Gate(backend, deadline=args.deadline)
+    rejected = np.zeros(len(rows), dtype=bool)
+    statuses: Counter[str] = Counter()
+    for i in range(0, len(rows) if args.gate else 0, args.batch):
+        chunk = rows[i : i + args.batch]
+        verdicts = gate.check_many([Check.of(r.claim, list(r.evidence)) for r in chunk])
+        for j, verdict in enumerate(verdicts, start=i):
+            rejected[j] = not verdict.accepted
+            statuses[str(verdict.status)] += 1
+        print(f"\r  gate {i + len(chunk)}/{len(rows)}", end="", file=sys.stderr)
+    print(file=sys.stderr)
+    gate_rates = (lambda m: _gate_rates(rejected[m], labels[m])) if args.gate else (lambda m: {})
+
     names = np.array([r.dataset for r in rows])
     per_dataset = {}
     for name in datasets.datasets(rows):
@@ -125,6 +146,7 @@ def main(argv: list[str] | None = None) -> int:
             "rows": int(m.sum()),
             "auroc": round(float(roc_auc_score(labels[m], p[m])), 4),
             "balanced_accuracy": round(float(balanced_accuracy_score(labels[m], p[m] >= 0.5)), 4),
+            **gate_rates(m),
         }
     result = {
         "backend": args.backend,
@@ -134,6 +156,10 @@ def main(argv: list[str] | None = None) -> int:
         "per_dataset_limit": args.per_dataset,
         "datasets": per_dataset,
         "mean_auroc": round(statistics.mean(d["auroc"] for d in per_dataset.values()), 4),
+        "min_auroc": min(d["auroc"] for d in per_dataset.values()),
+        "gate": {**gate_rates(slice(None)), "verdicts": dict(sorted(statuses.items()))}
+        if args.gate
+        else None,
         "load_s": round(load_s, 2),
         "all_rows_ms_per_claim": round(run_s * 1000 / max(1, len(rows)), 1),
         "single_ms_p50": round(statistics.median(singles), 1),
@@ -150,6 +176,14 @@ def main(argv: list[str] | None = None) -> int:
     print(json.dumps(result, indent=2))
     backend.close()
     return 0
+
+
+def _gate_rates(rejected: np.ndarray, labels: np.ndarray) -> dict[str, float]:
+    """Rejection recall (unsupported rows rejected) and false rejections (supported rejected)."""
+    return {
+        "rejection_recall": round(float(rejected[labels == 0].mean()), 4),
+        "false_rejection_rate": round(float(rejected[labels == 1].mean()), 4),
+    }
 
 
 def _value(raw: str) -> Any:

@@ -75,6 +75,7 @@ class AsyncStore:
     # writes
     add_fact = _threaded(Store.add_fact)
     add_facts = _threaded(Store.add_facts)
+    remember = _threaded(Store.remember)
     supersede = _threaded(Store.supersede)
     retract = _threaded(Store.retract)
     add_alias = _threaded(Store.add_alias)
