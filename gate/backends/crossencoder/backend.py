@@ -10,6 +10,7 @@ weight except the word embeddings, which stay the packaged ones, and
 from __future__ import annotations
 
 import json
+import math
 import os
 import threading
 from collections.abc import Sequence
@@ -112,7 +113,7 @@ class CrossEncoderBackend(VerifierBackend):
 
     def estimate_many(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         logits = self.claim_logits(pairs)
-        return [float(1.0 / (1.0 + _exp(-(self.scale * z + self.shift)))) for z in logits]
+        return [_sigmoid(self.scale * z + self.shift) for z in logits]
 
     def claim_logits(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         """The uncalibrated logit of each (claim, context) pair."""
@@ -145,7 +146,5 @@ class CrossEncoderBackend(VerifierBackend):
         self._net = None
 
 
-def _exp(x: float) -> float:
-    import math
-
-    return math.exp(min(700.0, x))
+def _sigmoid(z: float) -> float:
+    return 1.0 / (1.0 + math.exp(-max(-700.0, min(700.0, z))))
