@@ -306,7 +306,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=SEED)
     parser.add_argument("--pairs", type=int, default=24_000, help="training pairs per epoch")
-    parser.add_argument("--epochs", type=int, default=1)
+    parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--lr", type=float, default=4e-5)
     parser.add_argument("--batch", type=int, default=16)
     parser.add_argument("--threads", type=int, default=None)
