@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from conftest import row_counts
+from test_verify_claims import states
 
 import memstore
 from gate import Claim, ClaimKind, Gate, GatePolicy, ScriptedBackend
@@ -16,11 +17,6 @@ pytestmark = pytest.mark.both_databases
 
 ALICE = ("Alice", "person", "subject")
 EVIDENCE = ["Alice works at Acme.", "Alice lives in Berlin."]
-
-
-def states(claim: str, context: str) -> float:
-    """High when the context holds the claim's words (so scrubbing them lowers it), else low."""
-    return 0.97 if claim.rstrip(".!?").lower() in context.lower() else 0.1
 
 
 @pytest.fixture

@@ -103,8 +103,7 @@ class CrossEncoderBackend(VerifierBackend):
         self.model = f"minilm-ce+{self.card['version']}"
         self.max_length = int(self.card["max_length"])
         self.evidence_words = int(self.card["evidence_words"])
-        self.scale = float(self.card["calibration"]["scale"])
-        self.shift = float(self.card["calibration"]["shift"])
+        self.calibration = {k: float(v) for k, v in self.card["calibration"].items()}
         self.batch_size = max(1, batch_size)
         self._torch = torch
         self._tokenizer = tokenizer()
@@ -113,7 +112,7 @@ class CrossEncoderBackend(VerifierBackend):
 
     def estimate_many(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         logits = self.claim_logits(pairs)
-        return [_sigmoid(self.scale * z + self.shift) for z in logits]
+        return [probability(z, self.calibration) for z in logits]
 
     def claim_logits(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         """The uncalibrated logit of each (claim, context) pair."""
@@ -146,5 +145,7 @@ class CrossEncoderBackend(VerifierBackend):
         self._net = None
 
 
-def _sigmoid(z: float) -> float:
+def probability(logit: float, calibration: dict[str, float]) -> float:
+    """A claim logit as a probability: sigmoid(scale * logit + shift)."""
+    z = calibration["scale"] * logit + calibration["shift"]
     return 1.0 / (1.0 + math.exp(-max(-700.0, min(700.0, z))))

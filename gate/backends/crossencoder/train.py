@@ -38,6 +38,7 @@ from gate.backends.crossencoder.backend import (
     FROZEN,
     CrossEncoderBackend,
     base_model,
+    probability,
     tokenizer,
 )
 from gate.backends.crossencoder.reading import (
@@ -48,6 +49,7 @@ from gate.backends.crossencoder.reading import (
     hypotheses,
 )
 from gate.backends.embedded.features import segments
+from gate.backends.embedded.fit import pair
 from gate.evidence import ContextItem, render
 
 VERSION = "ce-1"
@@ -63,21 +65,6 @@ class Pair:
     sentence: str
     label: int
     source: str
-
-
-def context_of(example: datasets.Example) -> str:
-    """The context the gate would send for this example, all evidence cited."""
-    items = [ContextItem(str(i), text) for i, text in enumerate(example.evidence, start=1)]
-    return render(items)
-
-
-def pair(example: datasets.Example) -> tuple[str, str]:
-    """The (claim, context) the gate would check for this example."""
-    return example.claim, context_of(example)
-
-
-def train_rows(args: argparse.Namespace) -> list[datasets.Example]:
-    return [r for r in datasets.load(args.data, split="fit") if not is_dev(r)]
 
 
 def is_dev(example: datasets.Example) -> bool:
@@ -106,7 +93,7 @@ def labelled_pairs(rows: Sequence[datasets.Example]) -> list[Pair]:
     """Sentence-level pairs from labelled claims (where the label says which sentence)."""
     out: list[Pair] = []
     for row in rows:
-        context = context_of(row)
+        context = pair(row)[1]
         sents = claim_sentences(row.claim)
         source = row.dataset.split("_")[0]
         if row.label == 1:
@@ -167,21 +154,21 @@ def memory_pairs(rng: random.Random, count: int) -> list[Pair]:
 
 def build(
     seed: int, pairs: int, data: Path | None = None
-) -> tuple[list[Pair], list[datasets.Example]]:
-    """The shuffled training pairs (about ``pairs``) and the dev rows."""
+) -> tuple[list[Pair], list[datasets.Example], list[datasets.Example]]:
+    """The shuffled training pairs (about ``pairs``), the training rows and the dev rows."""
     rng = random.Random(seed)
     fit = datasets.load(data, split="fit")
     train_rows = [r for r in fit if not is_dev(r)]
     dev_rows = [r for r in fit if is_dev(r)]
     labelled = labelled_pairs(train_rows)
-    documents = sorted({context_of(r) for r in train_rows})
+    documents = sorted({pair(r)[1] for r in train_rows})
     memory = memory_pairs(rng, pairs // 12)
     budget = max(0, pairs - 2 * len(labelled) - len(memory))
     synthetic = synthetic_pairs(documents, rng)
     rng.shuffle(synthetic)
     mix = [*labelled, *labelled, *memory, *synthetic[:budget]]
     rng.shuffle(mix)
-    return mix, dev_rows
+    return mix, train_rows, dev_rows
 
 
 def batches(mix: Sequence[Pair], size: int, rng: random.Random) -> list[list[Pair]]:
@@ -318,7 +305,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     if args.threads:
         torch.set_num_threads(args.threads)
-    mix, dev_rows = build(args.seed, args.pairs, args.data)
+    mix, train_rows, dev_rows = build(args.seed, args.pairs, args.data)
     print(f"{len(mix)} training pairs, {len(dev_rows)} dev rows", file=sys.stderr)
     model, record = train(
         mix, seed=args.seed, epochs=args.epochs, lr=args.lr, batch_size=args.batch
@@ -331,13 +318,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         "calibration": {"scale": 1.0, "shift": 0.0},
     }
     backend = CrossEncoderBackend(model=model, card=card)
+    dev_logits = backend.claim_logits([pair(r) for r in dev_rows])
     # Calibrated on the dev rows; on the training rows only where the dev rows lack a class.
-    calibration_rows = dev_rows if len({r.label for r in dev_rows}) == 2 else train_rows(args)
-    logits = backend.claim_logits([(r.claim, context_of(r)) for r in calibration_rows])
-    card["calibration"] = calibrate(logits, [r.label for r in calibration_rows])
-    card["calibrated_on"] = "dev" if calibration_rows is dev_rows else "train"
-    calibrated = CrossEncoderBackend(model=model, card=card)
-    card["dev"] = dev_scores(dev_rows, calibrated.estimate_many([pair(r) for r in dev_rows]))
+    if len({r.label for r in dev_rows}) == 2:
+        rows, logits, card["calibrated_on"] = dev_rows, dev_logits, "dev"
+    else:
+        rows, card["calibrated_on"] = train_rows, "train"
+        logits = backend.claim_logits([pair(r) for r in train_rows])
+    card["calibration"] = calibrate(logits, [r.label for r in rows])
+    card["dev"] = dev_scores(dev_rows, [probability(z, card["calibration"]) for z in dev_logits])
     card["training"] = {
         "seed": args.seed,
         "pairs": len(mix),
