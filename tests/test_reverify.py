@@ -442,7 +442,7 @@ import memstore
 from gate import Gate, ScriptedBackend
 from gate.evidence import REMOVED
 
-data, namespace, go = sys.argv[1:4]
+data, namespace, go, ready = sys.argv[1:5]
 
 def slow(claim, context):
     time.sleep(0.01)
@@ -450,6 +450,7 @@ def slow(claim, context):
 
 store = memstore.open(data, namespace,
                       gate=Gate(ScriptedBackend(slow, deterministic=False), deadline=30))
+Path(ready).touch()
 while not Path(go).exists():
     time.sleep(0.005)
 report = store.reverify(batch=2)
@@ -472,16 +473,20 @@ def test_two_worker_processes_never_check_a_fact_twice(
     store.mark_due()
     script, go = tmp_path / "worker.py", tmp_path / "go"
     script.write_text(WORKER, encoding="utf-8")
+    ready = [tmp_path / f"ready{i}" for i in range(2)]
     workers = [
         subprocess.Popen(
-            [sys.executable, str(script), str(data_dir), NS, str(go)],
+            [sys.executable, str(script), str(data_dir), NS, str(go), str(flag)],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
         )
-        for _ in range(2)
+        for flag in ready
     ]
-    time.sleep(0.5)
+    # Both start together once both have opened the store (opening is slow on a busy machine).
+    deadline = time.monotonic() + 120
+    while not all(flag.exists() for flag in ready) and time.monotonic() < deadline:
+        time.sleep(0.01)
     go.touch()
     outputs = [w.communicate(timeout=120) for w in workers]
     assert [w.returncode for w in workers] == [0, 0], [e for _, e in outputs]
