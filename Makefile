@@ -5,6 +5,8 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 # The openai backend's tests talk to a real llama.cpp server (built from source, ~4 min).
 SERVER_STAMP := $(VENV)/.llama-server-stamp
+# The benchmarks' extras (mem0, the peer they are measured against).
+BENCH_STAMP := $(VENV)/.bench-stamp
 # The CPU build of torch must be installed before anything that depends on it,
 # or pip pulls the CUDA build (several GB).
 TORCH  := torch==2.13.0
@@ -14,7 +16,7 @@ PG_CTL := $(firstword $(wildcard /usr/lib/postgresql/*/bin/pg_ctl))
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT    := DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get -y -q
 
-.PHONY: install demo test lint clean postgres train-verifier
+.PHONY: install demo test lint clean postgres train-verifier bench bench-large
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -44,6 +46,18 @@ endif
 
 test: install lint $(SERVER_STAMP) postgres
 	MEMSTORE_REQUIRE_POSTGRES=1 $(PY) -m pytest
+
+$(BENCH_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -e '.[bench]'
+	touch $(BENCH_STAMP)
+
+# Every benchmark, then bench/results/SUMMARY.md (~30 min on 2 cores); see bench/README.md.
+bench: $(BENCH_STAMP)
+	$(PY) bench/run_all.py
+
+# The opt-in 1,000,000-fact store (over an hour on 2 cores).
+bench-large: $(BENCH_STAMP)
+	$(PY) bench/run_all.py --large
 
 # Retrain the embedded verifier (gate/backends/crossencoder/model/), seeded: ~35 min on 2 cores.
 train-verifier: install

@@ -2,15 +2,17 @@
 
     python bench/gate_table.py [results/gate_quality_embedded.json ...]
 
-Per dataset: AUROC / balanced accuracy at p1 >= 0.5; then the gate end to end
-(rejection recall, false rejections) and latency. Rows a backend was not run on
-show as a dash; the row limit per dataset is in each column's heading.
+Per dataset: AUROC / balanced accuracy at the gate's ``min_p1``; then calibration,
+the gate end to end (rejection precision and recall, false rejections), the WiCE
+scrub test and latency. Rows a backend was not run on show as a dash; the row
+limit per dataset is in each column's heading.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +26,7 @@ def table(results: list[dict[str, Any]]) -> str:
     ]
     names = sorted({name for r in results for name in r["datasets"]})
     lines = [
-        "| dataset | " + " | ".join(heads) + " |",
+        "| dataset: AUROC / balanced accuracy | " + " | ".join(heads) + " |",
         "|---|" + "---|" * len(results),
     ]
     for name in names:
@@ -34,28 +36,54 @@ def table(results: list[dict[str, Any]]) -> str:
             cells.append(f"{d['auroc']:.2f} / {d['balanced_accuracy']:.2f}" if d else "-")
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
 
-    def row(label: str, value: Any) -> str:
-        return f"| {label} | " + " | ".join(value(r) for r in results) + " |"
+    def row(label: str, value: Callable[[dict[str, Any]], str]) -> str:
+        return f"| {label} | " + " | ".join(_or_dash(value, r) for r in results) + " |"
 
     lines += [
-        row("mean AUROC (min)", lambda r: f"{r['mean_auroc']:.3f} ({_min_auroc(r):.2f})"),
-        row("gate: rejection recall", lambda r: _gate(r, "rejection_recall")),
-        row("gate: false rejections", lambda r: _gate(r, "false_rejection_rate")),
-        row("ms/claim, all rows", lambda r: f"{r['all_rows_ms_per_claim']:.0f}"),
-        row("ms/claim, short, batch 32", lambda r: f"{r['batch32_ms_per_claim']:.1f}"),
-        row("ms, short, single p50", lambda r: f"{r['single_ms_p50']:.1f}"),
+        row("mean AUROC (min)", lambda r: f"{r['mean_auroc']:.3f} ({r['min_auroc']:.2f})"),
+        row("mean balanced accuracy", lambda r: f"{r['mean_balanced_accuracy']:.3f}"),
+        row("mean calibration error (ECE)", lambda r: f"{_mean(r, 'ece'):.3f}"),
+        row("gate: rejection precision", lambda r: f"{r['gate']['rejection_precision']:.2f}"),
+        row("gate: rejection recall", lambda r: f"{r['gate']['rejection_recall']:.2f}"),
+        row("gate: false rejections", lambda r: f"{r['gate']['false_rejection_rate']:.2f}"),
+        row("WiCE scrub test: p0 < p1", lambda r: _scrub(r["scrub_test_wice"])),
+        row("gate ms/row, all rows", lambda r: f"{r['gate_ms_per_row']:.0f}"),
+        row("gate single ms p50 / p95", lambda r: _single(r)),
+        *(
+            row(f"gate batch {n} ms (SPEC {500 + 100 * n})", lambda r, n=n: _batch(r, str(n)))
+            for n in (8, 32, 128)
+        ),
+        row("backend ms/claim, batch 32", lambda r: f"{r['batch32_ms_per_claim']:.1f}"),
         row("load s", lambda r: f"{r['load_s']:.1f}"),
     ]
     return "\n".join(lines)
 
 
-def _min_auroc(result: dict[str, Any]) -> float:
-    return min(d["auroc"] for d in result["datasets"].values())
+def _or_dash(value: Callable[[dict[str, Any]], str], result: dict[str, Any]) -> str:
+    """The cell, or a dash where the result lacks the number (an older or partial run)."""
+    try:
+        return value(result)
+    except (KeyError, TypeError):
+        return "-"
 
 
-def _gate(result: dict[str, Any], key: str) -> str:
-    gate = result.get("gate")
-    return f"{gate[key]:.2f}" if gate else "-"
+def _mean(result: dict[str, Any], key: str) -> float:
+    values = [d[key] for d in result["datasets"].values()]
+    return sum(values) / len(values)
+
+
+def _scrub(scrub: dict[str, Any]) -> str:
+    return f"{scrub['share_p0_below_p1']:.2f} (n={scrub['scored']})"
+
+
+def _single(result: dict[str, Any]) -> str:
+    ok = "" if result["gate_single_within_spec"] else " over SPEC"
+    return f"{result['gate_single_ms_p50']:.0f} / {result['gate_single_ms_p95']:.0f}{ok}"
+
+
+def _batch(result: dict[str, Any], size: str) -> str:
+    b = result["gate_batched"][size]
+    return f"{b['ms']:.0f}" + ("" if b["within_spec"] else " over SPEC")
 
 
 def main(argv: list[str]) -> int:

@@ -1,0 +1,77 @@
+"""``make bench``: every benchmark in turn, then ``results/SUMMARY.md``.
+
+    python bench/run_all.py [--large] [--only NAME ...]
+
+Each step runs in its own process (so peak memory is per step) and writes its
+``results/*.json``; a step that fails is reported and the rest still run (the exit
+status is then 1). ``--large`` runs the opt-in 1,000,000-fact store instead
+(``make bench-large``, over an hour here). The summary is rebuilt from every result
+file present, each with its own date and commit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from summary import write_summary
+
+BENCH = Path(__file__).resolve().parent
+
+#: name: arguments of the script (the first is the script, relative to bench/).
+STEPS: dict[str, list[str]] = {
+    "gate-embedded": ["gate_quality.py", "--backend", "embedded"],
+    "gate-embedded-ce": ["gate_quality.py", "--backend", "embedded-ce"],
+    # SmolLM2-135M takes ~1 s per claim here: 10 seeded rows per dataset.
+    "gate-hf-causal": [
+        *("gate_quality.py", "--backend", "hf-causal", "--per-dataset", "10"),
+        *("--batch", "8", "--batches", "8,32", "--singles", "4"),
+    ],
+    "store-10k": ["store_scale.py", "--facts", "10000"],
+    "store-100k": ["store_scale.py", "--facts", "100000"],
+    "peer-mem0": ["peer_mem0.py"],
+}
+LARGE: dict[str, list[str]] = {"store-1m": ["store_scale.py", "--facts", "1000000"]}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--large", action="store_true", help="the 1,000,000-fact store only")
+    parser.add_argument("--only", action="append", default=[], help="run this step (repeatable)")
+    args = parser.parse_args(argv)
+    steps = LARGE if args.large else STEPS
+    unknown = sorted(set(args.only) - set(steps))
+    if unknown:
+        parser.error(f"unknown step(s) {unknown}; choose from {sorted(steps)}")
+    chosen = {name: argv_ for name, argv_ in steps.items() if not args.only or name in args.only}
+
+    timings: dict[str, float] = {}
+    failed = []
+    started = time.perf_counter()
+    for n, (name, script) in enumerate(chosen.items(), 1):
+        print(f"[{n}/{len(chosen)}] {name}: python bench/{' '.join(script)}", flush=True)
+        began = time.perf_counter()
+        done = subprocess.run(
+            [sys.executable, str(BENCH / script[0]), *script[1:]],
+            stdout=subprocess.DEVNULL,
+            check=False,
+        )
+        timings[name] = round(time.perf_counter() - began, 1)
+        status = "ok" if done.returncode == 0 else f"FAILED (exit {done.returncode})"
+        print(f"    {status} in {timings[name]:.0f} s", flush=True)
+        if done.returncode != 0:
+            failed.append(name)
+    total = time.perf_counter() - started
+    command = "make bench-large" if args.large else "make bench"
+    out = write_summary(command, timings, total)
+    print(f"{len(chosen) - len(failed)}/{len(chosen)} steps in {total / 60:.1f} min; see {out}")
+    if failed:
+        print(f"failed: {', '.join(failed)} (run `python bench/run_all.py --only NAME` to retry)")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,122 @@
+"""The benchmark suite's own parts: the synthetic world, the metrics, the summary."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+BENCH = Path(__file__).resolve().parent.parent / "bench"
+sys.path.insert(0, str(BENCH))
+
+import gate_quality  # noqa: E402
+import gate_table  # noqa: E402
+import summary  # noqa: E402
+from synthetic import World  # noqa: E402
+
+import memstore  # noqa: E402
+
+
+def test_the_world_is_the_same_for_the_same_seed_and_differs_for_another() -> None:
+    first = list(World(facts=300, seed=3).items())
+    assert first == list(World(facts=300, seed=3).items())
+    assert first != list(World(facts=300, seed=4).items())
+    assert len(first) == 300
+
+
+def test_every_fact_links_two_to_four_distinct_members_named_in_its_evidence() -> None:
+    for fact in World(facts=500).items():
+        names = [m[0] for m in fact["members"]]
+        assert 2 <= len(names) <= 4
+        assert len(set(names)) == len(names)
+        for name in names:
+            assert name in fact["statement"]
+            assert name in fact["evidence"][0]
+
+
+def test_facts_share_evidence_turns_and_entity_popularity_is_skewed() -> None:
+    items = list(World(facts=5_000).items())
+    turns = {fact["evidence"][0] for fact in items}
+    assert len(items) / 3 < len(turns) < len(items)  # 1-3 facts per turn
+    degree = Counter(m[0] for fact in items for m in fact["members"])
+    counts = sorted(degree.values(), reverse=True)
+    # Zipf: the most popular entity is in far more facts than the typical one.
+    assert counts[0] > 50 * counts[len(counts) // 2]
+
+
+def test_the_world_is_what_the_store_takes(tmp_path: Path) -> None:
+    world = World(facts=40)
+    with memstore.open(tmp_path, "bench", hook=memstore.Ungated(), index=False) as store:
+        written = [r for batch in world.batches(16) for r in store.add_facts(batch)]
+        assert all(isinstance(r, memstore.FactPublic) for r in written)
+        assert sum(store.stats().facts.values()) == 40
+
+
+def test_calibration_error_is_zero_when_p_matches_the_rate_and_large_when_it_does_not() -> None:
+    labels = np.array([1] * 7 + [0] * 3 + [1] * 2 + [0] * 8)
+    matched = np.array([0.7] * 10 + [0.2] * 10)
+    assert gate_quality.expected_calibration_error(labels, matched) == pytest.approx(0.0)
+    overconfident = np.array([0.99] * 10 + [0.01] * 10)
+    assert gate_quality.expected_calibration_error(labels, overconfident) == pytest.approx(
+        (10 * 0.29 + 10 * 0.19) / 20
+    )
+
+
+def test_rejection_rates_count_the_rows_the_gate_should_have_rejected() -> None:
+    rejected = np.array([True, True, False, False, True])
+    labels = np.array([0, 1, 0, 1, 1])
+    rates = gate_quality._rejections(rejected, labels)
+    assert rates["rejection_precision"] == pytest.approx(1 / 3, abs=1e-4)
+    assert rates["rejection_recall"] == pytest.approx(0.5)
+    assert rates["false_rejection_rate"] == pytest.approx(2 / 3, abs=1e-4)
+
+
+def test_the_summary_shows_every_gate_result_with_a_dash_for_what_is_missing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    full = _gate_result()
+    partial = {k: v for k, v in full.items() if k != "scrub_test_wice"}
+    partial["identity"] = "other"
+    text = gate_table.table([full, partial])
+    assert full["identity"] in text and "other" in text
+    scrub_row = next(line for line in text.splitlines() if line.startswith("| WiCE scrub"))
+    assert scrub_row.rstrip(" |").endswith("-")
+    (tmp_path / "gate_quality_x.json").write_text(json.dumps(full))
+    monkeypatch.setattr(summary, "RESULTS", tmp_path)
+    monkeypatch.setattr(summary, "STEPS_FILE", tmp_path / "steps.json")
+    monkeypatch.setattr(summary, "SUMMARY", tmp_path / "SUMMARY.md")
+    out = summary.write_summary("make bench", {"gate-embedded": 12.0}, 60.0)
+    written = out.read_text()
+    assert "`make bench`: 1.0 min" in written and "gate-embedded 12 s" in written
+    assert f"{full['mean_auroc']:.3f}" in written
+
+
+def _gate_result() -> dict[str, object]:
+    """A gate_quality result as the script writes it, for two datasets."""
+    scores = {"auroc": 0.8, "balanced_accuracy": 0.7, "ece": 0.1, "brier": 0.2}
+    rates = {"rejection_precision": 0.9, "rejection_recall": 0.6, "false_rejection_rate": 0.2}
+    batch = {"ms": 100.0, "ms_per_claim": 12.5, "spec_ms": 1300, "within_spec": True}
+    return {
+        "command": "python bench/gate_quality.py --backend embedded",
+        "date": "2026-11-21T00:00:00+00:00",
+        "commit": "abc1234",
+        "identity": "embedded:test",
+        "per_dataset_limit": 0,
+        "datasets": {"a": {"rows": 10, **scores, **rates}, "b": {"rows": 12, **scores, **rates}},
+        "mean_auroc": 0.8,
+        "min_auroc": 0.8,
+        "mean_balanced_accuracy": 0.7,
+        "gate": {**rates, "verdicts": {"grounded": 12, "unsupported": 10}},
+        "scrub_test_wice": {"share_p0_below_p1": 0.95, "scored": 20},
+        "gate_ms_per_row": 30.0,
+        "gate_single_ms_p50": 20.0,
+        "gate_single_ms_p95": 30.0,
+        "gate_single_within_spec": True,
+        "gate_batched": {"8": batch, "32": batch, "128": batch},
+        "batch32_ms_per_claim": 10.0,
+        "load_s": 2.0,
+    }
