@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -74,12 +75,111 @@ def render() -> str:
 
 def store_table(stores: list[dict[str, Any]]) -> str:
     """One column per store size."""
-    return "(store table)"
+    heads = [f"{s['facts']:,} facts" for s in stores]
+    lines = ["| | " + " | ".join(heads) + " |", "|---|" + "---|" * len(stores)]
+
+    def row(label: str, value: Callable[[dict[str, Any]], str]) -> None:
+        cells = []
+        for s in stores:
+            try:
+                cells.append(value(s))
+            except (KeyError, TypeError, ValueError):
+                cells.append("-")
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+
+    def ms(key: str) -> Callable[[dict[str, Any]], str]:
+        def cell(s: dict[str, Any]) -> str:
+            d = s["latency"][key]
+            return f"{d['p50_ms']:.1f} / {d['p95_ms']:.1f}"
+
+        return cell
+
+    row("ungated ingest, facts/s", lambda s: f"{s['ungated_ingest']['facts_per_second']:.0f}")
+    row("ungated ingest, s", lambda s: f"{s['ungated_ingest']['seconds']:.0f}")
+    row(
+        "gated ingest (embedded), facts/s",
+        lambda s: f"{s['gated_ingest']['facts_per_second']:.0f}",
+    )
+    row(
+        "gated: accepted / rejected",
+        lambda s: f"{s['gated_ingest']['accepted']} / {s['gated_ingest']['rejected']}",
+    )
+    for key, label in [
+        ("get_fact", "get_fact"),
+        ("facts_about_popular", "facts_about (popular entity)"),
+        ("neighborhood_2hop_random", "2-hop neighborhood (random entity)"),
+        ("neighborhood_2hop_hub", "2-hop neighborhood (the hub)"),
+        ("search_hybrid_k10", "search hybrid top-10"),
+        ("search_vector_k10", "search vector top-10"),
+        ("search_text_k10", "search text top-10"),
+        ("rejections_by_verdict_50", "audit: rejections by verdict, 50"),
+        ("count_rejections", "audit: count_rejections"),
+    ]:
+        row(f"{label}, ms p50 / p95", ms(key))
+    row(
+        "facts returned: 2-hop random / hub",
+        lambda s: (
+            f"{s['latency']['neighborhood_2hop_random']['mean_facts']:.0f} / "
+            f"{s['latency']['neighborhood_2hop_hub']['mean_facts']:.0f}"
+        ),
+    )
+    row(
+        "vector index (facts / evidence)",
+        lambda s: " / ".join(
+            "HNSW" if t["vector_index"] else "flat" for t in s["index_tables"].values()
+        ),
+    )
+    row("reopen, s", lambda s: f"{s['reopen_seconds']:.2f}")
+    row("re-verification, facts/s", lambda s: f"{s['reverify']['facts_per_second']:.0f}")
+    row("peak RSS, MiB", lambda s: f"{max(s['peak_rss_mib'].values()):.0f}")
+    row(
+        "disk: SQLite + index, MiB",
+        lambda s: f"{s['disk_mib']['sqlite']:.0f} + {s['disk_mib']['index']:.0f}",
+    )
+    return "\n".join(lines)
 
 
 def peer_table(peer: dict[str, Any]) -> str:
     """memstore and mem0 on the same data, with the ratios."""
-    return "(peer table)"
+    w, q, hits, disk = peer["write"], peer["search_k10"], peer["hit_at_10"], peer["disk_mib"]
+    lines = [
+        f"{peer['facts']:,} synthetic facts, one process, the same MiniLM embedder; "
+        f"mem0 {peer['mem0']['version']} local (Qdrant on disk, `infer=False`), "
+        "memstore with the gate off.",
+        "",
+        "| | memstore | mem0 | memstore / mem0 |",
+        "|---|---|---|---|",
+        f"| add, facts/s (memstore `add_facts` batches of 100; mem0 `add` one a call) | "
+        f"{w['memstore_add_facts']['facts_per_second']:.0f} | "
+        f"{w['mem0_add_one_fact_per_call']['facts_per_second']:.0f} | "
+        f"{w['ratio_memstore_add_facts_to_mem0_add']:.2f} |",
+        f"| add one at a time, facts/s | {w['memstore_add_fact']['facts_per_second']:.0f} | "
+        f"{w['mem0_add_one_fact_per_call']['facts_per_second']:.0f} | "
+        f"{w['ratio_memstore_add_fact_to_mem0_add']:.2f} |",
+        f"| search top-10, ms p50 / p95 (memstore hybrid) | "
+        f"{q['memstore_hybrid']['p50_ms']:.1f} / {q['memstore_hybrid']['p95_ms']:.1f} | "
+        f"{q['mem0']['p50_ms']:.1f} / {q['mem0']['p95_ms']:.1f} | "
+        f"{q['ratio_memstore_hybrid_to_mem0_p50']:.2f} |",
+        f"| search top-10, ms p50 / p95 (memstore vector) | "
+        f"{q['memstore_vector']['p50_ms']:.1f} / {q['memstore_vector']['p95_ms']:.1f} | "
+        f"{q['mem0']['p50_ms']:.1f} / {q['mem0']['p95_ms']:.1f} | "
+        f"{q['ratio_memstore_vector_to_mem0_p50']:.2f} |",
+    ]
+    for kind in ("paraphrase", "question", "entity"):
+        h = hits.get(kind)
+        if h:
+            lines.append(
+                f"| hit@10, {kind} probes (memstore hybrid / vector) | "
+                f"{h['memstore_hybrid']:.2f} / {h['memstore_vector']:.2f} | {h['mem0']:.2f} | "
+                f"{h['memstore_hybrid'] / h['mem0']:.2f} |"
+                if h["mem0"]
+                else "| - | - | - | - |"
+            )
+    lines.append(
+        f"| disk, MiB | {disk['memstore_total']:.1f} | {disk['mem0_total']:.1f} | "
+        f"{disk['ratio_memstore_to_mem0']:.2f} |"
+    )
+    return "\n".join(lines)
 
 
 def _runs() -> list[str]:
