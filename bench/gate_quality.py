@@ -27,6 +27,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -139,6 +140,8 @@ def main(argv: list[str] | None = None) -> int:
             **_rejections(rejected[names == name], labels[names == name]),
         }
 
+    scored_sets = [d for d in per_dataset.values() if d["auroc"] is not None]
+
     # The scrub test: WiCE rows that are supported, with their supporting sentences cited.
     wice = [r for r in rows if r.label == 1 and r.supporting]
     scrub_checks = [
@@ -162,11 +165,9 @@ def main(argv: list[str] | None = None) -> int:
             "rows": len(rows),
             "threshold_min_p1": threshold,
             "datasets": per_dataset,
-            "mean_auroc": round(statistics.mean(d["auroc"] for d in per_dataset.values()), 4),
-            "min_auroc": min(d["auroc"] for d in per_dataset.values()),
-            "mean_balanced_accuracy": round(
-                statistics.mean(d["balanced_accuracy"] for d in per_dataset.values()), 4
-            ),
+            "mean_auroc": _mean(d["auroc"] for d in per_dataset.values()),
+            "min_auroc": min((d["auroc"] for d in scored_sets), default=None),
+            "mean_balanced_accuracy": _mean(d["balanced_accuracy"] for d in per_dataset.values()),
             "gate": {
                 **_rejections(rejected, labels),
                 "verdicts": dict(sorted(Counter(str(v.status) for v in verdicts).items())),
@@ -200,11 +201,15 @@ def _check(gate: Gate, checks: list[Check], batch: int) -> list[Verdict]:
     return out
 
 
-def _scores(labels: np.ndarray, p1: np.ndarray, threshold: float) -> dict[str, float]:
-    """AUROC of p1, balanced accuracy at the gate's threshold, calibration error and Brier."""
+def _scores(labels: np.ndarray, p1: np.ndarray, threshold: float) -> dict[str, float | None]:
+    """AUROC of p1, balanced accuracy at the gate's threshold, calibration error and Brier
+    (AUROC and balanced accuracy are None when the rows hold one class only)."""
+    both = len(set(labels.tolist())) == 2
     return {
-        "auroc": round(float(roc_auc_score(labels, p1)), 4),
-        "balanced_accuracy": round(float(balanced_accuracy_score(labels, p1 >= threshold)), 4),
+        "auroc": round(float(roc_auc_score(labels, p1)), 4) if both else None,
+        "balanced_accuracy": round(float(balanced_accuracy_score(labels, p1 >= threshold)), 4)
+        if both
+        else None,
         "ece": round(expected_calibration_error(labels, p1), 4),
         "brier": round(float(np.mean((p1 - labels) ** 2)), 4),
     }
@@ -222,14 +227,17 @@ def expected_calibration_error(labels: np.ndarray, p: np.ndarray, bins: int = 10
 
 
 def _rejections(rejected: np.ndarray, labels: np.ndarray) -> dict[str, float | None]:
-    """The gate's rejections against the labels: an unsupported row is the one to reject."""
+    """The gate's rejections against the labels: an unsupported row is the one to reject
+    (a rate is None when it has no rows to count)."""
     unsupported = labels == 0
+
+    def share(values: np.ndarray) -> float | None:
+        return round(float(values.mean()), 4) if values.size else None
+
     return {
-        "rejection_precision": round(float(unsupported[rejected].mean()), 4)
-        if rejected.any()
-        else None,
-        "rejection_recall": round(float(rejected[unsupported].mean()), 4),
-        "false_rejection_rate": round(float(rejected[~unsupported].mean()), 4),
+        "rejection_precision": share(unsupported[rejected]),
+        "rejection_recall": share(rejected[unsupported]),
+        "false_rejection_rate": share(rejected[~unsupported]),
     }
 
 
@@ -271,6 +279,12 @@ def _speed(
         "gate_batched": batched,
         "batch32_ms_per_claim": round(estimate_ms, 1),
     }
+
+
+def _mean(values: Iterable[float | None]) -> float | None:
+    """The mean of the values that are not None (None when none are)."""
+    present = [v for v in values if v is not None]
+    return round(statistics.mean(present), 4) if present else None
 
 
 def _value(raw: str) -> Any:

@@ -33,7 +33,7 @@ def table(results: list[dict[str, Any]]) -> str:
         cells = []
         for r in results:
             d = r["datasets"].get(name)
-            cells.append(f"{d['auroc']:.2f} / {d['balanced_accuracy']:.2f}" if d else "-")
+            cells.append(f"{_num(d['auroc'])} / {_num(d['balanced_accuracy'])}" if d else "-")
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
 
     def row(label: str, value: Callable[[dict[str, Any]], str]) -> str:
@@ -67,8 +67,12 @@ def _or_dash(value: Callable[[dict[str, Any]], str], result: dict[str, Any]) -> 
         return "-"
 
 
+def _num(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
 def _mean(result: dict[str, Any], key: str) -> float:
-    values = [d[key] for d in result["datasets"].values()]
+    values = [d[key] for d in result["datasets"].values() if d[key] is not None]
     return sum(values) / len(values)
 
 

@@ -23,18 +23,22 @@ BENCH = Path(__file__).resolve().parent
 
 #: name: arguments of the script (the first is the script, relative to bench/).
 STEPS: dict[str, list[str]] = {
-    "gate-embedded": ["gate_quality.py", "--backend", "embedded"],
-    "gate-embedded-ce": ["gate_quality.py", "--backend", "embedded-ce"],
-    # SmolLM2-135M takes ~1 s per claim here: 10 seeded rows per dataset.
+    # 100 seeded check-split rows per data set (~950 rows); the whole split is 3,624.
+    "gate-embedded": ["gate_quality.py", "--backend", "embedded", "--per-dataset", "100"],
+    "gate-embedded-ce": ["gate_quality.py", "--backend", "embedded-ce", "--per-dataset", "100"],
+    # SmolLM2-135M takes ~1 s per claim here: 5 rows per data set, batches of 8.
     "gate-hf-causal": [
-        *("gate_quality.py", "--backend", "hf-causal", "--per-dataset", "10"),
-        *("--batch", "8", "--batches", "8,32", "--singles", "4"),
+        *("gate_quality.py", "--backend", "hf-causal", "--per-dataset", "5"),
+        *("--batch", "8", "--batches", "8", "--singles", "4"),
     ],
     "store-10k": ["store_scale.py", "--facts", "10000"],
-    "store-100k": ["store_scale.py", "--facts", "100000"],
+    # Ingest is most of it (~18 min); each latency series stops after 10 s.
+    "store-100k": ["store_scale.py", "--facts", "100000", "--budget", "10", "--hub-repeats", "2"],
     "peer-mem0": ["peer_mem0.py"],
 }
-LARGE: dict[str, list[str]] = {"store-1m": ["store_scale.py", "--facts", "1000000"]}
+LARGE: dict[str, list[str]] = {
+    "store-1m": ["store_scale.py", "--facts", "1000000", "--budget", "10", "--hub-repeats", "1"]
+}
 
 
 def main(argv: list[str] | None = None) -> int:

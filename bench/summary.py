@@ -45,7 +45,7 @@ def render() -> str:
     """The whole summary as markdown."""
     parts = ["# Benchmark summary", "", *_runs(), ""]
     gates = [_load(p) for p in sorted(RESULTS.glob("gate_quality_*.json"))]
-    gates = [g for g in gates if g and "gate_batched" in g]  # results of this suite's format
+    gates = [g for g in gates if g]
     if gates:
         parts += [
             "## Gate quality and speed per verifier backend",
@@ -53,7 +53,9 @@ def render() -> str:
             "Check split of `../shared/data/grounding` (never trained or calibrated on). "
             "Balanced accuracy at the gate's own `min_p1`; the gate end to end with its "
             "default thresholds, every row one write with all its evidence cited; latency "
-            "of the gate (p1 and p0, cache off) on short BEGIN pairs against SPEC-08.36/37.",
+            "of the gate (p1 and p0, cache off) on short BEGIN pairs against SPEC-08.36/37. "
+            "A dash: not measured by that run (an older script, or a server-backed backend "
+            "run by hand; see each run's command below).",
             "",
             table(gates),
             "",

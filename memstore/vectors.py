@@ -7,6 +7,7 @@ harmless. This module knows LanceDB and nothing of SQL.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -20,6 +21,10 @@ import pyarrow as pa
 from lancedb.index import FTS, IvfHnswSq
 
 from memstore.embeddings import Embedder, Matrix, embed_checked
+
+# LanceDB warns on each index listing of a table with a vector index that its statistics
+# will stop including the IVF centroids; memstore reads only index columns, so it opts in.
+os.environ.setdefault("LANCE_INCLUDE_VECTOR_CENTROIDS", "false")
 
 FACTS = "facts"
 CHUNKS = "evidence_chunks"

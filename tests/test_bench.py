@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
@@ -120,3 +121,55 @@ def _gate_result() -> dict[str, object]:
         "batch32_ms_per_claim": 10.0,
         "load_s": 2.0,
     }
+
+
+def _run(script: str, *args: str) -> None:
+    subprocess.run(
+        [sys.executable, str(BENCH / script), *args],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        timeout=600,
+    )
+
+
+def test_a_small_store_scale_run_reports_every_measure_consistently(tmp_path: Path) -> None:
+    out = tmp_path / "store_300.json"
+    _run(
+        "store_scale.py",
+        *("--facts", "300", "--gated", "40", "--queries", "5", "--reverify", "10"),
+        *("--out", str(out)),
+    )
+    result = json.loads(out.read_text())
+    assert result["facts"] == 300 and result["commit"] and result["machine"]["cpus"]
+    ingest = result["ungated_ingest"]
+    assert ingest["facts"] == 300 and ingest["facts_per_second"] > 0
+    gated = result["gated_ingest"]
+    assert gated["accepted"] + gated["rejected"] == gated["facts"] == 40
+    assert sum(gated["verdicts"].values()) == 40
+    stored = sum(result["stats"]["facts"].values())
+    assert stored == 300 - ingest["deduplicated"] + gated["accepted"] - gated["deduplicated"]
+    assert sum(result["stats"]["rejections"].values()) == gated["rejected"]
+    for name, series in result["latency"].items():
+        assert 0 < series["p50_ms"] <= series["p95_ms"], name
+    assert result["reverify"]["checked"] == min(10, result["reverify"]["due"])
+    assert result["disk_mib"]["sqlite"] > 0 and max(result["peak_rss_mib"].values()) > 0
+    table = summary.store_table([result])
+    assert "| ungated ingest, facts/s |" in table and "| - |" not in table
+
+
+def test_a_small_gate_quality_run_scores_every_dataset(tmp_path: Path) -> None:
+    out = tmp_path / "gate_quality_embedded-ce.json"
+    _run(
+        "gate_quality.py",
+        *("--backend", "embedded-ce", "--per-dataset", "10", "--singles", "2"),
+        *("--batches", "8", "--out", str(out)),
+    )
+    result = json.loads(out.read_text())
+    assert set(result["datasets"]) >= {"wice", "summedits_news", "begin_cmu"}
+    assert result["rows"] == sum(d["rows"] for d in result["datasets"].values())
+    assert sum(result["gate"]["verdicts"].values()) == result["rows"]
+    for d in result["datasets"].values():
+        assert d["auroc"] is None or 0 <= d["auroc"] <= 1  # None: one class in the sample
+        assert 0 <= d["ece"] <= 1
+    assert result["gate_batched"]["8"]["spec_ms"] == 1300
+    assert "| WiCE scrub test" in gate_table.table([result])
