@@ -59,7 +59,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"[{n}/{len(chosen)}] {name}: python bench/{' '.join(script)}", flush=True)
         began = time.perf_counter()
         done = subprocess.run(
-            [sys.executable, str(BENCH / script[0]), *script[1:]],
+            [sys.executable, f"bench/{script[0]}", *script[1:]],
+            cwd=BENCH.parent,
             stdout=subprocess.DEVNULL,
             check=False,
         )
