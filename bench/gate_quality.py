@@ -19,20 +19,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import random
 import statistics
-import subprocess
-import sys
 import time
 from collections import Counter
 from collections.abc import Iterable
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from measure import RESULTS, SEED, provenance, save
 from rich.console import Console
 from rich.progress import track
 from sklearn.metrics import balanced_accuracy_score, roc_auc_score
@@ -40,50 +36,10 @@ from sklearn.metrics import balanced_accuracy_score, roc_auc_score
 from gate import Check, Citation, Gate, Verdict, VerifierBackend, create_backend, datasets
 from gate.backends.embedded.fit import pair
 
-RESULTS = Path(__file__).with_name("results")
-SEED = 7
 #: SPEC-08.36/37: a single check within 500 ms; a batch of N within 500 ms + 100 ms x N.
 SPEC_SINGLE_MS = 500
 SPEC_PER_CLAIM_MS = 100
 STDERR = Console(stderr=True)
-
-
-def machine() -> dict[str, Any]:
-    return {
-        "platform": platform.platform(),
-        "python": platform.python_version(),
-        "cpus": os.cpu_count(),
-        "processor": platform.processor() or platform.machine(),
-    }
-
-
-def commit() -> str:
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True
-        )
-        return out.stdout.strip() or "unknown"
-    except OSError:
-        return "unknown"
-
-
-def provenance(benchmark: str) -> dict[str, Any]:
-    """The head of a result file: what ran, how, when, at which commit, on what machine."""
-    return {
-        "benchmark": benchmark,
-        "command": " ".join([Path(sys.executable).name, *sys.argv]),
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "commit": commit(),
-        "machine": machine(),
-    }
-
-
-def save(result: dict[str, Any], out: Path) -> None:
-    """Write ``result`` as JSON to ``out`` and show it."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    print(json.dumps(result, indent=2))
-    print(f"written to {out}")
 
 
 def sample(rows: list[datasets.Example], per_dataset: int) -> list[datasets.Example]:

@@ -46,7 +46,7 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from gate_quality import RESULTS, SEED, provenance, save
+from measure import RESULTS, SEED, directory_mib, percentiles, provenance, save
 from synthetic import World
 
 import memstore
@@ -111,20 +111,6 @@ def network_blocked() -> Iterator[list[str]]:
     finally:
         socket.socket.connect = connect  # type: ignore[method-assign]
         socket.getaddrinfo = getaddrinfo
-
-
-def percentiles(samples: list[float]) -> dict[str, float]:
-    """Median and 95th percentile of ``samples`` (seconds), in milliseconds."""
-    ordered = sorted(samples)
-    return {
-        "p50_ms": round(statistics.median(ordered) * 1000, 1),
-        "p95_ms": round(ordered[int(0.95 * (len(ordered) - 1))] * 1000, 1),
-    }
-
-
-def directory_mib(path: Path) -> float:
-    """The size of the files under ``path``, in MiB."""
-    return round(sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 2**20, 2)
 
 
 def ratio(a: float, b: float) -> float:

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from gate_quality import RESULTS, provenance, save
+from measure import RESULTS, provenance, save
 
 import memstore
 from gate import Gate

@@ -14,14 +14,13 @@ the commit and the command.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from gate_quality import RESULTS, provenance, save
+from measure import RESULTS, directory_mib, percentiles, provenance, save
 
 import memstore
 
@@ -51,18 +50,6 @@ QUERIES = [
     "hiking hobby",
     "visited Osaka",
 ]
-
-
-def percentiles(samples: list[float]) -> dict[str, float]:
-    ordered = sorted(samples)
-    return {
-        "p50_ms": round(statistics.median(ordered) * 1000, 1),
-        "p95_ms": round(ordered[int(0.95 * (len(ordered) - 1))] * 1000, 1),
-    }
-
-
-def directory_mib(path: Path) -> float:
-    return round(sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 2**20, 1)
 
 
 def main() -> None:

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import lancedb
-from gate_quality import RESULTS, provenance, save
+from measure import RESULTS, directory_mib, percentiles, provenance, save
 from synthetic import KINDS, World
 
 import memstore
@@ -46,15 +46,6 @@ NAMESPACE = "user:bench"
 #: Seconds one latency series may take before it stops (after a few calls): the 2-hop
 #: queries of a large store return a good share of it.
 BUDGET_S = 60.0
-
-
-def percentiles(samples: Sequence[float]) -> dict[str, float]:
-    ordered = sorted(samples)
-    return {
-        "p50_ms": round(statistics.median(ordered) * 1000, 2),
-        "p95_ms": round(ordered[int(0.95 * (len(ordered) - 1))] * 1000, 2),
-        "samples": len(ordered),
-    }
 
 
 def timed(
@@ -74,10 +65,6 @@ def timed(
 
 def peak_rss_mib() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)  # KiB on Linux
-
-
-def directory_mib(path: Path) -> float:
-    return round(sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 2**20, 1)
 
 
 def sqlite_mib(data: Path) -> float:

@@ -16,8 +16,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from gate_quality import RESULTS, commit, machine
 from gate_table import table
+from measure import RESULTS, commit, machine
 
 STEPS_FILE = RESULTS / "steps.json"
 SUMMARY = RESULTS / "SUMMARY.md"
