@@ -475,7 +475,9 @@ class Store:
         """Active facts and entities within ``hops`` entity-fact-entity steps of the seeds."""
         if isinstance(hops, bool) or not isinstance(hops, int) or not 0 <= hops <= 10:
             raise InvalidInput("hops", "must be an integer from 0 to 10")
-        names = [entities] if isinstance(entities, str) else list(entities)
+        names = [entities] if isinstance(entities, str) else entities
+        if not isinstance(names, Sequence) or not all(isinstance(n, str) for n in names):
+            raise InvalidInput("entities", "must be an entity name or a list of names")
         as_of = _as_utc(as_of)
         with self._session() as session:
             seeds = [self._resolve(session, name).id for name in names]

@@ -126,6 +126,14 @@ def test_bad_hops(store: Store, hops: Any) -> None:
     assert err.value.field == "hops"
 
 
+@pytest.mark.parametrize("entities", [None, 5, ["Alice", None], {"name": "Alice"}])
+def test_bad_neighborhood_seeds(store: Store, entities: Any) -> None:
+    store.add_fact(**works_at())
+    with pytest.raises(InvalidInput) as err:
+        store.neighborhood(entities)
+    assert err.value.field == "entities"
+
+
 def test_bad_status_filter(store: Store) -> None:
     store.add_fact(**works_at())
     with pytest.raises(InvalidInput, match="'deleted' is not one of") as err:
