@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+import memstore
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -24,6 +26,26 @@ def test_readme_python_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     for block in blocks:
         exec(compile(block, "README.md", "exec"), {})
     assert (tmp_path / "memdata" / "memstore.db").exists()
+
+
+def test_the_operations_backup_recipe_restores_a_searchable_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    [backup] = python_blocks((ROOT / "docs" / "operations.md").read_text())
+    monkeypatch.chdir(tmp_path)
+    with memstore.open("memdata", "user:alice", hook=memstore.Ungated()) as store:
+        store.add_fact(
+            statement="Alice works at Acme.",
+            members=["Alice", "Acme"],
+            evidence=["Alice: I work at Acme."],
+        )
+        (tmp_path / "backup").mkdir()
+        exec(compile(backup, "docs/operations.md", "exec"), {})  # while the store is open
+    with memstore.open("backup", "user:alice") as restored:
+        assert restored.search("where does Alice work", 5) == []  # the index is not backed up
+        restored.reindex()
+        hits = restored.search("where does Alice work", 5)
+        assert [h.fact.statement for h in hits] == ["Alice works at Acme."]
 
 
 def test_readme_shows_the_two_commands() -> None:
