@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from gate.engine import DEFAULT_STATED_CONFIDENCE
+from gate.evidence import strip_span
 
 #: Stated confidence of a claim hedged so strongly that it is not evidence.
 HEDGE_CONFIDENCE = 0.5
@@ -168,7 +169,7 @@ def _sentences(text: str) -> list[tuple[int, int]]:
                 spans.append((start, match.end()))
                 start = match.end()
         spans.append((start, block_end))
-    trimmed = [_trim(text, s, e) for s, e in spans]
+    trimmed = [strip_span(text, s, e) for s, e in spans]
     return [(s, e) for s, e in trimmed if any(ch.isalnum() for ch in text[s:e])]
 
 
@@ -217,14 +218,6 @@ def _ends_sentence(text: str, match: re.Match[str], limit: int) -> bool:
         if token in ABBREVIATIONS or (len(token) == 1 and token.isalpha()):
             return False
     return True
-
-
-def _trim(text: str, start: int, end: int) -> tuple[int, int]:
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    return start, end
 
 
 # -- clauses --------------------------------------------------------------------------
@@ -314,9 +307,9 @@ def _clauses(text: str, start: int, end: int) -> list[tuple[int, int]]:
         left = _words(text[clause_start : match.start()])
         right = _words(text[match.end() : end])
         if _has_verb(left) and _starts_clause(right):
-            spans.append(_trim(text, clause_start, match.start()))
+            spans.append(strip_span(text, clause_start, match.start()))
             clause_start = match.end()
-    spans.append(_trim(text, clause_start, end))
+    spans.append(strip_span(text, clause_start, end))
     return [(s, e) for s, e in spans if e > s]
 
 

@@ -18,6 +18,7 @@ from itertools import pairwise
 import sqlalchemy as sa
 from sqlmodel import Session, col, func, select
 
+from gate.evidence import strip_span
 from memstore import db
 from memstore.embeddings import Matrix
 from memstore.models import Evidence, EvidenceSource, Fact, FactMember, IndexOutbox, OutboxKind
@@ -240,12 +241,4 @@ def chunk_spans(text: str, size: int = CHUNK_CHARS) -> list[tuple[int, int]]:
             spans[-1] = (spans[-1][0], end)
         else:
             spans.append((start, end))
-    return [t for t in (_trim(text, s, e) for s, e in spans) if t[1] > t[0]]
-
-
-def _trim(text: str, start: int, end: int) -> tuple[int, int]:
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    return start, end
+    return [t for t in (strip_span(text, s, e) for s, e in spans) if t[1] > t[0]]

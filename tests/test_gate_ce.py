@@ -8,15 +8,13 @@ from pathlib import Path
 
 import pytest
 from safetensors import safe_open
+from test_gate_embedded import ALLERGY, REJECTED, REPEATABILITY_PAIRS
 
 import gate
 from gate import Citation, ContextItem, Gate, VerdictStatus
 from gate.backends.crossencoder import CrossEncoderBackend
 from gate.backends.crossencoder.backend import CARD, FROZEN, WEIGHTS
 from gate.evidence import REMOVED
-
-ALLERGY = ["User: just so you know, I'm allergic to peanuts."]
-REJECTED = {VerdictStatus.UNSUPPORTED, VerdictStatus.CONTRADICTED}
 
 
 @pytest.fixture(scope="module")
@@ -63,12 +61,7 @@ def test_one_changed_detail_loses_the_support(backend: CrossEncoderBackend) -> N
 
 
 def test_probabilities_are_repeatable_and_batch_independent(backend: CrossEncoderBackend) -> None:
-    pairs = [
-        ("The user is allergic to peanuts.", "[1] " + ALLERGY[0]),
-        ("Alice works at Acme.", "[1] Alice: I have worked at Acme since March."),
-        ("Alice works at Initech.", "[1] Alice: I have worked at Acme since March."),
-        ("The meeting is at 3 pm.", "[m] The meeting moved to 5 pm on Friday."),
-    ]
+    pairs = REPEATABILITY_PAIRS
     batched = backend.estimate_many(pairs)
     single = [backend.estimate(claim, context) for claim, context in pairs]
     assert batched == pytest.approx(single, abs=1e-5)

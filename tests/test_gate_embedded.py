@@ -35,13 +35,17 @@ def test_the_issue_example_with_the_default_gate() -> None:
         assert not verdict.accepted
 
 
+#: A supported claim, a swapped employer and a changed number, for any backend.
+REPEATABILITY_PAIRS = [
+    ("The user is allergic to peanuts.", "[1] " + ALLERGY[0]),
+    ("Alice works at Acme.", "[1] Alice: I have worked at Acme since March."),
+    ("Alice works at Initech.", "[1] Alice: I have worked at Acme since March."),
+    ("The meeting is at 3 pm.", "[m] The meeting moved to 5 pm on Friday."),
+]
+
+
 def test_probabilities_are_repeatable_and_batch_independent(backend: EmbeddedBackend) -> None:
-    pairs = [
-        ("The user is allergic to peanuts.", "[1] " + ALLERGY[0]),
-        ("Alice works at Acme.", "[1] Alice: I have worked at Acme since March."),
-        ("Alice works at Initech.", "[1] Alice: I have worked at Acme since March."),
-        ("The meeting is at 3 pm.", "[m] The meeting moved to 5 pm on Friday."),
-    ]
+    pairs = REPEATABILITY_PAIRS
     batched = backend.estimate_many(pairs)
     single = [backend.estimate(claim, context) for claim, context in pairs]
     assert batched == pytest.approx(single, abs=1e-6)
