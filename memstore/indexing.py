@@ -21,8 +21,17 @@ from sqlmodel import Session, col, func, select
 from gate.evidence import strip_span
 from memstore import db
 from memstore.embeddings import Matrix
-from memstore.models import Evidence, EvidenceSource, Fact, FactMember, IndexOutbox, OutboxKind
-from memstore.vectors import ChunkDoc, FactDoc, SearchIndex
+from memstore.models import (
+    Evidence,
+    EvidenceSource,
+    Fact,
+    FactMember,
+    IndexOutbox,
+    OutboxKind,
+    UTCDateTime,
+    utcnow,
+)
+from memstore.vectors import CHUNKS, FACTS, ChunkDoc, FactDoc, SearchIndex
 
 #: Evidence is indexed in chunks of about this many characters, cut at sentence ends.
 CHUNK_CHARS = 600
@@ -74,7 +83,26 @@ def sync(
     Returns how many outbox rows were applied. An index failure propagates with the
     rows still queued.
     """
-    applied = 0
+    return _drain(sessions, index, namespace=namespace, targets=targets, vectors=vectors).rows
+
+
+@dataclass
+class _Drained:
+    rows: int = 0
+    facts: int = 0
+    chunks: int = 0
+
+
+def _drain(
+    sessions: Sessions,
+    index: SearchIndex,
+    *,
+    namespace: str | None = None,
+    targets: Collection[str] | None = None,
+    vectors: Mapping[str, Matrix] = {},
+    progress: Callable[[int], None] | None = None,
+) -> _Drained:
+    done = _Drained()
     groups: list[Collection[str] | None] = [None]
     if targets is not None:
         groups = list(db.chunks(list(dict.fromkeys(targets))))
@@ -89,8 +117,12 @@ def sync(
                 session.exec(
                     sa.delete(IndexOutbox).where(col(IndexOutbox.id).in_([r.id for r in rows]))
                 )
-            applied += len(rows)
-    return applied
+            done.rows += len(rows)
+            done.facts += len(facts)
+            done.chunks += len(chunks)
+            if progress is not None:
+                progress(done.rows)
+    return done
 
 
 def _queued(
@@ -108,34 +140,53 @@ def _queued(
 def rebuild(
     sessions: Sessions, index: SearchIndex, progress: Callable[[int, int], None] | None = None
 ) -> Rebuilt:
-    """Drop the index and write every fact and evidence chunk from SQL (all namespaces).
+    """Bring the whole index (every namespace) in line with SQL; safe to kill at any point.
 
-    Outbox rows queued before the rebuild began are cleared; later ones stay queued.
+    One transaction queues every fact and evidence row in the outbox (replacing what was
+    queued), then the queue is drained as ``sync`` drains it: a process killed part way
+    leaves the rest queued, and the next open (or ``sync``) finishes the job. The tables
+    are dropped first only when their vectors cannot serve this embedder; otherwise a
+    row whose text is unchanged keeps its vector. Rows SQL does not hold (an index kept
+    beside an older database backup) are deleted at the end.
     """
-    with sessions() as session:
-        high_water = session.exec(select(func.max(IndexOutbox.id))).one() or 0
-        fact_ids = list(session.exec(select(Fact.id).order_by(col(Fact.id))).all())
-        evidence_ids = list(session.exec(select(Evidence.id).order_by(col(Evidence.id))).all())
-    total = len(fact_ids) + len(evidence_ids)
-    index.reset()
-    done = chunks = 0
-    for kind, ids in ((OutboxKind.FACT, fact_ids), (OutboxKind.EVIDENCE, evidence_ids)):
-        for start in range(0, len(ids), SYNC_BATCH):
-            page = ids[start : start + SYNC_BATCH]
-            with sessions() as session:
-                if kind == OutboxKind.FACT:
-                    index.write_facts(fact_docs(session, page))
-                else:
-                    docs = chunk_docs(session, page)
-                    index.write_chunks(docs)
-                    chunks += len(docs)
-            done += len(page)
-            if progress is not None:
-                progress(done, total)
     with sessions() as session, session.begin():
-        session.exec(sa.delete(IndexOutbox).where(col(IndexOutbox.id) <= high_water))
+        session.exec(sa.delete(IndexOutbox))
+        now = utcnow()
+        for kind, model in ((OutboxKind.FACT, Fact), (OutboxKind.EVIDENCE, Evidence)):
+            queue_all = sa.insert(IndexOutbox).from_select(
+                ["namespace", "kind", "target_id", "created_at"],
+                select(
+                    col(model.namespace),
+                    sa.literal(kind.value, sa.String),
+                    col(model.id),
+                    sa.literal(now, UTCDateTime),
+                ).order_by(col(model.id)),
+            )
+            session.exec(queue_all)
+        total = pending(session)
+    if index.mismatch() is not None:
+        index.reset()
+    report = None if progress is None else (lambda done: progress(min(done, total), total))
+    drained = _drain(sessions, index, progress=report)
+    _prune(sessions, index)
     index.maintain()
-    return Rebuilt(facts=len(fact_ids), chunks=chunks)
+    return Rebuilt(facts=drained.facts, chunks=drained.chunks)
+
+
+def _prune(sessions: Sessions, index: SearchIndex) -> None:
+    """Delete index rows of facts and evidence that SQL does not hold.
+
+    The index is listed before SQL is asked, and SQL never deletes these rows, so a
+    row another process indexes meanwhile is never taken for a leftover.
+    """
+    for table, model, column in ((FACTS, Fact, "id"), (CHUNKS, Evidence, "evidence_id")):
+        listed = index.ids(table, column)
+        gone: set[str] = set()
+        with sessions() as session:
+            for chunk in db.chunks(sorted(listed)):
+                held = set(session.exec(select(model.id).where(col(model.id).in_(chunk))).all())
+                gone.update(i for i in chunk if i not in held)
+        index.delete(table, column, sorted(gone))
 
 
 def fact_docs(session: Session, ids: Collection[str]) -> list[FactDoc]:

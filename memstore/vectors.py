@@ -33,6 +33,7 @@ DEFAULT_VECTOR_INDEX_AT = 50_000
 #: Index commits between compactions (each write adds a LanceDB fragment).
 COMPACT_EVERY = 64
 _WRITE_ATTEMPTS = 5  # commit conflicts with another process are retried
+_DELETE_CHUNK = 500  # ids per DELETE predicate
 _META_EMBEDDER = b"memstore.embedder"
 _META_DIMENSIONS = b"memstore.dimensions"
 
@@ -226,6 +227,13 @@ class SearchIndex:
             rows.append(row)
         self._merge(CHUNKS, rows, {})
 
+    def delete(self, table: str, column: str, values: Sequence[str]) -> None:
+        """Delete the rows whose ``column`` holds one of ``values``."""
+        for start in range(0, len(values), _DELETE_CHUNK):
+            chunk = values[start : start + _DELETE_CHUNK]
+            with self._lock:
+                self._tables[table].delete(f"{column} IN ({_quoted(chunk)})")
+
     def vectors(self, table: str, ids: Sequence[str]) -> dict[str, tuple[str, Matrix]]:
         """The stored (text, vector) of these rows."""
         found = self.rows(table, ids, ["id", "text", "vector"])
@@ -315,6 +323,11 @@ class SearchIndex:
             by_text = Ranking([h["id"] for h in hits], [h["_score"] for h in hits])
         return by_vector, by_text
 
+    def ids(self, table: str, column: str = "id") -> set[str]:
+        """Every distinct value of ``column`` (a string column) in ``table``."""
+        found = self._tables[table].search().select([column]).limit(None).to_arrow()
+        return set(found.column(column).to_pylist())
+
     def rows(self, table: str, ids: Sequence[str], columns: Sequence[str]) -> list[dict[str, Any]]:
         if not ids:
             return []
@@ -331,14 +344,18 @@ class SearchIndex:
     # -- internals -------------------------------------------------------------
 
     def _open_table(self, name: str) -> Any:
+        """Open or create ``name`` with its full-text index (also after a process was
+        killed between creating a table and indexing it)."""
         if name in self._db.list_tables().tables:
-            return self._db.open_table(name)
-        table = self._db.create_table(
-            name,
-            schema=_schema(name, self.embedder.dimensions, self.embedder.name),
-            exist_ok=True,
-        )
-        table.create_index("text", config=FTS(with_position=False), replace=True)
+            table = self._db.open_table(name)
+        else:
+            table = self._db.create_table(
+                name,
+                schema=_schema(name, self.embedder.dimensions, self.embedder.name),
+                exist_ok=True,
+            )
+        if not any(ix.columns == ["text"] for ix in table.list_indices()):
+            table.create_index("text", config=FTS(with_position=False), replace=True)
         return table
 
 

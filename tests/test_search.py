@@ -4,23 +4,23 @@ consistency, not about verifier quality."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import lancedb
-import numpy as np
 import pytest
 import sqlalchemy as sa
 from conftest import allergy, works_at
 from distractors import distractors
+from workers import HashedWords
 
 import memstore
 from memstore import InvalidInput, MemstoreError, Store
@@ -308,20 +308,6 @@ def test_near_duplicate_reports_can_be_turned_off(data_dir: Path, tmp_path: Path
 # -- a pluggable embedder ---------------------------------------------------------------
 
 
-class HashedWords:
-    """A real (if crude) embedder: hashed bag of words. Stands for a user's own model."""
-
-    name = "hashed-words-64"
-    dimensions = 64
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
-        for row, text in enumerate(texts):
-            for word in text.lower().replace("?", " ").replace(".", " ").split():
-                out[row, hashlib.sha256(word.encode()).digest()[0] % self.dimensions] += 1
-        return out
-
-
 def test_another_embedder_asks_for_a_rebuild_then_serves(data_dir: Path, tmp_path: Path) -> None:
     with open_store(data_dir, tmp_path / "index") as store:
         peanut = store.add_fact(PEANUTS)
@@ -434,6 +420,31 @@ def test_memstore_reindex_rebuilds_a_lost_index(data_dir: Path) -> None:
         timeout=300,
     )
     assert found.returncode == 0 and "The user is allergic to peanuts." in found.stdout
+
+
+def test_reindex_after_restoring_an_older_backup_drops_what_sql_lost(tmp_path: Path) -> None:
+    data_dir = tmp_path / "memdata"
+    with memstore.open(data_dir, NS, hook=memstore.Ungated()) as store:
+        kept = store.add_fact(PEANUTS)
+        source, backup = (
+            sqlite3.connect(data_dir / "memstore.db"),
+            sqlite3.connect(tmp_path / "b.db"),
+        )
+        with backup:
+            source.backup(backup)
+        source.close()
+        backup.close()
+        lost = store.add_fact(works_at())  # written after the backup
+    assert not (data_dir / "memstore.db-wal").exists()  # closed cleanly: all in the file
+    (tmp_path / "b.db").replace(data_dir / "memstore.db")
+    index = data_dir / "index"
+    assert sorted(index_ids(index)) == sorted([kept.id, lost.id])  # the index kept both
+    with memstore.open(data_dir, NS, hook=memstore.Ungated()) as store:
+        rebuilt = store.reindex()
+        assert (rebuilt.facts, rebuilt.chunks) == (1, 1)
+        assert index_ids(index) == [kept.id]
+        assert len(index_ids(index, CHUNKS)) == 1
+        assert [h.fact.id for h in store.search("Alice works at Acme", 5)] == [kept.id]
 
 
 def test_filtered_search_stays_exact_once_the_vector_index_exists(

@@ -1,0 +1,134 @@
+"""Child processes for the crash and soak tests, and what they share with the parent.
+
+``python tests/workers.py OPERATION STORE INDEX ACKED START [SECONDS]`` opens the store,
+prints ``ready`` and runs OPERATION until it is killed (or SECONDS pass). Every call the
+store returns from is appended to ACKED as one line, flushed and fsynced before the next
+call: what the store acknowledged, for the parent to find after a SIGKILL.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import memstore
+from gate import Gate, ScriptedBackend
+from gate.evidence import REMOVED
+from memstore import ErrFactNotGrounded, Store
+
+NS = "agents"
+SHARED = "Shared context: every worker writes into one store."
+BATCH = 10
+
+
+class HashedWords:
+    """A real (if crude) embedder: hashed bag of words. Stands for a user's own model."""
+
+    name = "hashed-words-64"
+    dimensions = 64
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in text.lower().replace("?", " ").replace(".", " ").split():
+                out[row, hashlib.sha256(word.encode()).digest()[0] % self.dimensions] += 1
+        return out
+
+
+def fact(n: int) -> dict[str, Any]:
+    """The n-th fact: two members (shared by many facts) and two evidence texts, one of
+    them shared by every fact."""
+    return {
+        "statement": f"Worker fact {n} links entity {n % 17} with topic {n % 5}.",
+        "members": [f"entity {n % 17}", f"topic {n % 5}"],
+        "evidence": [f"Log line {n}: entity {n % 17} met topic {n % 5}.", SHARED],
+    }
+
+
+def scripted_gate(seed: int | None = None) -> Gate:
+    """A verifier that grounds every claim (seed None), or grounds each at random (a
+    seed): re-verification then moves facts between verified and contradicted."""
+    chance = random.Random(seed)
+    lock = threading.Lock()
+
+    def answer(claim: str, context: str) -> float:
+        if REMOVED in context:
+            return 0.02
+        if seed is None:
+            return 0.98
+        with lock:
+            return 0.98 if chance.random() < 0.5 else 0.01
+
+    return Gate(ScriptedBackend(answer, deterministic=seed is None))
+
+
+def open_store(target: str | Path, index: str | Path, seed: int | None = None) -> Store:
+    return memstore.open(target, NS, gate=scripted_gate(seed), index=index, embedder=HashedWords())
+
+
+class Acks:
+    """Lines appended to a file, each on disk before the call returns."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._lock = threading.Lock()
+
+    def write(self, *lines: str) -> None:
+        with self._lock, self.path.open("a", encoding="utf-8") as file:
+            file.write("".join(f"{line}\n" for line in lines))
+            file.flush()
+            os.fsync(file.fileno())
+
+
+def read_acks(path: Path) -> list[str]:
+    """Whole lines only: a line cut by a kill was never acknowledged."""
+    if not path.exists():
+        return []
+    text = path.read_text(encoding="utf-8")
+    return text.split("\n")[:-1]
+
+
+def run(operation: str, store: Store, acks: Acks, start: int, until: float) -> None:
+    n = start
+    while time.monotonic() < until:
+        if operation == "add_fact":
+            try:
+                acks.write(f"fact {n} {store.add_fact(fact(n)).id}")
+            except ErrFactNotGrounded:
+                acks.write(f"rejected {n}")
+            n += 1
+        elif operation == "add_facts":
+            results = store.add_facts([fact(i) for i in range(n, n + BATCH)])
+            acks.write(*(f"fact {n + i} {r.id}" for i, r in enumerate(results)))
+            n += BATCH
+        elif operation == "reindex":
+            rebuilt = store.reindex()
+            acks.write(f"reindex {rebuilt.facts}")
+        elif operation == "reverify":
+            store.mark_due()
+            report = store.reverify(limit=100, batch=BATCH)
+            acks.write(f"reverify {report.checked}")
+        else:
+            raise SystemExit(f"unknown operation {operation!r}")
+
+
+def main(argv: list[str]) -> None:
+    operation, target, index, acked, start = argv[:5]
+    seconds = float(argv[5]) if len(argv) > 5 else 3600.0
+    seed = int(start) if operation == "reverify" else None
+    with open_store(target, index, seed) as store:
+        print("ready", flush=True)
+        run(operation, store, Acks(acked), int(start), time.monotonic() + seconds)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
