@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import hashlib
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +50,26 @@ def create_engine(url: str) -> sa.Engine:
         sa.event.listen(engine, "connect", _sqlite_pragmas)
         return engine
     return sa.create_engine(url, pool_pre_ping=True)
+
+
+def advisory_lock(engine: sa.Engine, name: str) -> Callable[[], AbstractContextManager[object]]:
+    """On PostgreSQL, a context manager factory holding the session advisory lock named
+    ``name`` (shared by every process and machine using the database; released when
+    the holder's connection drops)."""
+    key = int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big", signed=True)
+
+    @contextmanager
+    def held() -> Iterator[None]:
+        with engine.connect() as conn:
+            conn.execute(sa.text("SELECT pg_advisory_lock(:key)"), {"key": key})
+            conn.commit()
+            try:
+                yield
+            finally:
+                conn.execute(sa.text("SELECT pg_advisory_unlock(:key)"), {"key": key})
+                conn.commit()
+
+    return held
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:

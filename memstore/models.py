@@ -366,6 +366,8 @@ class IndexOutbox(SQLModel, table=True):
     the change; the row is deleted once LanceDB holds the change (DESIGN section 2)."""
 
     __tablename__ = "index_outbox"
+    # Ids are never reused: a syncer deletes the rows it applied by id (revision 0005).
+    __table_args__ = {"sqlite_autoincrement": True}
 
     id: int | None = Field(default=None, primary_key=True)
     namespace: str = _ns()

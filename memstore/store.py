@@ -991,7 +991,18 @@ class Store:
                 f"URI>' or set {INDEX_URI_ENV}"
             )
         try:
-            index = SearchIndex(self.index_uri, embedder, vector_index_at=vector_index_at)
+            index = SearchIndex(
+                self.index_uri,
+                embedder,
+                vector_index_at=vector_index_at,
+                # PostgreSQL workers may share an index from several machines: they take
+                # turns writing it through the database; SQLite's share a lock file.
+                write_lock=(
+                    None
+                    if self.url.startswith("sqlite")
+                    else db.advisory_lock(self._engine, f"memstore index {self.index_uri}")
+                ),
+            )
         except Exception as exc:
             self._engine.dispose()
             raise StorageError(f"cannot open the search index at {self.index_uri}: {exc}") from exc

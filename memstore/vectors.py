@@ -7,12 +7,15 @@ harmless. This module knows LanceDB and nothing of SQL.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import lancedb
@@ -34,6 +37,11 @@ DEFAULT_VECTOR_INDEX_AT = 50_000
 COMPACT_EVERY = 64
 _WRITE_ATTEMPTS = 5  # commit conflicts with another process are retried
 _DELETE_CHUNK = 500  # ids per DELETE predicate
+#: In a local index directory: the file whose lock a process holds while it writes.
+LOCK_FILE = ".memstore-write.lock"
+
+#: A context manager factory held around every index change (see ``file_lock``).
+WriteLock = Callable[[], AbstractContextManager[object]]
 _META_EMBEDDER = b"memstore.embedder"
 _META_DIMENSIONS = b"memstore.dimensions"
 
@@ -161,13 +169,19 @@ class SearchIndex:
         embedder: Embedder,
         *,
         vector_index_at: int = DEFAULT_VECTOR_INDEX_AT,
+        write_lock: WriteLock | None = None,
     ) -> None:
+        """``write_lock`` excludes other processes while this one writes (default: a
+        lock file in the index directory; none for an object-store URI)."""
         self.uri = uri
         self.embedder = embedder
         self.vector_index_at = vector_index_at
         # Interval 0: every read sees commits made by other processes.
         self._db = lancedb.connect(uri, read_consistency_interval=timedelta(0))
         self._lock = threading.Lock()
+        if write_lock is None:
+            write_lock = nullcontext if "://" in uri else file_lock(Path(uri) / LOCK_FILE)
+        self._write_lock = write_lock
         self._writes_since_compaction = 0
         self._tables = {name: self._open_table(name) for name in (FACTS, CHUNKS)}
 
@@ -192,7 +206,7 @@ class SearchIndex:
 
     def reset(self) -> None:
         """Drop both tables and start empty with this embedder (for a rebuild)."""
-        with self._lock:
+        with self._writing():
             existing = set(self._db.list_tables().tables)
             for name in (FACTS, CHUNKS):
                 if name in existing:
@@ -231,7 +245,7 @@ class SearchIndex:
         """Delete the rows whose ``column`` holds one of ``values``."""
         for start in range(0, len(values), _DELETE_CHUNK):
             chunk = values[start : start + _DELETE_CHUNK]
-            with self._lock:
+            with self._writing():
                 self._tables[table].delete(f"{column} IN ({_quoted(chunk)})")
 
     def vectors(self, table: str, ids: Sequence[str]) -> dict[str, tuple[str, Matrix]]:
@@ -256,7 +270,7 @@ class SearchIndex:
         for r in rows:
             r["vector"] = np.asarray(known[r["id"]], dtype=np.float32).tolist()
         data = pa.Table.from_pylist(rows, schema=self._tables[table].schema)
-        with self._lock:
+        with self._writing():
             for attempt in range(1, _WRITE_ATTEMPTS + 1):
                 try:
                     (
@@ -278,7 +292,7 @@ class SearchIndex:
     def maintain(self) -> None:
         """Compact fragments, fold new rows into the indexes, and build the vector index
         of a table that has grown past ``vector_index_at`` rows."""
-        with self._lock:
+        with self._writing():
             self._maintain()
 
     def _maintain(self) -> None:
@@ -343,6 +357,14 @@ class SearchIndex:
 
     # -- internals -------------------------------------------------------------
 
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """Held around every change: one thread of this process, and one process of all
+        that share the index. LanceDB itself lets two processes that merge the same new
+        id both insert it (two rows, one id); taking turns, the second one updates."""
+        with self._lock, self._write_lock():
+            yield
+
     def _open_table(self, name: str) -> Any:
         """Open or create ``name`` with its full-text index (also after a process was
         killed between creating a table and indexing it)."""
@@ -357,6 +379,23 @@ class SearchIndex:
         if not any(ix.columns == ["text"] for ix in table.list_indices()):
             table.create_index("text", config=FTS(with_position=False), replace=True)
         return table
+
+
+def file_lock(path: Path) -> WriteLock:
+    """An exclusive ``flock`` on ``path`` (created if missing), held for the ``with``
+    block; the kernel drops it when the holder dies."""
+
+    @contextmanager
+    def held() -> Iterator[None]:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a") as file:
+            fcntl.flock(file, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(file, fcntl.LOCK_UN)
+
+    return held
 
 
 def _micros(when: datetime | None) -> int | None:

@@ -389,6 +389,30 @@ def test_a_writer_killed_between_sql_and_the_index_is_repaired_at_open(
         assert store.search(QUESTION, 1)[0].fact.statement == "The user is allergic to peanuts."
 
 
+@pytest.mark.both_databases
+def test_outbox_ids_are_never_reused(data_dir: Path) -> None:
+    """A syncer deletes what it applied by id: a reused id would delete a newer change."""
+    with memstore.open(data_dir, NS, hook=memstore.Ungated(), index=False) as store:
+        store.add_fact(PEANUTS)  # queued for the index, not applied
+        url = store.url
+
+        def queued() -> list[int]:
+            engine = sa.create_engine(url)
+            try:
+                with engine.begin() as conn:
+                    return list(conn.execute(sa.text("SELECT id FROM index_outbox")).scalars())
+            finally:
+                engine.dispose()
+
+        first = queued()
+        engine = sa.create_engine(url)
+        with engine.begin() as conn:  # as a syncer does once the index holds them
+            conn.execute(sa.text("DELETE FROM index_outbox"))
+        engine.dispose()
+        store.add_fact(works_at())
+        assert min(queued()) > max(first)
+
+
 # -- reindex and the approximate vector index -----------------------------------------------
 
 

@@ -1,20 +1,26 @@
 """Child processes for the crash and soak tests, and what they share with the parent.
 
-``python tests/workers.py OPERATION STORE INDEX ACKED START [SECONDS]`` opens the store,
-prints ``ready`` and runs OPERATION until it is killed (or SECONDS pass). Every call the
-store returns from is appended to ACKED as one line, flushed and fsynced before the next
-call: what the store acknowledged, for the parent to find after a SIGKILL.
+``python tests/workers.py OPERATION STORE INDEX ACKED START [SECONDS [THREADS]]`` opens
+the store, prints ``ready`` and runs OPERATION until it is killed (or SECONDS pass; a
+``soak`` then prints the calls it completed as JSON). Every write the store returns
+from is appended to ACKED as one line, flushed and fsynced before the next call: what
+the store acknowledged, for the parent to find after a SIGKILL.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import json
 import os
 import random
 import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +29,7 @@ import numpy as np
 import memstore
 from gate import Gate, ScriptedBackend
 from gate.evidence import REMOVED
-from memstore import ErrFactNotGrounded, Store
+from memstore import ErrFactNotGrounded, NotFound, Store
 
 NS = "agents"
 SHARED = "Shared context: every worker writes into one store."
@@ -121,13 +127,63 @@ def run(operation: str, store: Store, acks: Acks, start: int, until: float) -> N
             raise SystemExit(f"unknown operation {operation!r}")
 
 
+def soak(store: Store, acks: Acks, start: int, until: float, threads: int) -> dict[str, int]:
+    """``threads`` threads on one store until ``until``: one re-verifies, one reads, the
+    rest write. Returns the calls each role completed; a thread's error is raised."""
+    done: Counter[str] = Counter()
+    lock = threading.Lock()
+
+    def count(role: str, n: int = 1) -> None:
+        with lock:
+            done[role] += n
+
+    def reverifier() -> None:
+        while time.monotonic() < until:
+            store.mark_due()
+            count("facts re-verified", store.reverify(limit=20, batch=BATCH).checked)
+
+    def reader() -> None:
+        n = 0
+        while time.monotonic() < until:
+            store.search(f"Worker fact links entity {n % 17}", 5)
+            with contextlib.suppress(NotFound):  # until a writer has created it
+                store.facts_about(f"entity {n % 17}")
+            store.stats()
+            count("reads", 3)
+            n += 1
+
+    def writer(first: int) -> None:
+        n = first
+        while time.monotonic() < until:
+            try:
+                acks.write(f"fact {n} {store.add_fact(fact(n)).id}")
+                count("facts stored")
+            except ErrFactNotGrounded:
+                acks.write(f"rejected {n}")
+                count("facts rejected")
+            n += 1
+
+    roles = [reverifier, reader] + [
+        partial(writer, start + i * 1_000_000) for i in range(max(threads - 2, 1))
+    ]
+    with ThreadPoolExecutor(len(roles)) as pool:
+        for future in [pool.submit(role) for role in roles]:
+            future.result()
+    return dict(done)
+
+
 def main(argv: list[str]) -> None:
     operation, target, index, acked, start = argv[:5]
     seconds = float(argv[5]) if len(argv) > 5 else 3600.0
-    seed = int(start) if operation == "reverify" else None
+    seed = int(start) if operation in ("reverify", "soak") else None
     with open_store(target, index, seed) as store:
         print("ready", flush=True)
-        run(operation, store, Acks(acked), int(start), time.monotonic() + seconds)
+        until = time.monotonic() + seconds
+        if operation == "soak":
+            done = soak(store, Acks(acked), int(start), until, int(argv[6]))
+            print(json.dumps(done), flush=True)
+        else:
+            run(operation, store, Acks(acked), int(start), until)
 
 
 if __name__ == "__main__":
