@@ -375,7 +375,8 @@ def retract(fact_id: str, body: RetractRequest, store: NamespaceStore) -> FactPu
 def supersede(fact_id: str, fact: FactCreate, store: NamespaceStore) -> FactPublic:
     """Replace a fact by a corrected one, gated like a new fact. The old version stays,
     marked ``superseded``; if the correction is rejected (422) it stays as it was."""
-    return store.supersede(fact_id, fact)
+    with _param_names({"old_id": "fact_id"}):
+        return store.supersede(fact_id, fact)
 
 
 @router.get(
@@ -398,15 +399,15 @@ _QUERY_NAMES = {"query": "q", "statuses": "status"}
 
 
 @contextmanager
-def _query_fields() -> Iterator[None]:
-    """Name the query parameter, not the Store argument, in InvalidInput errors."""
+def _param_names(names: dict[str, str]) -> Iterator[None]:
+    """Name the request parameter, not the Store argument, in InvalidInput errors."""
     try:
         yield
     except InvalidInput as exc:
         head, dot, rest = exc.field.partition(".")
-        if head not in _QUERY_NAMES:
+        if head not in names:
             raise
-        raise InvalidInput(_QUERY_NAMES[head] + dot + rest, exc.reason) from None
+        raise InvalidInput(names[head] + dot + rest, exc.reason) from None
 
 
 QueryText = Annotated[
@@ -434,7 +435,7 @@ def search(
     as_of: Annotated[datetime | None, Query(description="Valid at this world time.")] = None,
 ) -> list[SearchHit]:
     """Facts that best match ``q`` by meaning and keywords, best first."""
-    with _query_fields():
+    with _param_names(_QUERY_NAMES):
         return store.search(
             q,
             k,
@@ -459,7 +460,7 @@ def search_evidence(
     ] = True,
 ) -> list[EvidenceHit]:
     """Evidence passages that best match ``q``, best first."""
-    with _query_fields():
+    with _param_names(_QUERY_NAMES):
         return store.search_evidence(q, k, mode=mode, source=source, current_only=current_only)
 
 
@@ -476,7 +477,8 @@ def neighborhood(
     relation: str | None = None,
 ) -> NeighborhoodPublic:
     """Active facts and entities within ``hops`` steps of the entity (a name or alias)."""
-    return store.neighborhood(name, hops, relation=relation)
+    with _param_names({"entity": "name", "entities": "name"}):
+        return store.neighborhood(name, hops, relation=relation)
 
 
 # -- audit -----------------------------------------------------------------------------
@@ -720,8 +722,20 @@ async def _on_denied(request: Request, exc: Exception) -> JSONResponse:
     return response
 
 
+def _unparsable(cause: BaseException | None) -> str:
+    """Why FastAPI could not read a request body (it raises 400 from the cause)."""
+    if isinstance(cause, UnicodeError):
+        return "is not valid UTF-8 JSON"
+    if isinstance(cause, RecursionError):
+        return "is not valid JSON (nested too deeply)"
+    return "is not valid JSON"
+
+
 async def _on_http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
+    if exc.status_code == 400:  # a body FastAPI could not parse: bad UTF-8, too deep, ...
+        reason = _unparsable(exc.__cause__)
+        return _error(400, "invalid_input", f"body: {reason}", field="body", reason=reason)
     codes = {404: "not_found", 405: "method_not_allowed"}
     response = _error(exc.status_code, codes.get(exc.status_code, "http_error"), str(exc.detail))
     for name, value in (exc.headers or {}).items():

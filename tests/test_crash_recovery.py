@@ -29,10 +29,14 @@ from memstore.vectors import CHUNKS, FACTS
 
 WORKER = Path(__file__).with_name("workers.py")
 #: Kills per operation and database (``MEMSTORE_CRASH_ROUNDS`` raises it for a long run).
-ROUNDS = int(os.environ.get("MEMSTORE_CRASH_ROUNDS", "6"))
+ROUNDS = int(os.environ.get("MEMSTORE_CRASH_ROUNDS", "8"))
 SEED = 20261121
-#: A kill lands this long (uniform, seconds) after the worker has opened the store.
+#: A kill lands this long (uniform, seconds) after the worker has opened the store ...
 KILL_WINDOW = (0.0, 1.5)
+#: ... or, for this share of the kills, this long after it started: during imports,
+#: migrations or the open's replay of what the previous kill left queued.
+EARLY_KILLS = 0.3
+EARLY_WINDOW = (1.0, 4.0)
 SEEDED_FACTS = 60  # a store for reindex and re-verification to work on
 
 
@@ -41,6 +45,7 @@ class Tally:
     """What the kills left, summed over the rounds."""
 
     kills: int = 0
+    early_kills: int = 0  # before the worker had opened the store
     seeded: int = 0  # facts written before the first kill
     acknowledged: int = 0
     found: int = 0
@@ -51,7 +56,8 @@ class Tally:
     def line(self, operation: str, database: str) -> str:
         calls = ", ".join(f"{n} {kind}" for kind, n in sorted(self.completed_calls.items()))
         return (
-            f"crash {operation} on {database}: {self.kills} kills; facts acknowledged "
+            f"crash {operation} on {database}: {self.kills} kills ({self.early_kills} while "
+            f"starting); facts acknowledged "
             f"{self.acknowledged}, found {self.found} ({self.unacknowledged_found} "
             f"committed unacknowledged), lost 0, half-written 0; {self.queued_at_kill} "
             f"index changes queued at kill, all replayed; calls completed: {calls or 'none'}"
@@ -60,9 +66,11 @@ class Tally:
 
 
 def kill_at_random(
-    operation: str, target: str, index: Path, acked: Path, start: int, delay: float
+    operation: str, target: str, index: Path, acked: Path, start: int, delay: float, opened: bool
 ) -> None:
-    """Start a worker, wait until it has opened the store, let it run ``delay`` s, SIGKILL."""
+    """Start a worker, wait until it has opened the store (``opened``: else the clock
+    starts at once, and the kill may land while the open replays the last crash's
+    queue), let it run ``delay`` s, SIGKILL."""
     log = acked.with_suffix(".stderr")
     with log.open("a") as stderr:
         worker = subprocess.Popen(
@@ -72,12 +80,13 @@ def kill_at_random(
             text=True,
         )
         assert worker.stdout is not None
-        ready, _, _ = select.select([worker.stdout], [], [], 180)
-        line = worker.stdout.readline() if ready else ""
-        if line.strip() != "ready":
-            worker.kill()
-            worker.wait()
-            pytest.fail(f"the worker did not start: {log.read_text()[-3000:]}")
+        if opened:
+            ready, _, _ = select.select([worker.stdout], [], [], 180)
+            line = worker.stdout.readline() if ready else ""
+            if line.strip() != "ready":
+                worker.kill()
+                worker.wait()
+                pytest.fail(f"the worker did not start: {log.read_text()[-3000:]}")
         try:
             worker.wait(timeout=delay)
         except subprocess.TimeoutExpired:
@@ -154,8 +163,11 @@ def test_killed_workers_leave_every_fact_whole_or_absent(
             tally.seeded = len(seeded)
     for round_ in range(1, ROUNDS + 1):
         start = round_ * 100_000  # each round's facts are new
-        kill_at_random(operation, target, index, acked, start, rng.uniform(*KILL_WINDOW))
+        opened = rng.random() >= EARLY_KILLS
+        delay = rng.uniform(*(KILL_WINDOW if opened else EARLY_WINDOW))
+        kill_at_random(operation, target, index, acked, start, delay, opened)
         tally.kills += 1
+        tally.early_kills += not opened
         [(queued,)] = sql_rows(url, "SELECT count(*) FROM index_outbox")
         tally.queued_at_kill += queued
         with open_store(target, index) as store:  # the reopen that must repair
