@@ -904,8 +904,9 @@ class Store:
         return hits
 
     def reindex(self, progress: Callable[[int, int], None] | None = None) -> indexing.Rebuilt:
-        """Rebuild the search index from SQL, every namespace of the database, with this
-        store's embedder. ``progress(done, total)`` counts facts and evidence rows."""
+        """Bring the search index in line with SQL, every namespace of the database, with
+        this store's embedder (``indexing.rebuild``: safe to kill, the next open finishes
+        it). ``progress(done, total)`` counts facts and evidence rows."""
         if self._search is None:
             raise MemstoreError(self._search_problem or "this store has no search index")
         try:
