@@ -4,6 +4,7 @@ consistency, not about verifier quality."""
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import sqlite3
@@ -411,6 +412,22 @@ def test_outbox_ids_are_never_reused(data_dir: Path) -> None:
         engine.dispose()
         store.add_fact(works_at())
         assert min(queued()) > max(first)
+
+
+def test_an_open_with_a_long_queue_says_it_is_replaying_it(
+    data_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    index = tmp_path / "index"
+    with memstore.open(data_dir, NS, hook=memstore.Ungated(), index=False) as store:
+        store.add_facts([works_at(f"Person {i}") for i in range(4)])  # queued, not applied
+    monkeypatch.setattr(memstore.store, "REPLAY_NOTICE_AT", 5)
+    with caplog.at_level(logging.WARNING, logger="memstore"), open_store(data_dir, index) as store:
+        assert store.index_backlog() == 0
+        assert len(index_ids(index)) == 4
+    assert "applying 8 queued search-index changes" in caplog.text  # 4 facts, 4 evidence rows
 
 
 # -- reindex and the approximate vector index -----------------------------------------------
