@@ -587,6 +587,8 @@ class Store:
         ``format`` says; written to a temporary file and moved into place) or an open
         text file. Takes the filters of ``rejections()``. Returns the number written.
         """
+        if not isinstance(dest, str | Path) and not callable(getattr(dest, "write", None)):
+            raise InvalidInput("dest", "must be a file path or an open text file")
         if format is None and isinstance(dest, str | Path):
             format = Path(dest).suffix.lstrip(".").lower()
         if format not in rejections.EXPORT_FORMATS:
@@ -633,7 +635,11 @@ class Store:
     def entity(self, name: str) -> EntityPublic:
         """An entity by name or alias."""
         with self._session() as session:
-            return self._entities_by_id(session, [self._resolve(session, name).id])[0]
+            try:
+                found = self._resolve(session, name)
+            except InvalidInput as exc:
+                raise InvalidInput("name", exc.reason) from None
+            return self._entities_by_id(session, [found.id])[0]
 
     # -- re-verification -------------------------------------------------------
 
@@ -686,7 +692,11 @@ class Store:
         """Make facts due for re-verification now: the listed ones, or every open fact
         the gate looks after (ungated facts are never re-verified). Returns how many."""
         if fact_ids is not None:
-            if isinstance(fact_ids, str) or not all(isinstance(i, str) for i in fact_ids):
+            if (
+                isinstance(fact_ids, str | bytes | Mapping)
+                or not isinstance(fact_ids, Iterable)
+                or not all(isinstance(i, str) for i in fact_ids)
+            ):
                 raise InvalidInput("fact_ids", "must be a list of fact ids")
             fact_ids = list(fact_ids)
         when = utcnow()
@@ -909,6 +919,8 @@ class Store:
         """Bring the search index in line with SQL, every namespace of the database, with
         this store's embedder (``indexing.rebuild``: safe to kill, the next open finishes
         it). ``progress(done, total)`` counts facts and evidence rows."""
+        if progress is not None and not callable(progress):
+            raise InvalidInput("progress", "must be a function of (done, total), or None")
         if self._search is None:
             raise MemstoreError(self._search_problem or "this store has no search index")
         try:
@@ -1800,9 +1812,11 @@ def _as_utc(when: datetime | None) -> datetime | None:
 def _statuses(statuses: Collection[str]) -> list[str]:
     if isinstance(statuses, str):
         statuses = [statuses]
+    if isinstance(statuses, bytes | Mapping) or not isinstance(statuses, Iterable):
+        raise InvalidInput("statuses", "must be a list of fact statuses")
     valid = {s.value for s in FactStatus}
     for s in statuses:
-        if s not in valid:
+        if not isinstance(s, str) or s not in valid:
             raise InvalidInput("statuses", f"{s!r} is not one of {sorted(valid)}")
     return list(statuses)
 
