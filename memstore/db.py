@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +13,8 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
+
+from memstore.locks import Lock, file_lock
 
 SQLITE_FILENAME = "memstore.db"
 IN_LIST_CHUNK = 500  # ids per IN (...) list; stays under every backend's parameter limit
@@ -52,7 +54,7 @@ def create_engine(url: str) -> sa.Engine:
     return sa.create_engine(url, pool_pre_ping=True)
 
 
-def advisory_lock(engine: sa.Engine, name: str) -> Callable[[], AbstractContextManager[object]]:
+def advisory_lock(engine: sa.Engine, name: str) -> Lock:
     """On PostgreSQL, a context manager factory holding the session advisory lock named
     ``name`` (shared by every process and machine using the database; released when
     the holder's connection drops)."""
@@ -99,11 +101,27 @@ def current_revision(engine: sa.Engine) -> str | None:
 
 
 def upgrade(engine: sa.Engine, revision: str = "head") -> None:
-    """Bring the schema to ``revision`` (a no-op when it is already there)."""
+    """Bring the schema to ``revision`` (a no-op when it is already there). Processes
+    opening one new store at once take turns: the first migrates, the others find it
+    done."""
     if revision == "head" and current_revision(engine) == head_revision():
         return
-    with engine.begin() as conn:
-        command.upgrade(alembic_config(conn), revision)
+    with migration_lock(engine)():
+        if revision == "head" and current_revision(engine) == head_revision():
+            return
+        with engine.begin() as conn:
+            command.upgrade(alembic_config(conn), revision)
+
+
+def migration_lock(engine: sa.Engine) -> Lock:
+    """Held while migrating: a lock file beside a SQLite file, an advisory lock on
+    PostgreSQL."""
+    if engine.dialect.name == "postgresql":
+        return advisory_lock(engine, "memstore migrations")
+    database = engine.url.database
+    if engine.dialect.name == "sqlite" and database and database != ":memory:":
+        return file_lock(Path(f"{database}.migrate.lock"))
+    return nullcontext
 
 
 def downgrade(engine: sa.Engine, revision: str) -> None:

@@ -7,12 +7,11 @@ harmless. This module knows LanceDB and nothing of SQL.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -24,6 +23,7 @@ import pyarrow as pa
 from lancedb.index import FTS, IvfHnswSq
 
 from memstore.embeddings import Embedder, Matrix, embed_checked
+from memstore.locks import Lock, file_lock
 
 # LanceDB warns on each index listing of a table with a vector index that its statistics
 # will stop including the IVF centroids; memstore reads only index columns, so it opts in.
@@ -37,13 +37,10 @@ DEFAULT_VECTOR_INDEX_AT = 50_000
 COMPACT_EVERY = 64
 _WRITE_ATTEMPTS = 5  # commit conflicts with another process are retried
 _DELETE_CHUNK = 500  # ids per DELETE predicate
-#: In a local index directory: the file whose lock a process holds while it writes.
-LOCK_FILE = ".memstore-write.lock"
-
-#: A context manager factory held around every index change (see ``file_lock``).
-WriteLock = Callable[[], AbstractContextManager[object]]
 _META_EMBEDDER = b"memstore.embedder"
 _META_DIMENSIONS = b"memstore.dimensions"
+#: In a local index directory: the file whose lock a process holds while it writes.
+LOCK_FILE = ".memstore-write.lock"
 
 
 @dataclass(frozen=True)
@@ -169,7 +166,7 @@ class SearchIndex:
         embedder: Embedder,
         *,
         vector_index_at: int = DEFAULT_VECTOR_INDEX_AT,
-        write_lock: WriteLock | None = None,
+        write_lock: Lock | None = None,
     ) -> None:
         """``write_lock`` excludes other processes while this one writes (default: a
         lock file in the index directory; none for an object-store URI)."""
@@ -183,7 +180,8 @@ class SearchIndex:
             write_lock = nullcontext if "://" in uri else file_lock(Path(uri) / LOCK_FILE)
         self._write_lock = write_lock
         self._writes_since_compaction = 0
-        self._tables = {name: self._open_table(name) for name in (FACTS, CHUNKS)}
+        with self._writing():  # processes opening a new index at once create it once
+            self._tables = {name: self._open_table(name) for name in (FACTS, CHUNKS)}
 
     # -- state -----------------------------------------------------------------
 
@@ -379,23 +377,6 @@ class SearchIndex:
         if not any(ix.columns == ["text"] for ix in table.list_indices()):
             table.create_index("text", config=FTS(with_position=False), replace=True)
         return table
-
-
-def file_lock(path: Path) -> WriteLock:
-    """An exclusive ``flock`` on ``path`` (created if missing), held for the ``with``
-    block; the kernel drops it when the holder dies."""
-
-    @contextmanager
-    def held() -> Iterator[None]:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("a") as file:
-            fcntl.flock(file, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(file, fcntl.LOCK_UN)
-
-    return held
 
 
 def _micros(when: datetime | None) -> int | None:

@@ -97,3 +97,31 @@ def test_processes_and_threads_on_one_store_lose_nothing(
             f"{done['reads']} reads; {len(names)} entities, no twins; {queued} index changes "
             f"queued at the end, none after reopening; namespace {NS!r}"
         )
+
+
+@pytest.mark.both_databases
+def test_processes_opening_one_new_store_at_once_all_get_it(
+    data_dir: Path, tmp_path: Path, database: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The first migrates and creates the index; the others wait for it, then find it."""
+    index, acked, target = tmp_path / "index", tmp_path / "acked.txt", str(data_dir)
+    at = time.time() + 8  # after every worker has imported memstore
+    command = [sys.executable, str(WORKER), "add_one", target, str(index), str(acked)]
+    workers = [
+        subprocess.Popen(
+            [*command, str(n), str(at)],
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for n in range(PROCESSES + 1)
+    ]
+    for worker in workers:
+        _, err = worker.communicate(timeout=MARGIN_S)
+        assert worker.returncode == 0, err[-3000:]
+    stored = {line.split()[2] for line in read_acks(acked)}
+    assert len(stored) == PROCESSES + 1
+    with open_store(target, index) as store:
+        url = store.url
+    assert set(check_whole(url, index)) == stored  # whole, and in the index
+    with capsys.disabled():
+        print(f"\nfirst open on {database}: {PROCESSES + 1} processes at once, all opened")

@@ -2,7 +2,8 @@
 
 ``python tests/workers.py OPERATION STORE INDEX ACKED START [SECONDS [THREADS]]`` opens
 the store, prints ``ready`` and runs OPERATION until it is killed (or SECONDS pass; a
-``soak`` then prints the calls it completed as JSON). Every write the store returns
+``soak`` then prints the calls it completed as JSON; ``add_one`` opens the store at
+the wall-clock time SECONDS and adds one fact). Every write the store returns
 from is appended to ACKED as one line, flushed and fsynced before the next call: what
 the store acknowledged, for the parent to find after a SIGKILL.
 """
@@ -174,6 +175,11 @@ def soak(store: Store, acks: Acks, start: int, until: float, threads: int) -> di
 
 def main(argv: list[str]) -> None:
     operation, target, index, acked, start = argv[:5]
+    if operation == "add_one":  # at wall-clock time argv[5], open the store and add one fact
+        time.sleep(max(0.0, float(argv[5]) - time.time()))
+        with open_store(target, index) as store:
+            Acks(acked).write(f"fact {start} {store.add_fact(fact(int(start))).id}")
+        return
     seconds = float(argv[5]) if len(argv) > 5 else 3600.0
     seed = int(start) if operation in ("reverify", "soak") else None
     with open_store(target, index, seed) as store:
