@@ -692,13 +692,11 @@ class Store:
         """Make facts due for re-verification now: the listed ones, or every open fact
         the gate looks after (ungated facts are never re-verified). Returns how many."""
         if fact_ids is not None:
-            if (
-                isinstance(fact_ids, str | bytes | Mapping)
-                or not isinstance(fact_ids, Iterable)
-                or not all(isinstance(i, str) for i in fact_ids)
-            ):
+            if isinstance(fact_ids, str | bytes | Mapping) or not isinstance(fact_ids, Iterable):
                 raise InvalidInput("fact_ids", "must be a list of fact ids")
-            fact_ids = list(fact_ids)
+            fact_ids = list(fact_ids)  # once: a generator is read a single time
+            if not all(isinstance(i, str) for i in fact_ids):
+                raise InvalidInput("fact_ids", "must be a list of fact ids")
         when = utcnow()
 
         def work(session: Session) -> int:
@@ -1814,11 +1812,12 @@ def _statuses(statuses: Collection[str]) -> list[str]:
         statuses = [statuses]
     if isinstance(statuses, bytes | Mapping) or not isinstance(statuses, Iterable):
         raise InvalidInput("statuses", "must be a list of fact statuses")
+    wanted = list(statuses)  # once: a generator is read a single time
     valid = {s.value for s in FactStatus}
-    for s in statuses:
+    for s in wanted:
         if not isinstance(s, str) or s not in valid:
             raise InvalidInput("statuses", f"{s!r} is not one of {sorted(valid)}")
-    return list(statuses)
+    return wanted
 
 
 def _next_check(

@@ -145,3 +145,15 @@ def test_blank_entity_name(store: Store) -> None:
     with pytest.raises(InvalidInput) as err:
         store.facts_about("  ")
     assert err.value.field == "entity"
+
+
+def test_statuses_may_come_from_a_generator(store: Store) -> None:
+    """Validated and used from one reading: a generator is not emptied by the check."""
+    fact = store.add_fact(works_at())
+    assert [
+        f.id for f in store.facts_about("Alice", statuses=(s for s in ["verified", "unverified"]))
+    ] == [fact.id]
+    assert [
+        h.fact.id
+        for h in store.search("Alice", 5, statuses=(s for s in ["verified", "unverified"]))
+    ] == [fact.id]
