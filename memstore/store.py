@@ -482,7 +482,10 @@ class Store:
             raise InvalidInput("entities", "must be an entity name or a list of names")
         as_of = _as_utc(as_of)
         with self._session() as session:
-            seeds = [self._resolve(session, name).id for name in names]
+            try:
+                seeds = [self._resolve(session, name).id for name in names]
+            except InvalidInput as exc:
+                raise InvalidInput("entities", exc.reason) from None
             with self._graph_lock:
                 hood = self._graph.neighborhood(seeds, hops, relation=relation, as_of=as_of)
             hood_entities = cast("frozenset[str]", hood.entities)
@@ -545,8 +548,8 @@ class Store:
             or not 1 <= limit <= rejections.MAX_PAGE
         ):
             raise InvalidInput("limit", f"must be an integer from 1 to {rejections.MAX_PAGE}")
-        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
-            raise InvalidInput("offset", "must be a non-negative integer")
+        if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset < 2**63:
+            raise InvalidInput("offset", "must be an integer from 0 to 2**63 - 1")
         query = _parse(RejectionFilter, None, where)
         with self._session() as session:
             return rejections.query(

@@ -157,3 +157,23 @@ def test_statuses_may_come_from_a_generator(store: Store) -> None:
         h.fact.id
         for h in store.search("Alice", 5, statuses=(s for s in ["verified", "unverified"]))
     ] == [fact.id]
+
+
+@pytest.mark.parametrize(
+    ("call", "field"),
+    [
+        (lambda s: s.neighborhood(""), "entities"),  # its parameter, not the resolver's
+        (lambda s: s.entity(""), "name"),
+        (lambda s: s.rejections(offset=2**63), "offset"),  # past SQLite's integers
+        (lambda s: s.mark_due(0), "fact_ids"),
+        (lambda s: s.facts_about("Alice", statuses=None), "statuses"),
+        (lambda s: s.export_rejections(None), "dest"),
+        (lambda s: s.reindex(progress=0), "progress"),
+    ],
+    ids=["neighborhood", "entity", "offset", "mark_due", "statuses", "export", "reindex"],
+)
+def test_found_by_fuzzing_named_fields(store: Store, call: Any, field: str) -> None:
+    store.add_fact(works_at())
+    with pytest.raises(InvalidInput) as err:
+        call(store)
+    assert err.value.field == field
