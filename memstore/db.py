@@ -54,6 +54,13 @@ def create_engine(url: str) -> sa.Engine:
     return sa.create_engine(url, pool_pre_ping=True)
 
 
+def shared_lock(engine: sa.Engine, name: str) -> Lock | None:
+    """A lock for every process using the database, wherever it runs: PostgreSQL's
+    advisory lock named ``name``. None for SQLite, whose processes share one machine
+    and lock files instead."""
+    return advisory_lock(engine, name) if engine.dialect.name == "postgresql" else None
+
+
 def advisory_lock(engine: sa.Engine, name: str) -> Lock:
     """On PostgreSQL, a context manager factory holding the session advisory lock named
     ``name`` (shared by every process and machine using the database; released when
@@ -116,8 +123,9 @@ def upgrade(engine: sa.Engine, revision: str = "head") -> None:
 def migration_lock(engine: sa.Engine) -> Lock:
     """Held while migrating: a lock file beside a SQLite file, an advisory lock on
     PostgreSQL."""
-    if engine.dialect.name == "postgresql":
-        return advisory_lock(engine, "memstore migrations")
+    shared = shared_lock(engine, "memstore migrations")
+    if shared is not None:
+        return shared
     database = engine.url.database
     if engine.dialect.name == "sqlite" and database and database != ":memory:":
         return file_lock(Path(f"{database}.migrate.lock"))

@@ -477,7 +477,7 @@ def neighborhood(
     relation: str | None = None,
 ) -> NeighborhoodPublic:
     """Active facts and entities within ``hops`` steps of the entity (a name or alias)."""
-    with _param_names({"entity": "name", "entities": "name"}):
+    with _param_names({"entities": "name"}):
         return store.neighborhood(name, hops, relation=relation)
 
 

@@ -482,10 +482,7 @@ class Store:
             raise InvalidInput("entities", "must be an entity name or a list of names")
         as_of = _as_utc(as_of)
         with self._session() as session:
-            try:
-                seeds = [self._resolve(session, name).id for name in names]
-            except InvalidInput as exc:
-                raise InvalidInput("entities", exc.reason) from None
+            seeds = [self._resolve(session, name, "entities").id for name in names]
             with self._graph_lock:
                 hood = self._graph.neighborhood(seeds, hops, relation=relation, as_of=as_of)
             hood_entities = cast("frozenset[str]", hood.entities)
@@ -638,11 +635,7 @@ class Store:
     def entity(self, name: str) -> EntityPublic:
         """An entity by name or alias."""
         with self._session() as session:
-            try:
-                found = self._resolve(session, name)
-            except InvalidInput as exc:
-                raise InvalidInput("name", exc.reason) from None
-            return self._entities_by_id(session, [found.id])[0]
+            return self._entities_by_id(session, [self._resolve(session, name, "name").id])[0]
 
     # -- re-verification -------------------------------------------------------
 
@@ -695,11 +688,7 @@ class Store:
         """Make facts due for re-verification now: the listed ones, or every open fact
         the gate looks after (ungated facts are never re-verified). Returns how many."""
         if fact_ids is not None:
-            if isinstance(fact_ids, str | bytes | Mapping) or not isinstance(fact_ids, Iterable):
-                raise InvalidInput("fact_ids", "must be a list of fact ids")
-            fact_ids = list(fact_ids)  # once: a generator is read a single time
-            if not all(isinstance(i, str) for i in fact_ids):
-                raise InvalidInput("fact_ids", "must be a list of fact ids")
+            fact_ids = _strings("fact_ids", fact_ids, "fact ids")
         when = utcnow()
 
         def work(session: Session) -> int:
@@ -1013,11 +1002,7 @@ class Store:
                 vector_index_at=vector_index_at,
                 # PostgreSQL workers may share an index from several machines: they take
                 # turns writing it through the database; SQLite's share a lock file.
-                write_lock=(
-                    None
-                    if self.url.startswith("sqlite")
-                    else db.advisory_lock(self._engine, f"memstore index {self.index_uri}")
-                ),
+                write_lock=db.shared_lock(self._engine, f"memstore index {self.index_uri}"),
             )
         except Exception as exc:
             self._engine.dispose()
@@ -1506,8 +1491,9 @@ class Store:
             raise NotFound("fact", str(fact_id), self.namespace)
         return row
 
-    def _resolve(self, session: Session, name: str) -> Entity:
-        key = normalize_key(_required_name("entity", name))
+    def _resolve(self, session: Session, name: str, field: str = "entity") -> Entity:
+        """The entity named (or aliased) ``name``; a bad name is InvalidInput on ``field``."""
+        key = normalize_key(_required_name(field, name))
         row = session.exec(
             select(Entity)
             .join(EntityAlias, col(EntityAlias.entity_id) == Entity.id)
@@ -1810,15 +1796,23 @@ def _as_utc(when: datetime | None) -> datetime | None:
     return to_utc(when)
 
 
+def _strings(field: str, value: object, what: str) -> list[str]:
+    """``value`` as a list of strings, read once (a generator is read a single time)."""
+    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):
+        raise InvalidInput(field, f"must be a list of {what}")
+    items = list(value)
+    if not all(isinstance(i, str) for i in items):
+        raise InvalidInput(field, f"must be a list of {what}")
+    return items
+
+
 def _statuses(statuses: Collection[str]) -> list[str]:
     if isinstance(statuses, str):
         statuses = [statuses]
-    if isinstance(statuses, bytes | Mapping) or not isinstance(statuses, Iterable):
-        raise InvalidInput("statuses", "must be a list of fact statuses")
-    wanted = list(statuses)  # once: a generator is read a single time
+    wanted = _strings("statuses", statuses, "fact statuses")
     valid = {s.value for s in FactStatus}
     for s in wanted:
-        if not isinstance(s, str) or s not in valid:
+        if s not in valid:
             raise InvalidInput("statuses", f"{s!r} is not one of {sorted(valid)}")
     return wanted
 

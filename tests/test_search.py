@@ -395,23 +395,17 @@ def test_outbox_ids_are_never_reused(data_dir: Path) -> None:
     """A syncer deletes what it applied by id: a reused id would delete a newer change."""
     with memstore.open(data_dir, NS, hook=memstore.Ungated(), index=False) as store:
         store.add_fact(PEANUTS)  # queued for the index, not applied
-        url = store.url
-
-        def queued() -> list[int]:
-            engine = sa.create_engine(url)
-            try:
-                with engine.begin() as conn:
-                    return list(conn.execute(sa.text("SELECT id FROM index_outbox")).scalars())
-            finally:
-                engine.dispose()
-
-        first = queued()
-        engine = sa.create_engine(url)
-        with engine.begin() as conn:  # as a syncer does once the index holds them
-            conn.execute(sa.text("DELETE FROM index_outbox"))
-        engine.dispose()
-        store.add_fact(works_at())
-        assert min(queued()) > max(first)
+        engine = sa.create_engine(store.url)
+        try:
+            with engine.begin() as conn:  # read, then deleted as a syncer does once applied
+                first = list(conn.execute(sa.text("SELECT id FROM index_outbox")).scalars())
+                conn.execute(sa.text("DELETE FROM index_outbox"))
+            store.add_fact(works_at())
+            with engine.begin() as conn:
+                later = list(conn.execute(sa.text("SELECT id FROM index_outbox")).scalars())
+        finally:
+            engine.dispose()
+        assert min(later) > max(first)
 
 
 def test_an_open_with_a_long_queue_says_it_is_replaying_it(
