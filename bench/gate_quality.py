@@ -35,6 +35,7 @@ from sklearn.metrics import balanced_accuracy_score, roc_auc_score
 
 from gate import Check, Citation, Gate, Verdict, VerifierBackend, create_backend, datasets
 from gate.backends.embedded.fit import pair
+from gate.backends.registry import DEFAULT_BACKEND
 
 #: SPEC-08.36/37: a single check within 500 ms; a batch of N within 500 ms + 100 ms x N.
 SPEC_SINGLE_MS = 500
@@ -54,7 +55,7 @@ def sample(rows: list[datasets.Example], per_dataset: int) -> list[datasets.Exam
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--backend", default="embedded")
+    parser.add_argument("--backend", default=DEFAULT_BACKEND)
     parser.add_argument("--option", action="append", default=[], help="backend option key=value")
     parser.add_argument("--per-dataset", type=int, default=0, help="rows per dataset (0 = all)")
     parser.add_argument("--batch", type=int, default=32)

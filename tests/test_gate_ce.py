@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from safetensors import safe_open
-from test_gate_embedded import ALLERGY, REJECTED, REPEATABILITY_PAIRS
+from test_gate_embedded import ALLERGY, OTHER_FOODS, REJECTED, REPEATABILITY_PAIRS
 
 import gate
 from gate import Citation, ContextItem, Gate, VerdictStatus
@@ -58,6 +58,27 @@ def test_one_changed_detail_loses_the_support(backend: CrossEncoderBackend) -> N
         ]
     )
     assert true > 0.5 > max(employer, city), (true, employer, city)
+
+
+@pytest.mark.xfail(
+    strict=True, reason="ce-1 passes milk 0.94, eggs 0.97, tree nuts 0.91, pollen 0.98 (issue 10)"
+)
+def test_another_thing_than_the_one_said_is_not_supported(backend: CrossEncoderBackend) -> None:
+    """The memory store's commonest false fact: the right relation, the wrong object."""
+    said = backend.estimate("The user is allergic to peanuts.", ALLERGY[0])
+    swapped = backend.estimate_many(
+        [(f"The user is allergic to {food}.", ALLERGY[0]) for food in OTHER_FOODS]
+    )
+    assert said > 0.5, said
+    passed = {food: round(p, 2) for food, p in zip(OTHER_FOODS, swapped, strict=True) if p >= 0.5}
+    assert not passed, passed
+    liked = backend.estimate_many(
+        [
+            (f"Carol likes {drink}.", "[1] Carol: I love tea.")
+            for drink in ("tea", "cocoa", "lemonade")
+        ]
+    )
+    assert liked[0] > 0.5 > max(liked[1:]), liked
 
 
 def test_probabilities_are_repeatable_and_batch_independent(backend: CrossEncoderBackend) -> None:
