@@ -72,6 +72,9 @@ def test_another_thing_than_the_one_said_is_not_supported(backend: CrossEncoderB
     assert said > 0.5, said
     passed = {food: round(p, 2) for food, p in zip(OTHER_FOODS, swapped, strict=True) if p >= 0.5}
     assert not passed, passed
+
+
+def test_another_drink_than_the_one_said_is_not_supported(backend: CrossEncoderBackend) -> None:
     liked = backend.estimate_many(
         [
             (f"Carol likes {drink}.", "[1] Carol: I love tea.")
