@@ -3,7 +3,7 @@
 No storage code lives here; ``memstore`` imports ``gate``, never the other way.
 """
 
-from gate.backends import ScriptedBackend, VerifierBackend
+from gate.backends import CallControl, Cancelled, ModelLock, ScriptedBackend, VerifierBackend
 from gate.backends.registry import BACKENDS, create_backend
 from gate.budget import Budget, bernoulli_kl, budget
 from gate.claims import Claim, ClaimKind, extract_claims
@@ -24,6 +24,8 @@ from gate.verdict import Verdict, VerdictStatus
 __all__ = [
     "BACKENDS",
     "Budget",
+    "CallControl",
+    "Cancelled",
     "Check",
     "Citation",
     "CitationFinding",
@@ -37,6 +39,7 @@ __all__ = [
     "GroundingProfile",
     "HallucinationConfig",
     "MemoryGateConfig",
+    "ModelLock",
     "OutputReport",
     "ScriptedBackend",
     "StepResult",

@@ -22,7 +22,13 @@ from pydantic_settings import (
 
 from gate.backends.registry import BACKENDS, DEFAULT_BACKEND, create_backend
 from gate.budget import DEFAULT_EPS
-from gate.engine import DEFAULT_CACHE_TTL_S, DEFAULT_DEADLINE_S, Gate
+from gate.engine import (
+    DEFAULT_CACHE_TTL_S,
+    DEFAULT_DEADLINE_PER_CLAIM_S,
+    DEFAULT_DEADLINE_S,
+    DEFAULT_LOCK_WAIT_S,
+    Gate,
+)
 from gate.policy import (
     DEFAULT_CONTRADICTION_THRESHOLD,
     DEFAULT_FLAG_THRESHOLD_BITS,
@@ -75,7 +81,14 @@ class HallucinationConfig(BaseSettings):
     output_verification: bool = False
     trace_auditing: bool = False
     batch_size: int = Field(default=32, ge=1, le=4096)
-    timeout: float = Field(default=DEFAULT_DEADLINE_S, gt=0.0)
+    #: Seconds of verifier work per check: ``timeout + timeout_per_claim x claims``. The
+    #: time a check waits for the model behind other checks is not counted; ``lock_wait``
+    #: bounds it. Past either, the claims' verdict is ``timeout``.
+    timeout: float = Field(default=DEFAULT_DEADLINE_S, gt=0.0, allow_inf_nan=False)
+    timeout_per_claim: float = Field(
+        default=DEFAULT_DEADLINE_PER_CLAIM_S, ge=0.0, allow_inf_nan=False
+    )
+    lock_wait: float = Field(default=DEFAULT_LOCK_WAIT_S, gt=0.0, allow_inf_nan=False)
     cache_ttl: float = Field(default=DEFAULT_CACHE_TTL_S, ge=0.0)
 
     @classmethod
@@ -105,7 +118,14 @@ class HallucinationConfig(BaseSettings):
     def gate(self) -> Gate:
         """A Gate built from these settings (loads the backend's model)."""
         backend = create_backend(self.backend, **self.backend_options)
-        return Gate(backend, self.policy(), deadline=self.timeout, cache_ttl=self.cache_ttl)
+        return Gate(
+            backend,
+            self.policy(),
+            deadline=self.timeout,
+            deadline_per_claim=self.timeout_per_claim,
+            lock_wait=self.lock_wait,
+            cache_ttl=self.cache_ttl,
+        )
 
     def policy(self) -> GatePolicy:
         """The GatePolicy these settings describe."""

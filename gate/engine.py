@@ -3,28 +3,43 @@
 Backend exceptions, bad outputs (NaN, outside [0, 1], wrong count) and missed
 deadlines become ``verifier_error`` / ``timeout`` verdicts; they are never raised
 (SPEC-08.42/43).
+
+The deadline grows with the batch: ``deadline + deadline_per_claim x claims``. It
+bounds the backend's own work; time the call spends queued for the model behind other
+calls is bounded separately (``lock_wait``). A call past either bound is cancelled:
+the backend stops at its next mini-batch and frees the model for the next write.
 """
 
 from __future__ import annotations
 
+import atexit
 import hashlib
+import inspect
 import math
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future
+from concurrent.futures import Future, wait
 from dataclasses import dataclass, field
 
 from cachetools import TTLCache
 
-from gate.backends.base import VerifierBackend
+from gate.backends.base import CallControl, VerifierBackend
 from gate.backends.registry import DEFAULT_BACKEND, create_backend
 from gate.evidence import Citation, ContextItem, render, scrub, unknown_citations
 from gate.metrics import GateMetrics
 from gate.policy import GatePolicy, decide, degraded, no_model_call
 from gate.verdict import Verdict, VerdictStatus
 
-DEFAULT_DEADLINE_S = 2.0
+#: The deadline of a backend call is DEFAULT_DEADLINE_S + DEFAULT_DEADLINE_PER_CLAIM_S per
+#: claim checked: six and five times SPEC-08's latency budget (500 ms + 100 ms per claim),
+#: so that a write the verifier can check is checked on a busy 2-core machine too.
+DEFAULT_DEADLINE_S = 3.0
+DEFAULT_DEADLINE_PER_CLAIM_S = 0.5
+#: How long a call may wait for the model while other calls use it.
+DEFAULT_LOCK_WAIT_S = 30.0
+#: At interpreter exit, how long to wait for cancelled backend calls to stop.
+EXIT_WAIT_S = 30.0
 DEFAULT_CACHE_TTL_S = 3600.0
 DEFAULT_CACHE_SIZE = 10_000
 DEFAULT_STATED_CONFIDENCE = 0.95
@@ -73,7 +88,10 @@ class Gate:
     """Grounding gate over one verifier backend.
 
     ``backend`` is a VerifierBackend, a backend name, or None for the embedded
-    default. ``deadline`` (seconds) bounds each ``check_many`` call's wait for it.
+    default. A ``check_many`` call gives the backend ``deadline + deadline_per_claim x
+    claims`` seconds of work (``deadline_for``) and ``lock_wait`` seconds, in all, of
+    waiting for the model behind other calls; past either, the claims get ``timeout``
+    verdicts and the backend call is cancelled.
     """
 
     def __init__(
@@ -82,16 +100,25 @@ class Gate:
         policy: GatePolicy | None = None,
         *,
         deadline: float = DEFAULT_DEADLINE_S,
+        deadline_per_claim: float = DEFAULT_DEADLINE_PER_CLAIM_S,
+        lock_wait: float = DEFAULT_LOCK_WAIT_S,
         cache_ttl: float = DEFAULT_CACHE_TTL_S,
         cache_size: int = DEFAULT_CACHE_SIZE,
     ) -> None:
-        if deadline <= 0:
+        if not deadline > 0:
             raise ValueError("deadline must be positive")
+        if not deadline_per_claim >= 0:
+            raise ValueError("deadline_per_claim must not be negative")
+        if not lock_wait > 0:
+            raise ValueError("lock_wait must be positive")
         if backend is None or isinstance(backend, str):
             backend = create_backend(backend or DEFAULT_BACKEND)
         self.backend = backend
         self.policy = policy or GatePolicy()
         self.deadline = deadline
+        self.deadline_per_claim = deadline_per_claim
+        self.lock_wait = lock_wait
+        self._takes_control = _takes_control(backend)
         self._cache: TTLCache[tuple[str, str, str], float] | None = (
             TTLCache(maxsize=cache_size, ttl=cache_ttl)
             if backend.deterministic and cache_size > 0 and cache_ttl > 0
@@ -99,6 +126,10 @@ class Gate:
         )
         self._cache_lock = threading.Lock()
         self.metrics = GateMetrics()
+
+    def deadline_for(self, claims: int) -> float:
+        """Seconds of backend work allowed for a call that checks ``claims`` claims."""
+        return self.deadline + self.deadline_per_claim * max(1, claims)
 
     def check(
         self,
@@ -157,12 +188,23 @@ class Gate:
                     missing.append(pair)
         if not missing:
             return None
+        wanted = set(missing)
+        claims = sum(1 for job in jobs if {job.p1_pair, job.p0_pair} & wanted)
+        control = CallControl()
+        backend = self.backend
+        if self._takes_control:
+
+            def call() -> list[float]:
+                return backend.estimate_many(missing, control=control)  # type: ignore[call-arg]
+        else:
+
+            def call() -> list[float]:
+                return backend.estimate_many(missing)
+
         try:
-            answers = _call_with_deadline(
-                lambda: self.backend.estimate_many(missing), self.deadline
-            )
-        except TimeoutError:
-            return VerdictStatus.TIMEOUT, f"no answer from {self.backend.name} in {self.deadline}s"
+            answers = _call_with_deadline(call, control, self.deadline_for(claims), self.lock_wait)
+        except _TimedOut as exc:
+            return VerdictStatus.TIMEOUT, f"{backend.name}: {exc}"
         except Exception as exc:  # any backend failure is a verdict, never a crash
             return VerdictStatus.VERIFIER_ERROR, f"{type(exc).__name__}: {exc}"[:500]
         if not isinstance(answers, list | tuple) or len(answers) != len(missing):
@@ -239,9 +281,31 @@ def _digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _call_with_deadline(fn: Callable[[], list[float]], timeout: float) -> list[float]:
-    """Run ``fn`` on a daemon thread; raise TimeoutError if it has not returned in time.
+def _takes_control(backend: VerifierBackend) -> bool:
+    """Whether ``backend.estimate_many`` accepts the ``control`` keyword."""
+    try:
+        params = inspect.signature(backend.estimate_many).parameters
+    except (TypeError, ValueError):
+        return False
+    return "control" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
 
+
+class _TimedOut(Exception):
+    """A backend call ran past its deadline, or waited past ``lock_wait`` for the model."""
+
+
+#: Backend calls still running, with their controls (cancelled and awaited at exit).
+_running: dict[threading.Thread, CallControl] = {}
+_running_lock = threading.Lock()
+
+
+def _call_with_deadline(
+    fn: Callable[[], list[float]], control: CallControl, deadline: float, lock_wait: float
+) -> list[float]:
+    """Run ``fn`` on a daemon thread; raise _TimedOut and cancel it past its bounds.
+
+    ``deadline`` bounds the call's own work: its time since it started, less the time
+    it spent in ``control.waiting()`` (queued for the model), which ``lock_wait`` bounds.
     A daemon thread, so a backend that never answers cannot block interpreter exit.
     """
     future: Future[list[float]] = Future()
@@ -251,9 +315,45 @@ def _call_with_deadline(fn: Callable[[], list[float]], timeout: float) -> list[f
             future.set_result(fn())
         except BaseException as exc:
             future.set_exception(exc)
+        finally:
+            with _running_lock:
+                _running.pop(threading.current_thread(), None)
 
-    threading.Thread(target=run, name="gate-verifier", daemon=True).start()
-    return future.result(timeout=timeout)
+    thread = threading.Thread(target=run, name="gate-verifier", daemon=True)
+    with _running_lock:
+        _running[thread] = control
+    started = time.monotonic()
+    thread.start()
+    while True:
+        waited = control.waited()
+        worked = time.monotonic() - started - waited
+        if worked >= deadline:
+            control.cancel()
+            raise _TimedOut(f"no answer after {deadline:g}s of work (the deadline for this batch)")
+        if waited >= lock_wait:
+            control.cancel()
+            raise _TimedOut(
+                f"the verifier was busy with other checks: waited {waited:.1f}s for it "
+                f"(lock_wait {lock_wait:g}s)"
+            )
+        # Only one of the two clocks runs at a time; wake when it could run out.
+        step = lock_wait - waited if control.is_waiting else deadline - worked
+        done, _ = wait([future], timeout=max(step, 0.001))
+        if done:
+            return future.result()
+
+
+@atexit.register
+def _stop_running_calls(timeout: float = EXIT_WAIT_S) -> None:
+    """Cancel backend calls still running and give them ``timeout`` seconds to stop, so
+    the interpreter does not exit while a verifier thread is inside torch (which aborts)."""
+    with _running_lock:
+        running = list(_running.items())
+    for _thread, control in running:
+        control.cancel()
+    end = time.monotonic() + timeout
+    for thread, _control in running:
+        thread.join(max(0.0, end - time.monotonic()))
 
 
 _default_gate: Gate | None = None

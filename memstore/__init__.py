@@ -14,8 +14,10 @@ from memstore.errors import (
     MemstoreError,
     NotFound,
     StorageError,
+    TooLarge,
 )
 from memstore.gating import GateHook
+from memstore.limits import Limits
 from memstore.models import FactStatus
 from memstore.names import normalize_key
 from memstore.providers import register_source, unregister_source
@@ -25,6 +27,7 @@ from memstore.schemas import (
     CitationPublic,
     ClaimOutcome,
     EntityPublic,
+    ErasurePublic,
     EvidenceCreate,
     EvidencePublic,
     FactCreate,
@@ -51,6 +54,7 @@ __all__ = [
     "CitedSpan",
     "ClaimOutcome",
     "EntityPublic",
+    "ErasurePublic",
     "ErrFactNotGrounded",
     "EvidenceCreate",
     "EvidenceItem",
@@ -61,6 +65,7 @@ __all__ = [
     "FactStatus",
     "GateHook",
     "InvalidInput",
+    "Limits",
     "MemberCreate",
     "MemberPublic",
     "MemstoreError",
@@ -75,6 +80,7 @@ __all__ = [
     "StorageError",
     "Store",
     "StoreStats",
+    "TooLarge",
     "Ungated",
     "VerificationPublic",
     "WriteHook",

@@ -78,6 +78,8 @@ class AsyncStore:
     remember = _threaded(Store.remember)
     supersede = _threaded(Store.supersede)
     retract = _threaded(Store.retract)
+    erase = _threaded(Store.erase)
+    erase_rejection = _threaded(Store.erase_rejection)
     add_alias = _threaded(Store.add_alias)
     # reads
     get_fact = _threaded(Store.get_fact)

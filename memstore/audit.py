@@ -9,6 +9,11 @@ This catches changes made behind the library's back (SQL consoles, scripts,
 restores of partial backups). Someone who can rewrite every later hash and the
 head can forge a consistent chain; anchor ``ChainReport.head`` somewhere else
 (a log line, a ticket) to catch that too.
+
+An erase (``Store.erase``) removes audit rows for good. Its tombstone (an
+``erasures`` row, itself the next link) keeps each removed row's position, previous
+hash and hash in ``links``: the walk takes those links in the removed rows' place, so
+the chain still verifies, and editing or deleting the tombstone breaks it.
 """
 
 from __future__ import annotations
@@ -25,15 +30,19 @@ from typing import Any, cast
 import sqlalchemy as sa
 from sqlmodel import Session, col, select
 
-from memstore.models import AuditHead, Rejection, Verification
+from memstore.models import AuditHead, Erasure, Rejection, Verification
 
 GENESIS = "0" * 64
 HASH_VERSION = "v1"
 _PAGE = 1000
 
-AuditRow = Rejection | Verification
+AuditRow = Rejection | Verification | Erasure
 #: Audited tables by name, the name being part of each row's hash.
-TABLES: dict[str, type[AuditRow]] = {"rejections": Rejection, "verifications": Verification}
+TABLES: dict[str, type[AuditRow]] = {
+    "rejections": Rejection,
+    "verifications": Verification,
+    "erasures": Erasure,
+}
 _CHAIN_COLUMNS = frozenset({"chain_prev", "chain_hash"})
 #: Columns added to audited tables after hashing began. They count only when set, so
 #: rows written before a column existed keep their hashes.
@@ -103,6 +112,27 @@ def append(session: Session, row: AuditRow) -> None:
 
 
 @dataclass(frozen=True, slots=True)
+class ErasedLink:
+    """A removed audit row, as its tombstone keeps it: enough to link, no content."""
+
+    id: str
+    chain_seq: int
+    chain_prev: str
+    chain_hash: str
+
+
+def erased_link(table: str, row: Rejection | Verification) -> dict[str, Any]:
+    """What a tombstone keeps of an audit row it removes (see ``Erasure.links``)."""
+    return {
+        "table": table,
+        "id": row.id,
+        "seq": row.chain_seq,
+        "prev": row.chain_prev,
+        "hash": row.chain_hash,
+    }
+
+
+@dataclass(frozen=True, slots=True)
 class ChainProblem:
     """One break in the chain: ``kind`` is ``edited``, ``inserted`` or ``deleted``."""
 
@@ -132,9 +162,9 @@ def verify(session: Session, namespace: str) -> ChainReport:
     report = ChainReport(namespace)
     for table, model in TABLES.items():
         outside = select(model).where(model.namespace == namespace, col(model.chain_seq).is_(None))
-        for row in cast("list[AuditRow]", session.exec(outside).all()):
+        for stray in cast("list[AuditRow]", session.exec(outside).all()):
             report.problems.append(
-                ChainProblem("inserted", None, table, row.id, "row is outside the chain")
+                ChainProblem("inserted", None, table, stray.id, "row is outside the chain")
             )
     expected, prev = 1, GENESIS
     for seq, group in itertools.groupby(_in_chain_order(session, namespace), key=lambda r: r[0]):
@@ -185,20 +215,43 @@ def verify(session: Session, namespace: str) -> ChainReport:
     return report
 
 
-def _hashes(table: str, row: AuditRow) -> bool:
-    """Whether the row's content still produces its stored hash."""
+def _hashes(table: str, row: AuditRow | ErasedLink) -> bool:
+    """Whether the row's content still produces its stored hash (an erased row has no
+    content left; its tombstone's own hash vouches for the link)."""
+    if isinstance(row, ErasedLink):
+        return True
     return row.chain_hash == row_hash(row.chain_prev or "", table, row.model_dump())
 
 
-def _in_chain_order(session: Session, namespace: str) -> Iterator[tuple[int, str, AuditRow]]:
-    """Rows of every audited table, merged by sequence number, read in pages."""
-    streams = [_paged(session, namespace, table, model) for table, model in TABLES.items()]
+def _in_chain_order(
+    session: Session, namespace: str
+) -> Iterator[tuple[int, str, AuditRow | ErasedLink]]:
+    """Rows of every audited table and the links of erased rows, merged by sequence
+    number, read in pages."""
+    streams: list[Iterator[tuple[int, str, AuditRow | ErasedLink]]] = [
+        _paged(session, namespace, table, model) for table, model in TABLES.items()
+    ]
+    streams.append(_erased(session, namespace))
     yield from heapq.merge(*streams, key=lambda item: item[0])
+
+
+def _erased(session: Session, namespace: str) -> Iterator[tuple[int, str, ErasedLink]]:
+    """The links that tombstones keep of erased rows, by sequence number."""
+    found: list[tuple[int, str, ErasedLink]] = []
+    for links in session.exec(select(Erasure.links).where(Erasure.namespace == namespace)):
+        for link in links or ():
+            try:
+                seq = int(link["seq"])
+                kept = ErasedLink(str(link["id"]), seq, str(link["prev"]), str(link["hash"]))
+            except (KeyError, TypeError, ValueError):
+                continue  # a mangled tombstone fails its own hash check
+            found.append((seq, str(link.get("table")), kept))
+    yield from sorted(found, key=lambda item: item[0])
 
 
 def _paged(
     session: Session, namespace: str, table: str, model: type[AuditRow]
-) -> Iterator[tuple[int, str, AuditRow]]:
+) -> Iterator[tuple[int, str, AuditRow | ErasedLink]]:
     after: int | None = None
     while True:
         query = select(model).where(model.namespace == namespace, col(model.chain_seq).isnot(None))

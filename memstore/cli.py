@@ -5,13 +5,27 @@ Global options (before the command, or after it): ``--store`` / ``$MEMSTORE_URL`
 ``--config`` / ``$MEMSTORE_CONFIG`` (a YAML settings file).
 
 Exit codes: 0 done; 1 internal error (the database or the index failed);
-2 bad input (bad option or value, unknown id, bad config); 3 the grounding gate
-rejected a fact.
+2 bad input (bad option or value, unknown id, bad config, no store where one is
+needed); 3 the grounding gate rejected a fact; 4 ``verify`` could not check the claim
+(the verifier timed out or failed: no verdict either way).
+
+Which commands may create a store: only ``init``, ``add`` (the first fact creates
+it), ``serve`` and ``mcp`` (they accept writes), and ``demo`` and ``bench`` (each in
+a directory of its own). Every other command reads or changes an existing store;
+given a data directory or SQLite file that holds none, it exits 2 naming the path
+and suggesting ``memstore init``, and creates nothing. ``verify`` needs no store and
+never opens one. (A database server's URL is not checked: the database must exist.)
+New commands open their store with ``_open(...)``, which refuses a missing store
+unless told ``create=True``.
+
+Messages (errors, notes, one-line results) are never wrapped at the terminal's
+width, so scripts and tests see them whole; tables still fit the terminal.
 """
 
 from __future__ import annotations
 
 import functools
+import getpass
 import json
 import logging
 import signal
@@ -26,12 +40,13 @@ from typing import Annotated, Any, NoReturn, ParamSpec, TypeVar
 import sqlalchemy as sa
 import typer
 import yaml
+from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from sqlmodel import Session
 
-from gate import ConfigError, Verdict
+from gate import ConfigError, Verdict, VerdictStatus, default_gate
 from memstore import db
 from memstore.config import (
     CONFIG_ENV,
@@ -43,8 +58,9 @@ from memstore.config import (
 )
 from memstore.config import format_duration as format_duration
 from memstore.errors import ErrFactNotGrounded, InvalidInput, MemstoreError, NotFound
+from memstore.limits import Limits
 from memstore.reverify import ReverifyReport, namespaces_with_checks
-from memstore.schemas import FactPublic, RejectionPublic
+from memstore.schemas import ClaimCheck, FactPublic, RejectionPublic, to_utc
 from memstore.store import DEFAULT_NAMESPACE, Store
 
 P = ParamSpec("P")
@@ -58,6 +74,7 @@ class Exit(IntEnum):
     INTERNAL = 1
     BAD_INPUT = 2
     REJECTED = 3
+    UNCHECKED = 4
 
 
 app = typer.Typer(
@@ -69,8 +86,20 @@ app = typer.Typer(
 )
 config_app = typer.Typer(help="The settings in effect (config file, environment, defaults).")
 app.add_typer(config_app, name="config")
-out = Console()
-err = Console(stderr=True)
+
+
+class _Console(Console):
+    """A rich Console that never wraps a message (a plain string) at the terminal's
+    width; other renderables (tables) still fit the terminal."""
+
+    def print(self, *objects: Any, soft_wrap: bool | None = None, **options: Any) -> None:
+        if soft_wrap is None and objects and all(isinstance(o, str) for o in objects):
+            soft_wrap = True
+        super().print(*objects, soft_wrap=soft_wrap, **options)
+
+
+out = _Console()
+err = _Console(stderr=True)
 
 
 @dataclass
@@ -271,7 +300,7 @@ def add(
             raise InvalidInput("statement", "missing; give it as an argument, or use --file")
         items = [_fact_from_options(statement, member, evidence, evidence_file, quote)]
         items[0].update(relation=relation, confidence=confidence)
-    with _open(ctx, store, namespace) as opened:
+    with _open(ctx, store, namespace, create=True) as opened:
         if file is None:
             try:
                 stored = opened.add_fact(items[0], ungated=ungated)
@@ -329,16 +358,26 @@ def verify(
     namespace: NamespaceOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Check a claim against evidence with the gate, storing nothing; exit 3 if not grounded."""
+    """Check a claim against evidence with the gate, storing nothing; exit 3 if not grounded,
+    4 if the verifier could not check it (timed out or failed)."""
     texts = [sys.stdin.read() if text == "-" else text for text in evidence]
-    with _open(ctx, store, namespace, index=False) as opened:
-        verdict = opened.verify_claim(claim, texts, confidence)
+    verdict = _check_claim(_settings(ctx, store, namespace), claim, texts, confidence)
+    unchecked = verdict.status in _UNCHECKED
     if as_json:
         typer.echo(_json(verdict))
+    elif unchecked:
+        out.print(f"not checked ({verdict.status.value}): {verdict.reason or 'no verdict'}")
+        err.print("The verifier gave no verdict, so nothing was decided; try again later.")
     else:
         _print_verdict(verdict)
+    if unchecked:
+        raise typer.Exit(Exit.UNCHECKED)
     if not verdict.accepted:
         raise typer.Exit(Exit.REJECTED)
+
+
+#: Verdicts that are no check at all: the verifier did not answer.
+_UNCHECKED = frozenset({VerdictStatus.TIMEOUT, VerdictStatus.VERIFIER_ERROR})
 
 
 @command()
@@ -357,6 +396,46 @@ def retract(
         typer.echo(_json(fact))
     else:
         out.print(f"retracted {fact.id}: {fact.statement}")
+
+
+@command()
+def erase(
+    ctx: typer.Context,
+    target_id: Annotated[str, typer.Argument(metavar="ID", show_default=False)],
+    reason: Annotated[
+        str, typer.Option("--reason", help="Why it is erased (kept in the tombstone).")
+    ],
+    rejection: Annotated[
+        bool, typer.Option("--rejection", help="ID is a rejection in the audit log.")
+    ] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Erase without asking.")] = False,
+    store: StoreOption = None,
+    namespace: NamespaceOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Erase a fact for good (every version, its history, the evidence nothing else
+    cites, its search-index rows), or with --rejection a rejection of the audit log.
+    Leaves a tombstone (ids and hashes, no content); cannot be undone."""
+    with _open(ctx, store, namespace) as opened:
+        what = "rejection" if rejection else "fact"
+        found = opened.get_rejection(target_id) if rejection else opened.get_fact(target_id)
+        question = f"Erase {what} {found.id} ({found.statement!r}) for good? It cannot be undone"
+        if not yes and not typer.confirm(question, default=False, err=True):
+            _fail("nothing was erased", Exit.INTERNAL, "pass --yes to erase without asking")
+        if rejection:
+            tombstone = opened.erase_rejection(target_id, reason, by=_who())
+        else:
+            tombstone = opened.erase(target_id, reason, by=_who())
+    if as_json:
+        typer.echo(_json(tombstone))
+        return
+    versions = len(tombstone.fact_ids) or len(tombstone.rejection_ids)
+    out.print(
+        f"erased {what} {tombstone.target_id} ({versions} version(s), "
+        f"{len(tombstone.evidence)} evidence row(s)); tombstone {tombstone.id}"
+    )
+    for kept in tombstone.kept_evidence_ids:
+        out.print(f"kept evidence {kept}: another fact or rejection still cites it")
 
 
 # -- reads -------------------------------------------------------------------------
@@ -678,6 +757,7 @@ def reverify(
     if all_namespaces and namespace:
         raise InvalidInput("all_namespaces", "give --namespace or --all-namespaces, not both")
     settings = _settings(ctx, store)
+    _require_store(settings)
     scheduler = settings.scheduler
     interval = _duration("every", every) if every is not None else scheduler.every
     options = scheduler.options()
@@ -788,10 +868,20 @@ def mcp(
     port: Annotated[
         int | None, typer.Option(min=1, max=65535, help="With http: port (server.port + 1).")
     ] = None,
+    allow_unauthenticated: Annotated[
+        bool,
+        typer.Option(
+            "--allow-unauthenticated",
+            help="With http: serve without API keys when none are configured (loopback only).",
+        ),
+    ] = False,
     store: StoreOption = None,
     namespace: NamespaceOption = None,
 ) -> None:
-    """Serve one namespace as MCP tools: remember, recall, verify_claim, audit_rejections."""
+    """Serve one namespace as MCP tools: remember, recall, verify_claim, audit_rejections.
+
+    Over http clients send Authorization: Bearer KEY, a key of server.api_keys that may
+    use the namespace (the REST API's keys)."""
     if transport not in ("stdio", "http"):
         raise InvalidInput("transport", f"{transport!r} is not stdio or http")
     settings = _settings(ctx, store, namespace)
@@ -799,7 +889,11 @@ def mcp(
 
     try:
         mcp_server.run(
-            settings, transport="http" if transport == "http" else "stdio", host=host, port=port
+            settings,
+            transport="http" if transport == "http" else "stdio",
+            host=host,
+            port=port,
+            allow_unauthenticated=allow_unauthenticated,
         )
     except ImportError as exc:
         _fail(str(exc), Exit.INTERNAL, "install the server extra: pip install 'memstore[server]'")
@@ -859,12 +953,73 @@ def _settings(ctx: typer.Context, store: str | None, namespace: str | None = Non
 
 
 def _open(
-    ctx: typer.Context, store: str | None, namespace: str | None, index: str | bool | None = None
+    ctx: typer.Context,
+    store: str | None,
+    namespace: str | None,
+    index: str | bool | None = None,
+    *,
+    create: bool = False,
 ) -> Store:
-    """The store the options and settings name; ``index=False`` skips the search index."""
+    """The store the options and settings name; ``index=False`` skips the search index.
+
+    Unless ``create``, a data directory or SQLite file without a store is refused
+    (exit 2) before anything is created.
+    """
     settings = _settings(ctx, store, namespace)
+    if not create:
+        _require_store(settings)
     options: dict[str, Any] = {} if index is None else {"index": index}
     return settings.open(**options)
+
+
+def _require_store(settings: Settings) -> None:
+    """Exit 2, naming the path, when the settings' SQLite store does not exist."""
+    url = settings.store.url
+    missing = _missing_store(url)
+    if missing is not None:
+        _fail(
+            f"no memstore store at {missing}",
+            Exit.BAD_INPUT,
+            f"create it with `memstore --store {url} init`, or point --store / "
+            f"${URL_ENV} at an existing store",
+        )
+
+
+def _missing_store(url: str) -> Path | None:
+    """Where a SQLite store should be but is not: the data directory (holding no
+    database file) or the database file. None when it exists, when it lives in memory,
+    and for a database server's URL, which is not checked."""
+    if "://" not in url:
+        data_dir = Path(url).expanduser()
+        return None if (data_dir / db.SQLITE_FILENAME).is_file() else data_dir
+    try:
+        parsed = sa.engine.make_url(url)
+    except sa.exc.ArgumentError:
+        return None  # opening it reports the bad URL
+    database = parsed.database
+    if parsed.get_backend_name() != "sqlite" or not database or database == ":memory:":
+        return None
+    if database.startswith("file:"):  # a SQLite URI filename: left to SQLite
+        return None
+    path = Path(database).expanduser()
+    return None if path.is_file() else path
+
+
+def _check_claim(settings: Settings, claim: str, texts: list[str], confidence: float) -> Verdict:
+    """The gate's verdict on ``claim``, as a store of these settings would give it,
+    without opening a store (``Store.verify_claim`` less the store)."""
+    try:
+        check = ClaimCheck.model_validate(
+            {"claim": claim, "evidence": texts, "confidence": confidence}
+        )
+    except ValidationError as exc:
+        raise InvalidInput.from_validation(exc) from None
+    evidence = [item.text for item in check.evidence]
+    limits = Limits(settings.store.max_claims, settings.store.max_evidence_chars)
+    limits.check_texts(evidence, "evidence")
+    gate = settings.gate() or default_gate()
+    policy = settings.hallucination.policy() if settings.hallucination.enabled else None
+    return gate.check(check.claim, evidence, confidence=check.confidence, policy=policy)
 
 
 def _namespaces(settings: Settings, given: list[str] | None, every: bool) -> list[str]:
@@ -944,14 +1099,22 @@ def _when(field: str, text: str | None) -> datetime | None:
     if text is None:
         return None
     try:
-        return datetime.now(UTC) - parse_duration(text)
+        span = parse_duration(text)
     except ValueError:
         pass
+    else:
+        try:
+            return datetime.now(UTC) - span
+        except OverflowError:
+            raise InvalidInput(field, f"{text!r} reaches back before the year 1") from None
     try:
         when = datetime.fromisoformat(text)
     except ValueError:
         raise InvalidInput(field, f"{text!r} is not an ISO 8601 time or a span like 7d") from None
-    return when if when.tzinfo else when.replace(tzinfo=UTC)
+    try:
+        return to_utc(when)
+    except ValueError as exc:
+        raise InvalidInput(field, f"{text!r} {exc}") from None
 
 
 def _duration(field: str, text: str) -> timedelta:
@@ -1137,6 +1300,14 @@ def _watch(
 
 def _interrupt(_signum: int, _frame: object) -> NoReturn:
     raise KeyboardInterrupt
+
+
+def _who() -> str:
+    """Who runs an erase, for its tombstone: ``cli:<login name>``."""
+    try:
+        return f"cli:{getpass.getuser()}"
+    except (KeyError, OSError):  # no name for this uid (a container, say)
+        return "cli"
 
 
 def _fail(message: str, code: Exit = Exit.INTERNAL, then: str | None = None) -> NoReturn:

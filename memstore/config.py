@@ -1,8 +1,9 @@
 """memstore's settings: one YAML file, overridable by environment variables.
 
 Sections: ``store`` (where memory lives), ``hallucination`` (the SPEC-08.34 gate
-block, :class:`gate.HallucinationConfig`), ``scheduler`` (re-verification runs)
-and ``server`` (``memstore serve``: address and API keys).
+block, :class:`gate.HallucinationConfig`), ``scheduler`` (re-verification runs),
+``server`` (``memstore serve``: address and API keys) and ``sources`` (what
+re-verification may fetch and REST/MCP callers may cite: :class:`SourcesSettings`).
 
 Precedence, highest first: keyword arguments of :func:`load_settings`, then
 environment variables ``MEMSTORE_<SECTION>__<FIELD>`` (nested with ``__``, e.g.
@@ -44,8 +45,10 @@ from pydantic_settings import (
 )
 
 from gate import ConfigError, Gate, HallucinationConfig
+from memstore.limits import DEFAULT_MAX_CLAIMS, DEFAULT_MAX_EVIDENCE_CHARS
 from memstore.names import check_namespace
 from memstore.reverify import DEFAULT_BATCH, DEFAULT_LEASE, DEFAULT_LIMIT
+from memstore.source_policy import SourcePolicy
 
 if TYPE_CHECKING:
     from memstore.store import Store
@@ -57,6 +60,11 @@ URL_ENV = "MEMSTORE_URL"
 NAMESPACE_ENV = "MEMSTORE_NAMESPACE"
 DEFAULT_STORE = "./memdata"
 DEFAULT_PORT = 8765
+#: ``server.max_open_stores``: each open store holds a few file descriptors.
+DEFAULT_MAX_OPEN_STORES = 64
+DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
+#: ``server.store_idle_timeout``.
+DEFAULT_STORE_IDLE_TIMEOUT = timedelta(minutes=10)
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d)?\s*$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -127,6 +135,10 @@ class StoreSettings(_Section):
     vector_index_at: int = Field(default=50_000, ge=1)
     recheck_after: Duration | None = None
     retry_after: Duration | None = None
+    #: Facts (or claims) one call may put through the gate; more is a 400 naming the field.
+    max_claims: int = Field(default=DEFAULT_MAX_CLAIMS, ge=1)
+    #: Characters of distinct evidence one call may carry; more is a 413 naming the field.
+    max_evidence_chars: int = Field(default=DEFAULT_MAX_EVIDENCE_CHARS, ge=1)
 
     @field_validator("namespace")
     @classmethod
@@ -179,6 +191,22 @@ class ServerSettings(_Section):
     port: int = Field(default=DEFAULT_PORT, ge=1, le=65535)
     #: API key -> namespace patterns it may use (``user:alice``, ``user:*``, ``*``).
     api_keys: dict[str, list[str]] = Field(default_factory=dict)
+    #: Namespaces whose stores ``serve`` keeps open at once; the least recently used idle
+    #: one is closed to make room (a store a request is using is never closed).
+    max_open_stores: int = Field(default=DEFAULT_MAX_OPEN_STORES, ge=1, le=100_000)
+    #: ``serve`` closes a store no request has used for this long; null (or ``never``):
+    #: only to make room.
+    store_idle_timeout: Duration | None = DEFAULT_STORE_IDLE_TIMEOUT
+    #: Largest request body ``serve`` reads; a larger one is answered 413 (field ``body``).
+    max_body_bytes: int = Field(default=DEFAULT_MAX_BODY_BYTES, ge=1024)
+
+    @field_validator("store_idle_timeout", mode="before")
+    @classmethod
+    def _never(cls, value: object) -> object:
+        # MEMSTORE_SERVER__STORE_IDLE_TIMEOUT=never (an environment variable is no null).
+        if isinstance(value, str) and value.strip().lower() in ("never", "null", "none"):
+            return None
+        return value
 
     @field_validator("api_keys")
     @classmethod
@@ -202,6 +230,11 @@ class ServerSettings(_Section):
         return any(fnmatchcase(namespace, p) for p in self.namespaces_for(key))
 
 
+#: ``sources``: what re-verification may fetch and remote callers may cite
+#: (see ``memstore.source_policy``).
+SourcesSettings = SourcePolicy
+
+
 class Settings(BaseSettings):
     """Every setting of memstore; see the module docstring for where values come from."""
 
@@ -213,8 +246,10 @@ class Settings(BaseSettings):
     hallucination: HallucinationConfig = Field(default_factory=HallucinationConfig)
     scheduler: SchedulerSettings = SchedulerSettings()
     server: ServerSettings = ServerSettings()
+    #: Which evidence sources may be fetched, and which REST/MCP callers may cite.
+    sources: SourcesSettings = Field(default_factory=SourcesSettings)
 
-    @field_validator("store", "hallucination", "scheduler", "server", mode="before")
+    @field_validator("store", "hallucination", "scheduler", "server", "sources", mode="before")
     @classmethod
     def _empty_section(cls, value: object) -> object:
         return {} if value is None else value  # an empty YAML section: its defaults
@@ -255,6 +290,7 @@ class Settings(BaseSettings):
         ``options`` are passed on to ``memstore.open`` and win over the settings.
         """
         from memstore.admission import Ungated
+        from memstore.limits import Limits
         from memstore.store import Store
 
         s = self.store
@@ -264,6 +300,8 @@ class Settings(BaseSettings):
             "vector_index_at": s.vector_index_at,
             "recheck_after": s.recheck_after,
             "retry_after": s.retry_after,
+            "sources": self.sources,
+            "limits": Limits(max_claims=s.max_claims, max_evidence_chars=s.max_evidence_chars),
         }
         if "hook" not in options and "gate" not in options:
             if self.hallucination.enabled:

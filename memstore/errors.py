@@ -4,6 +4,7 @@ Everything memstore raises derives from one root::
 
     MemstoreError
     ├── InvalidInput           bad arguments; names the field and the reason (also a ValueError)
+    │   └── TooLarge           over a size limit of one request (HTTP 413)
     ├── NotFound               no such fact or entity in this namespace (also a LookupError)
     ├── ErrFactNotGrounded     the write hook (the grounding gate) rejected the fact
     └── StorageError           the database failed; wraps the SQLAlchemy error
@@ -55,6 +56,16 @@ class InvalidInput(MemstoreError, ValueError):
 def _clean_reason(msg: str) -> str:
     # pydantic prefixes custom errors with "Value error, "; users don't need that.
     return msg.removeprefix("Value error, ")
+
+
+class TooLarge(InvalidInput):
+    """The request is over one of the store's size limits (``Limits``); nothing was done.
+
+    ``field`` names what is too large (e.g. ``evidence``); REST answers 413.
+    """
+
+    def under(self, prefix: str) -> TooLarge:
+        return TooLarge(f"{prefix}.{self.field}" if self.field else prefix, self.reason)
 
 
 class NotFound(MemstoreError, LookupError):

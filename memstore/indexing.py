@@ -5,6 +5,11 @@ A change to a fact or an evidence row queues an outbox row in the same transacti
 writes it to the index (by id, so a replay is harmless) and only then deletes the
 outbox rows. A process killed in between leaves the rows queued; the next open
 replays them.
+
+The index holds only evidence that backs live memory (``live_ids``): evidence that
+only rejections or retracted facts cite is left out. A queued row that SQL no longer
+holds (an erase) is deleted, and the erase's own queued row (``OutboxKind.ERASURE``)
+purges the index files of every copy (``SearchIndex.purge``).
 """
 
 from __future__ import annotations
@@ -22,10 +27,14 @@ from gate.evidence import strip_span
 from memstore import db
 from memstore.embeddings import Matrix
 from memstore.models import (
+    OPEN_STATUSES,
+    Citation,
+    Erasure,
     Evidence,
     EvidenceSource,
     Fact,
     FactMember,
+    FactStatus,
     IndexOutbox,
     OutboxKind,
     UTCDateTime,
@@ -108,11 +117,29 @@ def _drain(
         groups = list(db.chunks(list(dict.fromkeys(targets))))
     for group in groups:
         while rows := _queued(sessions, namespace, group):
+            fact_ids = list(dict.fromkeys(r.target_id for r in rows if r.kind == "fact"))
+            evidence_ids = list(dict.fromkeys(r.target_id for r in rows if r.kind == "evidence"))
+            erasures = [r.target_id for r in rows if r.kind == OutboxKind.ERASURE]
             with sessions() as session:
-                facts = fact_docs(session, [r.target_id for r in rows if r.kind == "fact"])
-                chunks = chunk_docs(session, [r.target_id for r in rows if r.kind == "evidence"])
+                facts = fact_docs(session, fact_ids)
+                chunks = chunk_docs(session, evidence_ids)
+                if erasures:  # what the erasures removed, whatever else is queued
+                    for tombstone in session.exec(
+                        select(Erasure).where(col(Erasure.id).in_(erasures))
+                    ):
+                        fact_ids += [i for i in tombstone.fact_ids if i not in fact_ids]
+                        evidence_ids += [
+                            e["id"] for e in tombstone.evidence if e["id"] not in evidence_ids
+                        ]
             index.write_facts(facts, vectors)
             index.write_chunks(chunks)
+            # Not live (rejected-only, retracted-only) or no longer in SQL (erased): out.
+            shown = {c.evidence_id for c in chunks}
+            index.delete(CHUNKS, "evidence_id", [i for i in evidence_ids if i not in shown])
+            written = {f.id for f in facts}
+            index.delete(FACTS, "id", [i for i in fact_ids if i not in written])
+            if erasures:
+                index.purge()  # an erase: no copy of the deleted rows may stay on disk
             with sessions() as session, session.begin():
                 session.exec(
                     sa.delete(IndexOutbox).where(col(IndexOutbox.id).in_([r.id for r in rows]))
@@ -150,7 +177,8 @@ def rebuild(
     beside an older database backup) are deleted at the end.
     """
     with sessions() as session, session.begin():
-        session.exec(sa.delete(IndexOutbox))
+        # Queued erasures stay: the drain below purges the files of what they removed.
+        session.exec(sa.delete(IndexOutbox).where(col(IndexOutbox.kind) != OutboxKind.ERASURE))
         now = utcnow()
         for kind, model in ((OutboxKind.FACT, Fact), (OutboxKind.EVIDENCE, Evidence)):
             queue_all = sa.insert(IndexOutbox).from_select(
@@ -218,10 +246,13 @@ def fact_docs(session: Session, ids: Collection[str]) -> list[FactDoc]:
 
 
 def chunk_docs(session: Session, ids: Collection[str]) -> list[ChunkDoc]:
-    """The index rows (chunks) of these evidence versions, each marked current or replaced."""
+    """The index rows (chunks) of these evidence versions that back live memory
+    (``live_ids``), each marked current or replaced."""
     docs: list[ChunkDoc] = []
     for chunk in db.chunks(list(dict.fromkeys(ids))):
         rows = list(session.exec(select(Evidence).where(col(Evidence.id).in_(chunk))).all())
+        live = live_ids(session, rows)
+        rows = [r for r in rows if r.id in live]
         current = current_ids(session, rows)
         for row in rows:
             status = "current" if row.id in current else "replaced"
@@ -271,6 +302,80 @@ def current_ids(session: Session, rows: Collection[Evidence]) -> set[str]:
         return fetched[key] == row.id if key in fetched else newest.get(key) == row.version
 
     return {row.id for row in rows if current(row)}
+
+
+def live_ids(session: Session, rows: Collection[Evidence]) -> set[str]:
+    """Which of these evidence rows back live memory: a fact cites them whose newest
+    version (along its supersession chain) is not retracted.
+
+    Evidence that only rejections cite belongs to the audit log, and a retracted
+    fact's evidence leaves with it, unless another live fact cites it too. A URI
+    source counts as one: when a live fact cites any version of it, every version
+    does (history rows name the older versions they checked).
+    """
+    from memstore.evidence import INLINE_SOURCE  # evidence imports this module
+
+    live: set[str] = set()
+    for namespace in {r.namespace for r in rows}:
+        mine = [r for r in rows if r.namespace == namespace]
+        versions: dict[str, str] = {r.id: r.source for r in mine}
+        sources = sorted({r.source for r in mine} - {INLINE_SOURCE})
+        for chunk in db.chunks(sources):
+            for evidence_id, source in session.exec(
+                select(Evidence.id, Evidence.source).where(
+                    Evidence.namespace == namespace, col(Evidence.source).in_(chunk)
+                )
+            ):
+                versions[evidence_id] = source
+        backed: set[str] = set()
+        superseded: dict[str, set[str]] = {}  # citing fact -> evidence ids
+        for chunk in db.chunks(sorted(versions)):
+            for evidence_id, fact_id, status in session.exec(
+                select(Citation.evidence_id, Citation.fact_id, Fact.status)
+                .join(Fact, col(Fact.id) == Citation.fact_id)
+                .where(Citation.namespace == namespace, col(Citation.evidence_id).in_(chunk))
+            ):
+                if status in OPEN_STATUSES:
+                    backed.add(evidence_id)
+                elif status == FactStatus.SUPERSEDED:
+                    superseded.setdefault(fact_id, set()).add(evidence_id)
+        for fact_id in _live_facts(session, superseded):
+            backed |= superseded[fact_id]
+        backed_sources = {versions[e] for e in backed} - {INLINE_SOURCE}
+        live.update(r.id for r in mine if r.id in backed or (r.source in backed_sources))
+    return live
+
+
+def _live_facts(session: Session, fact_ids: Collection[str]) -> set[str]:
+    """Which of these facts are live: open, or superseded by a chain that ends open."""
+    statuses: dict[str, tuple[str, str | None]] = {}
+    asked: set[str] = set()
+    todo = set(fact_ids)
+    while todo:
+        asked |= todo
+        for chunk in db.chunks(sorted(todo)):
+            for fact_id, status, newer in session.exec(
+                select(Fact.id, Fact.status, Fact.superseded_by_id).where(col(Fact.id).in_(chunk))
+            ):
+                statuses[fact_id] = (status, newer)
+        todo = {
+            newer
+            for status, newer in statuses.values()
+            if status == FactStatus.SUPERSEDED and newer is not None and newer not in asked
+        }
+
+    def live(fact_id: str) -> bool:
+        seen: set[str] = set()
+        current: str | None = fact_id
+        while current is not None and current not in seen:
+            seen.add(current)
+            status, newer = statuses.get(current, (FactStatus.RETRACTED.value, None))
+            if status in OPEN_STATUSES:
+                return True
+            current = newer if status == FactStatus.SUPERSEDED else None
+        return False
+
+    return {f for f in fact_ids if live(f)}
 
 
 def chunk_spans(text: str, size: int = CHUNK_CHARS) -> list[tuple[int, int]]:

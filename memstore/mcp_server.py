@@ -1,25 +1,34 @@
 """memstore over the Model Context Protocol: one namespace of one store as an agent's memory.
 
-Four tools: ``remember`` (a write through the grounding gate), ``recall`` (search),
-``verify_claim`` (the gate's verdict, nothing stored) and ``audit_rejections`` (what
-the gate refused). A refused write is a normal result (``stored: false`` with the
-verdict and why), so the agent learns from it; bad input is a tool error naming the
-field. Built on the official MCP SDK 2.x (``pip install 'memstore[server]'``)::
+Five tools: ``remember`` (a write through the grounding gate), ``recall`` (search),
+``verify_claim`` (the gate's verdict, nothing stored), ``audit_rejections`` (what
+the gate refused) and ``erase`` (forget a fact or a refusal for good). A refused
+write is a normal result (``stored: false`` with the verdict and why), so the agent
+learns from it; bad input is a tool error naming the field. Built on the official
+MCP SDK 2.x (``pip install 'memstore[server]'``)::
 
     python -m memstore.mcp_server --store ./memdata --namespace user:alice
     python -m memstore.mcp_server --store ./memdata --transport http --port 8766
+
+Over HTTP every request needs ``Authorization: Bearer <key>`` with a key of
+``server.api_keys`` that may use the served namespace (401 without a known key, 403
+for a key of other namespaces), the keys of the REST API. With no keys configured
+the server refuses to start, unless it listens on a loopback address and
+``--allow-unauthenticated`` says that anyone on this machine may use it.
 """
 
 from __future__ import annotations
 
 import argparse
 import inspect
+import ipaddress
+import json
 import logging
 import os
 import signal
 import sys
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping, Sequence
 from contextlib import contextmanager, nullcontext, redirect_stdout
 from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -27,7 +36,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from gate import ConfigError, Verdict, VerdictStatus
-from memstore.config import Settings, load_settings
+from memstore.config import ServerSettings, Settings, load_settings
 from memstore.errors import ErrFactNotGrounded, InvalidInput, MemstoreError, StorageError
 from memstore.names import check_namespace
 from memstore.schemas import FactPublic, RejectionPublic
@@ -61,6 +70,7 @@ Quote the source instead of paraphrasing it, and never invent evidence to get a 
 
 Use `recall` before answering from memory, `verify_claim` to check a claim against
 evidence without storing it, and `audit_rejections` to see what the gate refused.
+When the user asks you to forget something, `erase` removes it for good.
 """
 
 _HINTS: dict[str, str] = {
@@ -183,6 +193,19 @@ class Rejection(_GateNumbers):
     created_at: datetime
 
 
+class Erased(BaseModel):
+    """What ``erase`` removed for good; a tombstone keeps only ids and hashes."""
+
+    tombstone_id: str
+    target: str = Field(description="fact or rejection.")
+    target_id: str
+    fact_ids: list[str] = Field(description="Every version of the fact that was erased.")
+    evidence_ids: list[str] = Field(description="The evidence erased with it.")
+    kept_evidence_ids: list[str] = Field(
+        description="Evidence kept because other facts or refusals still cite it."
+    )
+
+
 Statement = Annotated[
     str,
     Field(
@@ -220,7 +243,7 @@ Confidence = Annotated[
 
 
 def build_server(store: Store) -> MCPServer:
-    """An MCP server named ``memstore`` whose four tools read and write ``store``.
+    """An MCP server named ``memstore`` whose five tools read and write ``store``.
 
     Tools are plain functions: the SDK runs them on worker threads, so blocking
     store calls never stall the event loop.
@@ -333,13 +356,50 @@ def build_server(store: Store) -> MCPServer:
             raise failed(exc) from exc
         return [_rejection(r) for r in found]
 
+    def erase(
+        reason: Annotated[
+            str,
+            Field(min_length=1, description="Why, e.g. 'the user asked to forget their employer'."),
+        ],
+        fact_id: Annotated[
+            str | None, Field(description="The fact to erase (from remember or recall).")
+        ] = None,
+        rejection_id: Annotated[
+            str | None, Field(description="Or a refusal to erase (from audit_rejections).")
+        ] = None,
+    ) -> Erased:
+        """Erase a fact (every version, and the evidence nothing else cites) or a refusal,
+        for good, when the user asks you to forget it. Give fact_id or rejection_id.
+        It cannot be undone; a tombstone keeps only ids and hashes."""
+        if (fact_id is None) == (rejection_id is None):
+            raise ToolError("invalid input: fact_id: give fact_id or rejection_id, not both")
+        try:
+            if fact_id is not None:
+                done = store.erase(fact_id, reason, by="mcp")
+            else:
+                done = store.erase_rejection(str(rejection_id), reason, by="mcp")
+        except MemstoreError as exc:
+            raise failed(exc) from exc
+        return Erased(
+            tombstone_id=done.id,
+            target=done.target,
+            target_id=done.target_id,
+            fact_ids=done.fact_ids,
+            evidence_ids=[e["id"] for e in done.evidence],
+            kept_evidence_ids=done.kept_evidence_ids,
+        )
+
     writes = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
     reads = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+    erases = ToolAnnotations(
+        read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
+    )
     for tool, hints in (
         (remember, writes),
         (recall, reads),
         (verify_claim, reads),
         (audit_rejections, reads),
+        (erase, erases),
     ):
         doc = inspect.cleandoc(tool.__doc__ or "")
         server.add_tool(tool, description=doc, annotations=hints, structured_output=True)
@@ -421,15 +481,21 @@ def run(
     transport: Literal["stdio", "http"] = "stdio",
     host: str | None = None,
     port: int | None = None,
+    *,
+    allow_unauthenticated: bool = False,
 ) -> None:
     """Serve ``settings.open(namespace)`` until the client leaves (stdio), Ctrl-C or SIGTERM.
 
     HTTP (streamable, at ``/mcp``) listens on ``host``/``port``, by default
-    ``settings.server.host`` and the port after ``settings.server.port``. Over stdio,
-    stdout carries only the protocol; logs go to stderr. The store is closed at the end.
+    ``settings.server.host`` and the port after ``settings.server.port``, and needs a
+    bearer key of ``settings.server.api_keys`` that allows the namespace. Without keys
+    it raises ConfigError, unless ``allow_unauthenticated`` and ``host`` is loopback.
+    Over stdio, stdout carries only the protocol; logs go to stderr. The store is
+    closed at the end.
     """
     if transport not in ("stdio", "http"):
         raise InvalidInput("transport", f"{transport!r} is not 'stdio' or 'http'")
+    host = host or settings.server.host
     http_port = settings.server.port + 1 if port is None else port
     if transport == "http" and (
         isinstance(http_port, bool) or not isinstance(http_port, int) or not 0 < http_port < 65536
@@ -440,6 +506,8 @@ def run(
             check_namespace(namespace)  # before the models load, not after
         except ValueError as exc:
             raise InvalidInput("namespace", str(exc)) from None
+    if transport == "http":
+        _check_http_access(settings.server, host, allow_unauthenticated)
     _require_sdk()
     quiet = _stdout_to_stderr() if transport == "stdio" else nullcontext()
     with quiet:  # a stray print while the store and models load must not corrupt the protocol
@@ -451,16 +519,110 @@ def run(
             if transport == "stdio":
                 server.run("stdio")
             else:
-                server.run(
-                    "streamable-http",
-                    host=host or settings.server.host,
-                    port=http_port,
-                    streamable_http_path=HTTP_PATH,
-                )
+                _serve_http(server, settings.server, store.namespace, host, http_port)
     except KeyboardInterrupt:
         log.info("memstore MCP server stopped")
     finally:
         store.close()
+
+
+_NO_KEYS = (
+    "MCP over HTTP needs API keys: server.api_keys maps each key to the namespaces it "
+    'may use, e.g. MEMSTORE_SERVER__API_KEYS=\'{"<a long random key>": ["user:*"]}\', '
+    "and clients send Authorization: Bearer <key>. Only on a loopback address (127.0.0.1, "
+    "::1, localhost) may --allow-unauthenticated serve without keys"
+)
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is a loopback address (``localhost``, 127.0.0.0/8, ``::1``)."""
+    name = host.strip().strip("[]").lower()
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def _check_http_access(server: ServerSettings, host: str, allow_unauthenticated: bool) -> None:
+    """Raise ConfigError unless HTTP clients must authenticate, or may skip it knowingly."""
+    if server.api_keys:
+        if allow_unauthenticated:
+            log.warning("server.api_keys are set: clients need a key all the same")
+        return
+    if not (allow_unauthenticated and is_loopback(host)):
+        raise ConfigError("server.api_keys", _NO_KEYS)
+    log.warning(
+        "serving without authentication on %s (--allow-unauthenticated): anyone who can "
+        "reach this address may read and write the namespace",
+        host,
+    )
+
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+class BearerAuth:
+    """ASGI middleware: every HTTP request needs ``Authorization: Bearer <key>`` with a key
+    of ``server.api_keys`` that allows ``namespace``; else 401 (no key or an unknown one)
+    or 403 (a key of other namespaces), as JSON like the REST API's errors."""
+
+    def __init__(self, app: ASGIApp, server: ServerSettings, namespace: str) -> None:
+        self.app = app
+        self.server = server
+        self.namespace = namespace
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] in ("http", "websocket"):
+            denied = self._denied(scope)
+            if denied is not None:
+                if scope["type"] == "websocket":  # none is served; refuse before accepting
+                    await send({"type": "websocket.close", "code": 1008})
+                else:
+                    await _refuse(send, *denied)
+                return
+        await self.app(scope, receive, send)
+
+    def _denied(self, scope: Scope) -> tuple[int, str, str] | None:
+        headers = [v for k, v in scope.get("headers", ()) if k.lower() == b"authorization"]
+        value = headers[0].decode("latin-1") if len(headers) == 1 else ""
+        scheme, _, key = value.strip().partition(" ")
+        key = key.strip()
+        if scheme.lower() != "bearer" or not key:
+            return 401, "unauthorized", "an API key is required (Authorization: Bearer <key>)"
+        if not self.server.namespaces_for(key):
+            return 401, "unauthorized", "unknown API key"
+        if not self.server.allows(key, self.namespace):
+            detail = f"this API key may not use namespace {self.namespace!r}"
+            return 403, "forbidden", detail
+        return None
+
+
+async def _refuse(send: Send, status: int, error: str, detail: str) -> None:
+    body = json.dumps({"error": error, "detail": detail}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    if status == 401:
+        headers.append((b"www-authenticate", b"Bearer"))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def _serve_http(
+    server: MCPServer, settings: ServerSettings, namespace: str, host: str, port: int
+) -> None:
+    """Serve streamable HTTP at ``HTTP_PATH`` with uvicorn, behind BearerAuth when keys are set."""
+    import uvicorn
+
+    app: ASGIApp = server.streamable_http_app(streamable_http_path=HTTP_PATH, host=host)
+    if settings.api_keys:
+        app = BearerAuth(app, settings, namespace)
+    config = uvicorn.Config(app, host=host, port=port, log_level=server.settings.log_level.lower())
+    uvicorn.Server(config).run()
 
 
 @contextmanager
@@ -515,6 +677,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--transport", choices=("stdio", "http"), default="stdio")
     parser.add_argument("--host", help="HTTP: address to listen on (default: server.host).")
     parser.add_argument("--port", type=int, help="HTTP: port (default: server.port + 1).")
+    parser.add_argument(
+        "--allow-unauthenticated",
+        action="store_true",
+        help="HTTP: serve without API keys when none are configured (loopback hosts only).",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(name)s: %(message)s")
     try:
@@ -523,7 +690,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     except ConfigError as exc:
         parser.exit(2, f"Error: {exc}\n")
     try:
-        run(settings, args.namespace, args.transport, args.host, args.port)
+        run(
+            settings,
+            args.namespace,
+            args.transport,
+            args.host,
+            args.port,
+            allow_unauthenticated=args.allow_unauthenticated,
+        )
+    except ConfigError as exc:
+        parser.exit(2, f"Error: {exc}\n")
     except ImportError as exc:
         if exc.msg != INSTALL_HINT:
             raise

@@ -333,6 +333,42 @@ class RejectionEvidence(SQLModel, table=True):
     evidence_id: str = Field(foreign_key="evidence.id", max_length=32)
 
 
+class ErasureBase(ChainFields):
+    """A tombstone: what an erase removed for good, by id and content hash, and why.
+
+    It is itself a link of the audit chain. ``links`` keeps the chain position and
+    hash of every audit row the erase removed, so the chain verifies without them.
+    """
+
+    target: str = Field(max_length=16)  # "fact" or "rejection"
+    target_id: str = Field(max_length=32)
+    reason: str = _text()
+    erased_by: str | None = Field(default=None, max_length=MAX_NAME_CHARS)
+    #: Every version of the fact (its supersession chain), or empty for a rejection.
+    fact_ids: list[str] = Field(default_factory=list, sa_type=JSON, nullable=False)
+    rejection_ids: list[str] = Field(default_factory=list, sa_type=JSON, nullable=False)
+    #: sha256 of each erased statement, in the order of ``fact_ids`` / ``rejection_ids``.
+    statement_hashes: list[str] = Field(default_factory=list, sa_type=JSON, nullable=False)
+    #: Erased evidence versions: ``{"id", "content_hash"}`` each.
+    evidence: list[dict[str, Any]] = Field(default_factory=list, sa_type=JSON, nullable=False)
+    #: Evidence that stayed because other facts or rejections still cite it.
+    kept_evidence_ids: list[str] = Field(default_factory=list, sa_type=JSON, nullable=False)
+    #: Removed audit rows: ``{"table", "id", "seq", "prev", "hash"}`` each.
+    links: list[dict[str, Any]] = Field(default_factory=list, sa_type=JSON, nullable=False)
+    created_at: datetime = _when(nullable=False)
+
+
+class Erasure(ErasureBase, table=True):
+    __tablename__ = "erasures"
+    __table_args__ = (
+        Index("ix_erasures_namespace_created_at", "namespace", "created_at"),
+        Index("ix_erasures_namespace_chain_seq", "namespace", "chain_seq", unique=True),
+    )
+
+    id: str = Field(default_factory=new_id, primary_key=True, max_length=32)
+    namespace: str = _ns()
+
+
 class AuditHead(SQLModel, table=True):
     """The last link of a namespace's audit chain: its sequence number and hash."""
 
@@ -359,6 +395,8 @@ class OutboxKind(StrEnum):
 
     FACT = "fact"
     EVIDENCE = "evidence"
+    #: An erase (target: the tombstone's id): no copy of what it removed may stay.
+    ERASURE = "erasure"
 
 
 class IndexOutbox(SQLModel, table=True):

@@ -224,9 +224,21 @@ def write(rows: Iterable[RejectionPublic], out: TextIO, fmt: str) -> int:
         ]
         writer.writerow(
             {
-                k: json.dumps(v, ensure_ascii=False) if isinstance(v, list | dict) else v
+                k: json.dumps(v, ensure_ascii=False) if isinstance(v, list | dict) else csv_cell(v)
                 for k, v in data.items()
             }
         )
         written += 1
     return written
+
+
+#: A text cell starting with one of these is a formula to a spreadsheet (OWASP's list).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: Any) -> Any:
+    """``value`` safe to open in a spreadsheet: text that would start a formula gets a
+    leading ``'`` (so ``=HYPERLINK(...)`` shows as text). Numbers are left as they are."""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value

@@ -14,20 +14,34 @@ verdict and the audit log's rejection), ``unavailable`` (503) and ``internal_err
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, MutableMapping
 from contextlib import asynccontextmanager, contextmanager
 from datetime import datetime
+from importlib import resources
 from typing import Annotated, Any, Literal
 
 import sqlalchemy as sa
-from fastapi import APIRouter, Depends, FastAPI, Path, Query, Request, Response, Security
+from fastapi import (
+    APIRouter,
+    Depends,
+    FastAPI,
+    HTTPException,
+    Path,
+    Query,
+    Request,
+    Response,
+    Security,
+)
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
+from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
 from fastapi.openapi.utils import get_openapi
-from fastapi.responses import JSONResponse, PlainTextResponse
+from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse
 from fastapi.routing import APIRoute
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram
@@ -40,7 +54,14 @@ import memstore
 from gate import ConfigError, Verdict
 from memstore import db
 from memstore.config import Settings
-from memstore.errors import ErrFactNotGrounded, InvalidInput, MemstoreError, NotFound, StorageError
+from memstore.errors import (
+    ErrFactNotGrounded,
+    InvalidInput,
+    MemstoreError,
+    NotFound,
+    StorageError,
+    TooLarge,
+)
 from memstore.models import MAX_STATEMENT_CHARS
 from memstore.names import check_namespace
 from memstore.rejections import MAX_PAGE, ORDER_BY
@@ -48,6 +69,7 @@ from memstore.schemas import (
     MAX_EVIDENCE_ITEMS,
     MAX_QUERY_CHARS,
     MAX_SEARCH_K,
+    ErasurePublic,
     EvidenceHit,
     FactCreate,
     FactPublic,
@@ -57,6 +79,7 @@ from memstore.schemas import (
     SearchMode,
     VerificationPublic,
 )
+from memstore.source_policy import refuse_remote_sources
 from memstore.store import MAX_BATCH, Store
 
 __all__ = ["NamespaceStores", "create_app", "run"]
@@ -123,6 +146,12 @@ class RetractRequest(BaseModel):
     reason: Annotated[str, Field(min_length=1, max_length=MAX_STATEMENT_CHARS)]
 
 
+class EraseRequest(BaseModel):
+    """Why the fact or rejection is erased for good (kept in its tombstone)."""
+
+    reason: Annotated[str, Field(min_length=1, max_length=MAX_STATEMENT_CHARS)]
+
+
 class HistoryPublic(BaseModel):
     """Every version of a fact (oldest first) and the verifications of all of them."""
 
@@ -167,57 +196,189 @@ class HealthPublic(BaseModel):
 # -- stores per namespace -----------------------------------------------------------
 
 
-class NamespaceStores:
-    """One Store per namespace, opened on first use and shared by every request.
+class _Entry:
+    """One namespace's place in the pool: its store (None while it opens) and leases."""
 
-    With ``scheduler.enabled`` each opened store re-verifies its facts in the
-    background. ``close()`` closes them all (the app's shutdown calls it).
+    __slots__ = ("idle_since", "leases", "store")
+
+    def __init__(self) -> None:
+        self.store: Store | None = None
+        self.leases = 1
+        self.idle_since = 0.0
+
+
+class NamespaceStores:
+    """The stores of the namespaces in use: a bounded pool shared by every request.
+
+    A request leases its namespace's store (``with stores.lease(ns) as store``),
+    opening it on first use. At most ``server.max_open_stores`` stay open: to make room,
+    the least recently used store that no request holds is closed; and a store no
+    request has used for ``server.store_idle_timeout`` is closed by ``sweep()`` (a
+    background thread calls it once ``start()`` ran). A leased store is never closed.
+    When every open store is leased, a new namespace opens anyway rather than waiting,
+    and the pool shrinks back to the limit as those requests end.
+
+    With ``scheduler.enabled`` each open store re-verifies its facts in the background
+    (until it is closed). ``close()`` closes them all (the app's shutdown calls it).
+    ``clock`` (seconds, monotonic) is what idle times are measured with.
     """
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, *, clock: Callable[[], float] = time.monotonic) -> None:
         self.settings = settings
-        self._stores: dict[str, Store] = {}
-        self._lock = threading.Lock()
+        self.max_open = settings.server.max_open_stores
+        timeout = settings.server.store_idle_timeout
+        #: Seconds a store may stay unused before ``sweep()`` closes it; None: never.
+        self.idle_timeout = None if timeout is None else timeout.total_seconds()
+        self._clock = clock
+        self._entries: OrderedDict[str, _Entry] = OrderedDict()  # least recently used first
+        self._cond = threading.Condition()
         self._closed = False
+        self._stop = threading.Event()
+        self._sweeper: threading.Thread | None = None
 
-    def get(self, namespace: str) -> Store:
-        """The namespace's Store, opening it if needed."""
-        store = self._stores.get(namespace)
-        if store is not None:
-            return store
-        with self._lock:
-            if self._closed:
-                raise MemstoreError("the server is shutting down")
-            store = self._stores.get(namespace)
-            if store is None:
-                store = self.settings.open(namespace)
-                scheduler = self.settings.scheduler
-                if scheduler.enabled:
-                    try:
-                        store.start_reverifier(every=scheduler.every, **scheduler.options())
-                    except BaseException:
-                        store.close()
-                        raise
-                self._stores[namespace] = store
-                log.info("opened namespace %s", namespace)
-            return store
+    @contextmanager
+    def lease(self, namespace: str) -> Iterator[Store]:
+        """The namespace's Store (opened if needed), kept open until the block ends."""
+        entry = self._acquire(namespace)
+        try:
+            assert entry.store is not None
+            yield entry.store
+        finally:
+            self._release(namespace, entry)
 
-    def namespaces(self) -> list[str]:
-        """The namespaces opened so far."""
-        with self._lock:
-            return sorted(self._stores)
+    def _acquire(self, namespace: str) -> _Entry:
+        with self._cond:
+            while True:
+                if self._closed:
+                    raise MemstoreError("the server is shutting down")
+                entry = self._entries.get(namespace)
+                if entry is None:
+                    break
+                if entry.store is not None:
+                    entry.leases += 1
+                    self._entries.move_to_end(namespace)
+                    return entry
+                self._cond.wait()  # another request is opening it
+            entry = self._entries[namespace] = _Entry()
+            surplus = self._surplus()
+        self._close(surplus)  # before opening: never more files open than needed
+        try:
+            store = self._open(namespace)
+        except BaseException:
+            with self._cond:
+                del self._entries[namespace]
+                self._cond.notify_all()
+            raise
+        with self._cond:
+            entry.store = store
+            self._cond.notify_all()
+            if not self._closed:
+                return entry
+            self._entries.pop(namespace, None)
+        self._close([store])
+        raise MemstoreError("the server is shutting down")
 
-    def close(self) -> None:
-        """Close every store (stopping their re-verifiers); later ``get`` calls fail."""
-        with self._lock:
-            self._closed = True
-            stores = list(self._stores.values())
-            self._stores.clear()
+    def _release(self, namespace: str, entry: _Entry) -> None:
+        with self._cond:
+            entry.leases -= 1
+            if entry.leases == 0:
+                entry.idle_since = self._clock()
+            if self._entries.get(namespace) is entry:
+                self._entries.move_to_end(namespace)
+            surplus = self._surplus()
+        self._close(surplus)
+
+    def _surplus(self) -> list[Store]:
+        """Take the least recently used idle stores out while over the limit (locked)."""
+        taken: list[Store] = []
+        if len(self._entries) <= self.max_open:
+            return taken
+        for namespace, entry in list(self._entries.items()):
+            if len(self._entries) <= self.max_open:
+                break
+            if entry.leases == 0 and entry.store is not None:
+                del self._entries[namespace]
+                taken.append(entry.store)
+        return taken
+
+    def _open(self, namespace: str) -> Store:
+        store = self.settings.open(namespace)
+        scheduler = self.settings.scheduler
+        if scheduler.enabled:
+            try:
+                store.start_reverifier(every=scheduler.every, **scheduler.options())
+            except BaseException:
+                store.close()
+                raise
+        log.info("opened namespace %s", namespace)
+        return store
+
+    @staticmethod
+    def _close(stores: list[Store]) -> None:
         for store in stores:
             try:
                 store.close()
             except Exception:
                 log.exception("closing the store of namespace %s failed", store.namespace)
+            else:
+                log.info("closed namespace %s", store.namespace)
+
+    def sweep(self, now: float | None = None) -> int:
+        """Close every store unused for ``idle_timeout`` (at ``now``, default the clock's
+        time) that no request holds; returns how many were closed."""
+        if self.idle_timeout is None:
+            return 0
+        now = self._clock() if now is None else now
+        with self._cond:
+            idle = [
+                namespace
+                for namespace, entry in self._entries.items()
+                if entry.leases == 0
+                and entry.store is not None
+                and now - entry.idle_since >= self.idle_timeout
+            ]
+            stores = [self._entries.pop(namespace).store for namespace in idle]
+        self._close([store for store in stores if store is not None])
+        return len(idle)
+
+    def start(self) -> None:
+        """Sweep idle stores on a background thread until ``close()``."""
+        if self.idle_timeout is None or self._sweeper is not None:
+            return
+        every = min(max(self.idle_timeout / 2, 0.5), 60.0)
+
+        def sweeping() -> None:
+            while not self._stop.wait(every):
+                try:
+                    self.sweep()
+                except Exception:  # never let one bad sweep stop the sweeper
+                    log.exception("closing idle stores failed")
+
+        self._sweeper = threading.Thread(target=sweeping, name="memstore-idle-stores", daemon=True)
+        self._sweeper.start()
+
+    def namespaces(self) -> list[str]:
+        """The namespaces whose stores are open now."""
+        with self._cond:
+            return sorted(ns for ns, entry in self._entries.items() if entry.store is not None)
+
+    def leased(self, namespace: str) -> int:
+        """How many requests hold the namespace's store now."""
+        with self._cond:
+            entry = self._entries.get(namespace)
+            return 0 if entry is None else entry.leases
+
+    def close(self) -> None:
+        """Close every store (stopping their re-verifiers); later leases fail."""
+        self._stop.set()
+        with self._cond:
+            self._closed = True
+            stores = [e.store for e in self._entries.values() if e.store is not None]
+            self._entries.clear()
+            self._cond.notify_all()
+        if self._sweeper is not None:
+            self._sweeper.join(timeout=30)
+        self._close(stores)
 
 
 class _State:
@@ -289,7 +450,8 @@ def _store(
         str, Path(description="The namespace every read and write is confined to.")
     ],
     key: Annotated[str, Depends(_key)],
-) -> Store:
+) -> Iterator[Store]:
+    """The namespace's store, leased for the request (the pool never closes it meanwhile)."""
     state = _state(request)
     if not state.settings.server.namespaces_for(key):
         raise _Denied(401, "unauthorized", "unknown API key")
@@ -299,15 +461,18 @@ def _store(
         raise InvalidInput("namespace", str(exc)) from None
     if not state.settings.server.allows(key, namespace):
         raise _Denied(403, "forbidden", f"this API key may not use namespace {namespace!r}")
-    return state.stores.get(namespace)
+    with state.stores.lease(namespace) as store:
+        yield store
 
 
-NamespaceStore = Annotated[Store, Depends(_store)]
+#: Released when the route function returns, before the response is sent.
+NamespaceStore = Annotated[Store, Depends(_store, scope="function")]
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorPublic, "description": "Invalid input; `field` names it"},
     401: {"model": ErrorPublic, "description": "No API key, or an unknown one"},
     403: {"model": ErrorPublic, "description": "The key may not use this namespace"},
+    413: {"model": ErrorPublic, "description": "Too much evidence, or too large a body"},
     503: {"model": ErrorPublic, "description": "The database is unavailable"},
 }
 _NOT_FOUND: dict[int | str, dict[str, Any]] = {
@@ -334,6 +499,7 @@ def add_fact(fact: FactCreate, response: Response, store: NamespaceStore) -> Fac
     """Store a fact if the grounding gate finds it grounded in its evidence (201); an
     exact duplicate of a remembered fact answers 200 with ``deduplicated`` set. A
     rejected fact answers 422 and goes to the audit log, never to memory."""
+    refuse_remote_sources(store.sources, [fact])
     stored = store.add_fact(fact)
     if stored.deduplicated:
         response.status_code = 200
@@ -344,6 +510,7 @@ def add_fact(fact: FactCreate, response: Response, store: NamespaceStore) -> Fac
 def add_facts(batch: BatchRequest, store: NamespaceStore) -> BatchResult:
     """Verify facts together (few model calls); per fact, in order, the stored fact or
     the rejection. Invalid input stores nothing and names ``facts.<i>.<field>``."""
+    refuse_remote_sources(store.sources, batch.facts, "facts")
     results: list[StoredResult | RejectedResult] = [
         RejectedResult(rejection=r) if isinstance(r, RejectionPublic) else StoredResult(fact=r)
         for r in store.add_facts(batch.facts)
@@ -365,6 +532,27 @@ def retract(fact_id: str, body: RetractRequest, store: NamespaceStore) -> FactPu
     return store.retract(fact_id, body.reason)
 
 
+def _eraser(key: Annotated[str, Depends(_key)]) -> str:
+    """Who erases: the API key, by a short fingerprint (never the key itself)."""
+    return "api-key:" + hashlib.sha256(key.encode()).hexdigest()[:12]
+
+
+@router.post(
+    "/facts/{fact_id}/erase",
+    tags=["facts"],
+    summary="Erase a fact for good",
+    responses=_NOT_FOUND,
+)
+def erase(
+    fact_id: str, body: EraseRequest, store: NamespaceStore, by: Annotated[str, Depends(_eraser)]
+) -> ErasurePublic:
+    """Remove a fact for good: every version, its history, the evidence nothing else
+    cites, and its search-index rows. Answers the tombstone (ids and hashes, no
+    content), which keeps the audit chain verifying; ``kept_evidence_ids`` names
+    evidence that other facts or rejections still cite."""
+    return store.erase(fact_id, body.reason, by=by)
+
+
 @router.post(
     "/facts/{fact_id}/supersede",
     status_code=201,
@@ -375,6 +563,7 @@ def retract(fact_id: str, body: RetractRequest, store: NamespaceStore) -> FactPu
 def supersede(fact_id: str, fact: FactCreate, store: NamespaceStore) -> FactPublic:
     """Replace a fact by a corrected one, gated like a new fact. The old version stays,
     marked ``superseded``; if the correction is rejected (422) it stays as it was."""
+    refuse_remote_sources(store.sources, [fact])
     with _param_names({"old_id": "fact_id"}):
         return store.supersede(fact_id, fact)
 
@@ -545,6 +734,23 @@ def get_rejection(rejection_id: str, store: NamespaceStore) -> RejectionPublic:
     return store.get_rejection(rejection_id)
 
 
+@router.post(
+    "/rejections/{rejection_id}/erase",
+    tags=["audit"],
+    summary="Erase a rejection for good",
+    responses=_NOT_FOUND,
+)
+def erase_rejection(
+    rejection_id: str,
+    body: EraseRequest,
+    store: NamespaceStore,
+    by: Annotated[str, Depends(_eraser)],
+) -> ErasurePublic:
+    """Remove a rejection from the audit log for good, with the evidence nothing else
+    cites; answers the tombstone that takes its place in the audit chain."""
+    return store.erase_rejection(rejection_id, body.reason, by=by)
+
+
 @router.post("/verify_claim", tags=["gate"], summary="Check a claim against evidence")
 def verify_claim(body: ClaimRequest, store: NamespaceStore) -> Verdict:
     """The gate's verdict on the claim (p0, p1, bits, budget gap); nothing is stored."""
@@ -648,6 +854,37 @@ class _MetricsMiddleware:
             self.metrics.latency.labels(method, template).observe(time.perf_counter() - start)
 
 
+class _BodyLimit:
+    """Answers 413 (field ``body``) to a request body over ``limit`` bytes, unread."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        reason = f"is larger than {self.limit} bytes (server.max_body_bytes)"
+        length = dict(scope.get("headers", [])).get(b"content-length", b"")
+        if length.isdigit() and int(length) > self.limit:
+            response = _error(413, "too_large", f"body: {reason}", field="body", reason=reason)
+            await response(scope, receive, send)
+            return
+        seen = 0
+
+        async def counted() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.limit:  # a chunked body with no Content-Length
+                    raise HTTPException(413, f"body: {reason}")
+            return message
+
+        await self.app(scope, counted, send)
+
+
 # -- errors ----------------------------------------------------------------------------
 
 
@@ -681,6 +918,8 @@ async def _on_invalid_request(request: Request, exc: Exception) -> JSONResponse:
 
 async def _on_invalid_input(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, InvalidInput)
+    if isinstance(exc, TooLarge):
+        return _error(413, "too_large", str(exc), field=exc.field, reason=exc.reason)
     return _error(400, "invalid_input", str(exc), field=exc.field, reason=exc.reason)
 
 
@@ -736,6 +975,9 @@ async def _on_http_error(request: Request, exc: Exception) -> JSONResponse:
     if exc.status_code == 400:  # a body FastAPI could not parse: bad UTF-8, too deep, ...
         reason = _unparsable(exc.__cause__)
         return _error(400, "invalid_input", f"body: {reason}", field="body", reason=reason)
+    if exc.status_code == 413:  # _BodyLimit, on a chunked body
+        reason = str(exc.detail).removeprefix("body: ")
+        return _error(413, "too_large", str(exc.detail), field="body", reason=reason)
     codes = {404: "not_found", 405: "method_not_allowed"}
     response = _error(exc.status_code, codes.get(exc.status_code, "http_error"), str(exc.detail))
     for name, value in (exc.headers or {}).items():
@@ -764,6 +1006,7 @@ def create_app(settings: Settings) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await run_in_threadpool(settings.gate)  # load the verifier before serving
+        state.stores.start()  # closes idle stores
         try:
             yield
         finally:
@@ -779,12 +1022,16 @@ def create_app(settings: Settings) -> FastAPI:
         ),
         lifespan=lifespan,
         generate_unique_id_function=_operation_id,
+        docs_url=None,  # served from local files by _serve_docs, not from a CDN
+        redoc_url=None,
     )
     app.state.memstore = state
     app.state.stores = state.stores
     app.state.http_metrics = _HTTPMetrics()
     app.include_router(router)
     app.include_router(ops)
+    _serve_docs(app)
+    app.add_middleware(_BodyLimit, limit=settings.server.max_body_bytes)
     app.add_middleware(_MetricsMiddleware, metrics=app.state.http_metrics)
     handlers: list[tuple[type[Exception], Any]] = [
         (RequestValidationError, _on_invalid_request),
@@ -811,6 +1058,46 @@ def create_app(settings: Settings) -> FastAPI:
 
 def _operation_id(route: APIRoute) -> str:
     return route.name
+
+
+#: Where the API docs' scripts, stylesheet and icon are served (Swagger UI 5, ReDoc 2).
+DOCS_ASSETS = "/docs-assets"
+
+
+def _serve_docs(app: FastAPI) -> None:
+    """``/docs`` (Swagger UI) and ``/redoc`` from the files of the ``fastapi-offline``
+    package, so that they work offline: the pages load nothing from another host."""
+    from fastapi.staticfiles import StaticFiles
+
+    assets = resources.files("fastapi_offline") / "static"
+    app.mount(DOCS_ASSETS, StaticFiles(directory=str(assets)), name="docs-assets")
+
+    def local(request: Request, name: str) -> str:
+        return f"{request.scope.get('root_path', '')}{DOCS_ASSETS}/{name}"
+
+    async def swagger_ui(request: Request) -> HTMLResponse:
+        return get_swagger_ui_html(
+            openapi_url=f"{request.scope.get('root_path', '')}{app.openapi_url}",
+            title=f"{app.title} - API docs",
+            swagger_js_url=local(request, "swagger-ui-bundle.js"),
+            swagger_css_url=local(request, "swagger-ui.css"),
+            swagger_favicon_url=local(request, "favicon.png"),
+            oauth2_redirect_url=None,
+            swagger_ui_parameters={"validatorUrl": None},  # no badge from validator.swagger.io
+        )
+
+    async def redoc(request: Request) -> HTMLResponse:
+        return get_redoc_html(
+            openapi_url=f"{request.scope.get('root_path', '')}{app.openapi_url}",
+            title=f"{app.title} - ReDoc",
+            redoc_js_url=local(request, "redoc.standalone.js"),
+            redoc_favicon_url=local(request, "favicon.png"),
+            with_google_fonts=False,
+        )
+
+    # Plain routes (not API routes): they stay out of the OpenAPI schema.
+    app.add_route("/docs", swagger_ui, include_in_schema=False)
+    app.add_route("/redoc", redoc, include_in_schema=False)
 
 
 def _openapi_schema(app: FastAPI) -> dict[str, Any]:

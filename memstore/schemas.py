@@ -22,6 +22,7 @@ from memstore.models import (
     MAX_NAME_CHARS,
     MAX_SOURCE_CHARS,
     MAX_STATEMENT_CHARS,
+    ErasureBase,
     FactBase,
     RejectionBase,
     VerificationBase,
@@ -33,11 +34,24 @@ MAX_EVIDENCE_ITEMS = 64
 DEFAULT_STATED_CONFIDENCE = 0.95
 
 
+#: Why a time is refused when it leaves datetime's range (years 1 to 9999) in UTC.
+OUT_OF_RANGE = "is out of range: in UTC it falls outside the years 1 to 9999"
+
+
 def to_utc(value: datetime | None) -> datetime | None:
-    """Naive datetimes are taken as UTC; aware ones are converted to UTC."""
+    """Naive datetimes are taken as UTC; aware ones are converted to UTC.
+
+    Raises ValueError (not OverflowError) for a time that in UTC falls outside the
+    years 1 to 9999, e.g. ``9999-12-31T23:59:59-14:00``.
+    """
     if value is None:
         return None
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:
+        raise ValueError(OUT_OF_RANGE) from None
 
 
 def _stripped_nonempty(value: str) -> str:
@@ -274,6 +288,15 @@ class RejectionPublic(RejectionBase):
     id: str
     namespace: str
     evidence: list[EvidencePublic] = Field(default_factory=list)
+
+
+class ErasurePublic(ErasureBase):
+    """The tombstone of an erase: ids and sha256 hashes of what was removed for good
+    (no content), why, who and when. ``kept_evidence_ids``: evidence that stayed
+    because another fact or rejection still cites it."""
+
+    id: str
+    namespace: str
 
 
 class ClaimOutcome(BaseModel):

@@ -23,13 +23,21 @@ from sqlmodel import Session, col, or_, select
 
 from gate import Claim, Gate, GatePolicy, Verdict, VerdictStatus, default_gate, extract_claims
 from hypergraph import HyperGraph
-from memstore import audit, db, evidence, indexing, rejections
+from memstore import audit, db, erasure, evidence, indexing, rejections
 from memstore import reverify as reverification
 from memstore.admission import Admission, Candidate, Ungated, WriteHook
 from memstore.embeddings import Embedder, MiniLM
-from memstore.errors import ErrFactNotGrounded, InvalidInput, MemstoreError, NotFound, StorageError
+from memstore.errors import (
+    ErrFactNotGrounded,
+    InvalidInput,
+    MemstoreError,
+    NotFound,
+    StorageError,
+    TooLarge,
+)
 from memstore.evidence import prepare as prepare_evidence
 from memstore.gating import UNVERIFIED_VERDICTS, GateHook
+from memstore.limits import Limits
 from memstore.models import (
     ACTIVE_STATUSES,
     OPEN_STATUSES,
@@ -53,6 +61,7 @@ from memstore.schemas import (
     ClaimCheck,
     ClaimOutcome,
     EntityPublic,
+    ErasurePublic,
     EvidenceCreate,
     EvidenceHit,
     EvidencePublic,
@@ -71,6 +80,7 @@ from memstore.schemas import (
     VerificationPublic,
     to_utc,
 )
+from memstore.source_policy import SourcePolicy
 from memstore.vectors import (
     CHUNKS,
     DEFAULT_VECTOR_INDEX_AT,
@@ -118,6 +128,8 @@ def open(
     embedder: Embedder | None = None,
     near_duplicate: float | None = DEFAULT_NEAR_DUPLICATE,
     vector_index_at: int = DEFAULT_VECTOR_INDEX_AT,
+    sources: SourcePolicy | Mapping[str, Any] | None = None,
+    limits: Limits | None = None,
 ) -> Store:
     """Open (creating and migrating if needed) a store.
 
@@ -132,8 +144,9 @@ def open(
     is recorded as ``ungated``).
 
     A fact is due for re-verification ``recheck_after`` after the gate decided it
-    (default 24 h); one stored unverified because the verifier timed out or
-    failed, ``retry_after`` later (default 5 min, doubling per failure). Both
+    (default 24 h); one stored unverified because the verifier timed out is due at
+    once, one the verifier failed on ``retry_after`` later (default 5 min, doubling
+    per failure). Both
     default to the namespace's stored policy (``set_reverify_policy``); given
     here, they hold for this Store only.
 
@@ -144,6 +157,13 @@ def open(
     all-MiniLM-L6-v2). A write whose fact has the same members as a live fact and a
     statement at least ``near_duplicate`` cosine-similar reports it (None: never);
     a table of ``vector_index_at`` rows gets an approximate vector index.
+
+    ``sources`` (a ``SourcePolicy`` or its fields) bounds what re-verification may
+    fetch: schemes, hosts, file paths, size and time. Default: any file or URL, with
+    the size, time and redirect limits (``SourcePolicy.unrestricted()``).
+
+    ``limits`` bound one call: the claims it puts through the gate and the evidence
+    it carries (``memstore.limits.Limits``; default 100 claims, 100,000 characters).
     """
     return Store(
         path_or_url,
@@ -157,6 +177,8 @@ def open(
         embedder=embedder,
         near_duplicate=near_duplicate,
         vector_index_at=vector_index_at,
+        sources=sources,
+        limits=limits,
     )
 
 
@@ -177,11 +199,17 @@ class Store:
         embedder: Embedder | None = None,
         near_duplicate: float | None = DEFAULT_NEAR_DUPLICATE,
         vector_index_at: int = DEFAULT_VECTOR_INDEX_AT,
+        sources: SourcePolicy | Mapping[str, Any] | None = None,
+        limits: Limits | None = None,
     ) -> None:
         try:
             self.namespace = check_namespace(namespace)
         except ValueError as exc:
             raise InvalidInput("namespace", str(exc)) from None
+        if limits is not None and not isinstance(limits, Limits):
+            raise InvalidInput("limits", "must be a memstore.limits.Limits")
+        self.limits = limits or Limits()
+        self.sources = _source_policy(sources)
         self.hook: WriteHook = _write_hook(gate, policy, hook)
         self._policy_override = {
             name: _positive(name, value)
@@ -283,10 +311,13 @@ class Store:
         items = list(facts)
         if len(items) > MAX_BATCH:
             raise InvalidInput("facts", f"at most {MAX_BATCH} facts per call, got {len(items)}")
+        hook = self._hook_for(gate, policy, ungated)
+        if not isinstance(hook, Ungated):
+            self.limits.check_claims(len(items), "facts")
         news = [_parse(FactCreate, item, {}, prefix=f"facts.{i}") for i, item in enumerate(items)]
         if not news:
             return []
-        return self._write(news, [None] * len(news), self._hook_for(gate, policy, ungated))
+        return self._write(news, [None] * len(news), hook)
 
     def remember(
         self,
@@ -332,8 +363,10 @@ class Store:
         checkable = [c for c in claims if c.is_evidence]
         if len(checkable) > MAX_BATCH:
             raise InvalidInput("text", f"at most {MAX_BATCH} claims per call, got {len(checkable)}")
+        if not isinstance(hook, Ungated):
+            self.limits.check_claims(len(checkable), "text", "claims")
         by_id = {i for c in checkable for i in c.citations if _position(i, len(evidence)) is None}
-        stored_ids = {i for i in by_id if _exists(self.get_evidence, i)}
+        stored_ids = self._stored_evidence(by_id)
         news: list[FactCreate] = []
         missing: list[list[str]] = []
         for n, claim in enumerate(checkable):
@@ -341,7 +374,12 @@ class Store:
             news.append(_parse(FactCreate, fact, {}, prefix=f"claims.{n}"))
             missing.append(unknown)
         gated = [n for n, unknown in enumerate(missing) if not unknown]
-        written = self._write([news[n] for n in gated], [None] * len(gated), hook) if gated else []
+        try:
+            written = (
+                self._write([news[n] for n in gated], [None] * len(gated), hook) if gated else []
+            )
+        except TooLarge as exc:  # the evidence of the call, not of one claim
+            raise TooLarge("evidence", exc.reason) from None
         outcomes: dict[int, FactPublic | RejectionPublic] = dict(zip(gated, written, strict=True))
         for n, unknown in enumerate(missing):
             if unknown:
@@ -372,11 +410,21 @@ class Store:
         **fields: Any,
     ) -> FactPublic:
         """Replace a fact by a corrected one (gated like ``add_fact``). The old row stays,
-        marked ``superseded``; if the correction is rejected, the old fact is untouched."""
+        marked ``superseded``; if the correction is rejected, the old fact is untouched.
+
+        World time is closed too: the correction holds from its ``valid_from`` (the
+        moment of the correction when it has none) and the old fact stops holding
+        there, so ``as_of`` reads before it find the old fact and after it the new one.
+        An old fact that already ended earlier keeps its ``valid_to``. A correction of
+        the past, starting at or before the old fact's ``valid_from``, replaces it over
+        its whole world time: the old fact's validity becomes empty (``valid_to ==
+        valid_from``) and no ``as_of`` read returns it.
+        """
         new = _parse(FactCreate, new_fact, fields)
         old = self._get_row(old_id)
         if old.status not in OPEN_STATUSES:
             raise InvalidInput("old_id", f"fact {old_id} is {old.status} and cannot be superseded")
+        _check_correction_end(new, utcnow())
         [result] = self._write([new], [old_id], self._hook_for(gate, policy, ungated))
         if isinstance(result, RejectionPublic):
             raise ErrFactNotGrounded(result)
@@ -387,17 +435,68 @@ class Store:
         reason = _required_text("reason", reason)
         self._get_row(fact_id)  # NotFound before anything else
 
-        def work(session: Session) -> None:
+        def work(session: Session) -> list[str]:
             values = {"retracted_at": utcnow(), "retraction_reason": reason}
             if not self._close_open_fact(session, fact_id, FactStatus.RETRACTED, values):
                 status = session.get(Fact, fact_id).status  # type: ignore[union-attr]
                 raise InvalidInput("fact_id", f"fact {fact_id} is {status} and cannot be retracted")
+            return self._queue_chain_evidence(session, fact_id)
 
-        self._transaction(work)
+        evidence_ids = self._transaction(work)
         with self._graph_lock:
             self._graph.remove_fact(fact_id)
-        self._sync_index([fact_id])
+        self._sync_index([fact_id, *evidence_ids])
         return self.get_fact(fact_id)
+
+    def erase(self, fact_id: str, reason: str, *, by: str | None = None) -> ErasurePublic:
+        """Erase a fact for good, unlike ``retract``: every version along its
+        supersession chain, their members, citations and verification history, the
+        evidence no other fact or rejection cites, entities no other fact names, and
+        their search-index rows with every copy on disk.
+
+        One transaction; a tombstone (returned) keeps the ids, sha256 hashes of the
+        erased texts, ``reason``, ``by`` (who asked) and when, and takes the erased
+        history rows' place in the audit chain, so ``verify_audit_chain()`` still
+        verifies. Evidence that stays because something else cites it is listed in
+        ``kept_evidence_ids``; erase those rejections too with ``erase_rejection``.
+        """
+        reason = _required_text("reason", reason)
+        who = None if by is None else _required_text("by", by)
+        self._get_row(fact_id)  # NotFound before anything else
+
+        def work(session: Session) -> erasure.Erased:
+            done = erasure.erase_fact(session, self.namespace, fact_id, reason, who)
+            if done is None:  # erased by another process meanwhile
+                raise NotFound("fact", fact_id, self.namespace)
+            return done
+
+        done = self._transaction(work)
+        with self._graph_lock:
+            for erased_id in done.tombstone.fact_ids:
+                self._graph.remove_fact(erased_id)
+        self._after_erase([done.tombstone.id, *done.tombstone.fact_ids, *done.evidence_ids])
+        return ErasurePublic.model_validate(done.tombstone, from_attributes=True)
+
+    def erase_rejection(
+        self, rejection_id: str, reason: str, *, by: str | None = None
+    ) -> ErasurePublic:
+        """Erase a rejection from the audit log for good, with the evidence that no fact
+        or other rejection cites (its search-index rows too). The tombstone (returned)
+        keeps its id, sha256 hashes, ``reason``, ``by`` and when, and its place in the
+        audit chain, as ``erase`` does."""
+        reason = _required_text("reason", reason)
+        who = None if by is None else _required_text("by", by)
+        self.get_rejection(rejection_id)  # NotFound before anything else
+
+        def work(session: Session) -> erasure.Erased:
+            done = erasure.erase_rejection(session, self.namespace, rejection_id, reason, who)
+            if done is None:
+                raise NotFound("rejection", rejection_id, self.namespace)
+            return done
+
+        done = self._transaction(work)
+        self._after_erase([done.tombstone.id, *done.evidence_ids])
+        return ErasurePublic.model_validate(done.tombstone, from_attributes=True)
 
     def add_alias(self, entity: str, alias: str) -> EntityPublic:
         """Let ``alias`` name the same entity as ``entity`` (within this namespace)."""
@@ -434,15 +533,16 @@ class Store:
         *,
         relation: str | None = None,
         as_of: datetime | None = None,
-        statuses: Collection[str] = ACTIVE_STATUSES,
+        statuses: Collection[str] | None = None,
     ) -> list[FactPublic]:
         """Facts that have ``entity`` (a name or alias) as a member, oldest first.
 
         By default only active (verified or unverified) facts; ``as_of`` keeps facts
-        valid at that world time.
+        valid at that world time, and by default adds the superseded facts that held
+        then (see ``supersede``).
         """
-        wanted = _statuses(statuses)
         as_of = _as_utc(as_of)
+        wanted = _read_statuses(statuses, as_of)
         with self._session() as session:
             target = self._resolve(session, entity)
             query = (
@@ -460,10 +560,7 @@ class Store:
             if relation is not None:
                 query = query.where(Fact.relation == relation)
             if as_of is not None:
-                query = query.where(
-                    or_(col(Fact.valid_from).is_(None), col(Fact.valid_from) <= as_of),
-                    or_(col(Fact.valid_to).is_(None), col(Fact.valid_to) > as_of),
-                )
+                query = query.where(*_valid_at(as_of, history=statuses is None))
             return self._hydrate(session, list(session.exec(query).all()))
 
     def neighborhood(
@@ -630,6 +727,7 @@ class Store:
         gate = hook.gate if isinstance(hook, GateHook) else default_gate()
         policy = hook.policy if isinstance(hook, GateHook) else None
         texts = [item.text for item in check.evidence]
+        self.limits.check_texts(texts, "evidence")
         return gate.check(check.claim, texts, confidence=check.confidence, policy=policy)
 
     def entity(self, name: str) -> EntityPublic:
@@ -669,7 +767,7 @@ class Store:
         if not 0 < fetch_timeout <= 600:
             raise InvalidInput("fetch_timeout", "must be more than 0 and at most 600 seconds")
         hook = self._reverify_hook(gate, policy)
-        with Providers(timeout=fetch_timeout) as providers:
+        with Providers(timeout=fetch_timeout, policy=self.sources) as providers:
             job = reverification.Reverifier(
                 namespace=self.namespace,
                 session=self._session,
@@ -760,10 +858,16 @@ class Store:
             self._reverifier = None
 
     def get_evidence(self, evidence_id: str) -> EvidencePublic:
-        """One stored evidence version by id (history rows name the versions they used)."""
+        """One stored evidence version by id (history rows name the versions they used),
+        while it backs live memory: a fact cites it whose newest version is not retracted.
+        Evidence that only rejections cite is shown by the rejection reads (the audit log)."""
         with self._session() as session:
             row = session.get(Evidence, evidence_id) if isinstance(evidence_id, str) else None
-            if row is None or row.namespace != self.namespace:
+            if (
+                row is None
+                or row.namespace != self.namespace
+                or row.id not in indexing.live_ids(session, [row])
+            ):
                 raise NotFound("evidence", str(evidence_id), self.namespace)
             return EvidencePublic.model_validate(row, from_attributes=True)
 
@@ -808,7 +912,7 @@ class Store:
             "expand": expand,
         }
         q = _parse(SearchQuery, None, fields)
-        wanted = _statuses(q.statuses if q.statuses is not None else ACTIVE_STATUSES)
+        wanted = _read_statuses(q.statuses, q.as_of)
         index = self._ready_index()
         with self._session() as session:
             entity_ids = [self._resolve(session, name).id for name in q.entity]
@@ -818,6 +922,7 @@ class Store:
             relation=q.relation,
             entity_ids=entity_ids,
             as_of=q.as_of,
+            closed_statuses=[FactStatus.SUPERSEDED] if q.statuses is None else [],
             recorded_after=q.recorded_after,
             recorded_before=q.recorded_before,
         )
@@ -843,7 +948,9 @@ class Store:
         recorded_after: datetime | None = None,
         recorded_before: datetime | None = None,
     ) -> list[EvidenceHit]:
-        """The ``k`` evidence chunks of this namespace that best match ``query``.
+        """The ``k`` evidence chunks of this namespace that best match ``query``, from
+        evidence that backs live memory (as ``get_evidence``: not evidence that only
+        rejections or retracted facts cite).
 
         Ranked like ``search``. ``source``: one or several sources (``inline`` or a
         URI); ``current_only``: skip versions that a refreshed source has replaced;
@@ -883,10 +990,14 @@ class Store:
                 ).all()
             }
             current = indexing.current_ids(session, rows.values())
+            # SQL has the last word: a fact citing it may have been retracted meanwhile.
+            live = indexing.live_ids(session, list(rows.values()))
         for chunk_id in order:
             chunk = chunks.get(chunk_id)
             row = rows.get(chunk["evidence_id"]) if chunk else None
-            if chunk is None or row is None or (q.current_only and row.id not in current):
+            if chunk is None or row is None or row.id not in live:
+                continue
+            if q.current_only and row.id not in current:
                 continue
             hits.append(
                 EvidenceHit(
@@ -1112,10 +1223,7 @@ class Store:
                 if q.relation is not None:
                     query = query.where(Fact.relation == q.relation)
                 if q.as_of is not None:
-                    query = query.where(
-                        or_(col(Fact.valid_from).is_(None), col(Fact.valid_from) <= q.as_of),
-                        or_(col(Fact.valid_to).is_(None), col(Fact.valid_to) > q.as_of),
-                    )
+                    query = query.where(*_valid_at(q.as_of, history=q.statuses is None))
                 if q.recorded_after is not None:
                     query = query.where(col(Fact.recorded_at) >= q.recorded_after)
                 if q.recorded_before is not None:
@@ -1154,6 +1262,7 @@ class Store:
         touched = [f.id for f in stored]
         touched += [f.supersedes_id for f in stored if f.supersedes_id]
         touched += new_evidence
+        touched += [c.evidence_id for f in stored for c in f.citations]
         vectors: dict[str, Any] = {}
         try:
             embedded = self._search.embed([f.statement for f in stored])
@@ -1247,6 +1356,7 @@ class Store:
                 if same is not None:
                     [results[i]] = self._hydrate(session, [same])
                     results[i].deduplicated = True  # type: ignore[union-attr]
+        self.limits.check_evidence(p.candidate(new) for p, new in zip(prepared, news, strict=True))
         todo = [i for i, r in enumerate(results) if r is None]
         admissions = self._admit(hook, [prepared[i].candidate(news[i]) for i in todo])
         policy = self.reverify_policy()
@@ -1316,6 +1426,7 @@ class Store:
         policy: reverification.ReverifyPolicy,
     ) -> tuple[Fact, bool]:
         """Insert the fact, or find the live fact it duplicates (then True, nothing added)."""
+        inserted = {item.id for item in prepared.new}  # persist queues these for the index
         prepared = evidence.persist(session, prepared)
         member_ids = self._resolve_members(session, new)
         if supersedes is None:  # checked again here: another writer may have stored it
@@ -1323,6 +1434,9 @@ class Store:
             if same is not None:
                 return same, True
         now = utcnow()
+        valid_from = new.valid_from
+        if supersedes is not None and valid_from is None:
+            valid_from = _check_correction_end(new, now)  # a correction holds from now
         row = Fact(
             namespace=self.namespace,
             statement=new.statement,
@@ -1331,7 +1445,7 @@ class Store:
             stated_confidence=new.confidence,
             confidence=admission.confidence,
             status=admission.status,
-            valid_from=new.valid_from,
+            valid_from=valid_from,
             valid_to=new.valid_to,
             recorded_at=now,
             verified_at=now if admission.status == FactStatus.VERIFIED else None,
@@ -1343,6 +1457,13 @@ class Store:
         session.flush()
         if supersedes is not None:
             values = {"superseded_at": now, "superseded_by_id": row.id}
+            bounds = session.exec(
+                select(col(Fact.valid_from), col(Fact.valid_to)).where(
+                    col(Fact.id) == supersedes, col(Fact.namespace) == self.namespace
+                )
+            ).first()
+            if bounds is not None:  # open facts never change bounds: safe outside the UPDATE
+                values["valid_to"] = _world_end(valid_from or now, *bounds)
             if not self._close_open_fact(session, supersedes, FactStatus.SUPERSEDED, values):
                 raise InvalidInput(
                     "old_id", f"fact {supersedes} was superseded or retracted meanwhile"
@@ -1393,6 +1514,9 @@ class Store:
         audit.append(session, verification)
         session.add(verification)
         indexing.enqueue(session, self.namespace, OutboxKind.FACT, [row.id])
+        # Stored evidence (rejected-only, say) that this fact cites now backs live memory.
+        stored = [item.id for item in prepared.items if item.id not in inserted]
+        indexing.enqueue(session, self.namespace, OutboxKind.EVIDENCE, stored)
         return row, False
 
     def _close_open_fact(
@@ -1416,6 +1540,65 @@ class Store:
             return False
         indexing.enqueue(session, self.namespace, OutboxKind.FACT, [fact_id])
         return True
+
+    def _queue_chain_evidence(self, session: Session, fact_id: str) -> list[str]:
+        """Queue for the index the evidence that a fact and its earlier versions cite,
+        with every version of their URI sources (whether it backs live memory may have
+        changed); returns the queued ids."""
+        chain = [fact_id]
+        row = session.get(Fact, fact_id)
+        while row is not None and row.supersedes_id is not None and row.supersedes_id not in chain:
+            chain.append(row.supersedes_id)
+            row = session.get(Fact, row.supersedes_id)
+        cited = set(
+            session.exec(select(Citation.evidence_id).where(col(Citation.fact_id).in_(chain)))
+        )
+        sources = set(
+            session.exec(
+                select(Evidence.source).where(
+                    col(Evidence.id).in_(cited), Evidence.source != evidence.INLINE_SOURCE
+                )
+            )
+        )
+        for source in sorted(sources):
+            cited.update(
+                session.exec(
+                    select(Evidence.id).where(
+                        Evidence.namespace == self.namespace, Evidence.source == source
+                    )
+                )
+            )
+        queued = sorted(cited)
+        indexing.enqueue(session, self.namespace, OutboxKind.EVIDENCE, queued)
+        return queued
+
+    def _after_erase(self, targets: list[str]) -> None:
+        """Apply an erase to the search index now (a failure stays queued for the next
+        open) and, on SQLite, fold the write-ahead log (which still holds the erased
+        pages) back into the database file."""
+        self._sync_index(targets)
+        if self._engine.dialect.name != "sqlite":
+            return
+        try:
+            with self._engine.connect() as conn:
+                conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+        except SQLAlchemyError:
+            log.warning("could not checkpoint the SQLite log after an erase", exc_info=True)
+
+    def _stored_evidence(self, ids: Collection[str]) -> set[str]:
+        """Which of these ids name evidence stored in this namespace (any evidence:
+        a write may cite what the audit log showed it)."""
+        found: set[str] = set()
+        with self._session() as session:
+            for chunk in db.chunks(sorted(ids)):
+                found.update(
+                    session.exec(
+                        select(Evidence.id).where(
+                            Evidence.namespace == self.namespace, col(Evidence.id).in_(chunk)
+                        )
+                    )
+                )
+        return found
 
     def _resolve_members(
         self, session: Session, new: FactCreate, *, create: bool = True
@@ -1668,15 +1851,6 @@ def _position(evidence_id: str, count: int) -> int | None:
     return None
 
 
-def _exists(get: Callable[[str], object], key: str) -> bool:
-    """Whether ``get(key)`` finds something (rather than raising NotFound)."""
-    try:
-        get(key)
-    except NotFound:
-        return False
-    return True
-
-
 def _claim_fact(
     claim: Claim,
     evidence: Sequence[Any],
@@ -1790,10 +1964,40 @@ def _required_name(field: str, value: object) -> str:
     return value
 
 
+def _check_correction_end(new: FactCreate, now: datetime) -> datetime:
+    """When a correction starts holding: its ``valid_from``, else ``now``, which must
+    then precede its ``valid_to`` (a correction that ended already needs a start)."""
+    if new.valid_from is not None:
+        return new.valid_from
+    if new.valid_to is not None and new.valid_to <= now:
+        raise InvalidInput(
+            "valid_to",
+            "a correction without valid_from holds from now, so valid_to must be in the "
+            "future; give valid_from to correct the past",
+        )
+    return now
+
+
+def _world_end(start: datetime, valid_from: datetime | None, valid_to: datetime | None) -> datetime:
+    """Where a superseded fact stops holding when its correction holds from ``start``.
+
+    Its own ``valid_to`` when that is earlier; its ``valid_from`` (an empty validity)
+    when the correction starts at or before it; else ``start``.
+    """
+    if valid_to is not None and valid_to <= start:
+        return valid_to
+    if valid_from is not None and valid_from >= start:
+        return valid_from
+    return start
+
+
 def _as_utc(when: datetime | None) -> datetime | None:
     if when is not None and not isinstance(when, datetime):
         raise InvalidInput("as_of", f"must be a datetime, got {type(when).__name__}")
-    return to_utc(when)
+    try:
+        return to_utc(when)
+    except ValueError as exc:  # out of datetime's range once in UTC
+        raise InvalidInput("as_of", str(exc)) from None
 
 
 def _strings(field: str, value: object, what: str) -> list[str]:
@@ -1804,6 +2008,32 @@ def _strings(field: str, value: object, what: str) -> list[str]:
     if not all(isinstance(i, str) for i in items):
         raise InvalidInput(field, f"must be a list of {what}")
     return items
+
+
+def _read_statuses(statuses: Collection[str] | None, as_of: datetime | None) -> list[str]:
+    """The statuses a read asked for; by default the active ones, and for an ``as_of``
+    read also superseded facts, which held in world time until their correction."""
+    if statuses is not None:
+        return _statuses(statuses)
+    history = ACTIVE_STATUSES | {FactStatus.SUPERSEDED}
+    return _statuses(history if as_of is not None else ACTIVE_STATUSES)
+
+
+def _valid_at(as_of: datetime, *, history: bool) -> list[Any]:
+    """SQL conditions: the fact holds at world time ``as_of`` (half-open validity).
+
+    With ``history`` (a read on default statuses), a superseded fact counts only with
+    a closed world time: facts superseded before ``supersede`` closed it (no
+    ``valid_to``) would otherwise seem to hold forever beside their correction.
+    """
+    conditions = [
+        or_(col(Fact.valid_from).is_(None), col(Fact.valid_from) <= as_of),
+        or_(col(Fact.valid_to).is_(None), col(Fact.valid_to) > as_of),
+    ]
+    if history:
+        superseded = col(Fact.status) == FactStatus.SUPERSEDED
+        conditions.append(or_(~superseded, col(Fact.valid_to).is_not(None)))
+    return conditions
 
 
 def _statuses(statuses: Collection[str]) -> list[str]:
@@ -1823,6 +2053,22 @@ def _next_check(
     """When the re-verification job should look at a newly stored fact."""
     if admission.verdict == Ungated.verdict:
         return None
+    if admission.verdict == VerdictStatus.TIMEOUT.value:
+        return now  # never checked: due at once, so the next re-verification run checks it
     if admission.verdict in UNVERIFIED_VERDICTS:
         return policy.after_error(now)
     return policy.after_decision(now)
+
+
+def _source_policy(sources: SourcePolicy | Mapping[str, Any] | None) -> SourcePolicy:
+    """The fetch policy of a Store: given, built from a mapping, or unrestricted."""
+    if sources is None:
+        return SourcePolicy.unrestricted()
+    if isinstance(sources, SourcePolicy):
+        return sources
+    if not isinstance(sources, Mapping):
+        raise InvalidInput("sources", "must be a SourcePolicy or a mapping of its fields")
+    try:
+        return SourcePolicy.model_validate(dict(sources))
+    except ValidationError as exc:
+        raise InvalidInput.from_validation(exc, "sources") from None

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass
@@ -37,6 +38,7 @@ DEFAULT_VECTOR_INDEX_AT = 50_000
 COMPACT_EVERY = 64
 _WRITE_ATTEMPTS = 5  # commit conflicts with another process are retried
 _DELETE_CHUNK = 500  # ids per DELETE predicate
+_PURGE_ROWS = 20_000  # rows per commit when a purge rewrites a table
 _META_EMBEDDER = b"memstore.embedder"
 _META_DIMENSIONS = b"memstore.dimensions"
 #: In a local index directory: the file whose lock a process holds while it writes.
@@ -83,6 +85,8 @@ class Filter:
     relation: str | None = None
     entity_ids: Sequence[str] = ()
     as_of: datetime | None = None
+    #: With ``as_of``: statuses whose rows count only with a closed world time (valid_to).
+    closed_statuses: Sequence[str] = ()
     recorded_after: datetime | None = None
     recorded_before: datetime | None = None
     sources: Sequence[str] = ()
@@ -100,6 +104,9 @@ class Filter:
             at = _micros(self.as_of)
             parts.append(f"(valid_from_us IS NULL OR valid_from_us <= {at})")
             parts.append(f"(valid_to_us IS NULL OR valid_to_us > {at})")
+            if self.closed_statuses:
+                closed = _quoted(self.closed_statuses)
+                parts.append(f"(status NOT IN ({closed}) OR valid_to_us IS NOT NULL)")
         if self.recorded_after is not None:
             parts.append(f"{time_column} >= {_micros(self.recorded_after)}")
         if self.recorded_before is not None:
@@ -240,11 +247,70 @@ class SearchIndex:
         self._merge(CHUNKS, rows, {})
 
     def delete(self, table: str, column: str, values: Sequence[str]) -> None:
-        """Delete the rows whose ``column`` holds one of ``values``."""
+        """Delete the rows whose ``column`` holds one of ``values`` (no commit when none
+        is there)."""
         for start in range(0, len(values), _DELETE_CHUNK):
             chunk = values[start : start + _DELETE_CHUNK]
+            where = f"{column} IN ({_quoted(chunk)})"
+            if not self._row_ids(table, where):
+                continue
             with self._writing():
-                self._tables[table].delete(f"{column} IN ({_quoted(chunk)})")
+                self._tables[table].delete(where)
+
+    def purge(self) -> None:
+        """Leave no copy of deleted rows on disk (after an erase).
+
+        A LanceDB delete or update only marks the old rows deleted; their data files
+        stay. Every live row is rewritten (in commits of about ``_PURGE_ROWS`` rows, by
+        data file), so the files that hold deleted rows drop out; the text and vector
+        indexes are rebuilt and every older version of the tables is removed. Costs a
+        rewrite of both tables. A search running in another process on an older version
+        at that moment fails once.
+        """
+        with self._writing():
+            for name, handle in self._tables.items():
+                row_ids = self._row_ids(name, None)
+                if not row_ids:
+                    continue
+                sizes: dict[int, int] = {}
+                for row_id in row_ids:
+                    sizes[row_id >> 32] = sizes.get(row_id >> 32, 0) + 1  # by fragment
+                group: list[int] = []
+                for n, fragment in enumerate(sorted(sizes)):
+                    group.append(fragment)
+                    rows = sum(sizes[f] for f in group)
+                    if rows >= _PURGE_ROWS or n == len(sizes) - 1:
+                        self._rewrite(handle, group)
+                        group = []
+                handle.create_index("text", config=FTS(with_position=False), replace=True)
+                if self.has_vector_index(name):
+                    handle.create_index(
+                        "vector", config=IvfHnswSq(distance_type="cosine"), replace=True
+                    )
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", UserWarning)  # "removes every version"
+                    handle.optimize(cleanup_older_than=timedelta(0))
+            self._writes_since_compaction = 0
+
+    @staticmethod
+    def _rewrite(handle: Any, fragments: Sequence[int]) -> None:
+        """Write the live rows of these data files anew (one commit); the old files,
+        left with deleted rows only, drop out of the table."""
+        where = " OR ".join(
+            f"(_rowid >= {f << 32} AND _rowid < {(f + 1) << 32})" for f in fragments
+        )
+        rows = handle.search().where(where).select(handle.schema.names).limit(None).to_arrow()
+        if rows.num_rows:
+            handle.merge_insert("id").when_matched_update_all().execute(rows)
+
+    def _row_ids(self, table: str, where: str | None) -> list[int]:
+        """LanceDB row ids (fragment id << 32 | offset) of the rows matching ``where``
+        (None: every row)."""
+        query = self._tables[table].search()
+        if where is not None:
+            query = query.where(where)
+        found = query.with_row_id(True).select(["id"]).limit(None).to_arrow()
+        return [int(i) for i in found.column("_rowid").to_pylist()]
 
     def vectors(self, table: str, ids: Sequence[str]) -> dict[str, tuple[str, Matrix]]:
         """The stored (text, vector) of these rows."""

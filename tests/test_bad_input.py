@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pytest
@@ -37,6 +39,19 @@ BAD_FACTS: list[tuple[str, dict[str, Any], str, str]] = [
         {"valid_from": "2024-02-01T00:00:00Z", "valid_to": "2024-01-01T00:00:00Z"},
         "valid_to",
         "after valid_from",
+    ),
+    # Times that leave datetime's range once converted to UTC (OverflowError before).
+    (
+        "valid_from past the year 9999 in UTC",
+        {"valid_from": "9999-12-31T23:59:59-14:00"},
+        "valid_from",
+        "out of range",
+    ),
+    (
+        "valid_to before the year 1 in UTC",
+        {"valid_to": "0001-01-01T00:00:00+14:00"},
+        "valid_to",
+        "out of range",
     ),
     (
         "oversize evidence",
@@ -166,7 +181,7 @@ def test_statuses_may_come_from_a_generator(store: Store) -> None:
         (lambda s: s.entity(""), "name"),
         (lambda s: s.rejections(offset=2**63), "offset"),  # past SQLite's integers
         (lambda s: s.mark_due(0), "fact_ids"),
-        (lambda s: s.facts_about("Alice", statuses=None), "statuses"),
+        (lambda s: s.facts_about("Alice", statuses=7), "statuses"),
         (lambda s: s.export_rejections(None), "dest"),
         (lambda s: s.reindex(progress=0), "progress"),
     ],
@@ -177,3 +192,43 @@ def test_found_by_fuzzing_named_fields(store: Store, call: Any, field: str) -> N
     with pytest.raises(InvalidInput) as err:
         call(store)
     assert err.value.field == field
+
+
+LATE = datetime(9999, 12, 31, 23, 59, 59, tzinfo=timezone(timedelta(hours=-14)))
+EARLY = datetime(1, 1, 1, tzinfo=timezone(timedelta(hours=14)))
+
+
+@pytest.mark.parametrize("when", [LATE, EARLY], ids=["late", "early"])
+@pytest.mark.parametrize(
+    ("call", "field"),
+    [
+        (lambda s, t: s.search("Alice", as_of=t), "as_of"),
+        (lambda s, t: s.search("Alice", recorded_after=t), "recorded_after"),
+        (lambda s, t: s.search_evidence("Acme", recorded_before=t), "recorded_before"),
+        (lambda s, t: s.facts_about("Alice", as_of=t), "as_of"),
+        (lambda s, t: s.neighborhood("Alice", as_of=t), "as_of"),
+        (lambda s, t: s.rejections(since=t), "since"),
+        (lambda s, t: s.count_rejections(until=t), "until"),
+        (lambda s, t: s.export_rejections(io.StringIO(), format="csv", since=t), "since"),
+    ],
+    ids=[
+        "search",
+        "recorded_after",
+        "evidence",
+        "facts_about",
+        "neighborhood",
+        "rejections",
+        "counts",
+        "export",
+    ],
+)
+def test_a_time_out_of_range_in_utc_names_the_field(
+    store: Store, call: Any, field: str, when: datetime
+) -> None:
+    """An aware time a UTC conversion takes past year 9999 or before year 1 (OverflowError
+    before) is InvalidInput naming the parameter."""
+    store.add_fact(works_at())
+    with pytest.raises(InvalidInput) as err:
+        call(store, when)
+    assert err.value.field == field
+    assert "out of range" in err.value.reason

@@ -178,6 +178,7 @@ def test_evidence_files_and_quotes_become_sources_and_citations(cli: Any, tmp_pa
     ],
 )
 def test_bad_input_exits_2_naming_the_field(cli: Any, args: list[str], field: str) -> None:
+    assert cli("init").exit_code == Exit.OK  # reads refuse a missing store before their input
     done = cli(*args)
     assert done.exit_code == Exit.BAD_INPUT, done.output
     assert field in done.stderr
@@ -218,8 +219,7 @@ def test_verify_checks_a_claim_without_storing_it(cli: Any) -> None:
     assert json.loads(ok.stdout)["status"] == "grounded"
     no = cli("verify", "Alice is allergic to shellfish.", "-e", SAID)
     assert no.exit_code == Exit.REJECTED and "insufficient_evidence" in no.stdout
-    numbers = json.loads(cli("stats", "--json").stdout)
-    assert numbers["facts"] == {} and numbers["rejections"] == {}
+    assert not Path(cli.store).exists()  # verify needs no store and creates none
 
 
 def test_global_options_environment_and_config_file(cli: Any, tmp_path: Path) -> None:
@@ -270,11 +270,15 @@ def test_serve_without_api_keys_says_how_to_add_one(cli: Any) -> None:
 
 
 def test_demo_refuses_a_directory_that_holds_something(cli: Any, tmp_path: Path) -> None:
-    (tmp_path / "busy").mkdir()
-    (tmp_path / "busy" / "notes.txt").write_text("mine")
-    done = cli("demo", str(tmp_path / "busy"))
-    assert done.exit_code == Exit.BAD_INPUT and "not empty" in done.stderr
-    assert (tmp_path / "busy" / "notes.txt").read_text() == "mine"
+    # A long path on a narrow terminal: the message must arrive whole, never wrapped.
+    busy = tmp_path.joinpath(*["a-rather-long-directory-name"] * 8, "busy")
+    assert len(str(busy)) > 200
+    busy.mkdir(parents=True)
+    (busy / "notes.txt").write_text("mine")
+    done = cli("demo", str(busy), env={"COLUMNS": "40"})
+    assert done.exit_code == Exit.BAD_INPUT
+    assert f"{busy} is not empty" in done.stderr
+    assert (busy / "notes.txt").read_text() == "mine"
 
 
 def test_bench_measures_writes_claims_and_search(cli: Any) -> None:
@@ -305,5 +309,7 @@ def test_the_console_script_exit_codes_and_json(tmp_path: Path) -> None:
     body = json.loads(rejected.stdout)
     assert body["stored"] is False and body["rejection"]["verdict"] == "insufficient_evidence"
     assert run("get", "nope").returncode == 2
-    assert run("--store", f"sqlite:///{tmp_path}/no/such/dir/x.db", "stats").returncode == 1
+    missing = run("--store", f"sqlite:///{tmp_path}/no/such/dir/x.db", "stats")
+    assert missing.returncode == 2 and f"{tmp_path}/no/such/dir/x.db" in missing.stderr
+    assert not (tmp_path / "no").exists()
     assert run("frobnicate").returncode == 2

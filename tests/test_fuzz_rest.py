@@ -40,6 +40,7 @@ ERRORS = {
     403: "forbidden",
     404: "not_found",
     405: "method_not_allowed",
+    413: "too_large",
     422: "not_grounded",
 }
 #: httpx refuses longer URLs; the rare fuzzed URL with several huge parameters is skipped.
@@ -79,7 +80,8 @@ URL_TEXT = st.one_of(
 API_WORDS = (
     " true false 1 0 -1 1001 hybrid text vector verdict day created_at budget_gap verified "
     "unverified retracted superseded grounded insufficient_evidence unsupported contradicted "
-    "Alice peanuts allergic_to inline 2024-02-30 2024-01-01T00:00:00Z 9999-12-31T23:59:59+14:00"
+    "Alice peanuts allergic_to inline 2024-02-30 2024-01-01T00:00:00Z 9999-12-31T23:59:59+14:00 "
+    "9999-12-31T23:59:59-14:00 0001-01-01T00:00:00+14:00"
 ).split(" ")
 PARAM = st.one_of(
     URL_TEXT,
@@ -170,6 +172,8 @@ class Fuzz:
     query: tuple[tuple[str, str], ...] = ()
     body: st.SearchStrategy[Any] | None = None
     gated: bool = False
+    #: Path ids are never the fixture's own rows (an erase would remove them for good).
+    fake_ids: bool = False
 
 
 ROUTES: dict[tuple[str, str], Fuzz] = {
@@ -177,6 +181,7 @@ ROUTES: dict[tuple[str, str], Fuzz] = {
     ("POST", f"{V1}/facts/batch"): Fuzz(body=BATCH),
     ("GET", f"{V1}/facts/{{fact_id}}"): Fuzz(),
     ("POST", f"{V1}/facts/{{fact_id}}/retract"): Fuzz(body=RETRACT),
+    ("POST", f"{V1}/facts/{{fact_id}}/erase"): Fuzz(body=RETRACT, fake_ids=True),
     ("POST", f"{V1}/facts/{{fact_id}}/supersede"): Fuzz(body=FACT, gated=True),
     ("GET", f"{V1}/facts/{{fact_id}}/history"): Fuzz(),
     ("GET", f"{V1}/search"): Fuzz(query=(("q", "peanuts"),)),
@@ -185,6 +190,7 @@ ROUTES: dict[tuple[str, str], Fuzz] = {
     ("GET", f"{V1}/rejections"): Fuzz(),
     ("GET", f"{V1}/rejections/counts"): Fuzz(),
     ("GET", f"{V1}/rejections/{{rejection_id}}"): Fuzz(),
+    ("POST", f"{V1}/rejections/{{rejection_id}}/erase"): Fuzz(body=RETRACT, fake_ids=True),
     ("POST", f"{V1}/verify_claim"): Fuzz(body=CLAIM),
     ("GET", "/health"): Fuzz(),
     ("GET", "/metrics"): Fuzz(),
@@ -334,6 +340,7 @@ def _written(response: httpx.Response) -> tuple[int, int]:
         results = body["results"]
         stored = sum(1 for r in results if r["stored"] and not r["fact"]["deduplicated"])
         return stored, sum(1 for r in results if not r["stored"])
+    assert not response.url.path.endswith("/erase"), "a fuzzed id erased something"
     if response.url.path.endswith("/retract"):
         assert body["status"] == "retracted", body
         return 0, 0
@@ -360,6 +367,8 @@ def test_a_fuzzed_request_gets_an_answer_or_a_clear_error(
     for name in _params(app, method, path, "path"):
         if name == "namespace":
             path_values[name] = data.draw(BAD_NAMESPACE) if wrong == "namespace" else NS
+        elif fuzz.fake_ids:
+            path_values[name] = data.draw(URL_TEXT)
         else:
             path_values[name] = data.draw(st.one_of(st.sampled_from(known[name]), URL_TEXT))
     names = [*_params(app, method, path, "query"), "colour"]
@@ -420,6 +429,8 @@ SURROGATE_BODIES = {  # route -> a body with a lone surrogate, the field that ho
     f"{V1}/facts": (SURROGATE_FACT, "statement"),
     f"{V1}/facts/batch": ({"facts": [allergy("peanuts"), SURROGATE_FACT]}, "facts.1.statement"),
     f"{V1}/facts/{{fact_id}}/retract": ({"reason": SURROGATE}, "reason"),
+    f"{V1}/facts/{{fact_id}}/erase": ({"reason": SURROGATE}, "reason"),
+    f"{V1}/rejections/{{rejection_id}}/erase": ({"reason": SURROGATE}, "reason"),
     f"{V1}/facts/{{fact_id}}/supersede": (SURROGATE_FACT, "statement"),
     f"{V1}/verify_claim": ({"claim": "Alice", "evidence": ["ok", SURROGATE]}, "evidence.1"),
 }
@@ -427,7 +438,9 @@ SURROGATE_BODIES = {  # route -> a body with a lone surrogate, the field that ho
 
 def post_raw(server: Server, path: str, raw: bytes) -> httpx.Response:
     """POST ``raw`` as JSON to ``path``; checks it was answered in time and wrote nothing."""
-    url = path.format(namespace=NS, fact_id=server.fact_ids[0])
+    url = path.format(
+        namespace=NS, fact_id=server.fact_ids[0], rejection_id=server.rejection_ids[0]
+    )
     headers = {"Authorization": f"Bearer {USERS_KEY}", "Content-Type": "application/json"}
     before = row_counts(server.db_url)
     started = time.monotonic()
@@ -463,6 +476,41 @@ def test_a_lone_surrogate_is_400_naming_its_field(server: Server, path: str) -> 
     named = response.json()["field"]
     assert named == field or named.startswith(f"{field}."), response.text  # evidence.1.text
     assert response.json()["reason"], response.text
+
+
+#: Times that leave datetime's range once converted to UTC (an OverflowError, 500, before).
+OUT_OF_RANGE = ["9999-12-31T23:59:59-14:00", "0001-01-01T00:00:00+14:00"]
+TIME_PARAMS = [  # (method, path, query parameter or body field)
+    ("POST", f"{V1}/facts", "valid_from"),
+    ("POST", f"{V1}/facts", "valid_to"),
+    ("POST", f"{V1}/facts/{{fact_id}}/supersede", "valid_from"),
+    ("GET", f"{V1}/search", "as_of"),
+    ("GET", f"{V1}/rejections", "since"),
+    ("GET", f"{V1}/rejections", "until"),
+    ("GET", f"{V1}/rejections/counts", "since"),
+]
+
+
+@pytest.mark.parametrize("when", OUT_OF_RANGE)
+@pytest.mark.parametrize(("method", "path", "name"), TIME_PARAMS)
+def test_a_time_out_of_range_is_400_naming_it(
+    server: Server, method: str, path: str, name: str, when: str
+) -> None:
+    url = path.format(
+        namespace=NS, fact_id=server.fact_ids[0], rejection_id=server.rejection_ids[0]
+    )
+    auth = {"Authorization": f"Bearer {USERS_KEY}"}
+    before = row_counts(server.db_url)
+    if method == "POST":
+        body = {**allergy("peanuts"), name: when}
+        response = server.client.post(url, json=body, headers=auth)
+    else:
+        response = server.client.get(url, params={"q": "peanuts", name: when}, headers=auth)
+    assert response.status_code == 400, response.text
+    error = response.json()
+    assert error["error"] == "invalid_input" and error["field"] == name, error
+    assert "out of range" in error["reason"], error
+    assert row_counts(server.db_url) == before
 
 
 # -- prompt injection ---------------------------------------------------------------------

@@ -44,7 +44,7 @@ def write(tmp_path: Path, text: str) -> Path:
 
 def test_defaults() -> None:
     config = load_config()
-    assert config.enabled and config.backend == "embedded" and config.timeout == 2.0
+    assert config.enabled and config.backend == "embedded" and config.timeout == 3.0
     assert config.policy().min_p1 == 0.5 and config.policy().reject_unsupported
 
 

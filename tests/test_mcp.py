@@ -5,23 +5,29 @@ A real server process per transport, the real embedded gate, a real SQLite store
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx
+import httpx2
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CallToolResult, TextContent
 
 import memstore
+from memstore import mcp_server
 
 pytestmark = pytest.mark.anyio
 
@@ -107,6 +113,18 @@ def error_text(result: CallToolResult) -> str:
         (["--transport", "http", "--port", "70000"], 1, "Error: port: 70000 is not a TCP port"),
         (["--namespace", "no spaces"], 1, "Error: namespace: "),
         (["--transport", "carrier-pigeon"], 2, "invalid choice: 'carrier-pigeon'"),
+        # HTTP without API keys: refused, unless on loopback with the explicit flag.
+        (["--transport", "http"], 2, "Error: server.api_keys: MCP over HTTP needs API keys"),
+        (
+            ["--transport", "http", "--host", "0.0.0.0", "--allow-unauthenticated"],
+            2,
+            "Only on a loopback address",
+        ),
+        (
+            ["--transport", "http", "--host", "[::]", "--allow-unauthenticated"],
+            2,
+            "Error: server.api_keys: ",
+        ),
     ],
 )
 def test_bad_arguments_fail_before_serving(
@@ -121,37 +139,119 @@ def test_bad_arguments_fail_before_serving(
     assert not (tmp_path / "mem").exists()
 
 
+def test_the_cli_refuses_http_without_keys(tmp_path: Path) -> None:
+    command = [sys.executable, "-m", "memstore.cli", "--store", str(tmp_path / "mem")]
+    command += ["mcp", "--transport", "http", "-n", NAMESPACE]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMSTORE_")}
+    done = subprocess.run(
+        command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 2, done.stderr
+    assert "server.api_keys" in done.stderr and "--allow-unauthenticated" in done.stderr
+    assert "Traceback" not in done.stderr and not (tmp_path / "mem").exists()
+
+
 # -- streamable HTTP (first, so only one server process runs at a time) -----------
 
+ALICE_KEY = "alice-mcp-key-0123456789"
+BOB_KEY = "bob-mcp-key-0123456789ab"
+KEYS = {ALICE_KEY: ["user:alice"], BOB_KEY: ["user:bob"]}
+ACME = "Alice works at Acme as a data engineer."
 
-async def test_http_transport_serves_recall(tmp_path: Path) -> None:
+
+@asynccontextmanager
+async def http_server(
+    tmp_path: Path, *args: str, keys: dict[str, list[str]] | None = None
+) -> AsyncIterator[tuple[str, str]]:
+    """An HTTP MCP server process on NAMESPACE, which holds one fact; yields the URL of
+    its endpoint and the fact's id. Checks it stops cleanly."""
     data_dir = tmp_path / "mem"
     with memstore.open(data_dir, NAMESPACE, hook=memstore.Ungated()) as store:
         fact = store.add_fact(
-            statement="Alice works at Acme as a data engineer.",
+            statement=ACME,
             members=[("Alice", "person", "employee"), ("Acme", "org", "employer")],
             evidence=["Alice: I work at Acme as a data engineer."],
         )
     port = free_port()
     command = [sys.executable, "-m", "memstore.mcp_server", "--store", str(data_dir)]
-    command += ["--namespace", NAMESPACE, "--transport", "http", "--port", str(port)]
+    command += ["--namespace", NAMESPACE, "--transport", "http", "--port", str(port), *args]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMSTORE_")}
+    env.update(SLOW_MACHINE)
+    if keys is not None:
+        env["MEMSTORE_SERVER__API_KEYS"] = json.dumps(keys)
     log = tmp_path / "server.log"
     with log.open("wb") as err:
-        proc = subprocess.Popen(
-            command, stdout=err, stderr=subprocess.STDOUT, env={**os.environ, **SLOW_MACHINE}
-        )
+        proc = subprocess.Popen(command, stdout=err, stderr=subprocess.STDOUT, env=env)
     try:
         await wait_until_listening(proc, port, log)
-        async with Client(f"http://127.0.0.1:{port}/mcp") as client:
-            assert client.server_info is not None and client.server_info.name == "memstore"
-            hits = (await call(client, "recall", {"query": "Where does Alice work?"}))["result"]
-            assert [h["fact_id"] for h in hits] == [fact.id]
-            assert hits[0]["statement"] == fact.statement
+        yield f"http://127.0.0.1:{port}{mcp_server.HTTP_PATH}", fact.id
     finally:
         proc.terminate()
         code = proc.wait(timeout=60)
     output = log.read_text(errors="replace")
     assert code == 0 and "memstore MCP server stopped" in output, output
+
+
+async def recall_over_http(url: str, fact_id: str, key: str | None) -> None:
+    """The MCP SDK's client (with the key as a bearer token) recalls the fact."""
+    headers = {} if key is None else {"Authorization": f"Bearer {key}"}
+    timeout = httpx2.Timeout(30.0, read=300.0)
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=timeout) as http,
+        Client(streamable_http_client(url, http_client=http)) as client,
+    ):
+        assert client.server_info is not None and client.server_info.name == "memstore"
+        hits = (await call(client, "recall", {"query": "Where does Alice work?"}))["result"]
+        assert [h["fact_id"] for h in hits] == [fact_id]
+        assert hits[0]["statement"] == ACME
+
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "probe", "version": "0"},
+    },
+}
+
+
+async def test_http_needs_a_key_for_the_namespace(tmp_path: Path) -> None:
+    async with http_server(tmp_path, keys=KEYS) as (url, fact_id):
+        await recall_over_http(url, fact_id, ALICE_KEY)
+        accept = {"Accept": "application/json, text/event-stream"}
+        cases = [
+            ({}, 401, "unauthorized"),
+            ({"Authorization": "Bearer not-a-known-key-0000000"}, 401, "unauthorized"),
+            ({"Authorization": f"Basic {ALICE_KEY}"}, 401, "unauthorized"),
+            ({"Authorization": "Bearer"}, 401, "unauthorized"),
+            ({"X-API-Key": ALICE_KEY}, 401, "unauthorized"),  # bearer only
+            ({"Authorization": f"Bearer {BOB_KEY}"}, 403, "forbidden"),
+        ]
+        async with httpx.AsyncClient(timeout=60) as http:
+            for headers, status, error in cases:
+                for response in (
+                    await http.post(url, json=INITIALIZE, headers={**accept, **headers}),
+                    await http.get(url, headers={**accept, **headers}),
+                ):
+                    assert response.status_code == status, (headers, response.text)
+                    assert response.json()["error"] == error, response.text
+                    if status == 401:
+                        assert response.headers["WWW-Authenticate"] == "Bearer"
+            ok = await http.post(
+                url, json=INITIALIZE, headers={**accept, "Authorization": f"Bearer {ALICE_KEY}"}
+            )
+            assert ok.status_code == 200, ok.text
+
+
+async def test_http_without_keys_serves_loopback_only_when_allowed(tmp_path: Path) -> None:
+    async with http_server(tmp_path, "--host", "127.0.0.1", "--allow-unauthenticated") as (
+        url,
+        fact_id,
+    ):
+        await recall_over_http(url, fact_id, None)
 
 
 def free_port() -> int:
@@ -177,9 +277,9 @@ async def wait_until_listening(proc: subprocess.Popen[bytes], port: int, log: Pa
 # -- stdio ------------------------------------------------------------------------
 
 
-async def test_lists_four_tools_with_input_schemas(served: Served) -> None:
+async def test_lists_five_tools_with_input_schemas(served: Served) -> None:
     tools = {t.name: t for t in (await served.client.list_tools()).tools}
-    assert set(tools) == {"remember", "recall", "verify_claim", "audit_rejections"}
+    assert set(tools) == {"remember", "recall", "verify_claim", "audit_rejections", "erase"}
     remember = tools["remember"].input_schema
     assert remember["required"] == ["statement", "members", "evidence"]
     assert set(remember["properties"]) == {
@@ -302,6 +402,17 @@ async def test_bad_input_is_a_tool_error_naming_the_field(
     assert result.is_error
     assert result.structured_content is None
     assert field in error_text(result), error_text(result)
+
+
+@pytest.mark.parametrize("since", ["9999-12-31T23:59:59-14:00", "0001-01-01T00:00:00+14:00"])
+async def test_a_time_out_of_range_in_utc_is_a_readable_tool_error(
+    served: Served, since: str
+) -> None:
+    """Found by fuzzing: these answered an empty error (an OverflowError inside)."""
+    result = await served.client.call_tool("audit_rejections", {"since": since})
+    assert result.is_error and result.structured_content is None
+    text = error_text(result)
+    assert "invalid input: since" in text and "out of range" in text, text
 
 
 async def test_a_server_on_alice_never_returns_bobs_facts(served: Served) -> None:

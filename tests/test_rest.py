@@ -142,6 +142,7 @@ def test_openapi_lists_the_routes_and_keeps_422_for_the_gate(api: Api) -> None:
         f"{ns}/facts/batch": {"post"},
         f"{ns}/facts/{{fact_id}}": {"get"},
         f"{ns}/facts/{{fact_id}}/retract": {"post"},
+        f"{ns}/facts/{{fact_id}}/erase": {"post"},
         f"{ns}/facts/{{fact_id}}/supersede": {"post"},
         f"{ns}/facts/{{fact_id}}/history": {"get"},
         f"{ns}/search": {"get"},
@@ -150,6 +151,7 @@ def test_openapi_lists_the_routes_and_keeps_422_for_the_gate(api: Api) -> None:
         f"{ns}/rejections": {"get"},
         f"{ns}/rejections/counts": {"get"},
         f"{ns}/rejections/{{rejection_id}}": {"get"},
+        f"{ns}/rejections/{{rejection_id}}/erase": {"post"},
         f"{ns}/verify_claim": {"post"},
         "/health": {"get"},
         "/metrics": {"get"},
@@ -582,10 +584,12 @@ def test_stores_run_the_scheduler_and_close_at_shutdown(tmp_path: Path) -> None:
         assert client.get(f"{ALICE}/rejections", headers=auth).status_code == 200
         assert client.get(f"{BOB}/rejections", headers=auth).status_code == 200
         assert stores.namespaces() == ["user:alice", "user:bob"]
-        store = stores.get("user:alice")
-        with pytest.raises(MemstoreError, match="already running"):
+        with (
+            stores.lease("user:alice") as store,
+            pytest.raises(MemstoreError, match="already running"),
+        ):
             store.start_reverifier()
     with pytest.raises(MemstoreError, match="closed"):
         store.get_fact("anything")
-    with pytest.raises(MemstoreError, match="shutting down"):
-        stores.get("user:alice")
+    with pytest.raises(MemstoreError, match="shutting down"), stores.lease("user:alice"):
+        pass

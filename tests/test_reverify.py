@@ -442,9 +442,15 @@ import memstore
 from gate import Gate, ScriptedBackend
 from gate.evidence import REMOVED
 
-data, namespace, go, ready = sys.argv[1:5]
+data, namespace, go, ready, mine, peer = sys.argv[1:7]
 
 def slow(claim, context):
+    # Each worker's first check waits (a minute at most) for the other's: each holds a
+    # batch by then, so both get a share however the machine schedules them.
+    Path(mine).touch()
+    deadline = time.monotonic() + 60
+    while not Path(peer).exists() and time.monotonic() < deadline:
+        time.sleep(0.005)
     time.sleep(0.01)
     return 0.3 if REMOVED in context else 0.97
 
@@ -474,14 +480,18 @@ def test_two_worker_processes_never_check_a_fact_twice(
     script, go = tmp_path / "worker.py", tmp_path / "go"
     script.write_text(WORKER, encoding="utf-8")
     ready = [tmp_path / f"ready{i}" for i in range(2)]
+    checking = [tmp_path / f"checking{i}" for i in range(2)]
     workers = [
         subprocess.Popen(
-            [sys.executable, str(script), str(data_dir), NS, str(go), str(flag)],
+            [
+                *(sys.executable, str(script), str(data_dir), NS, str(go), str(ready[i])),
+                *(str(checking[i]), str(checking[1 - i])),
+            ],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
         )
-        for flag in ready
+        for i in range(2)
     ]
     # Both start together once both have opened the store (opening is slow on a busy machine).
     deadline = time.monotonic() + 120

@@ -65,7 +65,9 @@ def test_a_faulty_verifier_stores_the_batch_unverified_at_reduced_confidence(
 ) -> None:
     handler, verdict = FAULTS[fault]
     before = row_counts(store.url)
-    gate = Gate(ScriptedBackend(handler, deterministic=False), deadline=DEADLINE)
+    gate = Gate(
+        ScriptedBackend(handler, deterministic=False), deadline=DEADLINE, deadline_per_claim=0
+    )
     started = time.perf_counter()
     results = store.add_facts(facts(3), gate=gate)
     elapsed = time.perf_counter() - started
@@ -93,7 +95,7 @@ def test_a_hanging_verifier_times_out_every_item_of_a_batch(store: Store) -> Non
         release.wait()
         return 0.97
 
-    gate = Gate(ScriptedBackend(hang), deadline=DEADLINE)
+    gate = Gate(ScriptedBackend(hang), deadline=DEADLINE, deadline_per_claim=0)
     try:
         started = time.perf_counter()
         results = store.add_facts(facts(4), gate=gate)
@@ -128,7 +130,9 @@ def test_a_verifier_that_slows_down_under_load_never_holds_a_writer_past_the_dea
                 in_flight -= 1
         return grounded(claim, context)
 
-    gate = Gate(ScriptedBackend(congested, deterministic=False), deadline=DEADLINE)
+    gate = Gate(
+        ScriptedBackend(congested, deterministic=False), deadline=DEADLINE, deadline_per_claim=0
+    )
     before = row_counts(store.url)
 
     def write(food: str) -> tuple[FactPublic, float]:

@@ -1,9 +1,169 @@
-"""The one base class every verifier backend implements (like httpx's BaseTransport)."""
+"""The one base class every verifier backend implements (like httpx's BaseTransport),
+and what the Gate hands a backend call: a ``CallControl`` (stop early, time the wait for
+the model) and the fair ``ModelLock`` backends guard their model with.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+import time
+from collections import deque
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from types import TracebackType
+
+
+class Cancelled(Exception):
+    """The Gate gave up on this backend call (its deadline passed); the work stopped early."""
+
+
+class CallControl:
+    """What the Gate tells one ``estimate_many`` call, and what the call tells it back.
+
+    ``cancelled`` turns true when the Gate has stopped waiting; a backend checks it
+    (``check()``) between mini-batches and stops, so abandoned work releases the model
+    within one mini-batch. Time spent inside ``waiting()`` (queued for the model behind
+    other calls, or loading it) is not the call's own work: the Gate's deadline does
+    not count it, and bounds it separately.
+    """
+
+    def __init__(self) -> None:
+        self._cancel = threading.Event()
+        self._mutex = threading.Lock()
+        self._waited = 0.0
+        self._waiting_since: float | None = None
+        self._depth = 0
+        self._wakers: set[threading.Event] = set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancel.is_set()
+
+    def cancel(self) -> None:
+        """Ask the call to stop; wakes it if it is queued for the model."""
+        self._cancel.set()
+        with self._mutex:
+            wakers = list(self._wakers)
+        for event in wakers:
+            event.set()
+
+    def check(self) -> None:
+        """Raise Cancelled if the Gate has given up on this call."""
+        if self._cancel.is_set():
+            raise Cancelled("the gate stopped waiting for this call")
+
+    @contextmanager
+    def waiting(self) -> Iterator[None]:
+        """Time the block as waiting for the model, not as the call's own work."""
+        with self._mutex:
+            if self._depth == 0:
+                self._waiting_since = time.monotonic()
+            self._depth += 1
+        try:
+            yield
+        finally:
+            with self._mutex:
+                self._depth -= 1
+                if self._depth == 0 and self._waiting_since is not None:
+                    self._waited += time.monotonic() - self._waiting_since
+                    self._waiting_since = None
+
+    def waited(self) -> float:
+        """Seconds spent waiting so far, the wait in progress included."""
+        with self._mutex:
+            ongoing = 0.0 if self._waiting_since is None else time.monotonic() - self._waiting_since
+            return self._waited + ongoing
+
+    @property
+    def is_waiting(self) -> bool:
+        return self._waiting_since is not None
+
+    def _add_waker(self, event: threading.Event) -> None:
+        with self._mutex:
+            self._wakers.add(event)
+        if self.cancelled:
+            event.set()
+
+    def _drop_waker(self, event: threading.Event) -> None:
+        with self._mutex:
+            self._wakers.discard(event)
+
+
+class _Waiter:
+    __slots__ = ("event", "granted")
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self.granted = False
+
+
+class ModelLock:
+    """A first-come, first-served lock around one model.
+
+    Backends take it per mini-batch (``with lock.hold(control): ...``), so calls
+    interleave mini-batch by mini-batch in arrival order and one long call cannot
+    starve the others; the wait is timed as ``control.waiting()`` and a cancelled
+    call leaves the queue at once.
+    """
+
+    def __init__(self) -> None:
+        self._mutex = threading.Lock()
+        self._queue: deque[_Waiter] = deque()
+        self._held = False
+
+    def locked(self) -> bool:
+        with self._mutex:
+            return self._held
+
+    def queued(self) -> int:
+        """How many calls wait for the lock."""
+        with self._mutex:
+            return len(self._queue)
+
+    def acquire(self, control: CallControl | None = None) -> None:
+        """Wait for the lock, in arrival order; raise Cancelled if ``control`` is cancelled."""
+        if control is not None:
+            control.check()
+        with self._mutex:
+            if not self._held and not self._queue:
+                self._held = True
+                return
+            waiter = _Waiter()
+            self._queue.append(waiter)
+        if control is None:
+            waiter.event.wait()
+            return
+        control._add_waker(waiter.event)
+        try:
+            with control.waiting():
+                waiter.event.wait()
+        finally:
+            control._drop_waker(waiter.event)
+        with self._mutex:
+            if not waiter.granted:  # woken by cancel(): leave the queue
+                self._queue.remove(waiter)
+                raise Cancelled("the gate stopped waiting for this call")
+        if control.cancelled:
+            self.release()
+            control.check()
+
+    def release(self) -> None:
+        with self._mutex:
+            if self._queue:
+                waiter = self._queue.popleft()
+                waiter.granted = True  # handed over: the lock stays held
+                waiter.event.set()
+            else:
+                self._held = False
+
+    @contextmanager
+    def hold(self, control: CallControl | None = None) -> Iterator[None]:
+        """Hold the lock for one mini-batch of ``control``'s call."""
+        self.acquire(control)
+        try:
+            yield
+        finally:
+            self.release()
 
 
 class VerifierBackend:
@@ -11,6 +171,10 @@ class VerifierBackend:
 
     Subclasses implement ``estimate_many``. ``deterministic`` backends (same input,
     same output) may be cached; ``identity`` names the model and prompt for the cache.
+    A backend whose ``estimate_many`` also takes a ``control`` keyword gets the Gate's
+    CallControl: it should stop (``control.check()``) between mini-batches and time
+    its wait for the model with ``control.waiting()`` (``ModelLock`` does both).
+    Backends without it still work; the Gate's deadline then counts all their time.
     """
 
     name: str = "backend"
@@ -22,7 +186,10 @@ class VerifierBackend:
         return f"{self.name}:{self.model}"
 
     def estimate_many(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
-        """One probability per (claim, context) pair, in order."""
+        """One probability per (claim, context) pair, in order.
+
+        Overrides may add an optional ``control: CallControl | None = None`` keyword.
+        """
         raise NotImplementedError
 
     def estimate(self, claim: str, context: str) -> float:

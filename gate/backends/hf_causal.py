@@ -12,12 +12,11 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from gate.backends.base import VerifierBackend
+from gate.backends.base import CallControl, ModelLock, VerifierBackend
 
 PROMPT = (
     "Evidence:\n{context}\n\n"
@@ -100,7 +99,7 @@ class HFCausalBackend(VerifierBackend):
         self.no_ids = self._single_tokens(NO_VARIANTS)
         if not self.yes_ids or not self.no_ids:
             raise ValueError(f"{self.model}: no single-token spelling of YES or NO")
-        self._lock = threading.Lock()
+        self._lock = ModelLock()
 
     @property
     def identity(self) -> str:
@@ -131,11 +130,13 @@ class HFCausalBackend(VerifierBackend):
             )
         return question + "\nAnswer:"
 
-    def estimate_many(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+    def estimate_many(
+        self, pairs: Sequence[tuple[str, str]], control: CallControl | None = None
+    ) -> list[float]:
         prompts = [self.render(claim, context) for claim, context in pairs]
         out: list[float] = []
-        with self._lock:
-            for i in range(0, len(prompts), self.batch_size):
+        for i in range(0, len(prompts), self.batch_size):
+            with self._lock.hold(control):  # per mini-batch: fair, and stops when cancelled
                 out.extend(self._yes_probability(prompts[i : i + self.batch_size]))
         return out
 

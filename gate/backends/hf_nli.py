@@ -8,11 +8,10 @@ mass of the entailment label, found through the model config's ``id2label``
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 
-from gate.backends.base import VerifierBackend
+from gate.backends.base import CallControl, ModelLock, VerifierBackend
 from gate.backends.hf_causal import model_source, set_threads
 
 ENTAILMENT_NAMES = ("entail", "support", "consistent", "faithful", "grounded")
@@ -69,12 +68,14 @@ class HFNLIBackend(VerifierBackend):
         self._model.eval()
         id2label = {int(k): str(v) for k, v in self._model.config.id2label.items()}
         self.entailment = entailment_index(id2label, entailment_label)
-        self._lock = threading.Lock()
+        self._lock = ModelLock()
 
-    def estimate_many(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+    def estimate_many(
+        self, pairs: Sequence[tuple[str, str]], control: CallControl | None = None
+    ) -> list[float]:
         out: list[float] = []
-        with self._lock:
-            for i in range(0, len(pairs), self.batch_size):
+        for i in range(0, len(pairs), self.batch_size):
+            with self._lock.hold(control):  # per mini-batch: fair, and stops when cancelled
                 out.extend(self._entailment(pairs[i : i + self.batch_size]))
         return out
 

@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 import httpx
 
-from gate.backends.base import VerifierBackend
+from gate.backends.base import CallControl, VerifierBackend
 from gate.backends.hf_causal import PROMPT
 
 Mode = Literal["auto", "logprobs", "sampling"]
@@ -107,11 +107,18 @@ class OpenAIBackend(VerifierBackend):
         digest = hashlib.sha256(self.prompt.encode()).hexdigest()[:12]
         return f"{self.name}:{str(self._client.base_url).rstrip('/')}:{self.model}:{digest}"
 
-    def estimate_many(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+    def estimate_many(
+        self, pairs: Sequence[tuple[str, str]], control: CallControl | None = None
+    ) -> list[float]:
+        def one(pair: tuple[str, str]) -> float:
+            if control is not None:
+                control.check()  # the gate gave up: send no more requests
+            return self._one(*pair)
+
         if len(pairs) <= 1 or self.concurrency == 1:
-            return [self._one(claim, context) for claim, context in pairs]
+            return [one(pair) for pair in pairs]
         with ThreadPoolExecutor(max_workers=min(self.concurrency, len(pairs))) as pool:
-            return list(pool.map(lambda pair: self._one(*pair), pairs))
+            return list(pool.map(one, pairs))
 
     def _one(self, claim: str, context: str) -> float:
         if self.max_context_chars is not None and len(context) > self.max_context_chars:

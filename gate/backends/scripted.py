@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from gate.backends.base import VerifierBackend
+from gate.backends.base import CallControl, VerifierBackend
 from gate.evidence import REMOVED
 
 RECORDED_BATCHES = 1_000
@@ -36,7 +36,14 @@ class ScriptedBackend(VerifierBackend):
         """p0 for scrubbed contexts (they hold the removal marker), p1 otherwise."""
         return cls(lambda _claim, context: p0 if REMOVED in context else p1, model=f"{p0}/{p1}")
 
-    def estimate_many(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+    def estimate_many(
+        self, pairs: Sequence[tuple[str, str]], control: CallControl | None = None
+    ) -> list[float]:
         self.batches.append(list(pairs))
         del self.batches[:-RECORDED_BATCHES]
-        return [self.handler(claim, context) for claim, context in pairs]
+        out = []
+        for claim, context in pairs:
+            if control is not None:
+                control.check()  # the gate gave up: stop before the next pair
+            out.append(self.handler(claim, context))
+        return out

@@ -12,12 +12,11 @@ from __future__ import annotations
 import json
 import math
 import os
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from gate.backends.base import VerifierBackend
+from gate.backends.base import CallControl, ModelLock, VerifierBackend
 from gate.backends.crossencoder.reading import read
 from gate.backends.embedded.backend import minilm_path
 
@@ -108,26 +107,33 @@ class CrossEncoderBackend(VerifierBackend):
         self._torch = torch
         self._tokenizer = tokenizer()
         self._net = model if model is not None else load_verifier(folder / WEIGHTS.name)
-        self._lock = threading.Lock()
+        self._lock = ModelLock()
 
-    def estimate_many(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
-        logits = self.claim_logits(pairs)
+    def estimate_many(
+        self, pairs: Sequence[tuple[str, str]], control: CallControl | None = None
+    ) -> list[float]:
+        logits = self.claim_logits(pairs, control)
         return [probability(z, self.calibration) for z in logits]
 
-    def claim_logits(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+    def claim_logits(
+        self, pairs: Sequence[tuple[str, str]], control: CallControl | None = None
+    ) -> list[float]:
         """The uncalibrated logit of each (claim, context) pair."""
         readings = [read(claim, context, self.evidence_words) for claim, context in pairs]
-        scores = iter(self.pair_logits([pair for r in readings for pair in r.pairs()]))
+        scores = iter(self.pair_logits([pair for r in readings for pair in r.pairs()], control))
         return [min(next(scores) for _ in r.sentences) for r in readings]
 
-    def pair_logits(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
-        """The network's logit for each (evidence, sentence) pair, batched by length."""
+    def pair_logits(
+        self, pairs: Sequence[tuple[str, str]], control: CallControl | None = None
+    ) -> list[float]:
+        """The network's logit for each (evidence, sentence) pair, batched by length; the
+        model is held per mini-batch, and a cancelled ``control`` stops between them."""
         order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
         out = [0.0] * len(pairs)
         torch = self._torch
-        with self._lock, torch.inference_mode():
-            for start in range(0, len(order), self.batch_size):
-                chunk = order[start : start + self.batch_size]
+        for start in range(0, len(order), self.batch_size):
+            chunk = order[start : start + self.batch_size]
+            with self._lock.hold(control), torch.inference_mode():
                 batch = self._tokenizer(
                     [pairs[i][0] for i in chunk],
                     [pairs[i][1] for i in chunk],

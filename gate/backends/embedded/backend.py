@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
@@ -18,8 +17,15 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from gate.backends.base import VerifierBackend
-from gate.backends.embedded.features import FEATURES, Pieces, Vector, feature_matrix, split
+from gate.backends.base import CallControl, ModelLock, VerifierBackend
+from gate.backends.embedded.features import (
+    FEATURES,
+    MAX_SCORED_SEGMENTS,
+    Pieces,
+    Vector,
+    feature_matrix,
+    split,
+)
 
 PARAMS_PATH = Path(__file__).with_name("params.json")
 
@@ -59,9 +65,13 @@ def minilm_path() -> Path:
 
 
 class Encoder:
-    """Unit-norm sentence embeddings from a local sentence-transformers model, offline."""
+    """Unit-norm sentence embeddings from a local sentence-transformers model, offline.
 
-    def __init__(self, path: Path | None = None, *, batch_size: int = 64) -> None:
+    The model is used by one thread at a time, ``turn`` texts per turn of its fair
+    lock: the verifier and search interleave, and a cancelled call stops within a turn.
+    """
+
+    def __init__(self, path: Path | None = None, *, batch_size: int = 64, turn: int = 16) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         from sentence_transformers import SentenceTransformer
@@ -71,23 +81,28 @@ class Encoder:
 
         self.path = path or minilm_path()
         self.batch_size = batch_size
+        self.turn = max(1, turn)
         self._model = SentenceTransformer(str(self.path), device="cpu", local_files_only=True)
-        self._lock = threading.Lock()
+        self._lock = ModelLock()
 
-    def encode(self, texts: Sequence[str]) -> dict[str, Vector]:
-        """Embeddings of the distinct texts, keyed by text."""
-        unique = list(dict.fromkeys(texts))
-        if not unique:
-            return {}
-        with self._lock:  # one model, used by one thread at a time
-            vectors = self._model.encode(
-                unique,
-                batch_size=self.batch_size,
-                normalize_embeddings=True,
-                convert_to_numpy=True,
-                show_progress_bar=False,
-            )
-        return dict(zip(unique, np.asarray(vectors, dtype=np.float32), strict=True))
+    def encode(self, texts: Sequence[str], control: CallControl | None = None) -> dict[str, Vector]:
+        """Embeddings of the distinct texts, keyed by text; raises Cancelled when
+        ``control`` is cancelled (checked before each turn of the model)."""
+        # Longest first, as sentence-transformers orders a batch, so turns pad alike.
+        unique = sorted(dict.fromkeys(texts), key=len, reverse=True)
+        out: dict[str, Vector] = {}
+        for start in range(0, len(unique), self.turn):
+            chunk = unique[start : start + self.turn]
+            with self._lock.hold(control):
+                vectors = self._model.encode(
+                    chunk,
+                    batch_size=self.batch_size,
+                    normalize_embeddings=True,
+                    convert_to_numpy=True,
+                    show_progress_bar=False,
+                )
+            out.update(zip(chunk, np.asarray(vectors, dtype=np.float32), strict=True))
+        return out
 
 
 @cache
@@ -96,10 +111,16 @@ def shared_encoder() -> Encoder:
     return Encoder()
 
 
-def pair_features(encoder: Encoder, pairs: Sequence[tuple[str, str]]) -> npt.NDArray[np.float64]:
-    """The feature matrix of (claim, context) pairs, all their texts in one encoder call."""
-    pieces: list[Pieces] = [split(claim, context) for claim, context in pairs]
-    vectors = encoder.encode([t for p in pieces for t in p.texts()])
+def pair_features(
+    encoder: Encoder,
+    pairs: Sequence[tuple[str, str]],
+    control: CallControl | None = None,
+    max_segments: int = MAX_SCORED_SEGMENTS,
+) -> npt.NDArray[np.float64]:
+    """The feature matrix of (claim, context) pairs, all their texts in one encoder call
+    (at most ``max_segments`` evidence segments embedded per pair)."""
+    pieces: list[Pieces] = [split(claim, context, max_segments) for claim, context in pairs]
+    vectors = encoder.encode([t for p in pieces for t in p.texts()], control)
     return feature_matrix(pieces, vectors.__getitem__)
 
 
@@ -109,13 +130,25 @@ class EmbeddedBackend(VerifierBackend):
     name = "embedded"
     deterministic = True
 
-    def __init__(self, encoder: Encoder | None = None, calibration: Calibration | None = None):
+    def __init__(
+        self,
+        encoder: Encoder | None = None,
+        calibration: Calibration | None = None,
+        *,
+        max_segments: int = MAX_SCORED_SEGMENTS,
+    ):
+        """``max_segments``: evidence segments embedded per claim (its cost's bound)."""
         self.encoder = encoder or shared_encoder()
         self.calibration = calibration or Calibration.load()
+        self.max_segments = max(1, max_segments)
         self.model = f"all-MiniLM-L6-v2+{self.calibration.version}"
+        if self.max_segments != MAX_SCORED_SEGMENTS:
+            self.model += f"/segments={self.max_segments}"
 
-    def estimate_many(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+    def estimate_many(
+        self, pairs: Sequence[tuple[str, str]], control: CallControl | None = None
+    ) -> list[float]:
         if not pairs:
             return []
-        x = pair_features(self.encoder, pairs)
+        x = pair_features(self.encoder, pairs, control, self.max_segments)
         return [float(p) for p in self.calibration.probabilities(x)]

@@ -3,6 +3,10 @@
 Pure functions over text and unit-norm sentence embeddings; no model is loaded
 here. ``[EVIDENCE REMOVED]`` markers and the ``[id]`` tags of rendered context
 are dropped, so scrubbed evidence contributes nothing.
+
+The cost of a pair is bounded whatever the evidence's length: lexical features read
+every segment (cheap), but only ``MAX_SCORED_SEGMENTS`` segments per claim, those
+sharing the most words with it, are embedded and compared with the claim.
 """
 
 from __future__ import annotations
@@ -79,23 +83,40 @@ _STOPWORDS = frozenset(
     say said says""".split()
 )
 _MAX_SEGMENT_CHARS = 600
+#: Evidence segments embedded per claim (the ones sharing most content words with it).
+MAX_SCORED_SEGMENTS = 16
 
 
 @dataclass(frozen=True, slots=True)
 class Pieces:
-    """The texts of one (claim, context) pair that need embeddings."""
+    """One (claim, context) pair cut up; ``scored`` indexes the segments to embed."""
 
     claim: str
     claim_sentences: tuple[str, ...]
     segments: tuple[str, ...]
+    scored: tuple[int, ...]
 
     def texts(self) -> list[str]:
-        return [self.claim, *self.claim_sentences, *self.segments]
+        """The texts that need embeddings."""
+        return [self.claim, *self.claim_sentences, *(self.segments[i] for i in self.scored)]
 
 
-def split(claim: str, context: str) -> Pieces:
-    """Cut a pair into the claim, its sentences and the context's segments."""
-    return Pieces(claim.strip(), tuple(sentences(claim)), tuple(segments(context)))
+def split(claim: str, context: str, max_scored: int = MAX_SCORED_SEGMENTS) -> Pieces:
+    """Cut a pair into the claim, its sentences and the context's segments, and pick
+    the at most ``max_scored`` segments to embed."""
+    segs = tuple(segments(context))
+    return Pieces(claim.strip(), tuple(sentences(claim)), segs, pick(claim, segs, max_scored))
+
+
+def pick(claim: str, segs: Sequence[str], limit: int) -> tuple[int, ...]:
+    """Indices, in document order, of the at most ``limit`` segments that share the most
+    content words with ``claim`` (earlier ones first among equals)."""
+    if len(segs) <= limit:
+        return tuple(range(len(segs)))
+    wanted = {_stem(w) for w in _content(claim)}
+    shared = [len(wanted & {_stem(w) for w in _content(s)}) for s in segs]
+    best = sorted(range(len(segs)), key=lambda i: (-shared[i], i))[: max(1, limit)]
+    return tuple(sorted(best))
 
 
 def segments(context: str) -> list[str]:
@@ -133,13 +154,15 @@ def featurize(pieces: Pieces, embed: Callable[[str], Vector]) -> list[float]:
             *(0.0, math.log(n_claim), 0.0),
             *_lexical_window(claim_stems, []),
         ]
-    seg_matrix = np.stack([embed(s) for s in segs])
+    scored = pieces.scored or tuple(range(len(segs)))
+    seg_matrix = np.stack([embed(segs[i]) for i in scored])
     claim_cos = seg_matrix @ embed(pieces.claim)
-    best = int(np.argmax(claim_cos))
+    best_scored = int(np.argmax(claim_cos))
+    best = scored[best_scored]  # its place in the document, for the window around it
     top = np.sort(claim_cos)[::-1][:3]
     weakest = min(
         (float(np.max(seg_matrix @ embed(s))) for s in pieces.claim_sentences),
-        default=float(claim_cos[best]),
+        default=float(claim_cos[best_scored]),
     )
     context_stems = [stem for stems in seg_stems for stem in stems]
     stems = set(context_stems)
@@ -147,7 +170,7 @@ def featurize(pieces: Pieces, embed: Callable[[str], Vector]) -> list[float]:
     window = slice(max(0, best - 1), best + 2)
     near_stems = {stem for stems in seg_stems[window] for stem in stems}
     return [
-        float(claim_cos[best]),
+        float(claim_cos[best_scored]),
         weakest,
         float(np.mean(top)),
         sum(found) / n_claim,

@@ -1,0 +1,73 @@
+"""Commands that read or change a store never create one: on a data directory or SQLite
+file without a store they exit 2, name the path whole (whatever the terminal's width)
+and say to run ``memstore init``, and leave nothing on disk."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from memstore.cli import Exit, app
+
+CLEAN_ENV = {"MEMSTORE_URL": None, "MEMSTORE_NAMESPACE": None, "MEMSTORE_CONFIG": None}
+NARROW = {**CLEAN_ENV, "COLUMNS": "40"}
+
+READS_AND_CHANGES = [
+    ["stats"],
+    ["stats", "--json"],
+    ["audit"],
+    ["audit", "--counts", "verdict"],
+    ["search", "what is Alice allergic to?"],
+    ["get", "0123456789abcdef"],
+    ["history", "0123456789abcdef"],
+    ["neighbors", "Alice"],
+    ["policy"],
+    ["policy", "--every", "12h"],
+    ["retract", "0123456789abcdef", "--reason", "wrong"],
+    ["erase", "0123456789abcdef", "--reason", "wrong", "--yes"],
+    ["reindex"],
+    ["reverify"],
+    ["reverify", "--all-namespaces"],
+]
+
+
+def invoke(*args: str) -> Any:
+    return CliRunner().invoke(app, list(args), env=NARROW)
+
+
+def long_path(root: Path) -> Path:
+    path = root.joinpath(*["a-rather-long-directory-name"] * 8, "store")
+    assert len(str(path)) > 200
+    return path
+
+
+def refused(done: Any, path: Path) -> None:
+    assert done.exit_code == Exit.BAD_INPUT, done.output
+    assert f"no memstore store at {path}" in done.stderr
+    assert "memstore --store" in done.stderr and "init" in done.stderr
+
+
+@pytest.mark.parametrize("args", READS_AND_CHANGES, ids=" ".join)
+def test_a_command_on_a_missing_data_directory_exits_2_and_creates_nothing(
+    tmp_path: Path, args: list[str]
+) -> None:
+    where = long_path(tmp_path / "root")
+    refused(invoke("--store", str(where), *args), where)
+    assert not (tmp_path / "root").exists()
+
+
+@pytest.mark.parametrize("args", [["stats"], ["search", "anything"], ["reindex"]], ids=" ".join)
+def test_a_command_on_a_missing_sqlite_file_exits_2_and_creates_nothing(
+    tmp_path: Path, args: list[str]
+) -> None:
+    where = long_path(tmp_path / "root") / "memory.db"
+    refused(invoke("--store", f"sqlite:///{where}", *args), where)
+    assert not (tmp_path / "root").exists()
+
+
+def test_an_empty_directory_is_no_store_and_stays_empty(tmp_path: Path) -> None:
+    refused(invoke("--store", str(tmp_path), "stats"), tmp_path)
+    assert list(tmp_path.iterdir()) == []

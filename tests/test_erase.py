@@ -1,0 +1,523 @@
+"""Forgetting forgets (issue 24, item 8): evidence reads show only evidence that backs
+live memory, and an erase removes a fact (or a rejection) with its evidence from SQL,
+the search index and the files on disk, leaving a tombstone the audit chain accepts.
+
+A rejected write's evidence is shown by the audit log's rejection reads only. After
+``retract`` a fact's evidence leaves evidence reads unless another live fact cites it.
+``erase`` / ``erase_rejection`` (and the CLI, REST and MCP fronts) leave nothing of
+the text behind: no SQL column, no LanceDB row, no byte in the data directory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterator, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import anyio
+import lancedb
+import pytest
+import sqlalchemy as sa
+from conftest import row_counts
+from fastapi.testclient import TestClient
+from sqlmodel import SQLModel
+from typer.testing import CliRunner
+
+import memstore
+from memstore import Admission, Candidate, ErrFactNotGrounded, FactStatus, NotFound, Store, db
+from memstore.cli import app as cli_app
+from memstore.config import load_settings
+from memstore.embeddings import MiniLM
+from memstore.rest import create_app
+from memstore.vectors import CHUNKS, FACTS, ChunkDoc, SearchIndex
+
+NS = "user:alice"
+SSN = "078-05-1120"
+SSN_SAID = f"Alice: my social security number is {SSN}."
+EMPLOYER = "Initech"
+EMPLOYER_SAID = f"Alice: I have worked at {EMPLOYER} since 2019, in accounting."
+MOVED_SAID = f"Alice: at {EMPLOYER} I moved from accounting to payroll."
+SHARED_SAID = "Alice: I live in Lisbon and commute by tram."
+REASON = "Alice asked us to forget her employer"
+KEY = "erase-test-key-0123456789abcdef"
+
+
+class RejectSSN:
+    """A write hook that refuses facts about social security numbers, admits the rest."""
+
+    name = "reject-ssn"
+
+    def admit_many(self, candidates: Sequence[Candidate]) -> list[Admission]:
+        return [self._decide(c) for c in candidates]
+
+    @staticmethod
+    def _decide(candidate: Candidate) -> Admission:
+        if "social security" in candidate.statement:
+            return Admission(
+                accepted=False,
+                verdict="unsupported",
+                status=FactStatus.UNVERIFIED,
+                confidence=0.0,
+                reason="personal identifiers are not memory",
+            )
+        return Admission(
+            accepted=True,
+            verdict="grounded",
+            status=FactStatus.VERIFIED,
+            confidence=0.9,
+            reason="scripted",
+        )
+
+
+def open_store(data_dir: Path, index: Path | bool) -> Store:
+    return memstore.open(data_dir, NS, hook=RejectSSN(), index=index)
+
+
+@pytest.fixture
+def store(data_dir: Path, tmp_path: Path) -> Iterator[Store]:
+    """A store with its search index in ``tmp_path/index`` (SQLite or PostgreSQL)."""
+    with open_store(data_dir, tmp_path / "index") as opened:
+        yield opened
+
+
+def fact(statement: str, *evidence: str, employer: str = EMPLOYER) -> dict[str, Any]:
+    return {
+        "statement": statement,
+        "members": [("Alice", "person", "employee"), (employer, "org", "employer")],
+        "evidence": list(evidence),
+    }
+
+
+def ssn_rejection(store: Store) -> memstore.RejectionPublic:
+    with pytest.raises(ErrFactNotGrounded) as refused:
+        store.add_fact(
+            statement=f"Alice's social security number is {SSN}.",
+            members=[("Alice", "person", "holder")],
+            evidence=[SSN_SAID],
+        )
+    return refused.value.rejection
+
+
+def texts(hits: Sequence[Any]) -> str:
+    return " | ".join(h.text for h in hits)
+
+
+def sql_holding(url: str, needle: str) -> list[str]:
+    """``table.column`` of every SQL value (text or JSON) that contains ``needle``."""
+    engine = sa.create_engine(url)
+    found: list[str] = []
+    try:
+        with engine.connect() as conn:
+            for table in SQLModel.metadata.sorted_tables:
+                for row in conn.execute(sa.select(table)).mappings():
+                    for column, value in row.items():
+                        if needle.lower() in json.dumps(value, default=str).lower():
+                            found.append(f"{table.name}.{column}")
+    finally:
+        engine.dispose()
+    return found
+
+
+def index_holding(index: Path, needle: str) -> list[str]:
+    """Ids of the LanceDB rows (read with lancedb itself) whose text contains ``needle``."""
+    db = lancedb.connect(index)
+    found: list[str] = []
+    for name in (FACTS, CHUNKS):
+        rows = db.open_table(name).search().select(["id", "text"]).limit(None).to_arrow()
+        found += [r["id"] for r in rows.to_pylist() if needle.lower() in r["text"].lower()]
+    return found
+
+
+def files_holding(root: Path, needle: str) -> list[str]:
+    """Files under ``root`` whose bytes contain ``needle``."""
+    raw = needle.encode()
+    return sorted(
+        str(p.relative_to(root)) for p in root.rglob("*") if p.is_file() and raw in p.read_bytes()
+    )
+
+
+# -- evidence reads show live memory only ----------------------------------------------
+
+
+@pytest.mark.both_databases
+def test_a_rejected_writes_evidence_is_in_the_audit_log_and_not_in_evidence_reads(
+    store: Store,
+) -> None:
+    rejection = ssn_rejection(store)
+    [evidence_id] = rejection.evidence_ids
+    assert SSN not in texts(store.search_evidence(f"social security number {SSN}", 10))
+    assert SSN not in texts(store.search_evidence(SSN, 10, mode="text"))
+    with pytest.raises(NotFound):
+        store.get_evidence(evidence_id)
+    # The audit log shows auditors what the refused write cited.
+    assert [e.text for e in store.get_rejection(rejection.id).evidence] == [SSN_SAID]
+    assert [e.text for r in store.rejections() for e in r.evidence] == [SSN_SAID]
+
+
+@pytest.mark.both_databases
+def test_a_retracted_facts_evidence_leaves_evidence_reads_unless_a_live_fact_cites_it(
+    store: Store,
+) -> None:
+    job = store.add_fact(fact(f"Alice works at {EMPLOYER}.", EMPLOYER_SAID, SHARED_SAID))
+    home = store.add_fact(
+        statement="Alice lives in Lisbon.",
+        members=[("Alice", "person", "resident"), ("Lisbon", "city", "home")],
+        evidence=[SHARED_SAID],
+    )
+    moved = store.supersede(job.id, fact(f"Alice works in payroll at {EMPLOYER}.", MOVED_SAID))
+    [employer_id] = [i for i in job.evidence_ids if i not in home.evidence_ids]
+    # A superseded version's evidence is history, still shown while the fact lives.
+    assert store.get_evidence(employer_id).text == EMPLOYER_SAID
+    assert EMPLOYER_SAID in texts(store.search_evidence("worked at Initech since 2019", 10))
+
+    store.retract(moved.id, REASON)
+    for evidence_id in (employer_id, moved.evidence_ids[0]):
+        with pytest.raises(NotFound):
+            store.get_evidence(evidence_id)
+    assert EMPLOYER not in texts(store.search_evidence("worked at Initech accounting payroll", 10))
+    assert EMPLOYER not in texts(store.search_evidence(EMPLOYER, 10, mode="text"))
+    # The home fact still cites the shared evidence: it stays readable and searchable.
+    assert store.get_evidence(home.evidence_ids[0]).text == SHARED_SAID
+    assert SHARED_SAID in texts(store.search_evidence("Lisbon tram commute", 10))
+
+
+# -- erase -----------------------------------------------------------------------------
+
+
+@pytest.mark.both_databases
+def test_erase_leaves_nothing_of_the_fact_in_sql_the_index_or_any_read(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    index = tmp_path / "index"
+    with open_store(data_dir, index) as store:
+        job = store.add_fact(fact(f"Alice works at {EMPLOYER}.", EMPLOYER_SAID))
+        moved = store.supersede(job.id, fact(f"Alice works in payroll at {EMPLOYER}.", MOVED_SAID))
+        home = store.add_fact(
+            statement="Alice lives in Lisbon.",
+            members=[("Alice", "person", "resident"), ("Lisbon", "city", "home")],
+            evidence=[SHARED_SAID],
+        )
+        store.mark_due()  # a scheduled check of the chain must not keep it either
+        assert sql_holding(store.url, EMPLOYER) and index_holding(index, EMPLOYER)
+
+        tombstone = store.erase(moved.id, REASON, by="privacy-desk")
+
+        assert tombstone.target == "fact" and tombstone.target_id == moved.id
+        assert tombstone.fact_ids == [job.id, moved.id]
+        assert tombstone.statement_hashes == [
+            hashlib.sha256(f.statement.encode()).hexdigest() for f in (job, moved)
+        ]
+        assert sorted(e["id"] for e in tombstone.evidence) == sorted(
+            [job.evidence_ids[0], moved.evidence_ids[0]]
+        )
+        assert tombstone.reason == REASON and tombstone.erased_by == "privacy-desk"
+        assert [link["table"] for link in tombstone.links] == ["verifications"] * 2
+        assert tombstone.kept_evidence_ids == []
+
+        assert sql_holding(store.url, EMPLOYER) == []
+        assert index_holding(index, EMPLOYER) == []
+        assert store.verify_audit_chain().ok, store.verify_audit_chain().problems
+        for erased_id in (job.id, moved.id):
+            for read in (store.get_fact, store.history, store.verifications):
+                with pytest.raises(NotFound):
+                    read(erased_id)
+        with pytest.raises(NotFound):
+            store.get_evidence(job.evidence_ids[0])
+        with pytest.raises(NotFound):
+            store.facts_about(EMPLOYER)  # the entity only the erased fact named is gone
+        assert [f.id for f in store.facts_about("Alice")] == [home.id]
+        assert [f.id for f in store.neighborhood("Alice", hops=2).facts] == [home.id]
+        everything = [*FactStatus]
+        assert EMPLOYER not in " ".join(
+            h.fact.statement
+            for h in store.search(f"Alice works at {EMPLOYER}", 10, statuses=everything)
+        )
+        assert EMPLOYER not in texts(store.search_evidence(EMPLOYER_SAID, 10, current_only=False))
+        assert store.count_due() == 1  # only the home fact
+        assert set(store.graph.facts()) == {home.id}
+
+    with open_store(data_dir, index) as reopened:  # the graph is rebuilt from SQL
+        assert set(reopened.graph.facts()) == {home.id}
+        assert reopened.verify_audit_chain().ok
+        assert [h.fact.id for h in reopened.search("Where does Alice work?", 10)] == [home.id]
+
+
+@pytest.mark.both_databases
+def test_erasing_a_rejection_removes_it_and_its_evidence(store: Store, tmp_path: Path) -> None:
+    kept = store.add_fact(fact(f"Alice works at {EMPLOYER}.", EMPLOYER_SAID))
+    rejection = ssn_rejection(store)
+    assert sql_holding(store.url, SSN)
+
+    tombstone = store.erase_rejection(rejection.id, "the SSN was never ours to keep", by="dpo")
+
+    assert tombstone.target == "rejection" and tombstone.rejection_ids == [rejection.id]
+    assert tombstone.statement_hashes == [hashlib.sha256(rejection.statement.encode()).hexdigest()]
+    assert [e["id"] for e in tombstone.evidence] == rejection.evidence_ids
+    assert [link["id"] for link in tombstone.links] == [rejection.id]
+    assert sql_holding(store.url, SSN) == []
+    assert index_holding(tmp_path / "index", SSN) == []
+    assert store.rejections() == []
+    with pytest.raises(NotFound):
+        store.get_rejection(rejection.id)
+    assert store.count_rejections() == {}
+    assert store.verify_audit_chain().ok
+    assert store.get_fact(kept.id).status == "verified"
+
+
+@pytest.mark.both_databases
+def test_shared_evidence_stays_while_another_fact_or_rejection_cites_it(store: Store) -> None:
+    job = store.add_fact(fact(f"Alice works at {EMPLOYER}.", EMPLOYER_SAID, SHARED_SAID))
+    home = store.add_fact(
+        statement="Alice lives in Lisbon.",
+        members=[("Alice", "person", "resident"), ("Lisbon", "city", "home")],
+        evidence=[SHARED_SAID],
+    )
+    with pytest.raises(ErrFactNotGrounded) as refused:  # cites the employer evidence too
+        store.add_fact(
+            statement="Alice's social security number is on file at work.",
+            members=[("Alice", "person", "holder")],
+            evidence=[EMPLOYER_SAID],
+        )
+    [shared_id] = home.evidence_ids
+    employer_id = next(i for i in job.evidence_ids if i != shared_id)
+
+    tombstone = store.erase(job.id, REASON)
+
+    assert sorted(tombstone.kept_evidence_ids) == sorted([shared_id, employer_id])
+    assert tombstone.evidence == []
+    assert store.get_evidence(shared_id).text == SHARED_SAID
+    assert SHARED_SAID in texts(store.search_evidence("Lisbon tram commute", 5))
+    # The employer text is held by the rejection only: audit log yes, evidence reads no.
+    with pytest.raises(NotFound):
+        store.get_evidence(employer_id)
+    assert [e.text for e in store.get_rejection(refused.value.rejection.id).evidence] == [
+        EMPLOYER_SAID
+    ]
+    later = store.erase_rejection(refused.value.rejection.id, REASON)
+    assert [e["id"] for e in later.evidence] == [employer_id]
+    assert sql_holding(store.url, EMPLOYER) == []
+    assert store.get_fact(home.id).status == "verified"
+    assert store.verify_audit_chain().ok
+
+
+@pytest.mark.both_databases
+def test_erase_refuses_bad_input_and_unknown_ids_and_changes_nothing(store: Store) -> None:
+    job = store.add_fact(fact(f"Alice works at {EMPLOYER}.", EMPLOYER_SAID))
+    before = row_counts(store.url)
+    for call in (
+        lambda: store.erase(job.id, "   "),
+        lambda: store.erase(job.id, REASON, by=""),
+        lambda: store.erase_rejection("nope", ""),
+    ):
+        with pytest.raises(memstore.InvalidInput):
+            call()
+    with pytest.raises(NotFound):
+        store.erase("nope", REASON)
+    with pytest.raises(NotFound):
+        store.erase_rejection("nope", REASON)
+    # Another namespace's fact is not there to erase.
+    with (
+        memstore.open(store.url, "user:bob", hook=memstore.Ungated(), index=False) as bob,
+        pytest.raises(NotFound),
+    ):
+        bob.erase(job.id, REASON)
+    assert row_counts(store.url) == before
+
+
+def test_the_audit_chain_catches_a_tombstone_edited_or_deleted(store: Store) -> None:
+    job = store.add_fact(fact(f"Alice works at {EMPLOYER}.", EMPLOYER_SAID))
+    store.add_fact(fact("Alice works at Acme.", "Alice: I moved to Acme.", employer="Acme"))
+    tombstone = store.erase(job.id, REASON)
+    assert store.verify_audit_chain().ok
+    engine = sa.create_engine(store.url)
+    try:
+        with engine.begin() as conn:
+            conn.execute(
+                sa.text("UPDATE erasures SET reason = 'nothing happened' WHERE id = :id"),
+                {"id": tombstone.id},
+            )
+        assert [p.kind for p in store.verify_audit_chain().problems] == ["edited"]
+        with engine.begin() as conn:
+            conn.execute(sa.text("DELETE FROM erasures WHERE id = :id"), {"id": tombstone.id})
+        problems = store.verify_audit_chain().problems
+        assert problems and {p.kind for p in problems} == {"deleted"}
+    finally:
+        engine.dispose()
+
+
+def test_no_byte_of_the_erased_text_stays_in_the_data_directory(tmp_path: Path) -> None:
+    """SQLite pages and log, and LanceDB's data files: a LanceDB delete only marks rows
+    deleted, and retracting first leaves an older copy of the row beside the new one."""
+    data = tmp_path / "memdata"
+    with open_store(data, True) as store:
+        others = [
+            fact(
+                f"Alice works at Company {i}.",
+                f"Alice: I work at Company {i}.",
+                employer=f"Company {i}",
+            )
+            for i in range(30)
+        ]
+        # One batch: one LanceDB data file holds the erased rows and 30 others.
+        secret = fact(f"Alice works at {EMPLOYER}.", EMPLOYER_SAID)
+        job = store.add_facts([*others[:15], secret, *others[15:]])[15]
+        assert isinstance(job, memstore.FactPublic)
+        store.retract(job.id, REASON)  # the index row is rewritten: two copies on disk
+        assert files_holding(data, EMPLOYER)
+        store.erase(job.id, REASON)
+        assert files_holding(data, EMPLOYER) == []
+        assert len(store.search("works at Company", 40)) == 30
+
+
+def test_an_erase_the_index_missed_is_finished_at_the_next_open(tmp_path: Path) -> None:
+    """The index change is queued with the erase; a process that never applied it (here:
+    one opened without the index) leaves it for the next open, which purges the files."""
+    data = tmp_path / "memdata"
+    with open_store(data, True) as store:
+        job = store.add_fact(fact(f"Alice works at {EMPLOYER}.", EMPLOYER_SAID))
+        store.add_fact(fact("Alice works at Acme.", "Alice: I moved to Acme.", employer="Acme"))
+    with open_store(data, False) as offline:
+        offline.erase(job.id, REASON)
+        assert offline.index_backlog() > 0
+    assert index_holding(data / "index", EMPLOYER)  # not applied yet
+    with open_store(data, True) as reopened:
+        assert reopened.index_backlog() == 0
+        assert index_holding(data / "index", EMPLOYER) == []
+        assert files_holding(data, EMPLOYER) == []
+
+
+def test_upgrading_takes_rejected_only_evidence_out_of_an_older_index(tmp_path: Path) -> None:
+    """Before revision 0006 every evidence row was indexed; the upgrade queues the rows
+    no open fact cites, and the first open takes them out."""
+    data = tmp_path / "memdata"
+    with open_store(data, True) as store:
+        [evidence_id] = ssn_rejection(store).evidence_ids
+        url = store.url
+    index = SearchIndex(str(data / "index"), MiniLM())
+    index.write_chunks(  # as an older release indexed it
+        [
+            ChunkDoc(
+                id=f"{evidence_id}:0",
+                namespace=NS,
+                evidence_id=evidence_id,
+                source="inline",
+                version=1,
+                status="current",
+                start=0,
+                end=len(SSN_SAID),
+                text=SSN_SAID,
+                created_at=datetime.now(UTC),
+            )
+        ]
+    )
+    engine = db.create_engine(url)
+    try:
+        db.downgrade(engine, "0005")
+    finally:
+        engine.dispose()
+    assert index_holding(data / "index", SSN)
+    with open_store(data, True) as upgraded:
+        assert index_holding(data / "index", SSN) == []
+        assert SSN not in texts(upgraded.search_evidence(SSN, 5, mode="text"))
+
+
+# -- the fronts ----------------------------------------------------------------------------
+
+
+def test_the_cli_erases_after_confirmation(tmp_path: Path) -> None:
+    data = tmp_path / "memdata"
+    with open_store(data, True) as store:
+        job = store.add_fact(fact(f"Alice works at {EMPLOYER}.", EMPLOYER_SAID))
+        rejection = ssn_rejection(store)
+    runner = CliRunner()
+    env = {"MEMSTORE_URL": None, "MEMSTORE_NAMESPACE": None, "MEMSTORE_CONFIG": None}
+
+    def cli(*args: str, input: str | None = None) -> Any:
+        return runner.invoke(cli_app, ["--store", str(data), "-n", NS, *args], input=input, env=env)
+
+    declined = cli("erase", job.id, "--reason", REASON, input="n\n")
+    assert declined.exit_code == 1 and "nothing was erased" in declined.output
+    with open_store(data, False) as store:
+        assert store.get_fact(job.id).id == job.id
+
+    done = cli("erase", job.id, "--reason", REASON, input="y\n")
+    assert done.exit_code == 0, done.output
+    assert f"erased fact {job.id}" in done.output
+    as_json = cli("erase", rejection.id, "--rejection", "--reason", REASON, "--yes", "--json")
+    assert as_json.exit_code == 0, as_json.output
+    tombstone = json.loads(as_json.stdout)
+    assert tombstone["rejection_ids"] == [rejection.id] and tombstone["erased_by"].startswith("cli")
+    missing = cli("erase", job.id, "--reason", REASON, "--yes")
+    assert missing.exit_code == 2
+    with open_store(data, False) as store:
+        assert store.verify_audit_chain().ok
+        assert sql_holding(store.url, EMPLOYER) == [] and sql_holding(store.url, SSN) == []
+
+
+def test_the_rest_api_erases_a_fact_and_a_rejection(tmp_path: Path) -> None:
+    data = tmp_path / "memdata"
+    with open_store(data, True) as store:
+        job = store.add_fact(fact(f"Alice works at {EMPLOYER}.", EMPLOYER_SAID))
+        rejection = ssn_rejection(store)
+    settings = load_settings(store={"url": str(data)}, server={"api_keys": {KEY: [NS]}})
+    headers = {"Authorization": f"Bearer {KEY}"}
+    base = f"/v1/namespaces/{NS}"
+    with TestClient(create_app(settings)) as client:
+        erased = client.post(
+            f"{base}/facts/{job.id}/erase", json={"reason": REASON}, headers=headers
+        )
+        assert erased.status_code == 200, erased.text
+        body = erased.json()
+        assert body["fact_ids"] == [job.id] and body["reason"] == REASON
+        assert body["erased_by"].startswith("api-key:") and KEY not in erased.text
+        assert client.get(f"{base}/facts/{job.id}", headers=headers).status_code == 404
+        again = client.post(
+            f"{base}/facts/{job.id}/erase", json={"reason": REASON}, headers=headers
+        )
+        assert again.status_code == 404
+        no_reason = client.post(f"{base}/facts/x/erase", json={}, headers=headers)
+        assert no_reason.status_code == 400 and no_reason.json()["field"] == "reason"
+        gone = client.post(
+            f"{base}/rejections/{rejection.id}/erase", json={"reason": REASON}, headers=headers
+        )
+        assert gone.status_code == 200, gone.text
+        assert client.get(f"{base}/rejections/{rejection.id}", headers=headers).status_code == 404
+    with open_store(data, False) as store:
+        assert store.verify_audit_chain().ok
+        assert sql_holding(store.url, EMPLOYER) == [] and sql_holding(store.url, SSN) == []
+
+
+def test_the_mcp_erase_tool_forgets_a_fact_and_a_refusal(store: Store) -> None:
+    pytest.importorskip("mcp")
+    from mcp import Client
+
+    from memstore.mcp_server import build_server
+
+    job = store.add_fact(fact(f"Alice works at {EMPLOYER}.", EMPLOYER_SAID))
+    rejection = ssn_rejection(store)
+
+    async def session(work: Callable[[Client], Any]) -> Any:
+        async with Client(build_server(store)) as client:
+            return await work(client)
+
+    async def erase_both(client: Client) -> tuple[Any, Any, Any]:
+        both = await client.call_tool(
+            "erase", {"reason": REASON, "fact_id": job.id, "rejection_id": rejection.id}
+        )
+        fact_done = await client.call_tool("erase", {"reason": REASON, "fact_id": job.id})
+        refusal_done = await client.call_tool(
+            "erase", {"reason": REASON, "rejection_id": rejection.id}
+        )
+        return both, fact_done, refusal_done
+
+    both, fact_done, refusal_done = anyio.run(session, erase_both)
+    assert both.is_error and "fact_id" in str(both.content)
+    assert not fact_done.is_error and fact_done.structured_content is not None
+    assert fact_done.structured_content["fact_ids"] == [job.id]
+    assert not refusal_done.is_error and refusal_done.structured_content is not None
+    assert refusal_done.structured_content["target_id"] == rejection.id
+    assert sql_holding(store.url, EMPLOYER) == [] and sql_holding(store.url, SSN) == []
+    assert store.verify_audit_chain().ok

@@ -1,0 +1,149 @@
+"""Superseding closes world time (bi-temporal reads): ``as_of`` before a correction finds
+the old fact, after it the new one; through Python and REST, on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import httpx
+import pytest
+import sqlalchemy as sa
+from conftest import row_counts, works_at
+from test_rest import ALICE, ALICE_KEY, KEYS, serving
+from workers import HashedWords
+
+import memstore
+from memstore import FactStatus, InvalidInput, Store
+from memstore.config import load_settings
+from memstore.rest import create_app
+
+pytestmark = pytest.mark.both_databases
+
+QUESTION = "where does Alice work"
+TICK = timedelta(microseconds=1)
+
+
+def at(year: int) -> datetime:
+    return datetime(year, 1, 1, tzinfo=UTC)
+
+
+@pytest.fixture
+def indexed(data_dir: Path, tmp_path: Path) -> Iterator[Store]:
+    """An ungated store with a search index (a small real embedder, for speed)."""
+    with memstore.open(
+        data_dir,
+        "user:alice",
+        hook=memstore.Ungated(),
+        index=tmp_path / "index",
+        embedder=HashedWords(),
+    ) as store:
+        yield store
+
+
+def about(store: Store, when: datetime) -> list[str]:
+    """Ids of Alice's facts valid at ``when``, by ``facts_about`` and by ``search``,
+    which must agree."""
+    by_entity = [f.id for f in store.facts_about("Alice", as_of=when)]
+    by_search = sorted(h.fact.id for h in store.search(QUESTION, as_of=when))
+    assert sorted(by_entity) == by_search
+    return by_entity
+
+
+def test_a_correction_closes_the_old_facts_world_time_where_it_starts(indexed: Store) -> None:
+    old = indexed.add_fact(**works_at())
+    new = indexed.supersede(old.id, **works_at(company="Globex"))
+    old_now = indexed.get_fact(old.id)
+    # No valid_from: the correction holds from the moment it was made.
+    assert new.valid_from == old_now.valid_to == old_now.superseded_at == new.recorded_at
+    assert old_now.valid_from is None
+    start = new.valid_from
+    assert start is not None
+    assert about(indexed, start - TICK) == [old.id]
+    assert about(indexed, start) == [new.id]
+    assert about(indexed, start + timedelta(days=1)) == [new.id]
+    # Reads without as_of, and explicit statuses, are as before.
+    assert [f.id for f in indexed.facts_about("Alice")] == [new.id]
+    assert [f.id for f in indexed.facts_about("Alice", statuses=["superseded"])] == [old.id]
+    # A fact superseded before world time was closed (no valid_to) stays out of
+    # default as_of reads rather than seeming to hold forever beside its correction.
+    engine = sa.create_engine(indexed.url)
+    with engine.begin() as conn:
+        conn.execute(sa.text("UPDATE facts SET valid_to = NULL WHERE id = :id"), {"id": old.id})
+    engine.dispose()
+    indexed.reindex()
+    assert about(indexed, start - TICK) == []
+
+
+def test_a_correction_with_its_own_start(indexed: Store) -> None:
+    old = indexed.add_fact(**works_at(valid_from=at(2020)))
+    new = indexed.supersede(old.id, **works_at(company="Globex", valid_from=at(2023)))
+    assert new.valid_from == indexed.get_fact(old.id).valid_to == at(2023)
+    assert about(indexed, at(2019)) == []
+    assert about(indexed, at(2021)) == [old.id]
+    assert about(indexed, at(2023) - TICK) == [old.id]
+    assert about(indexed, at(2023)) == [new.id]
+    assert about(indexed, at(2030)) == [new.id]
+
+
+def test_an_old_fact_that_ended_earlier_keeps_its_end(indexed: Store) -> None:
+    old = indexed.add_fact(**works_at(valid_from=at(2020), valid_to=at(2022)))
+    new = indexed.supersede(old.id, **works_at(company="Globex", valid_from=at(2023)))
+    assert indexed.get_fact(old.id).valid_to == at(2022)
+    assert about(indexed, at(2021)) == [old.id]
+    assert about(indexed, at(2022)) == []
+    assert about(indexed, at(2024)) == [new.id]
+
+
+def test_a_correction_of_the_past_replaces_the_old_fact_over_all_its_world_time(
+    indexed: Store,
+) -> None:
+    old = indexed.add_fact(**works_at(valid_from=at(2022)))
+    new = indexed.supersede(old.id, **works_at(company="Globex", valid_from=at(2020)))
+    old_now = indexed.get_fact(old.id)
+    assert old_now.valid_from == old_now.valid_to == at(2022)  # an empty validity
+    for year in (2021, 2022, 2023, 2030):
+        assert about(indexed, at(year)) == [new.id]
+    assert about(indexed, at(2019)) == []
+
+
+def test_a_correction_that_ended_already_needs_a_start(indexed: Store) -> None:
+    old = indexed.add_fact(**works_at())
+    before = row_counts(indexed.url)
+    with pytest.raises(InvalidInput, match="valid_from") as err:
+        indexed.supersede(old.id, **works_at(company="Globex", valid_to=at(2020)))
+    assert err.value.field == "valid_to"
+    assert row_counts(indexed.url) == before
+    assert indexed.get_fact(old.id).status == FactStatus.UNVERIFIED
+
+
+def test_rest_search_as_of_sees_the_version_valid_then(data_dir: Path, tmp_path: Path) -> None:
+    settings = load_settings(
+        store={"url": str(data_dir), "index": str(tmp_path / "index")},
+        server={"api_keys": KEYS},
+        hallucination={"enabled": False},
+    )
+    app = create_app(settings)
+    fact = works_at(evidence=["Alice: I have worked at Acme since March."])
+    fact["members"] = [["Alice", "person", "employee"], ["Acme", "org", "employer"]]
+    with serving(app) as base, httpx.Client(base_url=base, timeout=60) as client:
+        client.headers["Authorization"] = f"Bearer {ALICE_KEY}"
+        old = client.post(f"{ALICE}/facts", json=fact)
+        assert old.status_code == 201, old.text
+        correction = {
+            **fact,
+            "statement": "Alice works at Globex.",
+            "valid_from": "2023-01-01T00:00:00Z",
+        }
+        correction["members"] = [["Alice", "person", "employee"], ["Globex", "org", "employer"]]
+        new = client.post(f"{ALICE}/facts/{old.json()['id']}/supersede", json=correction)
+        assert new.status_code == 201, new.text
+
+        def found(when: str) -> list[str]:
+            got = client.get(f"{ALICE}/search", params={"q": QUESTION, "as_of": when})
+            assert got.status_code == 200, got.text
+            return [h["fact"]["id"] for h in got.json()]
+
+        assert found("2022-06-01T00:00:00Z") == [old.json()["id"]]
+        assert found("2023-06-01T00:00:00Z") == [new.json()["id"]]
