@@ -16,7 +16,7 @@ PG_CTL := $(firstword $(wildcard /usr/lib/postgresql/*/bin/pg_ctl))
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT    := DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get -y -q
 
-.PHONY: install demo test lint clean postgres train-verifier bench bench-large
+.PHONY: install demo test lint clean postgres train-verifier train-verifier-mix bench bench-large
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -62,6 +62,18 @@ bench-large: $(BENCH_STAMP)
 # Retrain the embedded verifier (gate/backends/crossencoder/model/), seeded: ~35 min on 2 cores.
 train-verifier: install
 	$(PY) -m gate.backends.crossencoder.train
+
+# The issue-23 verifier on the NLI + agent-memory + grounding mix (training/verifier.py):
+# chunks of VERIFIER_CHUNK steps into VERIFIER_RUN, each checkpointed, until the run is
+# done, then the model files into VERIFIER_RUN/export. Interrupt it and run it again to
+# resume (a killed run loses at most the chunk in progress). Hours on 2 cores.
+VERIFIER_RUN   ?= ../verifier-run
+VERIFIER_CHUNK ?= 200
+train-verifier-mix: install
+	until $(PY) -m training.verifier --out $(VERIFIER_RUN) --done; do \
+		$(PY) -m training.verifier --out $(VERIFIER_RUN) --steps $(VERIFIER_CHUNK) || exit 1; \
+	done
+	$(PY) -m training.verifier --out $(VERIFIER_RUN) --export $(VERIFIER_RUN)/export
 
 lint: install
 	$(PY) -m ruff check .

@@ -1,18 +1,23 @@
-"""Verifier quality and latency per backend on ../shared/data/grounding (check split only).
+"""Verifier quality and latency per backend on ../shared/data/grounding (check split only)
+and on the agent-memory test split (``bench/data/agent_memory``, dataset ``agent_memory``).
 
     python bench/gate_quality.py --backend embedded [--per-dataset N] [--option key=value ...]
 
 Every row goes through ``Gate.check_many`` as one write would (default thresholds,
-all evidence cited). Per dataset: AUROC of p1; balanced accuracy at the gate's own
-``min_p1`` (never tuned on these rows); expected calibration error (10 bins) and
-Brier score of p1; precision and recall of rejection (an unsupported row is the one
-to reject) and the share of supported rows rejected. The scrub test: supported
-WiCE rows with their supporting sentences cited, the share whose p0 (those
-sentences scrubbed) falls below p1. Speed: the gate (p1 and p0, no cache) on short
-pairs, single checks p50/p95 and batches of 8/32/128, against SPEC-08.36/37
-(500 ms single; 500 ms + 100 ms x N batched); and the backend's per-claim time in
-batches of 32. Results go to ``bench/results/gate_quality_<backend>.json`` with
-the machine, the date, the commit and the command.
+all evidence cited; an agent-memory row that gives a ``quote`` cites that span, so its
+p0 scrubs just the quote, as an agent citing its source would). Per dataset: AUROC of
+p1; balanced accuracy at the gate's own ``min_p1`` (never tuned on these rows);
+expected calibration error (10 bins) and Brier score of p1; precision and recall of
+rejection (an unsupported row is the one to reject) and the share of supported rows
+rejected. The scrub test: supported WiCE rows with their supporting sentences cited,
+the share whose p0 (those sentences scrubbed) falls below p1. Speed: the gate (p1 and
+p0, no cache) on short pairs, single checks p50/p95 and batches of 8/32/128, against
+SPEC-08.36/37 (500 ms single; 500 ms + 100 ms x N batched); and the backend's per-claim
+time in batches of 32. Results go to ``bench/results/gate_quality_<backend>.json`` with
+the machine, the date, the commit and the command. ``agent_memory`` also reports the
+share of true facts refused and of false facts refused at the gate's defaults; the means
+(``mean_auroc``, ``min_auroc``, ``mean_balanced_accuracy``) are over the public sets only,
+while ``rows`` and ``gate`` count every row.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+import agent_memory
 import numpy as np
 from measure import RESULTS, SEED, provenance, save
 from rich.console import Console
@@ -53,6 +59,29 @@ def sample(rows: list[datasets.Example], per_dataset: int) -> list[datasets.Exam
     return out
 
 
+#: The dataset name of the agent-memory test split in the results.
+AGENT_MEMORY = "agent_memory"
+
+
+def sample_agent_memory(per_dataset: int) -> list[agent_memory.AgentMemoryPair]:
+    """At most ``per_dataset`` pairs of the agent-memory *test* split, seeded (scored only)."""
+    pairs = agent_memory.load("test")
+    if per_dataset <= 0 or per_dataset >= len(pairs):
+        return pairs
+    return random.Random(SEED).sample(pairs, per_dataset)
+
+
+def quote_citations(pair: agent_memory.AgentMemoryPair) -> list[Citation]:
+    """The pair's quote as a citation of the span that states it; none (all evidence
+    cited) where it gives no quote or the quote is not found verbatim."""
+    if pair.quote:
+        for i, text in enumerate(pair.evidence, start=1):
+            at = text.find(pair.quote)
+            if at >= 0:
+                return [Citation(str(i), at, at + len(pair.quote))]
+    return []
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backend", default=DEFAULT_BACKEND)
@@ -65,6 +94,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--singles", type=int, default=16, help="single checks timed")
     parser.add_argument("--deadline", type=float, default=120.0, help="the gate's, in seconds")
     parser.add_argument("--data", type=Path, default=None)
+    parser.add_argument(
+        "--agent-memory-rows",
+        type=int,
+        default=None,
+        help="agent-memory test rows scored (default: as --per-dataset; 0 = the whole split)",
+    )
+    parser.add_argument(
+        "--no-agent-memory", action="store_true", help="skip the agent-memory test split"
+    )
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
     options = {key: _value(raw) for key, raw in (opt.split("=", 1) for opt in args.option)}
@@ -80,24 +118,35 @@ def main(argv: list[str] | None = None) -> int:
     gate = Gate(backend, deadline=args.deadline)
     threshold = gate.policy.min_p1
 
+    memory_rows = args.per_dataset if args.agent_memory_rows is None else args.agent_memory_rows
+    memory = [] if args.no_agent_memory else sample_agent_memory(memory_rows)
+    checks = [Check.of(r.claim, list(r.evidence)) for r in rows]
+    checks += [Check.of(p.claim, list(p.evidence), quote_citations(p)) for p in memory]
+
     run_started = time.perf_counter()
-    verdicts = _check(gate, [Check.of(r.claim, list(r.evidence)) for r in rows], args.batch)
+    verdicts = _check(gate, checks, args.batch)
     run_s = time.perf_counter() - run_started
-    labels = np.array([r.label for r in rows])
+    labels = np.array([r.label for r in rows] + [p.label for p in memory])
     p1 = np.array([np.nan if v.p1 is None else v.p1 for v in verdicts])
     rejected = np.array([not v.accepted for v in verdicts])
-    names = np.array([r.dataset for r in rows])
+    names = np.array([r.dataset for r in rows] + [AGENT_MEMORY] * len(memory))
     scored = ~np.isnan(p1)
     per_dataset = {}
-    for name in datasets.datasets(rows):
+    for name in [*datasets.datasets(rows), *([AGENT_MEMORY] if memory else [])]:
         m = (names == name) & scored
         per_dataset[name] = {
             "rows": int((names == name).sum()),
             **_scores(labels[m], p1[m], threshold),
             **_rejections(rejected[names == name], labels[names == name]),
         }
-
-    scored_sets = [d for d in per_dataset.values() if d["auroc"] is not None]
+    if memory:
+        am = per_dataset[AGENT_MEMORY]
+        am["split"] = "test"
+        am["true_facts_refused"] = am["false_rejection_rate"]
+        am["false_facts_refused"] = am["rejection_recall"]
+        am["quotes_cited"] = sum(bool(quote_citations(p)) for p in memory)
+    public = {k: v for k, v in per_dataset.items() if k != AGENT_MEMORY}
+    scored_sets = [d for d in public.values() if d["auroc"] is not None]
 
     # The scrub test: WiCE rows that are supported, with their supporting sentences cited.
     wice = [r for r in rows if r.label == 1 and r.supporting]
@@ -119,12 +168,13 @@ def main(argv: list[str] | None = None) -> int:
             "options": options,
             "split": "check",
             "per_dataset_limit": args.per_dataset,
-            "rows": len(rows),
+            "agent_memory_limit": 0 if args.no_agent_memory else memory_rows,
+            "rows": len(checks),
             "threshold_min_p1": threshold,
             "datasets": per_dataset,
-            "mean_auroc": _mean(d["auroc"] for d in per_dataset.values()),
+            "mean_auroc": _mean(d["auroc"] for d in public.values()),
             "min_auroc": min((d["auroc"] for d in scored_sets), default=None),
-            "mean_balanced_accuracy": _mean(d["balanced_accuracy"] for d in per_dataset.values()),
+            "mean_balanced_accuracy": _mean(d["balanced_accuracy"] for d in public.values()),
             "gate": {
                 **_rejections(rejected, labels),
                 "verdicts": dict(sorted(Counter(str(v.status) for v in verdicts).items())),
@@ -140,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
                 "accepted": sum(v.accepted for v in scrubbed),
             },
             "load_s": round(load_s, 2),
-            "gate_ms_per_row": round(run_s * 1000 / max(1, len(rows)), 1),
+            "gate_ms_per_row": round(run_s * 1000 / max(1, len(checks)), 1),
             **speed,
         }
     )

@@ -4,8 +4,10 @@
 
 Per dataset: AUROC / balanced accuracy at the gate's ``min_p1``; then calibration,
 the gate end to end (rejection precision and recall, false rejections), the WiCE
-scrub test and latency. Rows a backend was not run on show as a dash; the row
-limit per dataset is in each column's heading.
+scrub test and latency. ``agent_memory`` (the agent-memory test split) is a dataset
+row like the others, with its own rows for the shares of true and of false facts the
+gate refuses; the means are over the public sets. Rows a backend was not run on show as
+a dash; the row limit per dataset is in each column's heading.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 RESULTS = Path(__file__).with_name("results")
+#: The agent-memory test split's dataset name (left out of the means over public sets).
+AGENT_MEMORY = "agent_memory"
 
 
 def table(results: list[dict[str, Any]]) -> str:
@@ -40,6 +44,8 @@ def table(results: list[dict[str, Any]]) -> str:
         return f"| {label} | " + " | ".join(_or_dash(value, r) for r in results) + " |"
 
     lines += [
+        row("agent memory: true facts refused", lambda r: _share(r, "true_facts_refused")),
+        row("agent memory: false facts refused", lambda r: _share(r, "false_facts_refused")),
         row("mean AUROC (min)", lambda r: f"{r['mean_auroc']:.3f} ({r['min_auroc']:.2f})"),
         row("mean balanced accuracy", lambda r: f"{r['mean_balanced_accuracy']:.3f}"),
         row("mean calibration error (ECE)", lambda r: f"{_mean(r, 'ece'):.3f}"),
@@ -71,8 +77,16 @@ def _num(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
 
 
+def _share(result: dict[str, Any], key: str) -> str:
+    return f"{result['datasets'][AGENT_MEMORY][key]:.2f}"
+
+
 def _mean(result: dict[str, Any], key: str) -> float:
-    values = [d[key] for d in result["datasets"].values() if d[key] is not None]
+    values = [
+        d[key]
+        for name, d in result["datasets"].items()
+        if name != AGENT_MEMORY and d[key] is not None
+    ]
     return sum(values) / len(values)
 
 

@@ -50,7 +50,9 @@ def render() -> str:
         parts += [
             "## Gate quality and speed per verifier backend",
             "",
-            "Check split of `../shared/data/grounding` (never trained or calibrated on). "
+            "Check split of `../shared/data/grounding` and test split of "
+            "`bench/data/agent_memory` (row `agent_memory`; a quote, where given, is cited), "
+            "never trained or calibrated on; means over the public sets. "
             "Balanced accuracy at the gate's own `min_p1`; the gate end to end with its "
             "default thresholds, every row one write with all its evidence cited; latency "
             "of the gate (p1 and p0, cache off) on short BEGIN pairs against SPEC-08.36/37. "
