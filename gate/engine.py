@@ -19,7 +19,7 @@ import math
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, wait
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 from cachetools import TTLCache
@@ -318,6 +318,7 @@ def _call_with_deadline(
         finally:
             with _running_lock:
                 _running.pop(threading.current_thread(), None)
+            control.finished()  # wake the watcher
 
     thread = threading.Thread(target=run, name="gate-verifier", daemon=True)
     with _running_lock:
@@ -325,8 +326,11 @@ def _call_with_deadline(
     started = time.monotonic()
     thread.start()
     while True:
+        seen = control.changes()
         waited = control.waited()
         worked = time.monotonic() - started - waited
+        if future.done():  # an answer that came just in time is kept
+            return future.result()
         if worked >= deadline:
             control.cancel()
             raise _TimedOut(f"no answer after {deadline:g}s of work (the deadline for this batch)")
@@ -336,11 +340,12 @@ def _call_with_deadline(
                 f"the verifier was busy with other checks: waited {waited:.1f}s for it "
                 f"(lock_wait {lock_wait:g}s)"
             )
-        # Only one of the two clocks runs at a time; wake when it could run out.
+        # Only one of the two clocks runs at a time, and the call switches between them
+        # (queued, then holding the model, then queued again): sleep until the running
+        # clock could run out, but wake on every switch and when the call finishes. A
+        # switch after ``seen`` was read ends the wait at once, so none is missed.
         step = lock_wait - waited if control.is_waiting else deadline - worked
-        done, _ = wait([future], timeout=max(step, 0.001))
-        if done:
-            return future.result()
+        control.wait_for_change(seen, max(step, 0.001))
 
 
 @atexit.register

@@ -757,7 +757,6 @@ def reverify(
     if all_namespaces and namespace:
         raise InvalidInput("all_namespaces", "give --namespace or --all-namespaces, not both")
     settings = _settings(ctx, store)
-    _require_store(settings)
     scheduler = settings.scheduler
     interval = _duration("every", every) if every is not None else scheduler.every
     options = scheduler.options()
@@ -768,6 +767,7 @@ def reverify(
         options["lease"] = _duration("lease", lease)
     if gate is not None:
         options["gate"] = gate
+    _require_store(settings)  # after the arguments: a usage error is named first
     names = _namespaces(settings, namespace, all_namespaces)
     if watch:
         _watch(settings, names, interval, options, everything)
@@ -875,10 +875,19 @@ def mcp(
             help="With http: serve without API keys when none are configured (loopback only).",
         ),
     ] = False,
+    allow_erase: Annotated[
+        bool,
+        typer.Option(
+            "--allow-erase",
+            help="Offer the erase tool over stdio (or http without keys); over http with "
+            "keys only the keys of server.erase_keys may erase.",
+        ),
+    ] = False,
     store: StoreOption = None,
     namespace: NamespaceOption = None,
 ) -> None:
-    """Serve one namespace as MCP tools: remember, recall, verify_claim, audit_rejections.
+    """Serve one namespace as MCP tools: remember, recall, verify_claim, audit_rejections
+    (and erase: with --allow-erase over stdio, for server.erase_keys over http).
 
     Over http clients send Authorization: Bearer KEY, a key of server.api_keys that may
     use the namespace (the REST API's keys)."""
@@ -894,6 +903,7 @@ def mcp(
             host=host,
             port=port,
             allow_unauthenticated=allow_unauthenticated,
+            allow_erase=allow_erase,
         )
     except ImportError as exc:
         _fail(str(exc), Exit.INTERNAL, "install the server extra: pip install 'memstore[server]'")
@@ -1226,7 +1236,8 @@ def _print_reports(reports: list[ReverifyReport], where: str) -> None:
     summary = Table(title="Re-verification")
     for column in ("namespace", "checked", "still verified", "unverified", "stale"):
         summary.add_column(column, justify="right" if column != "namespace" else "left")
-    for column in ("contradicted", "errors", "skipped", "new versions", "duration"):
+    more = ("contradicted", "errors", "still pending", "skipped", "new versions", "duration")
+    for column in more:
         summary.add_column(column, justify="right")
     for r in reports:
         still = sum(1 for c in r.checks if c.outcome == "verified" and not c.changed)
@@ -1238,6 +1249,7 @@ def _print_reports(reports: list[ReverifyReport], where: str) -> None:
             str(r.count("stale")),
             str(r.count("contradicted")),
             str(r.count("error")),
+            str(r.still_pending),
             str(r.count("skipped")),
             str(r.new_versions),
             f"{r.duration_s:.1f} s",

@@ -15,6 +15,7 @@ fails at load with :class:`gate.ConfigError` naming the field.
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import math
 import os
@@ -34,6 +35,7 @@ from pydantic import (
     Field,
     PlainSerializer,
     ValidationError,
+    ValidationInfo,
     field_validator,
 )
 from pydantic_settings import (
@@ -199,6 +201,9 @@ class ServerSettings(_Section):
     store_idle_timeout: Duration | None = DEFAULT_STORE_IDLE_TIMEOUT
     #: Largest request body ``serve`` reads; a larger one is answered 413 (field ``body``).
     max_body_bytes: int = Field(default=DEFAULT_MAX_BODY_BYTES, ge=1024)
+    #: API keys that may also erase (facts and audit rejections, for good); each must be
+    #: one of ``api_keys``. Empty: no key may erase over REST or MCP over HTTP.
+    erase_keys: list[str] = Field(default_factory=list)
 
     @field_validator("store_idle_timeout", mode="before")
     @classmethod
@@ -218,6 +223,22 @@ class ServerSettings(_Section):
                 raise ValueError(f"key {key[:4]}... names no namespaces")
         return value
 
+    @field_validator("erase_keys")
+    @classmethod
+    def _erase_keys_known(cls, value: list[str], info: ValidationInfo) -> list[str]:
+        known = info.data.get("api_keys") or {}
+        for i, key in enumerate(value):
+            if key not in known:
+                raise ValueError(
+                    f"entry {i} ({key[:4]}...) is not one of server.api_keys; an erase key "
+                    "must also be an API key"
+                )
+        return value
+
+    def may_erase(self, key: str) -> bool:
+        """Whether ``key`` may erase facts and rejections (it is in ``erase_keys``)."""
+        return any(hmac.compare_digest(k.encode(), key.encode()) for k in self.erase_keys)
+
     def namespaces_for(self, key: str) -> list[str]:
         """The namespace patterns ``key`` may use (none for an unknown key)."""
         for known, patterns in self.api_keys.items():
@@ -228,6 +249,11 @@ class ServerSettings(_Section):
     def allows(self, key: str, namespace: str) -> bool:
         """Whether ``key`` may read and write ``namespace``."""
         return any(fnmatchcase(namespace, p) for p in self.namespaces_for(key))
+
+
+def key_fingerprint(key: str) -> str:
+    """``api-key:<12 hex>``: who acted, by a short hash of the API key (never the key)."""
+    return "api-key:" + hashlib.sha256(key.encode()).hexdigest()[:12]
 
 
 #: ``sources``: what re-verification may fetch and remote callers may cite
@@ -331,7 +357,8 @@ class _KeysReplaced(PydanticBaseSettingsSource):
         server = data.get("server")
         higher = self.current_state.get("server")
         if isinstance(higher, dict) and "api_keys" in higher and isinstance(server, dict):
-            data = {**data, "server": {k: v for k, v in server.items() if k != "api_keys"}}
+            keyed = ("api_keys", "erase_keys")  # erase keys name keys: replaced with them
+            data = {**data, "server": {k: v for k, v in server.items() if k not in keyed}}
         return data
 
 

@@ -18,7 +18,8 @@ from gate import (
 from memstore.admission import Admission, Candidate
 from memstore.models import FactStatus
 
-#: Verdicts whose facts are stored but not verified (re-checked soon).
+#: Verdicts that reached no decision: the fact is stored ``pending`` (out of default
+#: reads) and re-checked soon.
 UNVERIFIED_VERDICTS = frozenset({VerdictStatus.TIMEOUT, VerdictStatus.VERIFIER_ERROR})
 
 
@@ -64,7 +65,9 @@ def to_admission(verdict: Verdict) -> Admission:
     """What the store does with a verdict (DESIGN section 4's store-action column)."""
     if not verdict.accepted:
         status = FactStatus.UNVERIFIED  # not stored; the rejection keeps the verdict
-    elif verdict.status in UNVERIFIED_VERDICTS or verdict.flagged:
+    elif verdict.status in UNVERIFIED_VERDICTS:
+        status = FactStatus.PENDING  # not checked: stored, but out of default reads
+    elif verdict.flagged:
         status = FactStatus.UNVERIFIED
     else:
         status = FactStatus.VERIFIED

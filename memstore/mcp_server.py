@@ -1,11 +1,13 @@
 """memstore over the Model Context Protocol: one namespace of one store as an agent's memory.
 
-Five tools: ``remember`` (a write through the grounding gate), ``recall`` (search),
+Tools: ``remember`` (a write through the grounding gate), ``recall`` (search),
 ``verify_claim`` (the gate's verdict, nothing stored), ``audit_rejections`` (what
-the gate refused) and ``erase`` (forget a fact or a refusal for good). A refused
-write is a normal result (``stored: false`` with the verdict and why), so the agent
-learns from it; bad input is a tool error naming the field. Built on the official
-MCP SDK 2.x (``pip install 'memstore[server]'``)::
+the gate refused) and, where allowed, ``erase`` (forget a fact or a refusal for
+good; a right of its own: over stdio only with ``--allow-erase``, over HTTP only
+for the keys of ``server.erase_keys``). A refused write is a normal result
+(``stored: false`` with the verdict and why), so the agent learns from it; bad
+input is a tool error naming the field. Built on the official MCP SDK 2.x
+(``pip install 'memstore[server]'``)::
 
     python -m memstore.mcp_server --store ./memdata --namespace user:alice
     python -m memstore.mcp_server --store ./memdata --transport http --port 8766
@@ -14,7 +16,8 @@ Over HTTP every request needs ``Authorization: Bearer <key>`` with a key of
 ``server.api_keys`` that may use the served namespace (401 without a known key, 403
 for a key of other namespaces), the keys of the REST API. With no keys configured
 the server refuses to start, unless it listens on a loopback address and
-``--allow-unauthenticated`` says that anyone on this machine may use it.
+``--allow-unauthenticated`` says that anyone on this machine may use it. Request
+bodies over ``server.max_body_bytes`` are answered 413, as by the REST API.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from gate import ConfigError, Verdict, VerdictStatus
-from memstore.config import ServerSettings, Settings, load_settings
+from memstore.config import ServerSettings, Settings, key_fingerprint, load_settings
 from memstore.errors import ErrFactNotGrounded, InvalidInput, MemstoreError, StorageError
 from memstore.names import check_namespace
 from memstore.schemas import FactPublic, RejectionPublic
@@ -56,6 +59,11 @@ MAX_RECALL = 50
 MAX_AUDIT = 100
 #: Evidence texts in ``audit_rejections`` are cut to this many characters.
 EVIDENCE_PREVIEW = 500
+#: What the erase tool answers to a bearer key that may not erase.
+ERASE_FORBIDDEN = (
+    "forbidden: this API key may not erase; erasing is a separate right: list the key "
+    "in server.erase_keys (MEMSTORE_SERVER__ERASE_KEYS) to allow it"
+)
 
 log = logging.getLogger("memstore.mcp")
 
@@ -147,7 +155,11 @@ class Remembered(_GateNumbers):
     verdict: str = Field(description="The gate's verdict, e.g. grounded, insufficient_evidence.")
     fact_id: str | None = Field(default=None, description="The stored fact's id.")
     status: str | None = Field(
-        default=None, description="verified, or unverified if the gate could not decide yet."
+        default=None,
+        description=(
+            "verified; pending if the gate could not decide yet (stored, not yet checked, "
+            "left out of default reads until re-verification checks it); unverified if flagged."
+        ),
     )
     confidence: float | None = Field(default=None, description="The confidence it is stored with.")
     deduplicated: bool = Field(
@@ -204,6 +216,11 @@ class Erased(BaseModel):
     kept_evidence_ids: list[str] = Field(
         description="Evidence kept because other facts or refusals still cite it."
     )
+    log_pending: bool = Field(
+        default=False,
+        description="SQLite: a reader kept the write-ahead log from being emptied; copies "
+        "of the erased text stay in it until the next erase or until the store closes.",
+    )
 
 
 Statement = Annotated[
@@ -242,14 +259,22 @@ Confidence = Annotated[
 # -- the server -------------------------------------------------------------------
 
 
-def build_server(store: Store) -> MCPServer:
-    """An MCP server named ``memstore`` whose five tools read and write ``store``.
+def build_server(
+    store: Store, *, allow_erase: bool = False, keys: ServerSettings | None = None
+) -> MCPServer:
+    """An MCP server named ``memstore`` whose tools read and write ``store``.
+
+    ``erase`` is a right of its own. With ``keys`` holding API keys (HTTP behind
+    BearerAuth) the tool is listed and refuses unless the request's bearer key is in
+    ``keys.erase_keys``; it records the key's fingerprint as who erased. Otherwise
+    (stdio, or HTTP without keys) it is listed only with ``allow_erase``
+    (``--allow-erase``), and records ``mcp``.
 
     Tools are plain functions: the SDK runs them on worker threads, so blocking
     store calls never stall the event loop.
     """
     _require_sdk()
-    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver import Context, MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
     from mcp_types import ToolAnnotations
 
@@ -367,17 +392,19 @@ def build_server(store: Store) -> MCPServer:
         rejection_id: Annotated[
             str | None, Field(description="Or a refusal to erase (from audit_rejections).")
         ] = None,
+        ctx: Context | None = None,
     ) -> Erased:
         """Erase a fact (every version, and the evidence nothing else cites) or a refusal,
         for good, when the user asks you to forget it. Give fact_id or rejection_id.
         It cannot be undone; a tombstone keeps only ids and hashes."""
+        by = eraser(ctx)
         if (fact_id is None) == (rejection_id is None):
             raise ToolError("invalid input: fact_id: give fact_id or rejection_id, not both")
         try:
             if fact_id is not None:
-                done = store.erase(fact_id, reason, by="mcp")
+                done = store.erase(fact_id, reason, by=by)
             else:
-                done = store.erase_rejection(str(rejection_id), reason, by="mcp")
+                done = store.erase_rejection(str(rejection_id), reason, by=by)
         except MemstoreError as exc:
             raise failed(exc) from exc
         return Erased(
@@ -387,20 +414,40 @@ def build_server(store: Store) -> MCPServer:
             fact_ids=done.fact_ids,
             evidence_ids=[e["id"] for e in done.evidence],
             kept_evidence_ids=done.kept_evidence_ids,
+            log_pending=done.log_pending,
         )
 
+    keyed = keys is not None and bool(keys.api_keys)
+
+    def eraser(ctx: Context | None) -> str:
+        """Who erases (``mcp``, or the bearer key's fingerprint); a ToolError for a key
+        not in ``server.erase_keys``."""
+        if not keyed or keys is None:
+            return "mcp"
+        headers = ctx.headers if ctx is not None else None
+        scheme, _, key = (headers or {}).get("authorization", "").strip().partition(" ")
+        key = key.strip()
+        if scheme.lower() != "bearer" or not key or not keys.may_erase(key):
+            raise ToolError(ERASE_FORBIDDEN)
+        return key_fingerprint(key)
+
+    # With ``from __future__ import annotations`` the SDK resolves hints in this
+    # module's globals, where the lazily imported Context is not: give it the class.
+    erase.__annotations__["ctx"] = Context | None
     writes = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
     reads = ToolAnnotations(read_only_hint=True, open_world_hint=False)
     erases = ToolAnnotations(
         read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
     )
-    for tool, hints in (
+    tools: list[tuple[Callable[..., Any], ToolAnnotations]] = [
         (remember, writes),
         (recall, reads),
         (verify_claim, reads),
         (audit_rejections, reads),
-        (erase, erases),
-    ):
+    ]
+    if keyed or allow_erase:
+        tools.append((erase, erases))
+    for tool, hints in tools:
         doc = inspect.cleandoc(tool.__doc__ or "")
         server.add_tool(tool, description=doc, annotations=hints, structured_output=True)
     return server
@@ -483,6 +530,7 @@ def run(
     port: int | None = None,
     *,
     allow_unauthenticated: bool = False,
+    allow_erase: bool = False,
 ) -> None:
     """Serve ``settings.open(namespace)`` until the client leaves (stdio), Ctrl-C or SIGTERM.
 
@@ -491,7 +539,8 @@ def run(
     bearer key of ``settings.server.api_keys`` that allows the namespace. Without keys
     it raises ConfigError, unless ``allow_unauthenticated`` and ``host`` is loopback.
     Over stdio, stdout carries only the protocol; logs go to stderr. The store is
-    closed at the end.
+    closed at the end. ``erase`` is offered over stdio (and HTTP without keys) only
+    with ``allow_erase``; over HTTP with keys, to the keys of ``server.erase_keys``.
     """
     if transport not in ("stdio", "http"):
         raise InvalidInput("transport", f"{transport!r} is not 'stdio' or 'http'")
@@ -513,7 +562,8 @@ def run(
     with quiet:  # a stray print while the store and models load must not corrupt the protocol
         store = settings.open(namespace)
     try:
-        server = build_server(store)
+        keys = settings.server if transport == "http" else None
+        server = build_server(store, allow_erase=allow_erase, keys=keys)
         log.info("memstore MCP server for %r on %s", store.namespace, transport)
         with _sigterm_interrupts():
             if transport == "stdio":
@@ -612,15 +662,24 @@ async def _refuse(send: Send, status: int, error: str, detail: str) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
+def http_app(server: MCPServer, settings: ServerSettings, namespace: str, host: str) -> ASGIApp:
+    """The streamable HTTP app at ``HTTP_PATH``: behind BearerAuth when keys are set, and
+    behind the REST API's body limit (``server.max_body_bytes``, 413 naming ``body``)."""
+    from memstore.rest import BodyLimit
+
+    app: ASGIApp = server.streamable_http_app(streamable_http_path=HTTP_PATH, host=host)
+    if settings.api_keys:
+        app = BearerAuth(app, settings, namespace)
+    return BodyLimit(app, settings.max_body_bytes)
+
+
 def _serve_http(
     server: MCPServer, settings: ServerSettings, namespace: str, host: str, port: int
 ) -> None:
     """Serve streamable HTTP at ``HTTP_PATH`` with uvicorn, behind BearerAuth when keys are set."""
     import uvicorn
 
-    app: ASGIApp = server.streamable_http_app(streamable_http_path=HTTP_PATH, host=host)
-    if settings.api_keys:
-        app = BearerAuth(app, settings, namespace)
+    app = http_app(server, settings, namespace, host)
     config = uvicorn.Config(app, host=host, port=port, log_level=server.settings.log_level.lower())
     uvicorn.Server(config).run()
 
@@ -682,6 +741,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         action="store_true",
         help="HTTP: serve without API keys when none are configured (loopback hosts only).",
     )
+    parser.add_argument(
+        "--allow-erase",
+        action="store_true",
+        help="Offer the erase tool over stdio (or HTTP without keys); over HTTP with keys "
+        "only the keys of server.erase_keys may erase.",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(name)s: %(message)s")
     try:
@@ -697,6 +762,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             args.host,
             args.port,
             allow_unauthenticated=args.allow_unauthenticated,
+            allow_erase=args.allow_erase,
         )
     except ConfigError as exc:
         parser.exit(2, f"Error: {exc}\n")

@@ -28,17 +28,25 @@ class FactStatus(StrEnum):
 
     VERIFIED = "verified"
     UNVERIFIED = "unverified"
+    #: Stored, not yet checked: the verifier timed out or failed.
+    PENDING = "pending"
     STALE = "stale"
     CONTRADICTED = "contradicted"
     SUPERSEDED = "superseded"
     RETRACTED = "retracted"
 
 
-#: Statuses that default reads return.
+#: Statuses that default reads return (not ``pending``: the gate has not checked it).
 ACTIVE_STATUSES: frozenset[FactStatus] = frozenset({FactStatus.VERIFIED, FactStatus.UNVERIFIED})
-#: Statuses from which a fact can still be retracted or superseded.
+#: Statuses from which a fact can still be retracted, superseded or re-verified.
 OPEN_STATUSES: frozenset[FactStatus] = frozenset(
-    {FactStatus.VERIFIED, FactStatus.UNVERIFIED, FactStatus.STALE, FactStatus.CONTRADICTED}
+    {
+        FactStatus.VERIFIED,
+        FactStatus.UNVERIFIED,
+        FactStatus.PENDING,
+        FactStatus.STALE,
+        FactStatus.CONTRADICTED,
+    }
 )
 
 

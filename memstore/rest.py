@@ -14,8 +14,8 @@ verdict and the audit log's rejection), ``unavailable`` (503) and ``internal_err
 
 from __future__ import annotations
 
-import hashlib
 import logging
+import queue
 import threading
 import time
 from collections import OrderedDict
@@ -53,7 +53,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 import memstore
 from gate import ConfigError, Verdict
 from memstore import db
-from memstore.config import Settings
+from memstore.config import Settings, key_fingerprint
 from memstore.errors import (
     ErrFactNotGrounded,
     InvalidInput,
@@ -219,7 +219,12 @@ class NamespaceStores:
     and the pool shrinks back to the limit as those requests end.
 
     With ``scheduler.enabled`` each open store re-verifies its facts in the background
-    (until it is closed). ``close()`` closes them all (the app's shutdown calls it).
+    (until it is closed). Stores taken out of the pool are closed by the pool's own
+    closer thread, in order, never on a request's thread: closing waits for the
+    namespace's re-verification run, and a request must not wait for another
+    namespace's. A namespace whose old store is still closing is reopened once that
+    close is done. ``close()`` closes them all and joins the closer (the app's
+    shutdown calls it); ``settle()`` waits until every store handed off is closed.
     ``clock`` (seconds, monotonic) is what idle times are measured with.
     """
 
@@ -235,6 +240,11 @@ class NamespaceStores:
         self._closed = False
         self._stop = threading.Event()
         self._sweeper: threading.Thread | None = None
+        #: Stores handed to the closer thread, and per namespace how many are not closed yet.
+        self._to_close: queue.SimpleQueue[Store | None] = queue.SimpleQueue()
+        self._closing: dict[str, int] = {}
+        self._closer: threading.Thread | None = None
+        self._closer_joined = False
 
     @contextmanager
     def lease(self, namespace: str) -> Iterator[Store]:
@@ -252,8 +262,11 @@ class NamespaceStores:
                 if self._closed:
                     raise MemstoreError("the server is shutting down")
                 entry = self._entries.get(namespace)
-                if entry is None:
+                if entry is None and namespace not in self._closing:
                     break
+                if entry is None:
+                    self._cond.wait()  # its previous store is still closing
+                    continue
                 if entry.store is not None:
                     entry.leases += 1
                     self._entries.move_to_end(namespace)
@@ -261,7 +274,7 @@ class NamespaceStores:
                 self._cond.wait()  # another request is opening it
             entry = self._entries[namespace] = _Entry()
             surplus = self._surplus()
-        self._close(surplus)  # before opening: never more files open than needed
+        self._close_later(surplus)  # before opening: never more files open than needed
         try:
             store = self._open(namespace)
         except BaseException:
@@ -286,7 +299,7 @@ class NamespaceStores:
             if self._entries.get(namespace) is entry:
                 self._entries.move_to_end(namespace)
             surplus = self._surplus()
-        self._close(surplus)
+        self._close_later(surplus)
 
     def _surplus(self) -> list[Store]:
         """Take the least recently used idle stores out while over the limit (locked)."""
@@ -313,6 +326,39 @@ class NamespaceStores:
         log.info("opened namespace %s", namespace)
         return store
 
+    def _close_later(self, stores: list[Store]) -> None:
+        """Hand ``stores`` to the closer thread (started on first use); after shutdown
+        has joined it, close them here."""
+        if not stores:
+            return
+        with self._cond:
+            late = self._closer_joined
+            if not late:
+                for store in stores:
+                    self._closing[store.namespace] = self._closing.get(store.namespace, 0) + 1
+                    self._to_close.put(store)
+                if self._closer is None:
+                    self._closer = threading.Thread(
+                        target=self._closing_loop, name="memstore-store-closer", daemon=True
+                    )
+                    self._closer.start()
+        if late:
+            self._close(stores)
+
+    def _closing_loop(self) -> None:
+        while (store := self._to_close.get()) is not None:
+            self._close([store])
+            with self._cond:
+                left = self._closing.pop(store.namespace) - 1
+                if left:
+                    self._closing[store.namespace] = left
+                self._cond.notify_all()
+
+    def settle(self, timeout: float | None = None) -> bool:
+        """Wait until every store handed to the closer is closed; False on timeout."""
+        with self._cond:
+            return self._cond.wait_for(lambda: not self._closing, timeout)
+
     @staticmethod
     def _close(stores: list[Store]) -> None:
         for store in stores:
@@ -338,7 +384,7 @@ class NamespaceStores:
                 and now - entry.idle_since >= self.idle_timeout
             ]
             stores = [self._entries.pop(namespace).store for namespace in idle]
-        self._close([store for store in stores if store is not None])
+        self._close_later([store for store in stores if store is not None])
         return len(idle)
 
     def start(self) -> None:
@@ -369,7 +415,8 @@ class NamespaceStores:
             return 0 if entry is None else entry.leases
 
     def close(self) -> None:
-        """Close every store (stopping their re-verifiers); later leases fail."""
+        """Close every store (stopping their re-verifiers) and join the closer thread;
+        later leases fail."""
         self._stop.set()
         with self._cond:
             self._closed = True
@@ -379,6 +426,12 @@ class NamespaceStores:
         if self._sweeper is not None:
             self._sweeper.join(timeout=30)
         self._close(stores)
+        with self._cond:
+            self._closer_joined = True  # from now on _close_later closes in place
+            closer = self._closer
+        if closer is not None:
+            self._to_close.put(None)
+            closer.join()
 
 
 class _State:
@@ -532,16 +585,33 @@ def retract(fact_id: str, body: RetractRequest, store: NamespaceStore) -> FactPu
     return store.retract(fact_id, body.reason)
 
 
-def _eraser(key: Annotated[str, Depends(_key)]) -> str:
-    """Who erases: the API key, by a short fingerprint (never the key itself)."""
-    return "api-key:" + hashlib.sha256(key.encode()).hexdigest()[:12]
+def _eraser(request: Request, key: Annotated[str, Depends(_key)]) -> str:
+    """Who erases: the API key, by a short fingerprint (never the key itself); 403 for a
+    key that is not in ``server.erase_keys`` (erasing is a right of its own)."""
+    if not _state(request).settings.server.may_erase(key):
+        raise _Denied(403, "forbidden", ERASE_FORBIDDEN)
+    return key_fingerprint(key)
+
+
+#: Why a key that may use the namespace may still not erase in it.
+ERASE_FORBIDDEN = (
+    "this API key may not erase: erasing is a separate right; list the key in "
+    "server.erase_keys (MEMSTORE_SERVER__ERASE_KEYS) to allow it"
+)
+_ERASE_ERRORS: dict[int | str, dict[str, Any]] = {
+    **_NOT_FOUND,
+    403: {
+        "model": ErrorPublic,
+        "description": "The key may not use this namespace, or may not erase (server.erase_keys)",
+    },
+}
 
 
 @router.post(
     "/facts/{fact_id}/erase",
     tags=["facts"],
     summary="Erase a fact for good",
-    responses=_NOT_FOUND,
+    responses=_ERASE_ERRORS,
 )
 def erase(
     fact_id: str, body: EraseRequest, store: NamespaceStore, by: Annotated[str, Depends(_eraser)]
@@ -549,7 +619,8 @@ def erase(
     """Remove a fact for good: every version, its history, the evidence nothing else
     cites, and its search-index rows. Answers the tombstone (ids and hashes, no
     content), which keeps the audit chain verifying; ``kept_evidence_ids`` names
-    evidence that other facts or rejections still cite."""
+    evidence that other facts or rejections still cite. Only keys listed in
+    ``server.erase_keys`` may erase (403 ``forbidden`` for the others)."""
     return store.erase(fact_id, body.reason, by=by)
 
 
@@ -616,7 +687,10 @@ def search(
         list[str] | None, Query(description="Each hit has every named entity as a member.")
     ] = None,
     status: Annotated[
-        list[str] | None, Query(description="Fact statuses (default: verified, unverified).")
+        list[str] | None,
+        Query(
+            description="Fact statuses (default: verified, unverified; pending = not yet checked)."
+        ),
     ] = None,
     expand: Annotated[
         bool, Query(description="Also return facts one hop away through a hit's entities.")
@@ -738,7 +812,7 @@ def get_rejection(rejection_id: str, store: NamespaceStore) -> RejectionPublic:
     "/rejections/{rejection_id}/erase",
     tags=["audit"],
     summary="Erase a rejection for good",
-    responses=_NOT_FOUND,
+    responses=_ERASE_ERRORS,
 )
 def erase_rejection(
     rejection_id: str,
@@ -747,7 +821,8 @@ def erase_rejection(
     by: Annotated[str, Depends(_eraser)],
 ) -> ErasurePublic:
     """Remove a rejection from the audit log for good, with the evidence nothing else
-    cites; answers the tombstone that takes its place in the audit chain."""
+    cites; answers the tombstone that takes its place in the audit chain. Only keys
+    listed in ``server.erase_keys`` may erase (403 ``forbidden`` for the others)."""
     return store.erase_rejection(rejection_id, body.reason, by=by)
 
 
@@ -854,7 +929,7 @@ class _MetricsMiddleware:
             self.metrics.latency.labels(method, template).observe(time.perf_counter() - start)
 
 
-class _BodyLimit:
+class BodyLimit:
     """Answers 413 (field ``body``) to a request body over ``limit`` bytes, unread."""
 
     def __init__(self, app: ASGIApp, limit: int) -> None:
@@ -975,7 +1050,7 @@ async def _on_http_error(request: Request, exc: Exception) -> JSONResponse:
     if exc.status_code == 400:  # a body FastAPI could not parse: bad UTF-8, too deep, ...
         reason = _unparsable(exc.__cause__)
         return _error(400, "invalid_input", f"body: {reason}", field="body", reason=reason)
-    if exc.status_code == 413:  # _BodyLimit, on a chunked body
+    if exc.status_code == 413:  # BodyLimit, on a chunked body
         reason = str(exc.detail).removeprefix("body: ")
         return _error(413, "too_large", str(exc.detail), field="body", reason=reason)
     codes = {404: "not_found", 405: "method_not_allowed"}
@@ -1031,7 +1106,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(router)
     app.include_router(ops)
     _serve_docs(app)
-    app.add_middleware(_BodyLimit, limit=settings.server.max_body_bytes)
+    app.add_middleware(BodyLimit, limit=settings.server.max_body_bytes)
     app.add_middleware(_MetricsMiddleware, metrics=app.state.http_metrics)
     handlers: list[tuple[type[Exception], Any]] = [
         (RequestValidationError, _on_invalid_request),

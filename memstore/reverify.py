@@ -12,7 +12,9 @@ Outcomes: ``verified`` (grounded again, confidence recomputed), ``unverified``
 (the gate stored it flagged), ``stale`` (source gone, or the refreshed evidence no
 longer supports it), ``contradicted`` (the refreshed evidence contradicts it), and
 ``error`` (a source or the verifier failed: the status stays and the fact is
-retried with exponential backoff).
+retried with exponential backoff). A ``pending`` fact (its write timed out or the
+verifier failed, so it was never checked) leaves ``pending`` on its first decision;
+after an ``error`` it stays ``pending``, out of default reads.
 """
 
 from __future__ import annotations
@@ -105,11 +107,22 @@ class ReverifyReport:
         """Facts whose check was recorded (skipped ones are not)."""
         return sum(1 for c in self.checks if c.outcome != "skipped")
 
+    @property
+    def still_pending(self) -> int:
+        """Checked facts that are still ``pending`` (never checked: the verifier timed
+        out or failed again)."""
+        return sum(
+            1
+            for c in self.checks
+            if c.outcome != "skipped" and c.status_after == FactStatus.PENDING.value
+        )
+
     def summary(self) -> dict[str, float]:
         counts = Counter(c.outcome for c in self.checks)
         return {
             "checked": self.checked,
             **{o: counts.get(o, 0) for o in OUTCOMES},
+            "still_pending": self.still_pending,
             "new_versions": self.new_versions,
             "duration_s": round(self.duration_s, 3),
         }

@@ -293,10 +293,19 @@ class RejectionPublic(RejectionBase):
 class ErasurePublic(ErasureBase):
     """The tombstone of an erase: ids and sha256 hashes of what was removed for good
     (no content), why, who and when. ``kept_evidence_ids``: evidence that stayed
-    because another fact or rejection still cites it."""
+    because another fact or rejection still cites it. ``log_pending`` (SQLite): the
+    write-ahead log could not be emptied because another connection was reading, so
+    copies of the erased text may stay in the ``-wal`` file until the next checkpoint
+    (the next erase, or when the store closes)."""
 
     id: str
     namespace: str
+    log_pending: bool = Field(
+        default=False,
+        description="SQLite only: a reader kept the write-ahead log from being emptied; "
+        "copies of the erased text may stay in the -wal file until the next erase or "
+        "until the store closes.",
+    )
 
 
 class ClaimOutcome(BaseModel):

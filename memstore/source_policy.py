@@ -107,8 +107,9 @@ class SourcePolicy(BaseModel):
     hosts: list[str] = Field(default_factory=lambda: ["*"])
     #: Let hosts matched only by a wildcard resolve to loopback/private/link-local addresses.
     private_addresses: bool = False
-    #: Directories ``file://`` sources must lie in (after resolving links); empty: none.
-    paths: list[str] = Field(default_factory=lambda: ["/"])
+    #: Directories ``file://`` sources must lie in (after resolving links); empty (the
+    #: default): no file is fetched until the operator lists its directories.
+    paths: list[str] = Field(default_factory=list)
     #: Most bytes one fetch may read (body after decompression, or file size).
     max_bytes: int = Field(default=DEFAULT_MAX_BYTES, ge=1, le=1_000_000_000)
     #: Most seconds one fetch may take in all (redirects and body included).
@@ -121,7 +122,7 @@ class SourcePolicy(BaseModel):
     @classmethod
     def unrestricted(cls) -> SourcePolicy:
         """Any scheme, host, address and file; only the size, time and redirect limits."""
-        return cls(private_addresses=True)
+        return cls(private_addresses=True, paths=["/"])
 
     @field_validator("schemes", "remote", mode="before")
     @classmethod
@@ -229,7 +230,10 @@ class SourcePolicy(BaseModel):
     def path_refusal(self, path: Path) -> str | None:
         """Why the file at ``path`` may not be read (links and ``..`` resolved), or None."""
         if not self.paths:
-            return "file sources are not allowed (sources.paths is empty)"
+            return (
+                "file sources are not allowed (sources.paths is empty); to allow them, list "
+                "their directory in sources.paths in the config (MEMSTORE_SOURCES__PATHS)"
+            )
         try:
             resolved = path.resolve()
             prefixes = [Path(p).resolve() for p in self.paths]
@@ -237,7 +241,10 @@ class SourcePolicy(BaseModel):
             return f"cannot resolve {path}: {exc}"
         if any(resolved.is_relative_to(prefix) for prefix in prefixes):
             return None
-        return f"{path} is outside sources.paths (links and '..' resolved)"
+        return (
+            f"{path} is outside sources.paths (links and '..' resolved); to allow it, list "
+            "its directory in sources.paths in the config (MEMSTORE_SOURCES__PATHS)"
+        )
 
     def remote_refusal(self, source: str) -> str | None:
         """Why a REST or MCP caller may not cite ``source``, or None."""

@@ -8,6 +8,7 @@ import math
 import os
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
@@ -100,6 +101,10 @@ DEFAULT_NAMESPACE = "default"
 #: How often ``start_reverifier()`` looks for due facts.
 DEFAULT_REVERIFY_EVERY = timedelta(minutes=5)
 MAX_BATCH = 1_000
+#: After an erase (SQLite), how often emptying the write-ahead log is tried while a
+#: reader holds it, and how many seconds apart (about one second in all).
+LOG_CHECKPOINT_TRIES = 20
+LOG_CHECKPOINT_WAIT = 0.05
 #: The search index's directory inside a data directory.
 INDEX_DIRNAME = "index"
 #: Where a store opened by URL keeps its search index (a directory or LanceDB URI).
@@ -144,7 +149,7 @@ def open(
     is recorded as ``ungated``).
 
     A fact is due for re-verification ``recheck_after`` after the gate decided it
-    (default 24 h); one stored unverified because the verifier timed out is due at
+    (default 24 h); one stored ``pending`` because the verifier timed out is due at
     once, one the verifier failed on ``retry_after`` later (default 5 min, doubling
     per failure). Both
     default to the namespace's stored policy (``set_reverify_policy``); given
@@ -228,6 +233,8 @@ class Store:
         self._graph_lock = threading.RLock()
         self._reverifier: BackgroundReverifier | None = None
         self._closed = False
+        #: SQLite: an erase could not empty the write-ahead log (see ``_after_erase``).
+        self._log_pending = False
         try:
             db.upgrade(self._engine)
             self._rebuild_graph()
@@ -246,6 +253,15 @@ class Store:
         if not self._closed:
             self.stop_reverifier()
             self._closed = True
+            if self._log_pending and self._checkpoint_log():  # see _after_erase
+                self._log_pending = False
+            elif self._log_pending:
+                log.warning(
+                    "closing %r: the SQLite write-ahead log still holds copies of erased "
+                    "text (a reader holds it); SQLite empties it when its last connection "
+                    "closes",
+                    self.namespace,
+                )
             self._engine.dispose()
 
     def __enter__(self) -> Store:
@@ -474,8 +490,11 @@ class Store:
         with self._graph_lock:
             for erased_id in done.tombstone.fact_ids:
                 self._graph.remove_fact(erased_id)
-        self._after_erase([done.tombstone.id, *done.tombstone.fact_ids, *done.evidence_ids])
-        return ErasurePublic.model_validate(done.tombstone, from_attributes=True)
+        pending = self._after_erase(
+            [done.tombstone.id, *done.tombstone.fact_ids, *done.evidence_ids]
+        )
+        erased = ErasurePublic.model_validate(done.tombstone, from_attributes=True)
+        return erased.model_copy(update={"log_pending": pending})
 
     def erase_rejection(
         self, rejection_id: str, reason: str, *, by: str | None = None
@@ -495,8 +514,9 @@ class Store:
             return done
 
         done = self._transaction(work)
-        self._after_erase([done.tombstone.id, *done.evidence_ids])
-        return ErasurePublic.model_validate(done.tombstone, from_attributes=True)
+        pending = self._after_erase([done.tombstone.id, *done.evidence_ids])
+        erased = ErasurePublic.model_validate(done.tombstone, from_attributes=True)
+        return erased.model_copy(update={"log_pending": pending})
 
     def add_alias(self, entity: str, alias: str) -> EntityPublic:
         """Let ``alias`` name the same entity as ``entity`` (within this namespace)."""
@@ -537,7 +557,8 @@ class Store:
     ) -> list[FactPublic]:
         """Facts that have ``entity`` (a name or alias) as a member, oldest first.
 
-        By default only active (verified or unverified) facts; ``as_of`` keeps facts
+        By default only active (verified or unverified) facts, never ``pending`` ones
+        (stored but not yet checked); ``as_of`` keeps facts
         valid at that world time, and by default adds the superseded facts that held
         then (see ``supersede``).
         """
@@ -893,8 +914,8 @@ class Store:
         embeddings) with the full-text (BM25) ranking by reciprocal rank fusion;
         ``"vector"`` or ``"text"`` use one side. Filters: ``relation``; ``entity``
         (names or aliases, each a member of every hit; an unknown name raises
-        NotFound); ``statuses`` (default:
-        verified and unverified); ``as_of`` (valid at that world time);
+        NotFound); ``statuses`` (default: verified and unverified;
+        ``["pending"]`` finds facts not yet checked); ``as_of`` (valid at that world time);
         ``recorded_after`` / ``recorded_before``. ``expand=True`` appends, after
         the hits, up to ``k`` facts that share an entity with a hit (same filters
         but ``entity``), each naming the hit in ``via``.
@@ -1572,18 +1593,46 @@ class Store:
         indexing.enqueue(session, self.namespace, OutboxKind.EVIDENCE, queued)
         return queued
 
-    def _after_erase(self, targets: list[str]) -> None:
+    def _after_erase(self, targets: list[str]) -> bool:
         """Apply an erase to the search index now (a failure stays queued for the next
         open) and, on SQLite, fold the write-ahead log (which still holds the erased
-        pages) back into the database file."""
+        pages) back into the database file and empty it. True when the log could not
+        be emptied (a reader held it): the erased text may stay in the ``-wal`` file
+        until the next checkpoint, which the next erase and ``close`` retry."""
         self._sync_index(targets)
         if self._engine.dialect.name != "sqlite":
-            return
+            return False
+        self._log_pending = not self._checkpoint_log()
+        if self._log_pending:
+            log.warning(
+                "erase in %r: another connection is reading the SQLite database, so its "
+                "write-ahead log (%s-wal) still holds copies of the erased text; they go "
+                "at the next checkpoint (the next erase, or when the store closes)",
+                self.namespace,
+                self._engine.url.database,
+            )
+        return self._log_pending
+
+    def _checkpoint_log(self) -> bool:
+        """``PRAGMA wal_checkpoint(TRUNCATE)``, retried ``LOG_CHECKPOINT_TRIES`` times
+        ``LOG_CHECKPOINT_WAIT`` seconds apart while a reader keeps it busy; True once
+        the log is copied into the database file and truncated to nothing."""
         try:
             with self._engine.connect() as conn:
-                conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+                # Not the pool's 30 s busy handler per try: these tries are the waiting.
+                conn.exec_driver_sql("PRAGMA busy_timeout=0")
+                try:
+                    for attempt in range(LOG_CHECKPOINT_TRIES):
+                        if attempt:
+                            time.sleep(LOG_CHECKPOINT_WAIT)
+                        row = conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)").one()
+                        if row[0] == 0:  # (busy, log frames, checkpointed frames)
+                            return True
+                finally:
+                    conn.exec_driver_sql(f"PRAGMA busy_timeout={db.SQLITE_BUSY_TIMEOUT_MS}")
         except SQLAlchemyError:
             log.warning("could not checkpoint the SQLite log after an erase", exc_info=True)
+        return False
 
     def _stored_evidence(self, ids: Collection[str]) -> set[str]:
         """Which of these ids name evidence stored in this namespace (any evidence:

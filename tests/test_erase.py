@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
+import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,9 +30,10 @@ from sqlmodel import SQLModel
 from typer.testing import CliRunner
 
 import memstore
+from gate import ConfigError
 from memstore import Admission, Candidate, ErrFactNotGrounded, FactStatus, NotFound, Store, db
 from memstore.cli import app as cli_app
-from memstore.config import load_settings
+from memstore.config import key_fingerprint, load_settings
 from memstore.embeddings import MiniLM
 from memstore.rest import create_app
 from memstore.vectors import CHUNKS, FACTS, ChunkDoc, SearchIndex
@@ -43,6 +47,8 @@ MOVED_SAID = f"Alice: at {EMPLOYER} I moved from accounting to payroll."
 SHARED_SAID = "Alice: I live in Lisbon and commute by tram."
 REASON = "Alice asked us to forget her employer"
 KEY = "erase-test-key-0123456789abcdef"
+#: A key that may read and write the namespace, but not erase in it.
+WRITER = "erase-test-writer-0123456789ab"
 
 
 class RejectSSN:
@@ -372,6 +378,39 @@ def test_no_byte_of_the_erased_text_stays_in_the_data_directory(tmp_path: Path) 
         assert len(store.search("works at Company", 40)) == 30
 
 
+@pytest.mark.both_databases
+def test_an_erase_beside_a_reader_says_the_log_keeps_copies_until_the_next_checkpoint(
+    data_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """SQLite cannot empty its write-ahead log while another connection reads: the erase
+    says so (``log_pending``, a warning) instead of claiming the text is gone; once the
+    reader has finished, the next checkpoint (here: closing the store) removes the bytes.
+    PostgreSQL has no such log to empty: ``log_pending`` stays false."""
+    store = open_store(data_dir, False)
+    reader = sa.create_engine(store.url)
+    sqlite = store.url.startswith("sqlite")
+    try:
+        job = store.add_fact(fact(f"Alice works at {EMPLOYER}.", EMPLOYER_SAID))
+        with reader.connect() as conn:
+            conn.exec_driver_sql("BEGIN" if sqlite else "BEGIN ISOLATION LEVEL REPEATABLE READ")
+            assert conn.exec_driver_sql("SELECT count(*) FROM facts").scalar_one() >= 1
+            with caplog.at_level(logging.WARNING, logger="memstore"):
+                erased = store.erase(job.id, REASON)
+            assert erased.log_pending is sqlite
+            assert ("write-ahead log" in caplog.text) is sqlite
+            if sqlite:
+                assert files_holding(data_dir, EMPLOYER)  # not claimed gone: it is not
+            conn.exec_driver_sql("ROLLBACK")
+        assert sql_holding(store.url, EMPLOYER) == []
+    finally:
+        reader.dispose()
+        store.close()
+    if sqlite:
+        assert files_holding(data_dir, EMPLOYER) == []
+    with open_store(data_dir, False) as reopened:
+        assert reopened.verify_audit_chain().ok
+
+
 def test_an_erase_the_index_missed_is_finished_at_the_next_open(tmp_path: Path) -> None:
     """The index change is queued with the erase; a process that never applied it (here:
     one opened without the index) leaves it for the next open, which purges the files."""
@@ -457,22 +496,51 @@ def test_the_cli_erases_after_confirmation(tmp_path: Path) -> None:
         assert sql_holding(store.url, EMPLOYER) == [] and sql_holding(store.url, SSN) == []
 
 
+def test_erase_keys_default_to_none_and_must_be_api_keys(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server = load_settings(server={"api_keys": {KEY: [NS]}}).server
+    assert server.erase_keys == [] and not server.may_erase(KEY)
+    with pytest.raises(ConfigError) as caught:
+        load_settings(server={"api_keys": {KEY: [NS]}, "erase_keys": [WRITER]})
+    assert caught.value.field == "server.erase_keys" and WRITER not in str(caught.value)
+    monkeypatch.setenv("MEMSTORE_SERVER__API_KEYS", json.dumps({KEY: [NS], WRITER: [NS]}))
+    monkeypatch.setenv("MEMSTORE_SERVER__ERASE_KEYS", json.dumps([KEY]))
+    from_env = load_settings().server
+    assert from_env.may_erase(KEY) and not from_env.may_erase(WRITER)
+    # Keys given by a higher source replace the environment's, erase keys with them.
+    assert load_settings(server={"api_keys": {KEY: [NS]}}).server.erase_keys == []
+
+
 def test_the_rest_api_erases_a_fact_and_a_rejection(tmp_path: Path) -> None:
     data = tmp_path / "memdata"
     with open_store(data, True) as store:
         job = store.add_fact(fact(f"Alice works at {EMPLOYER}.", EMPLOYER_SAID))
         rejection = ssn_rejection(store)
-    settings = load_settings(store={"url": str(data)}, server={"api_keys": {KEY: [NS]}})
+    settings = load_settings(
+        store={"url": str(data)},
+        server={"api_keys": {KEY: [NS], WRITER: [NS]}, "erase_keys": [KEY]},
+    )
     headers = {"Authorization": f"Bearer {KEY}"}
     base = f"/v1/namespaces/{NS}"
     with TestClient(create_app(settings)) as client:
+        for path in (f"facts/{job.id}", f"rejections/{rejection.id}"):
+            refused = client.post(
+                f"{base}/{path}/erase", json={"reason": REASON}, headers={"X-API-Key": WRITER}
+            )
+            assert refused.status_code == 403, refused.text
+            assert refused.json()["error"] == "forbidden"
+            assert "server.erase_keys" in refused.json()["detail"]
+        writer = {"X-API-Key": WRITER}
+        assert client.get(f"{base}/facts/{job.id}", headers=writer).status_code == 200
+        assert client.get(f"{base}/rejections/{rejection.id}", headers=writer).status_code == 200
         erased = client.post(
             f"{base}/facts/{job.id}/erase", json={"reason": REASON}, headers=headers
         )
         assert erased.status_code == 200, erased.text
         body = erased.json()
         assert body["fact_ids"] == [job.id] and body["reason"] == REASON
-        assert body["erased_by"].startswith("api-key:") and KEY not in erased.text
+        assert body["erased_by"] == key_fingerprint(KEY) and KEY not in erased.text
         assert client.get(f"{base}/facts/{job.id}", headers=headers).status_code == 404
         again = client.post(
             f"{base}/facts/{job.id}/erase", json={"reason": REASON}, headers=headers
@@ -499,8 +567,15 @@ def test_the_mcp_erase_tool_forgets_a_fact_and_a_refusal(store: Store) -> None:
     job = store.add_fact(fact(f"Alice works at {EMPLOYER}.", EMPLOYER_SAID))
     rejection = ssn_rejection(store)
 
+    async def tool_names(**options: Any) -> set[str]:
+        async with Client(build_server(store, **options)) as client:
+            return {t.name for t in (await client.list_tools()).tools}
+
+    assert "erase" not in anyio.run(tool_names)  # stdio: only with --allow-erase
+    assert "erase" in anyio.run(lambda: tool_names(allow_erase=True))
+
     async def session(work: Callable[[Client], Any]) -> Any:
-        async with Client(build_server(store)) as client:
+        async with Client(build_server(store, allow_erase=True)) as client:
             return await work(client)
 
     async def erase_both(client: Client) -> tuple[Any, Any, Any]:
@@ -521,3 +596,59 @@ def test_the_mcp_erase_tool_forgets_a_fact_and_a_refusal(store: Store) -> None:
     assert refusal_done.structured_content["target_id"] == rejection.id
     assert sql_holding(store.url, EMPLOYER) == [] and sql_holding(store.url, SSN) == []
     assert store.verify_audit_chain().ok
+
+
+@pytest.mark.both_databases
+def test_mcp_over_http_erases_only_for_erase_keys_and_records_the_key(store: Store) -> None:
+    """Over HTTP the erase tool is listed for every key, and refuses unless the bearer
+    key is in server.erase_keys; the tombstone names the key by its fingerprint."""
+    pytest.importorskip("mcp")
+    import httpx2
+    import uvicorn
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    from memstore.mcp_server import HTTP_PATH, build_server, http_app
+
+    job = store.add_fact(fact(f"Alice works at {EMPLOYER}.", EMPLOYER_SAID))
+    rejection = ssn_rejection(store)
+    server = load_settings(
+        server={"api_keys": {KEY: [NS], WRITER: [NS]}, "erase_keys": [KEY]}
+    ).server
+    app = http_app(build_server(store, keys=server), server, NS, "127.0.0.1")
+    http = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning"))
+    thread = threading.Thread(target=http.run, daemon=True)
+    thread.start()
+    while not http.started:
+        assert thread.is_alive(), "the server failed to start"
+        time.sleep(0.02)
+    url = f"http://127.0.0.1:{http.servers[0].sockets[0].getsockname()[1]}{HTTP_PATH}"
+
+    async def as_key(key: str, calls: list[dict[str, str]]) -> tuple[set[str], list[Any]]:
+        headers = {"Authorization": f"Bearer {key}"}
+        async with (
+            httpx2.AsyncClient(headers=headers, timeout=60) as client,
+            Client(streamable_http_client(url, http_client=client)) as session,
+        ):
+            names = {t.name for t in (await session.list_tools()).tools}
+            return names, [await session.call_tool("erase", c) for c in calls]
+
+    both = [{"reason": REASON, "fact_id": job.id}, {"reason": REASON, "rejection_id": rejection.id}]
+    try:
+        writer_tools, refused = anyio.run(as_key, WRITER, both)
+        assert store.get_fact(job.id).id == job.id  # nothing erased
+        eraser_tools, done = anyio.run(as_key, KEY, both)
+    finally:
+        http.should_exit = True
+        thread.join(timeout=60)
+    assert "erase" in writer_tools and "erase" in eraser_tools
+    for result in refused:
+        assert result.is_error and "server.erase_keys" in str(result.content)
+    assert [r.is_error for r in done] == [False, False], [str(r.content) for r in done]
+    engine = sa.create_engine(store.url)
+    try:
+        with engine.connect() as conn:
+            by = conn.execute(sa.text("SELECT DISTINCT erased_by FROM erasures")).scalars().all()
+    finally:
+        engine.dispose()
+    assert by == [key_fingerprint(KEY)] and KEY not in json.dumps(by)

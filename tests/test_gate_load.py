@@ -192,6 +192,74 @@ def test_a_call_waits_for_the_model_at_most_lock_wait_then_says_it_was_busy() ->
     assert not backend.lock.locked()
 
 
+def test_the_deadline_holds_for_work_that_starts_after_a_wait_for_the_model() -> None:
+    """Queued first, then given the model and stalling: the gate must notice that the
+    call got the model and time it out after its deadline, not after lock_wait."""
+    backend = Held(stall=True)
+    gate = Gate(backend, deadline=0.5, deadline_per_claim=0.0, lock_wait=60.0)
+    pending, _ = queued_behind_the_test(gate, backend)
+    released = time.monotonic()
+    backend.lock.release()
+    verdict = pending.result(60.0)
+    took = time.monotonic() - released
+    assert verdict.status == VerdictStatus.TIMEOUT
+    assert "of work" in (verdict.reason or "") and took < PATIENCE_S
+    assert backend.finished.wait(PATIENCE_S) and not backend.lock.locked()
+
+
+class Interrupted(threading.Event):
+    """An Event whose wait is interrupted (as by KeyboardInterrupt): at once, or only
+    after the lock was handed over (``after_grant``)."""
+
+    after_grant = False
+
+    def wait(self, timeout: float | None = None) -> bool:
+        if self.after_grant:
+            super().wait(PATIENCE_S)
+        raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize("after_grant", [False, True], ids=["queued", "granted"])
+@pytest.mark.parametrize("with_control", [False, True], ids=["plain", "control"])
+def test_an_exception_while_waiting_for_the_model_never_strands_the_lock(
+    monkeypatch: pytest.MonkeyPatch, after_grant: bool, with_control: bool
+) -> None:
+    from gate.backends import base
+
+    class Waiter(base._Waiter):
+        def __init__(self) -> None:
+            super().__init__()
+            self.event = Interrupted()
+            self.event.after_grant = after_grant
+
+    lock = ModelLock()
+    lock.acquire()
+    monkeypatch.setattr(base, "_Waiter", Waiter)
+    raised: list[BaseException] = []
+
+    def take() -> None:
+        try:
+            lock.acquire(CallControl() if with_control else None)
+        except BaseException as exc:
+            raised.append(exc)
+
+    thread = threading.Thread(target=take)
+    thread.start()
+    if after_grant:
+        wait_until(lambda: lock.queued() == 1, "the thread queues")
+        lock.release()  # handed to the thread, whose wait is then interrupted
+        thread.join(PATIENCE_S)
+    else:
+        thread.join(PATIENCE_S)  # interrupted while queued: it must have left the queue
+        assert lock.queued() == 0 and lock.locked()
+        lock.release()
+    assert [type(e) for e in raised] == [KeyboardInterrupt]
+    assert lock.queued() == 0 and not lock.locked()  # nobody holds it: free for the next
+    monkeypatch.undo()
+    with lock.hold():
+        assert lock.locked()
+
+
 def test_calls_take_turns_per_mini_batch_in_arrival_order() -> None:
     lock = ModelLock()
     order: list[str] = []
@@ -307,8 +375,9 @@ class StallingEmbedded(EmbeddedBackend):
 
 
 @pytest.fixture
-def gated(data_dir: Path) -> Iterator[Store]:
-    with memstore.open(data_dir, namespace="user:alice", gate=Gate(StallingEmbedded())) as store:
+def gated(data_dir: Path, tmp_path: Path) -> Iterator[Store]:
+    gate, index = Gate(StallingEmbedded()), tmp_path / "index"
+    with memstore.open(data_dir, namespace="user:alice", gate=gate, index=index) as store:
         store.add_fact(**allergy("peanuts"), ungated=True)  # open everything first
         yield store
 
@@ -322,10 +391,13 @@ def test_after_a_timed_out_write_a_false_fact_is_refused_not_stored(gated: Store
         evidence=["Alice: I wrote the long report last week."],
         gate=slow,
     )
-    assert (timed_out.status, timed_out.verdict) == (FactStatus.UNVERIFIED, "timeout")
+    # Not checked, so not admitted: stored pending, out of default reads and search.
+    assert (timed_out.status, timed_out.verdict) == (FactStatus.PENDING, "timeout")
     assert timed_out.confidence == pytest.approx(0.95 * 0.5)
     assert timed_out.next_check_at == timed_out.recorded_at  # due for re-verification now
     assert "deadline" in (gated.verifications(timed_out.id)[0].reason or "")
+    assert timed_out.id not in [h.fact.id for h in gated.search("long report")]
+    assert [h.fact.id for h in gated.search("long report", statuses=["pending"])] == [timed_out.id]
     # The next write shares the model; the abandoned call must have let go of it.
     next_gate = Gate(StallingEmbedded(), deadline=PATIENCE_S, lock_wait=10.0)
     before = row_counts(gated.url)

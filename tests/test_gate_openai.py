@@ -83,7 +83,7 @@ def test_retries_with_backoff_after_a_503() -> None:
     assert len(server.requests) == 3
 
 
-def test_a_gate_over_a_failing_server_stores_unverified() -> None:
+def test_a_gate_over_a_failing_server_answers_verifier_error() -> None:
     with serving("logprobs", failures=10) as server:
         backend = OpenAIBackend("m", base_url=server.url, retries=1, backoff=0.01)
         verdict = Gate(backend).check("The user is allergic to peanuts.", EVIDENCE)

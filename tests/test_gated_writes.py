@@ -148,7 +148,7 @@ def test_no_evidence_is_rejected_before_any_model_call(open_store: Callable[...,
     assert backend.batches == []
 
 
-def test_a_verifier_error_stores_unverified_and_retries_soon(
+def test_a_verifier_error_stores_pending_and_retries_soon(
     open_store: Callable[..., Store],
 ) -> None:
     def broken(claim: str, context: str) -> float:
@@ -156,10 +156,13 @@ def test_a_verifier_error_stores_unverified_and_retries_soon(
 
     store = open_store(gate=Gate(ScriptedBackend(broken)), retry_after=timedelta(minutes=2))
     fact = store.add_fact(**allergy("peanuts"))
-    assert (fact.status, fact.verdict) == (FactStatus.UNVERIFIED, "verifier_error")
+    assert (fact.status, fact.verdict) == (FactStatus.PENDING, "verifier_error")
     assert fact.confidence == pytest.approx(0.95 * 0.5) and fact.p1 is None
     assert fact.next_check_at == fact.recorded_at + timedelta(minutes=2)
     assert "model server is down" in (store.verifications(fact.id)[0].reason or "")
+    # Not checked, so not in memory's default reads; asked for by status, it is there.
+    assert store.facts_about("user") == []
+    assert [f.id for f in store.facts_about("user", statuses=["pending"])] == [fact.id]
 
 
 def test_a_verifier_that_never_answers_cannot_hold_up_a_write(
@@ -178,9 +181,10 @@ def test_a_verifier_that_never_answers_cannot_hold_up_a_write(
     fact = store.add_fact(**allergy("peanuts"))
     elapsed = time.perf_counter() - started
     never.set()
-    assert (fact.status, fact.verdict) == (FactStatus.UNVERIFIED, "timeout")
+    assert (fact.status, fact.verdict) == (FactStatus.PENDING, "timeout")
     assert fact.confidence == pytest.approx(0.95 * 0.5)
     assert fact.next_check_at == fact.recorded_at  # never checked: due for re-verification now
+    assert store.facts_about("user") == []
     # Deadline plus storage time; the backend alone would have waited forever.
     assert elapsed < deadline + 5.0
 

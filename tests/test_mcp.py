@@ -246,6 +246,47 @@ async def test_http_needs_a_key_for_the_namespace(tmp_path: Path) -> None:
             assert ok.status_code == 200, ok.text
 
 
+async def test_http_answers_413_to_a_body_over_max_body_bytes(tmp_path: Path) -> None:
+    """The REST API's body limit guards MCP over HTTP too, before the key is checked."""
+    settings = memstore.load_settings(server={"api_keys": KEYS, "max_body_bytes": 2048})
+    with memstore.open(tmp_path / "mem", NAMESPACE, hook=memstore.Ungated(), index=False) as store:
+        server = mcp_server.build_server(store, keys=settings.server)
+        app = mcp_server.http_app(server, settings.server, NAMESPACE, "127.0.0.1")
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
+            accept = {"Accept": "application/json, text/event-stream"}
+            big = {**INITIALIZE, "padding": "x" * 4096}
+            for headers in ({}, {"Authorization": f"Bearer {ALICE_KEY}"}):
+                over = await http.post(
+                    mcp_server.HTTP_PATH, json=big, headers={**accept, **headers}
+                )
+                assert over.status_code == 413, over.text
+                assert over.json()["field"] == "body" and "max_body_bytes" in over.text
+            small = await http.post(mcp_server.HTTP_PATH, json=INITIALIZE, headers=accept)
+            assert small.status_code == 401  # under the limit: on to the key check
+
+
+@pytest.mark.parametrize("front", ["mcp_server", "cli"])
+def test_allow_erase_reaches_the_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, front: str
+) -> None:
+    """``--allow-erase`` (both commands) is what puts erase on a stdio server's list."""
+    seen: list[dict[str, Any]] = []
+    monkeypatch.setattr(mcp_server, "run", lambda *a, **options: seen.append(options))
+    store = ["--store", str(tmp_path / "mem")]
+    for flag in ([], ["--allow-erase"]):
+        if front == "mcp_server":
+            mcp_server.main([*store, "--namespace", NAMESPACE, *flag])
+        else:
+            from typer.testing import CliRunner
+
+            from memstore.cli import app
+
+            done = CliRunner().invoke(app, [*store, "mcp", "-n", NAMESPACE, *flag])
+            assert done.exit_code == 0, done.output
+    assert [options["allow_erase"] for options in seen] == [False, True]
+
+
 async def test_http_without_keys_serves_loopback_only_when_allowed(tmp_path: Path) -> None:
     async with http_server(tmp_path, "--host", "127.0.0.1", "--allow-unauthenticated") as (
         url,
@@ -277,9 +318,10 @@ async def wait_until_listening(proc: subprocess.Popen[bytes], port: int, log: Pa
 # -- stdio ------------------------------------------------------------------------
 
 
-async def test_lists_five_tools_with_input_schemas(served: Served) -> None:
+async def test_lists_four_tools_with_input_schemas(served: Served) -> None:
     tools = {t.name: t for t in (await served.client.list_tools()).tools}
-    assert set(tools) == {"remember", "recall", "verify_claim", "audit_rejections", "erase"}
+    # erase is a right of its own: over stdio only with --allow-erase (tests/test_erase.py)
+    assert set(tools) == {"remember", "recall", "verify_claim", "audit_rejections"}
     remember = tools["remember"].input_schema
     assert remember["required"] == ["statement", "members", "evidence"]
     assert set(remember["properties"]) == {

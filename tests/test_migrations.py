@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -118,3 +119,81 @@ def test_upgrading_chains_and_indexes_existing_audit_rows(tmp_path: Path) -> Non
         [rejection] = store.rejections(entity="shellfish", source="inline")
         assert rejection.id == "r1" and rejection.chain_seq == 2
         assert store.verifications("f1")[0].chain_seq == 1
+
+
+@pytest.mark.both_databases
+def test_upgrading_closes_the_world_time_of_facts_superseded_before(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    """Before ``supersede`` closed world time, a superseded fact kept ``valid_to`` null and
+    ``as_of`` reads (SQL and the search index) missed it; revision 0006 sets it where the
+    correction starts to hold (its ``valid_from``, else when it was made) and queues the
+    facts for the index."""
+    t0, t1 = datetime(2025, 1, 1, tzinfo=UTC), datetime(2025, 6, 1, tzinfo=UTC)
+    mid, late = t0 + timedelta(days=90), t1 + timedelta(days=30)
+    ns, index = "user:alice", tmp_path / "ix"
+
+    def open_store() -> memstore.Store:
+        return memstore.open(data_dir, ns, hook=memstore.Ungated(), index=index)
+
+    def said(who: str, what: str, role: str) -> dict[str, object]:
+        return {
+            "statement": f"{who} {what}.",
+            "members": [(who, "person", role)],
+            "evidence": [f"{who}: I {what.split(' ', 1)[1]}."],
+        }
+
+    with open_store() as store:
+        acme = store.add_fact(**said("Alice", "works at Acme", "employee"), valid_from=t0)
+        initech = store.supersede(
+            acme.id, **said("Alice", "works at Initech", "employee"), valid_from=t1
+        )
+        tea = store.add_fact(**said("Bob", "likes tea", "fan"), valid_from=t0)
+        coffee = store.supersede(tea.id, **said("Bob", "likes coffee", "fan"), valid_from=t1)
+        url = store.url
+    facts = sa.table(
+        "facts",
+        sa.column("id", sa.String),
+        sa.column("valid_from", sa.DateTime),
+        sa.column("valid_to", sa.DateTime),
+        sa.column("superseded_at", sa.DateTime),
+    )
+    outbox = sa.table(
+        "index_outbox",
+        sa.column("namespace", sa.String),
+        sa.column("kind", sa.String),
+        sa.column("target_id", sa.String),
+        sa.column("created_at", sa.DateTime),
+    )
+    naive = t1.replace(tzinfo=None)
+    engine = sa.create_engine(url)
+    try:
+        with engine.begin() as conn:  # as an older release left them, in SQL and the index
+            old = facts.c.id.in_([acme.id, tea.id])
+            conn.execute(facts.update().where(old).values(valid_to=None))
+            conn.execute(facts.update().where(facts.c.id == tea.id).values(superseded_at=naive))
+            conn.execute(facts.update().where(facts.c.id == coffee.id).values(valid_from=None))
+            for fact_id in (acme.id, tea.id):
+                row = {"namespace": ns, "kind": "fact", "target_id": fact_id, "created_at": naive}
+                conn.execute(outbox.insert().values(**row))
+        with open_store() as store:
+            assert store.index_backlog() == 0
+            assert store.facts_about("Alice", as_of=mid) == []  # the bug
+            # Bob's correction has no valid_from: it holds at every time, his tea never.
+            assert [f.id for f in store.facts_about("Bob", as_of=mid)] == [coffee.id]
+            assert acme.id not in {h.fact.id for h in store.search("Acme", mode="text", as_of=mid)}
+        db.downgrade(engine, "0005")
+    finally:
+        engine.dispose()
+
+    with open_store() as store:  # upgrades, then applies what the upgrade queued
+        assert store.index_backlog() == 0
+        assert [f.id for f in store.facts_about("Alice", as_of=mid)] == [acme.id]
+        assert [f.id for f in store.facts_about("Alice", as_of=late)] == [initech.id]
+        assert [f.id for f in store.facts_about("Bob", as_of=mid)] == [tea.id, coffee.id]
+        assert [f.id for f in store.facts_about("Bob", as_of=late)] == [coffee.id]
+        assert store.get_fact(acme.id).valid_to == t1  # the correction's valid_from
+        assert store.get_fact(tea.id).valid_to == t1  # no valid_from: when it was made
+        hits = store.search("Acme", mode="text", as_of=mid)
+        assert [h.fact.id for h in hits] == [acme.id]
+        assert acme.id not in {h.fact.id for h in store.search("Acme", mode="text", as_of=late)}

@@ -20,6 +20,7 @@ import pytest
 from test_rest import USERS_KEY, serving
 
 from gate import ConfigError
+from memstore import Store
 from memstore.config import Settings, load_settings
 from memstore.errors import MemstoreError
 from memstore.rest import NamespaceStores, create_app
@@ -93,6 +94,7 @@ def test_the_least_recently_used_idle_store_is_closed_to_make_room(
             opened[namespace] = store
             store.stats()
     assert stores.namespaces() == ["user:a", "user:c"]  # b was used least recently
+    assert stores.settle(timeout=60)  # closed on the pool's closer thread
     with pytest.raises(MemstoreError, match="closed"):
         opened["user:b"].stats()
     with stores.lease("user:b") as again:  # reopened on its next use
@@ -126,6 +128,7 @@ def test_sweep_closes_stores_idle_for_the_timeout(pool: tuple[NamespaceStores, C
     clock.now += 300  # a: idle 10 minutes; b: 5 minutes
     assert stores.sweep() == 1
     assert stores.namespaces() == ["user:b"]
+    assert stores.settle(timeout=60)
     with pytest.raises(MemstoreError, match="closed"):
         a.stats()
     assert stores.sweep(now=clock.now + 299) == 0
@@ -175,6 +178,62 @@ def test_many_threads_share_the_pool_and_never_see_a_closed_store(tmp_path: Path
         stores.close()
     with pytest.raises(MemstoreError, match="shutting down"), stores.lease("user:0"):
         pass
+
+
+class BlockedClose:
+    """Makes ``store.close()`` wait for ``release`` (as a long re-verification run would),
+    telling ``started`` when it began."""
+
+    def __init__(self, store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.started, self.release = threading.Event(), threading.Event()
+        close = store.close
+
+        def blocked() -> None:
+            self.started.set()
+            assert self.release.wait(120), "the test never released the close"
+            close()
+
+        monkeypatch.setattr(store, "close", blocked)
+
+
+@pytest.mark.parametrize("how", ["evicted", "swept"])
+def test_a_slow_close_never_holds_up_a_request_for_another_namespace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    clock = Clock()
+    stores = NamespaceStores(
+        pool_settings(str(tmp_path / "mem"), max_open_stores=1, store_idle_timeout="10m"),
+        clock=clock,
+    )
+    try:
+        with stores.lease("user:slow") as slow:
+            blocked = BlockedClose(slow, monkeypatch)
+        if how == "swept":
+            clock.now += 3600
+            assert stores.sweep() == 1  # hands it over: returns while the close waits
+        served = threading.Event()
+
+        def request() -> None:  # evicts user:slow to make room, then serves user:fast
+            with stores.lease("user:fast") as fast:
+                fast.stats()
+            served.set()
+
+        thread = threading.Thread(target=request, daemon=True)
+        thread.start()
+        assert blocked.started.wait(60), "the store was never closed"
+        assert served.wait(60), "a request waited for another namespace's close"
+        assert stores.namespaces() == ["user:fast"]
+        assert not stores.settle(timeout=0.05)  # user:slow is still closing
+        blocked.release.set()
+        assert stores.settle(timeout=60)
+        with pytest.raises(MemstoreError, match="closed"):
+            slow.stats()
+        with stores.lease("user:slow") as again:  # reopened after its close finished
+            assert again is not slow and again.stats().namespace == "user:slow"
+    finally:
+        blocked.release.set()
+        stores.close()
+    assert stores.settle(timeout=0)
 
 
 # -- through the app -----------------------------------------------------------------------

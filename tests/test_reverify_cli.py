@@ -3,6 +3,7 @@ the real embedded verifier, files that change on disk."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -38,8 +39,12 @@ def row(output: str, first_cell: str) -> list[str]:
 
 
 @pytest.fixture
-def changed_store(data_dir: Path, tmp_path: Path) -> dict[str, str]:
-    """Three facts the embedded gate verified; then one source changes and one is deleted."""
+def changed_store(
+    data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> dict[str, str]:
+    """Three facts the embedded gate verified; then one source changes and one is deleted.
+    The CLI may fetch files under ``tmp_path`` (``sources.paths`` is empty by default)."""
+    monkeypatch.setitem(ENV, "MEMSTORE_SOURCES__PATHS", json.dumps([str(tmp_path)]))
     alice, bob = tmp_path / "alice.md", tmp_path / "bob.txt"
     alice.write_text("# Alice\n\nAlice lives in Paris and works as a data engineer.\n")
     bob.write_text("Bob works at Acme as a chemist.\n")
@@ -81,7 +86,7 @@ def test_reverify_once_prints_the_summary_and_what_changed(
         "2",
         "0",
     ]  # checked, still verified, unverified, stale, contradicted
-    assert summary[6:9] == ["0", "0", "1"]  # errors, skipped, new versions
+    assert summary[6:10] == ["0", "0", "0", "1"]  # errors, still pending, skipped, new versions
     assert changed_store["alice"] in done.stdout and changed_store["bob"] in done.stdout
     assert changed_store["peanuts"] not in done.stdout  # unchanged facts are not listed
     assert "no longer exists" in done.stdout
@@ -162,16 +167,19 @@ def test_bad_usage_exits_2(data_dir: Path, args: list[str], code: int, message: 
     assert message in done.stderr
 
 
-def test_a_store_that_cannot_be_opened_exits_1_an_unknown_fact_2(tmp_path: Path) -> None:
+def test_a_missing_store_exits_2_and_is_not_created_an_unknown_fact_2(tmp_path: Path) -> None:
     done = run("reverify", "--store", f"sqlite:///{tmp_path}/missing/dir/memstore.db")
-    assert done.returncode == 1
-    assert "error: cannot open store" in done.stderr
+    assert done.returncode == 2
+    assert "no memstore store at" in done.stderr and "init" in done.stderr
+    assert not (tmp_path / "missing").exists()
+    assert run("init", "--store", str(tmp_path / "empty")).returncode == 0
     shown = run("history", "--store", str(tmp_path / "empty"), "no-such-fact")
     assert shown.returncode == 2
     assert "no fact 'no-such-fact'" in shown.stderr
 
 
 def test_policy_shows_and_sets_the_namespace_schedule(data_dir: Path) -> None:
+    assert run("init", "--store", str(data_dir), "-n", NS).returncode == 0
     shown = run("policy", "--store", str(data_dir), "-n", NS)
     assert shown.returncode == 0, shown.stderr
     assert row(shown.stdout, NS)[1:3] == ["1d", "5m, doubling, at most 1d"]

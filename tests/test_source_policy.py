@@ -329,6 +329,38 @@ def test_stored_forbidden_sources_are_not_fetched_and_their_secrets_never_reach_
         assert found[0].source == public.as_uri() and "zebra-quokka" in found[0].text
 
 
+@pytest.mark.both_databases
+def test_a_store_opened_with_default_settings_fetches_no_planted_file(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    """A row citing ``file://`` planted before remote sources were refused is not read
+    by a store the settings open (``sources.paths`` is empty unless the operator lists
+    directories); embedded use without settings still reads it."""
+    planted = tmp_path / "etc" / "secrets.md"
+    planted.parent.mkdir()
+    planted.write_text(profile("Bob"))
+    settings = load_settings(store={"url": str(data_dir)})
+    assert settings.sources.paths == []
+    assert SourcePolicy.unrestricted().paths == ["/"]
+    store = settings.open(
+        NS, gate=Gate(ScriptedBackend(oracle), deadline=30), index=tmp_path / "ix"
+    )
+    with store:
+        body = fact("Bob", [{"text": profile("Bob"), "source": planted.as_uri()}])
+        fact_id = store.add_fact(**body).id
+        assert store.get_fact(fact_id).status == "verified"
+        planted.write_text(SECRET + profile("Bob"))
+        store.mark_due()
+        report = store.reverify()
+        assert [(c.fact_id, c.outcome) for c in report.checks] == [(fact_id, "error")]
+        assert report.new_versions == 0
+        reason = store.get_fact(fact_id).status_reason or ""
+        assert "sources.paths is empty" in reason
+        assert "MEMSTORE_SOURCES__PATHS" in reason and "hunter2" not in reason
+        hits = store.search_evidence("TOP SECRET db_password hunter2", k=20)
+        assert not any("hunter2" in h.text for h in hits)
+
+
 # -- fetch-time rules: redirects, sizes, files ----------------------------------------
 
 
@@ -472,6 +504,7 @@ def test_the_sources_section_has_safe_defaults_and_reads_the_environment(
 ) -> None:
     defaults = load_settings().sources
     assert defaults.remote == ["inline"]
+    assert defaults.paths == []  # no file is fetched until the operator lists directories
     assert defaults.hosts == ["*"] and not defaults.private_addresses
     assert (defaults.max_bytes, defaults.timeout, defaults.max_redirects) == (5_000_000, 30.0, 5)
     monkeypatch.setenv("MEMSTORE_SOURCES__HOSTS", '["Docs.Example.com", "10.0.0.0/8"]')

@@ -1,6 +1,7 @@
 """A verifier that fails in any way never crashes a write, never holds it past the gate's
-deadline, and never loses it: the fact is stored unverified with reduced confidence,
-its verdict says what happened, and it is due again soon."""
+deadline, and never loses it: the fact is stored ``pending`` (not checked, so out of
+default reads) with reduced confidence, its verdict says what happened, and it is due
+again soon."""
 
 from __future__ import annotations
 
@@ -60,7 +61,7 @@ def grounded(claim: str, context: str) -> float:
 
 
 @pytest.mark.parametrize("fault", sorted(FAULTS))
-def test_a_faulty_verifier_stores_the_batch_unverified_at_reduced_confidence(
+def test_a_faulty_verifier_stores_the_batch_pending_at_reduced_confidence(
     store: Store, fault: str
 ) -> None:
     handler, verdict = FAULTS[fault]
@@ -74,7 +75,7 @@ def test_a_faulty_verifier_stores_the_batch_unverified_at_reduced_confidence(
     assert [type(r) for r in results] == [FactPublic] * 3
     for fact in results:
         assert isinstance(fact, FactPublic)
-        assert (fact.status, fact.verdict) == (FactStatus.UNVERIFIED, verdict)
+        assert (fact.status, fact.verdict) == (FactStatus.PENDING, verdict)
         assert fact.confidence == pytest.approx(0.95 * 0.5)
         assert fact.p0 is None and fact.p1 is None
         assert fact.next_check_at is not None
@@ -102,9 +103,7 @@ def test_a_hanging_verifier_times_out_every_item_of_a_batch(store: Store) -> Non
         elapsed = time.perf_counter() - started
     finally:
         release.set()
-    assert Counter((r.status, r.verdict) for r in results) == {
-        (FactStatus.UNVERIFIED, "timeout"): 4
-    }
+    assert Counter((r.status, r.verdict) for r in results) == {(FactStatus.PENDING, "timeout"): 4}
     assert elapsed < DEADLINE + STORAGE_SLACK
 
 
@@ -147,9 +146,9 @@ def test_a_verifier_that_slows_down_under_load_never_holds_a_writer_past_the_dea
     print(f"8 concurrent writes under a congested verifier: {dict(outcomes)}")
     assert set(outcomes) <= {
         (FactStatus.VERIFIED, "grounded"),
-        (FactStatus.UNVERIFIED, "timeout"),
+        (FactStatus.PENDING, "timeout"),
     }
-    assert outcomes[(FactStatus.UNVERIFIED, "timeout")] >= 1  # the load did slow it down
+    assert outcomes[(FactStatus.PENDING, "timeout")] >= 1  # the load did slow it down
     assert all(elapsed < DEADLINE + STORAGE_SLACK for _, elapsed in done)
     assert row_counts(store.url)["facts"] == before["facts"] + 8
     assert sorted(f.statement for f, _ in done) == sorted(

@@ -34,6 +34,10 @@ class CallControl:
         self._waiting_since: float | None = None
         self._depth = 0
         self._wakers: set[threading.Event] = set()
+        # Bumped and notified on every transition the Gate's watcher must see: the call
+        # starts waiting for the model, gets it (stops waiting), or finishes.
+        self._changed = threading.Condition(self._mutex)
+        self._changes = 0
 
     @property
     def cancelled(self) -> bool:
@@ -58,6 +62,7 @@ class CallControl:
         with self._mutex:
             if self._depth == 0:
                 self._waiting_since = time.monotonic()
+                self._notify()
             self._depth += 1
         try:
             yield
@@ -67,6 +72,7 @@ class CallControl:
                 if self._depth == 0 and self._waiting_since is not None:
                     self._waited += time.monotonic() - self._waiting_since
                     self._waiting_since = None
+                    self._notify()
 
     def waited(self) -> float:
         """Seconds spent waiting so far, the wait in progress included."""
@@ -77,6 +83,27 @@ class CallControl:
     @property
     def is_waiting(self) -> bool:
         return self._waiting_since is not None
+
+    def changes(self) -> int:
+        """How many transitions (wait started, wait ended, finished) happened so far."""
+        with self._mutex:
+            return self._changes
+
+    def finished(self) -> None:
+        """Tell whoever watches this call that it has finished (answered or failed)."""
+        with self._mutex:
+            self._notify()
+
+    def wait_for_change(self, seen: int, timeout: float) -> bool:
+        """Block until a transition after ``seen`` (``changes()``) or ``timeout`` seconds;
+        True if one happened."""
+        with self._changed:
+            return self._changed.wait_for(lambda: self._changes != seen, timeout)
+
+    def _notify(self) -> None:
+        """Record a transition and wake the watcher; the caller holds ``_mutex``."""
+        self._changes += 1
+        self._changed.notify_all()
 
     def _add_waker(self, event: threading.Event) -> None:
         with self._mutex:
@@ -131,12 +158,19 @@ class ModelLock:
             waiter = _Waiter()
             self._queue.append(waiter)
         if control is None:
-            waiter.event.wait()
+            try:
+                waiter.event.wait()
+            except BaseException:  # e.g. KeyboardInterrupt: never leave a dead waiter
+                self._abandon(waiter)
+                raise
             return
         control._add_waker(waiter.event)
         try:
             with control.waiting():
                 waiter.event.wait()
+        except BaseException:
+            self._abandon(waiter)
+            raise
         finally:
             control._drop_waker(waiter.event)
         with self._mutex:
@@ -146,6 +180,16 @@ class ModelLock:
         if control.cancelled:
             self.release()
             control.check()
+
+    def _abandon(self, waiter: _Waiter) -> None:
+        """A waiter gives up after an exception: leave the queue, or, if the lock was
+        already handed to it, pass the lock on, so it is never held by nobody."""
+        with self._mutex:
+            granted = waiter.granted
+            if not granted:
+                self._queue.remove(waiter)
+        if granted:
+            self.release()
 
     def release(self) -> None:
         with self._mutex:

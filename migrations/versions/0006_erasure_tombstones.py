@@ -6,6 +6,12 @@ search index stops holding evidence that only rejections or retracted facts cite
 every evidence row that no open fact cites is queued for the index to check again
 (the first open after this upgrade drops those chunks).
 
+``supersede`` now closes the old fact's world time (``valid_to``). Facts superseded
+before it have none, so ``as_of`` reads missed them: their ``valid_to`` is set as
+``supersede`` sets it now (where the correction starts to hold: its ``valid_from``,
+else when it was made; the old fact's own ``valid_from`` when the correction starts
+at or before it), and they are queued for the index.
+
 Revision ID: 0006
 Revises: 0005
 Create Date: 2026-11-23 21:46:15.222302
@@ -58,6 +64,7 @@ def upgrade() -> None:
 
     # ### end Alembic commands ###
     _queue_unbacked_evidence()
+    _close_superseded_world_time()
 
 
 def _queue_unbacked_evidence() -> None:
@@ -92,6 +99,54 @@ def _queue_unbacked_evidence() -> None:
             .order_by(evidence.c.id),
         )
     )
+
+
+def _close_superseded_world_time() -> None:
+    """``valid_to`` for superseded facts that have none, as ``supersede`` sets it now;
+    each changed fact is queued for the index (its rows carry ``valid_to``)."""
+    facts = sa.table(
+        "facts",
+        sa.column("id", sa.String),
+        sa.column("namespace", sa.String),
+        sa.column("status", sa.String),
+        sa.column("valid_from", sa.DateTime),
+        sa.column("valid_to", sa.DateTime),
+        sa.column("superseded_at", sa.DateTime),
+        sa.column("superseded_by_id", sa.String),
+    )
+    successor = facts.alias("successor")
+    outbox = sa.table(
+        "index_outbox",
+        sa.column("namespace", sa.String),
+        sa.column("kind", sa.String),
+        sa.column("target_id", sa.String),
+        sa.column("created_at", sa.DateTime),
+    )
+    conn = op.get_bind()
+    rows = conn.execute(
+        sa.select(
+            facts.c.id,
+            facts.c.namespace,
+            facts.c.valid_from,
+            facts.c.superseded_at,
+            successor.c.valid_from,
+        )
+        .select_from(facts.outerjoin(successor, successor.c.id == facts.c.superseded_by_id))
+        .where(facts.c.status == "superseded", facts.c.valid_to.is_(None))
+        .order_by(facts.c.id)
+    ).all()
+    now = datetime.now(UTC).replace(tzinfo=None)
+    for fact_id, namespace, valid_from, superseded_at, corrected_from in rows:
+        start = corrected_from if corrected_from is not None else superseded_at
+        if start is None:
+            continue  # no time to close it at: left as it was
+        end = valid_from if valid_from is not None and valid_from >= start else start
+        conn.execute(facts.update().where(facts.c.id == fact_id).values(valid_to=end))
+        conn.execute(
+            outbox.insert().values(
+                namespace=namespace, kind="fact", target_id=fact_id, created_at=now
+            )
+        )
 
 
 def downgrade() -> None:
