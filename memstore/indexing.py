@@ -120,26 +120,30 @@ def _drain(
             fact_ids = list(dict.fromkeys(r.target_id for r in rows if r.kind == "fact"))
             evidence_ids = list(dict.fromkeys(r.target_id for r in rows if r.kind == "evidence"))
             erasures = [r.target_id for r in rows if r.kind == OutboxKind.ERASURE]
-            with sessions() as session:
-                facts = fact_docs(session, fact_ids)
-                chunks = chunk_docs(session, evidence_ids)
-                if erasures:  # what the erasures removed, whatever else is queued
-                    for tombstone in session.exec(
-                        select(Erasure).where(col(Erasure.id).in_(erasures))
-                    ):
-                        fact_ids += [i for i in tombstone.fact_ids if i not in fact_ids]
-                        evidence_ids += [
-                            e["id"] for e in tombstone.evidence if e["id"] not in evidence_ids
-                        ]
-            index.write_facts(facts, vectors)
-            index.write_chunks(chunks)
-            # Not live (rejected-only, retracted-only) or no longer in SQL (erased): out.
-            shown = {c.evidence_id for c in chunks}
-            index.delete(CHUNKS, "evidence_id", [i for i in evidence_ids if i not in shown])
-            written = {f.id for f in facts}
-            index.delete(FACTS, "id", [i for i in fact_ids if i not in written])
-            if erasures:
-                index.purge()  # an erase: no copy of the deleted rows may stay on disk
+            # SQL is read inside the write turn: writers go in turn order, each with a
+            # state at least as new as the one before it (a syncer that read first and
+            # wrote last once left a re-verified fact's old status in the index).
+            with index.writing():
+                with sessions() as session:
+                    facts = fact_docs(session, fact_ids)
+                    chunks = chunk_docs(session, evidence_ids)
+                    if erasures:  # what the erasures removed, whatever else is queued
+                        for tombstone in session.exec(
+                            select(Erasure).where(col(Erasure.id).in_(erasures))
+                        ):
+                            fact_ids += [i for i in tombstone.fact_ids if i not in fact_ids]
+                            evidence_ids += [
+                                e["id"] for e in tombstone.evidence if e["id"] not in evidence_ids
+                            ]
+                index.write_facts(facts, vectors)
+                index.write_chunks(chunks)
+                # Not live (rejected-only, retracted-only) or gone from SQL (erased): out.
+                shown = {c.evidence_id for c in chunks}
+                index.delete(CHUNKS, "evidence_id", [i for i in evidence_ids if i not in shown])
+                written = {f.id for f in facts}
+                index.delete(FACTS, "id", [i for i in fact_ids if i not in written])
+                if erasures:
+                    index.purge()  # an erase: no copy of the deleted rows may stay on disk
             with sessions() as session, session.begin():
                 session.exec(
                     sa.delete(IndexOutbox).where(col(IndexOutbox.id).in_([r.id for r in rows]))

@@ -12,7 +12,7 @@ import threading
 import time
 import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -183,6 +183,7 @@ class SearchIndex:
         # Interval 0: every read sees commits made by other processes.
         self._db = lancedb.connect(uri, read_consistency_interval=timedelta(0))
         self._lock = threading.Lock()
+        self._holder: int | None = None  # the thread whose write turn it is
         if write_lock is None:
             write_lock = nullcontext if "://" in uri else file_lock(Path(uri) / LOCK_FILE)
         self._write_lock = write_lock
@@ -426,8 +427,20 @@ class SearchIndex:
         """Held around every change: one thread of this process, and one process of all
         that share the index. LanceDB itself lets two processes that merge the same new
         id both insert it (two rows, one id); taking turns, the second one updates."""
-        with self._lock, self._write_lock():
+        if self._holder == threading.get_ident():  # already this thread's turn
             yield
+            return
+        with self._lock, self._write_lock():
+            self._holder = threading.get_ident()
+            try:
+                yield
+            finally:
+                self._holder = None
+
+    def writing(self) -> AbstractContextManager[None]:
+        """Hold the write turn across several changes: a syncer reads what to write from
+        SQL inside it, so a slower syncer can never write an older state over a newer."""
+        return self._writing()
 
     def _open_table(self, name: str) -> Any:
         """Open or create ``name`` with its full-text index (also after a process was
