@@ -61,7 +61,7 @@ bench-large: $(BENCH_STAMP)
 
 # Retrain the embedded verifier (gate/backends/crossencoder/model/), seeded: ~35 min on 2 cores.
 train-verifier: install
-	$(PY) -m gate.backends.crossencoder.train
+	$(PY) -m training.crossencoder
 
 # The issue-23 verifier on the NLI + agent-memory + grounding mix (training/verifier.py):
 # chunks of VERIFIER_CHUNK steps into VERIFIER_RUN, each checkpointed, until the run is

@@ -39,9 +39,10 @@ from rich.console import Console
 from rich.progress import track
 from sklearn.metrics import balanced_accuracy_score, roc_auc_score
 
-from gate import Check, Citation, Gate, Verdict, VerifierBackend, create_backend, datasets
-from gate.backends.embedded.fit import pair
+from gate import Check, Citation, Gate, Verdict, VerifierBackend, create_backend
 from gate.backends.registry import DEFAULT_BACKEND
+from training import datasets
+from training.embedded import pair
 
 #: SPEC-08.36/37: a single check within 500 ms; a batch of N within 500 ms + 100 ms x N.
 SPEC_SINGLE_MS = 500

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from gate import datasets
 from gate.backends.embedded import Calibration
-from gate.backends.embedded.fit import main as fit_main
+from training import datasets
+from training.embedded import main as fit_main
 
 FACTS = [
     ("Alice works at Acme as an engineer.", "Alice is an engineer at Acme."),

@@ -131,7 +131,7 @@ def test_an_empty_context_gives_low_support(backend: CrossEncoderBackend) -> Non
 def test_the_shipped_model_is_small_and_described() -> None:
     card = json.loads(CARD.read_text())
     assert {"version", "base", "max_length", "calibration", "training", "dev"} <= set(card)
-    assert card["training"]["command"].startswith("python -m gate.backends.crossencoder.train")
+    assert card["training"]["command"].startswith("python -m training.crossencoder")
     assert WEIGHTS.stat().st_size <= 50 * 1024 * 1024
     with safe_open(str(WEIGHTS), "pt") as weights:
         names = set(weights.keys())

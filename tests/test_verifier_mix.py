@@ -10,10 +10,9 @@ from pathlib import Path
 import pytest
 from test_gate_calibration import write_fixture
 
-from gate import datasets
 from gate.backends.crossencoder import CrossEncoderBackend
+from training import datasets, verifier
 from training import mix as mixing
-from training import verifier
 
 REAL_DATA = mixing.NLI_PAIRS.is_file() and datasets.default_data_dir().is_dir()
 needs_data = pytest.mark.skipif(not REAL_DATA, reason="../shared/data is not here")

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 from test_gate_calibration import write_fixture
 
-from gate import datasets
-from gate.backends.crossencoder import CrossEncoderBackend, perturb
+from gate.backends.crossencoder import CrossEncoderBackend
 from gate.backends.crossencoder.reading import claim_sentences, gather, hypotheses, read
-from gate.backends.crossencoder.train import labelled_pairs
-from gate.backends.crossencoder.train import main as train_main
 from gate.evidence import REMOVED
+from training import datasets, perturb
+from training.crossencoder import labelled_pairs
+from training.crossencoder import main as train_main
 
 DOC = (
     "Maria Lopez founded Globex in 1998 in Porto. The company makes bicycle parts. "

