@@ -55,7 +55,8 @@ def render() -> str:
             "never trained or calibrated on; means over the public sets. "
             "Balanced accuracy at the gate's own `min_p1`; the gate end to end with its "
             "default thresholds, every row one write with all its evidence cited; latency "
-            "of the gate (p1 and p0, cache off) on short BEGIN pairs against SPEC-08.36/37. "
+            "of the gate (p1 and p0, cache off) on short BEGIN pairs against the latency budget "
+            "of `docs/design.md`. "
             "A dash: not measured by that run (an older script, or a server-backed backend "
             "run by hand; see each run's command below).",
             "",

@@ -1,4 +1,7 @@
-"""SPEC-08 budget math: Bernoulli KL divergences, in nats internally, reported in bits."""
+"""Budget math: Bernoulli KL divergences, in nats internally, reported in bits.
+
+See docs/design.md, Budget in bits.
+"""
 
 from __future__ import annotations
 

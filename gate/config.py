@@ -1,4 +1,5 @@
-"""The SPEC-08.34 ``hallucination:`` configuration block, from YAML and the environment.
+"""The ``hallucination:`` configuration block (docs/design.md, Configuration), from YAML
+and the environment.
 
 Precedence: keyword arguments, then ``MEMSTORE_HALLUCINATION__*`` environment
 variables (nested with ``__``, e.g. ``MEMSTORE_HALLUCINATION__MEMORY_GATE__MIN_CONFIDENCE``),
@@ -53,7 +54,7 @@ class ConfigError(ValueError):
 
 
 class MemoryGateConfig(BaseModel):
-    """Thresholds of the memory gate (DESIGN section 4)."""
+    """Thresholds of the memory gate (docs/design.md, Decision table)."""
 
     model_config = ConfigDict(extra="forbid")
 

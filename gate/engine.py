@@ -2,7 +2,7 @@
 
 Backend exceptions, bad outputs (NaN, outside [0, 1], wrong count) and missed
 deadlines become ``verifier_error`` / ``timeout`` verdicts; they are never raised
-(SPEC-08.42/43).
+(docs/design.md, Failures never block a write).
 
 The deadline grows with the batch: ``deadline + deadline_per_claim x claims``. It
 bounds the backend's own work; time the call spends queued for the model behind other
@@ -32,8 +32,9 @@ from gate.policy import GatePolicy, decide, degraded, no_model_call
 from gate.verdict import Verdict, VerdictStatus
 
 #: The deadline of a backend call is DEFAULT_DEADLINE_S + DEFAULT_DEADLINE_PER_CLAIM_S per
-#: claim checked: six and five times SPEC-08's latency budget (500 ms + 100 ms per claim),
-#: so that a write the verifier can check is checked on a busy 2-core machine too.
+#: claim checked: six and five times the latency budget (500 ms + 100 ms per claim; see
+#: docs/design.md, Latency budget), so that a write the verifier can check is checked on
+#: a busy 2-core machine too.
 DEFAULT_DEADLINE_S = 3.0
 DEFAULT_DEADLINE_PER_CLAIM_S = 0.5
 #: How long a call may wait for the model while other calls use it.
@@ -146,7 +147,10 @@ class Gate:
     def check_many(
         self, checks: Sequence[Check], *, policy: GatePolicy | None = None
     ) -> list[Verdict]:
-        """Verify claims with at most one backend call for all of them (SPEC-08.29)."""
+        """Verify claims with at most one backend call for all of them.
+
+        See docs/design.md, One backend call.
+        """
         policy = policy or self.policy
         verdicts: list[Verdict | None] = [None] * len(checks)
         jobs: list[_Job] = []
@@ -382,7 +386,9 @@ def verify_claim(
     citations: Sequence[Citation] = (),
     gate: Gate | None = None,
 ) -> Verdict:
-    """Check one claim against evidence (a string or a list of them) (SPEC-08.31/32).
+    """Check one claim against evidence (a string or a list of them).
+
+    See docs/design.md, Verdict.
 
     Uses ``gate`` or the process-wide default gate (embedded backend).
     """

@@ -1,4 +1,7 @@
-"""The evidence of one check: context items with ids, citations, and scrubbing (SPEC-08.10/11)."""
+"""The evidence of one check: context items with ids, citations, and scrubbing.
+
+See docs/design.md, Scrubbing.
+"""
 
 from __future__ import annotations
 
@@ -40,7 +43,7 @@ def scrub(items: Sequence[ContextItem], citations: Sequence[Citation]) -> list[C
     """Replace exactly the cited spans with ``[EVIDENCE REMOVED]``; keep everything else.
 
     Overlapping or touching spans in one item become one marker. With no
-    citations, every item counts as cited (DESIGN section 4).
+    citations, every item counts as cited (docs/design.md, Scrubbing).
     """
     if not citations:
         citations = [Citation(item.id) for item in items]

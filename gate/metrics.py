@@ -1,4 +1,4 @@
-"""Gate metrics (SPEC-08.40): claims, verdicts by status, latency, cache hit rate."""
+"""Gate metrics (docs/design.md, Metrics): claims, verdicts by status, latency, cache hits."""
 
 from __future__ import annotations
 

@@ -8,8 +8,9 @@ new text in ``report.output``.
 A claim is *supported* when the gate says ``grounded`` or ``prior_sufficient``
 (and accepts it) and any passage it quotes is in the evidence it cites. It is
 *unverified* when the verifier failed or timed out: as a failed gate never blocks
-a write (SPEC-08.43), such claims never block or strip an output, but they are
-reported and HEDGE marks them. Every other claim is *unsupported*.
+a write (docs/design.md, Failures never block a write), such claims never block or
+strip an output, but they are reported and HEDGE marks them. Every other claim is
+*unsupported*.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The decision table of DESIGN section 4: thresholds, and p0/p1 -> verdict."""
+"""The decision table (docs/design.md, Decision table): thresholds, and p0/p1 -> verdict."""
 
 from __future__ import annotations
 

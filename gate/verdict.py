@@ -1,4 +1,4 @@
-"""The gate's answer for one claim (SPEC-08.32)."""
+"""The gate's answer for one claim (docs/design.md, Verdict)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict
 
 
 class VerdictStatus(StrEnum):
-    """Verdict names, in the order of DESIGN section 4's decision table."""
+    """Verdict names, in the order of the decision table (docs/design.md, Decision table)."""
 
     NO_EVIDENCE = "no_evidence"
     UNKNOWN_CITATION = "unknown_citation"

@@ -1,9 +1,10 @@
 """memstore's settings: one YAML file, overridable by environment variables.
 
-Sections: ``store`` (where memory lives), ``hallucination`` (the SPEC-08.34 gate
-block, :class:`gate.HallucinationConfig`), ``scheduler`` (re-verification runs),
-``server`` (``memstore serve``: address and API keys) and ``sources`` (what
-re-verification may fetch and REST/MCP callers may cite: :class:`SourcesSettings`).
+Sections (docs/design.md, Configuration): ``store`` (where memory lives),
+``hallucination`` (the gate block, :class:`gate.HallucinationConfig`), ``scheduler``
+(re-verification runs), ``server`` (``memstore serve``: address and API keys) and
+``sources`` (what re-verification may fetch and REST/MCP callers may cite:
+:class:`SourcesSettings`).
 
 Precedence, highest first: keyword arguments of :func:`load_settings`, then
 environment variables ``MEMSTORE_<SECTION>__<FIELD>`` (nested with ``__``, e.g.

@@ -62,7 +62,7 @@ def to_check(candidate: Candidate) -> Check:
 
 
 def to_admission(verdict: Verdict) -> Admission:
-    """What the store does with a verdict (DESIGN section 4's store-action column)."""
+    """What the store does with a verdict (docs/design.md, Decision table: store action)."""
     if not verdict.accepted:
         status = FactStatus.UNVERIFIED  # not stored; the rejection keeps the verdict
     elif verdict.status in UNVERIFIED_VERDICTS:

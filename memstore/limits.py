@@ -1,9 +1,9 @@
 """Per-request limits: how much one call may ask of the grounding gate and the store.
 
 The gate's cost grows with the claims it checks and the evidence it reads, so one
-request is bounded in both (SPEC-08's latency budget is per claim). Over a limit,
-nothing is checked or written: too many claims is InvalidInput (HTTP 400), too much
-evidence is TooLarge (HTTP 413), each naming the field.
+request is bounded in both (the latency budget is per claim: docs/design.md, Latency
+budget). Over a limit, nothing is checked or written: too many claims is InvalidInput
+(HTTP 400), too much evidence is TooLarge (HTTP 413), each naming the field.
 """
 
 from __future__ import annotations

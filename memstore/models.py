@@ -24,7 +24,7 @@ MAX_SOURCE_CHARS = 2_048
 
 
 class FactStatus(StrEnum):
-    """Lifecycle of a stored fact (DESIGN section 3)."""
+    """Lifecycle of a stored fact (docs/design.md, Fact status)."""
 
     VERIFIED = "verified"
     UNVERIFIED = "unverified"
@@ -90,7 +90,8 @@ def _text() -> Any:
 
 
 class GateFields(SQLModel):
-    """The numbers of one gate decision (SPEC-08.32), shared by facts, history and rejections."""
+    """The numbers of one gate decision (docs/design.md, Verdict), shared by facts, history
+    and rejections."""
 
     verdict: str = Field(max_length=32)
     p0: float | None = None
@@ -409,7 +410,8 @@ class OutboxKind(StrEnum):
 
 class IndexOutbox(SQLModel, table=True):
     """Rows whose search-index entry is behind SQL, written in the same transaction as
-    the change; the row is deleted once LanceDB holds the change (DESIGN section 2)."""
+    the change; the row is deleted once LanceDB holds the change (docs/design.md, Index
+    outbox)."""
 
     __tablename__ = "index_outbox"
     # Ids are never reused: a syncer deletes the rows it applied by id (revision 0005).

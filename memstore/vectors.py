@@ -1,8 +1,8 @@
 """The search index on LanceDB: fact and evidence-chunk vectors plus a full-text index.
 
-A derived index of the SQL truth (DESIGN section 2): every row here can be rebuilt
-from the database, and rows are written by id (merge), so replaying a change is
-harmless. This module knows LanceDB and nothing of SQL.
+A derived index of the SQL truth (docs/design.md, Storage invariants): every row here
+can be rebuilt from the database, and rows are written by id (merge), so replaying a
+change is harmless. This module knows LanceDB and nothing of SQL.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Every row of the decision table (DESIGN section 4), through a real Gate."""
+"""Every row of the decision table (docs/design.md, Decision table), through a real Gate."""
 
 from __future__ import annotations
 

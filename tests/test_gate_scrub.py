@@ -1,4 +1,4 @@
-"""Scrubbing replaces exactly the cited spans and keeps the rest (SPEC-08.10/11)."""
+"""Scrubbing replaces exactly the cited spans and keeps the rest (docs/design.md, Scrubbing)."""
 
 from __future__ import annotations
 

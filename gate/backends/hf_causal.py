@@ -1,4 +1,6 @@
-"""``hf-causal``: P(YES) from a transformers causal LM's next-token log-probs (SPEC-08.12/13).
+"""``hf-causal``: P(YES) from a transformers causal LM's next-token log-probs.
+
+See docs/design.md, Verifier backends.
 
 The model comes from a local directory, a GGUF file, or a hub id (for users who
 have the hub). The prompt goes through the tokenizer's chat template when it has

@@ -1,7 +1,7 @@
 """``openai``: any OpenAI-compatible chat endpoint (vLLM, llama.cpp server, Ollama, OpenAI).
 
-P(YES) comes from the first answer token's ``top_logprobs`` (SPEC-08.13/14):
-YES and NO spellings are summed and renormalized. A word missing from the top k
+P(YES) comes from the first answer token's ``top_logprobs`` (docs/design.md, Verifier
+backends): YES and NO spellings are summed and renormalized. A word missing from the top k
 has probability somewhere in [0, exp(k-th logprob)]; the backend takes the end
 of that interval that gives the claim the least support. Servers that return no
 logprobs are sampled instead (n answers, the share of YES). Requests are retried
