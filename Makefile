@@ -63,17 +63,21 @@ bench-large: $(BENCH_STAMP)
 train-verifier: install
 	$(PY) -m training.crossencoder
 
-# The issue-23 verifier on the NLI + agent-memory + grounding mix (training/verifier.py):
-# chunks of VERIFIER_CHUNK steps into VERIFIER_RUN, each checkpointed, until the run is
-# done, then the model files into VERIFIER_RUN/export. Interrupt it and run it again to
-# resume (a killed run loses at most the chunk in progress). Hours on 2 cores.
-VERIFIER_RUN   ?= ../verifier-run
-VERIFIER_CHUNK ?= 200
+# embedded-ce-mix, the issue-23 verifier on the NLI + agent-memory + grounding mix
+# (training/verifier.py): chunks of VERIFIER_CHUNK steps into VERIFIER_RUN, each
+# checkpointed, until the run is done; then the best checkpoint's model files into
+# VERIFIER_EXPORT and its head (logit + lexical checks, training/head.py) fitted on dev.
+# Interrupt it and run it again to resume (a killed run loses at most the chunk in
+# progress). Hours on 2 cores.
+VERIFIER_RUN    ?= ../verifier-run
+VERIFIER_CHUNK  ?= 200
+VERIFIER_EXPORT ?= gate/backends/crossencoder/model_mix
 train-verifier-mix: install
 	until $(PY) -m training.verifier --out $(VERIFIER_RUN) --done; do \
 		$(PY) -m training.verifier --out $(VERIFIER_RUN) --steps $(VERIFIER_CHUNK) || exit 1; \
 	done
-	$(PY) -m training.verifier --out $(VERIFIER_RUN) --export $(VERIFIER_RUN)/export
+	$(PY) -m training.verifier --out $(VERIFIER_RUN) --export $(VERIFIER_EXPORT)
+	$(PY) -m training.head --model $(VERIFIER_EXPORT)
 
 lint: install
 	$(PY) -m ruff check .

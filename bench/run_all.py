@@ -23,9 +23,15 @@ BENCH = Path(__file__).resolve().parent
 
 #: name: arguments of the script (the first is the script, relative to bench/).
 STEPS: dict[str, list[str]] = {
-    # 100 seeded check-split rows per data set (~950 rows); the whole split is 3,624.
-    "gate-embedded": ["gate_quality.py", "--backend", "embedded", "--per-dataset", "100"],
-    "gate-embedded-ce": ["gate_quality.py", "--backend", "embedded-ce", "--per-dataset", "100"],
+    # 100 seeded check-split rows per public data set (~950 rows; the whole split is 3,624)
+    # and every row of the agent-memory test split (209).
+    **{
+        f"gate-{name}": [
+            *("gate_quality.py", "--backend", name, "--per-dataset", "100"),
+            *("--agent-memory-rows", "0"),
+        ]
+        for name in ("embedded", "embedded-ce", "embedded-ce-mix")
+    },
     # SmolLM2-135M takes ~1 s per claim here: 5 rows per data set, batches of 8.
     "gate-hf-causal": [
         *("gate_quality.py", "--backend", "hf-causal", "--per-dataset", "5"),

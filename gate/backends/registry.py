@@ -11,6 +11,7 @@ from gate.backends.base import VerifierBackend
 BACKENDS: dict[str, str] = {
     "embedded": "gate.backends.embedded:EmbeddedBackend",
     "embedded-ce": "gate.backends.crossencoder:CrossEncoderBackend",
+    "embedded-ce-mix": "gate.backends.crossencoder:MixCrossEncoderBackend",
     "hf-causal": "gate.backends.hf_causal:HFCausalBackend",
     "hf-nli": "gate.backends.hf_nli:HFNLIBackend",
     "openai": "gate.backends.openai:OpenAIBackend",

@@ -17,10 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from gate.backends.base import CallControl, ModelLock, VerifierBackend
+from gate.backends.crossencoder.head import Head, head_features
 from gate.backends.crossencoder.reading import read
 from gate.backends.embedded.backend import minilm_path
 
 MODEL_DIR = Path(__file__).with_name("model")
+#: ``embedded-ce-mix``: the cross-encoder trained on the issue-23 mix, with its head.
+MIX_MODEL_DIR = Path(__file__).with_name("model_mix")
 WEIGHTS = MODEL_DIR / "verifier.safetensors"
 CARD = MODEL_DIR / "verifier.json"
 #: The packaged weights the fine-tuned file leaves out.
@@ -75,6 +78,7 @@ class CrossEncoderBackend(VerifierBackend):
 
     name = "embedded-ce"
     deterministic = True
+    default_folder = MODEL_DIR
 
     def __init__(
         self,
@@ -92,17 +96,22 @@ class CrossEncoderBackend(VerifierBackend):
         from gate.backends.hf_causal import set_threads
 
         set_threads(threads)
-        folder = Path(path) if path is not None else MODEL_DIR
+        folder = Path(path) if path is not None else self.default_folder
         if card is None:
             card_path = folder / CARD.name
             if not card_path.is_file():
-                raise FileNotFoundError(f"no {CARD.name} in {folder}; run make train-verifier")
+                raise FileNotFoundError(
+                    f"no {CARD.name} in {folder}; run make train-verifier (embedded-ce) "
+                    "or make train-verifier-mix (embedded-ce-mix)"
+                )
             card = json.loads(card_path.read_text(encoding="utf-8"))
         self.card = card
         self.model = f"minilm-ce+{self.card['version']}"
         self.max_length = int(self.card["max_length"])
         self.evidence_words = int(self.card["evidence_words"])
         self.calibration = {k: float(v) for k, v in self.card["calibration"].items()}
+        #: Where the card has one, the head maps (logit, lexical checks) to the probability.
+        self.head = Head.from_card(self.card["head"]) if self.card.get("head") else None
         self.batch_size = max(1, batch_size)
         self._torch = torch
         self._tokenizer = tokenizer()
@@ -113,7 +122,13 @@ class CrossEncoderBackend(VerifierBackend):
         self, pairs: Sequence[tuple[str, str]], control: CallControl | None = None
     ) -> list[float]:
         logits = self.claim_logits(pairs, control)
-        return [probability(z, self.calibration) for z in logits]
+        if self.head is None:
+            return [probability(z, self.calibration) for z in logits]
+        head = self.head
+        return [
+            head.probability(head_features(z, claim, context))
+            for z, (claim, context) in zip(logits, pairs, strict=True)
+        ]
 
     def claim_logits(
         self, pairs: Sequence[tuple[str, str]], control: CallControl | None = None
@@ -149,6 +164,14 @@ class CrossEncoderBackend(VerifierBackend):
 
     def close(self) -> None:
         self._net = None
+
+
+class MixCrossEncoderBackend(CrossEncoderBackend):
+    """``embedded-ce-mix``: the cross-encoder fine-tuned on the NLI + agent-memory +
+    grounding mix (``make train-verifier-mix``), read through its calibrated head."""
+
+    name = "embedded-ce-mix"
+    default_folder = MIX_MODEL_DIR
 
 
 def probability(logit: float, calibration: dict[str, float]) -> float:

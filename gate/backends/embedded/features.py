@@ -201,6 +201,54 @@ def _lexical_window(claim_stems: list[str], seg_stems: Sequence[set[str]]) -> li
     ]
 
 
+#: The embedding-free checks of ``lexical_checks``, in order.
+LEXICAL_CHECKS: tuple[str, ...] = (
+    "lex_recall",
+    "lex_missing",
+    "bigram_recall",
+    "numbers_missing",
+    "names_missing",
+    "negation_mismatch",
+    "lex_missing_near",
+    "lex_all_found",
+    "lex_missing_long",
+)
+
+
+def lexical_checks(claim: str, context: str) -> list[float]:
+    """What of the claim the context never says, without embeddings (``LEXICAL_CHECKS``).
+
+    The claim's content words, bigrams, numbers and names looked up in the context's
+    segments (scrubbed spans and item tags dropped), and whether one side is negated
+    where the other is not (against the segments around the lexically best one).
+    """
+    segs = segments(context)
+    claim_stems = [_stem(w) for w in _content(claim)]
+    n_claim = max(1, len(claim_stems))
+    seg_stems = [[_stem(w) for w in _content(s)] for s in segs]
+    context_stems = [stem for stems in seg_stems for stem in stems]
+    known = set(context_stems)
+    found = sum(s in known for s in claim_stems)
+    window = _negation_window(claim_stems, seg_stems)
+    return [
+        found / n_claim,
+        math.log1p(len(claim_stems) - found),
+        _bigram_recall(claim_stems, context_stems) if segs else 0.0,
+        *_missing_counts(claim, " ".join(segs)),
+        float(bool(segs) and _negated(claim) != _negated(" ".join(segs[window]))),
+        *_lexical_window(claim_stems, [set(stems) for stems in seg_stems]),
+    ]
+
+
+def _negation_window(claim_stems: list[str], seg_stems: Sequence[list[str]]) -> slice:
+    """The segment sharing most claim words (earliest among equals) and its neighbours."""
+    if not seg_stems:
+        return slice(0, 0)
+    wanted = set(claim_stems)
+    best = max(range(len(seg_stems)), key=lambda i: (len(wanted & set(seg_stems[i])), -i))
+    return slice(max(0, best - 1), best + 2)
+
+
 def feature_matrix(
     all_pieces: Sequence[Pieces], embed: Callable[[str], Vector]
 ) -> npt.NDArray[np.float64]:
@@ -255,6 +303,6 @@ def _missing_counts(claim: str, context: str) -> list[float]:
 
 def _negated(text: str) -> bool:
     """An odd number of negation words."""
-    words = re.findall(r"[a-z]+(?:n't)?", text.lower())
+    words = re.findall(r"[a-z]+n't|[a-z]+", text.lower().replace("\u2019", "'"))
     count = sum(w in _NEGATIONS or w.endswith("n't") for w in words)
     return count % 2 == 1
