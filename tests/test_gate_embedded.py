@@ -112,4 +112,11 @@ def test_a_calibration_for_other_features_is_refused() -> None:
 def test_backends_by_name() -> None:
     with pytest.raises(ValueError, match="unknown backend 'nope'"):
         gate.create_backend("nope")
-    assert set(gate.BACKENDS) == {"embedded", "embedded-ce", "hf-causal", "hf-nli", "openai"}
+    assert set(gate.BACKENDS) == {
+        "embedded",
+        "embedded-ce",
+        "embedded-ce-mix",
+        "hf-causal",
+        "hf-nli",
+        "openai",
+    }

@@ -1,0 +1,159 @@
+"""Remember a conversation: extract candidates, gate each against its turn, reconcile.
+
+Each candidate is written as a fact whose evidence is the message it came from
+(cited: the exact sentence) plus up to ``context_turns`` earlier messages as
+uncited context, so the gate reads it in the conversation while p0 scrubs only the
+speaker's own words. A hallucinated or misattributed candidate is refused into the
+audit log like any other write. An admitted candidate that replaces active facts
+(``reconcile.replaced_by``) supersedes them, or, with ``on_conflict="flag"``, is
+stored beside them and the answer names them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, Field
+
+from memstore.conversations.extractors import Candidate, EmbeddedExtractor, Extractor
+from memstore.conversations.messages import Message, parse_messages
+from memstore.conversations.reconcile import SINGLE_VALUED, replaced_by
+from memstore.errors import ErrFactNotGrounded, InvalidInput
+from memstore.schemas import FactPublic, RejectionPublic
+
+if TYPE_CHECKING:
+    from memstore.store import Store
+
+OnConflict = Literal["supersede", "flag"]
+Outcome = Literal["stored", "refused", "duplicate", "superseded", "conflict"]
+#: Earlier messages given to the gate as context with each candidate's own message.
+CONTEXT_TURNS = 4
+
+
+class CandidateMember(BaseModel):
+    name: str
+    kind: str
+    role: str
+
+
+class CandidateOutcome(BaseModel):
+    """What happened to one extracted candidate."""
+
+    statement: str
+    members: list[CandidateMember]
+    relation: str | None = None
+    #: The message it came from (index into the call's messages) and the sentence cited.
+    message: int
+    quote: str
+    outcome: Outcome
+    fact: FactPublic | None = None
+    rejection: RejectionPublic | None = None
+    #: Active facts this one superseded (``superseded``) or sits beside (``conflict``).
+    replaced: list[str] = Field(default_factory=list)
+    conflicts: list[str] = Field(default_factory=list)
+    reasons: dict[str, str] = Field(default_factory=dict)
+
+
+class ConversationReport(BaseModel):
+    """Per candidate, in the order extracted: stored, refused (and why), or what it replaced."""
+
+    extractor: str
+    messages: int
+    candidates: list[CandidateOutcome]
+
+    @property
+    def stored(self) -> list[FactPublic]:
+        return [c.fact for c in self.candidates if c.fact is not None]
+
+    @property
+    def refused(self) -> list[RejectionPublic]:
+        return [c.rejection for c in self.candidates if c.rejection is not None]
+
+
+def fact_of(candidate: Candidate, messages: Sequence[Message], context_turns: int) -> dict:
+    """The fact a candidate asks the store to write, with its turn cited."""
+    source = messages[candidate.message]
+    earlier = range(max(0, candidate.message - context_turns), candidate.message)
+    others = [i for i in (*candidate.also, *earlier) if i != candidate.message]
+    evidence = [{"text": source.rendered(), "source": "conversation"}]
+    evidence += [{"text": messages[i].rendered(), "source": "conversation"} for i in others]
+    citations = [{"evidence": 0, "quote": candidate.quote}]
+    citations += [{"evidence": n + 1} for n, i in enumerate(others) if i in candidate.also]
+    fact: dict[str, Any] = {
+        "statement": candidate.statement,
+        "members": [{"name": n, "kind": k, "role": r} for n, k, r in candidate.members],
+        "relation": candidate.relation,
+        "evidence": evidence,
+        "citations": citations,
+    }
+    if source.timestamp is not None:
+        fact["valid_from"] = source.timestamp
+    return fact
+
+
+def remember_conversation(
+    store: Store,
+    messages: Iterable[Message | Mapping[str, Any]],
+    *,
+    extractor: Extractor | None = None,
+    on_conflict: OnConflict = "supersede",
+    single_valued: Collection[str] = SINGLE_VALUED,
+    context_turns: int = CONTEXT_TURNS,
+) -> ConversationReport:
+    """Extract candidate facts from ``messages`` and write each through the store's gate."""
+    if on_conflict not in ("supersede", "flag"):
+        raise InvalidInput("on_conflict", "must be 'supersede' or 'flag'")
+    if context_turns < 0:
+        raise InvalidInput("context_turns", "must be >= 0")
+    turns = parse_messages(messages)
+    extractor = extractor or EmbeddedExtractor()
+    candidates = extractor.extract(turns)
+    outcomes = [
+        _remember_one(store, c, turns, on_conflict, single_valued, context_turns)
+        for c in candidates
+    ]
+    return ConversationReport(extractor=extractor.name, messages=len(turns), candidates=outcomes)
+
+
+def _remember_one(
+    store: Store,
+    candidate: Candidate,
+    turns: Sequence[Message],
+    on_conflict: OnConflict,
+    single_valued: Collection[str],
+    context_turns: int,
+) -> CandidateOutcome:
+    fact = fact_of(candidate, turns, context_turns)
+    base = CandidateOutcome(
+        statement=candidate.statement,
+        members=[CandidateMember(name=n, kind=k, role=r) for n, k, r in candidate.members],
+        relation=candidate.relation,
+        message=candidate.message,
+        quote=candidate.quote,
+        outcome="refused",
+    )
+    old, why = replaced_by(
+        store, candidate, turns[candidate.message].rendered(), single_valued=single_valued
+    )
+    try:
+        if old and on_conflict == "supersede":
+            stored = store.supersede(old[0].id, fact)
+            for extra in old[1:]:
+                store.retract(extra.id, f"superseded by {stored.id}: {why[extra.id]}")
+            outcome: Outcome = "superseded"
+        else:
+            stored = store.add_fact(fact)
+            outcome = "duplicate" if stored.deduplicated else ("conflict" if old else "stored")
+    except ErrFactNotGrounded as refused:
+        return base.model_copy(update={"rejection": refused.rejection})
+    ids = [o.id for o in old]
+    return base.model_copy(
+        update={
+            "outcome": outcome,
+            "fact": stored,
+            "replaced": ids if outcome == "superseded" else [],
+            "conflicts": ids if outcome == "conflict" else [],
+            "reasons": why,
+        }
+    )

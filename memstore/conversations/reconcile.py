@@ -1,0 +1,70 @@
+"""Which active facts a new memory replaces: single-valued relations, and contradictions.
+
+A candidate replaces an active fact about the same subject when
+
+- both carry a relation declared single-valued (``lives_in``: one can live in one
+  place at a time) and their statements differ, or
+- the gate, reading the old fact against the candidate's source message, finds it
+  contradicted (p1 below the contradiction threshold and below p0).
+
+Identical statements are not conflicts: the store deduplicates them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import TYPE_CHECKING
+
+from gate import VerdictStatus
+from memstore.conversations.extractors import Candidate
+from memstore.errors import NotFound
+from memstore.names import normalize_key
+from memstore.schemas import FactPublic
+
+if TYPE_CHECKING:
+    from memstore.store import Store
+
+#: Relations where a newer fact replaces an older one about the same subject.
+SINGLE_VALUED: frozenset[str] = frozenset({"lives_in", "works_at"})
+#: At most this many active facts about the subject are read against the new evidence.
+MAX_COMPARED = 20
+
+
+def same_statement(a: str, b: str) -> bool:
+    return normalize_key(a.rstrip(".")) == normalize_key(b.rstrip("."))
+
+
+def active_about(store: Store, subject: str) -> list[FactPublic]:
+    """The subject's active facts, newest first (none if the store does not know it)."""
+    try:
+        facts = store.facts_about(subject)
+    except NotFound:
+        return []
+    return facts[::-1]
+
+
+def replaced_by(
+    store: Store,
+    candidate: Candidate,
+    source: str,
+    *,
+    single_valued: Collection[str] = SINGLE_VALUED,
+) -> tuple[list[FactPublic], dict[str, str]]:
+    """The active facts ``candidate`` replaces, newest first, and why each one."""
+    subject = candidate.members[0][0]
+    found: list[FactPublic] = []
+    why: dict[str, str] = {}
+    for old in active_about(store, subject)[:MAX_COMPARED]:
+        if same_statement(old.statement, candidate.statement):
+            continue
+        if candidate.relation in single_valued and old.relation == candidate.relation:
+            found.append(old)
+            why[old.id] = f"{candidate.relation} holds one value at a time"
+            continue
+        verdict = store.verify_claim(old.statement, source)
+        if verdict.status is VerdictStatus.CONTRADICTED:
+            found.append(old)
+            why[old.id] = (
+                f"the new message contradicts it (p1 {verdict.p1:.2f} < p0 {verdict.p0:.2f})"
+            )
+    return found, why

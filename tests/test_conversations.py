@@ -1,0 +1,304 @@
+"""Memory from conversations: messages, the embedded extractor, gating, reconciliation."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import pytest
+
+import memstore
+from gate import Gate, ScriptedBackend
+from gate.evidence import REMOVED
+from memstore import InvalidInput, Store
+from memstore.conversations import Candidate, EmbeddedExtractor, Message, parse_messages
+from memstore.conversations.conversation import remember_conversation
+from memstore.conversations.extractors import resolve_first_person, third_person
+
+
+def extract(*messages: dict[str, str]) -> list[Candidate]:
+    return EmbeddedExtractor().extract(parse_messages(messages))
+
+
+def statements(*messages: dict[str, str]) -> list[str]:
+    return [c.statement for c in extract(*messages)]
+
+
+# -- messages -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("raw", "field"),
+    [
+        ("I like tea", "messages"),
+        ({"role": "user", "content": "hi"}, "messages"),
+        ([], "messages"),
+        ([{"role": "user", "content": "ok"}, {"role": "robot", "content": "x"}], "messages.1.role"),
+        ([{"role": "user", "content": "   "}], "messages.0.content"),
+        ([{"role": "user"}], "messages.0.content"),
+        ([{"role": "user", "content": "x", "mood": "happy"}], "messages.0.mood"),
+        ([{"role": "user", "content": "x", "name": ""}], "messages.0.name"),
+        ([{"role": "user", "content": "x", "timestamp": "soon"}], "messages.0.timestamp"),
+        (["I like tea"], "messages.0"),
+    ],
+)
+def test_bad_messages_name_the_field(raw: object, field: str) -> None:
+    with pytest.raises(InvalidInput) as err:
+        parse_messages(raw)
+    assert err.value.field == field
+
+
+def test_a_message_speaks_for_its_name_or_its_role() -> None:
+    assert Message(role="user", content="x", name="Alice").speaker == "Alice"
+    assert Message(role="user", content="x").speaker == "the user"
+    assert Message(role="user", content="I like tea.", name="Alice").rendered() == (
+        "Alice: I like tea."
+    )
+    assert Message(role="tool", content="{}").rendered() == "Tool: {}"
+
+
+# -- the embedded extractor ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("verb", "third"),
+    [("live", "lives"), ("go", "goes"), ("study", "studies"), ("watch", "watches"),
+     ("have", "has"), ("moved", "moved"), ("can", "can"), ("play", "plays"), ("met", "met")],
+)  # fmt: skip
+def test_third_person(verb: str, third: str) -> None:
+    assert third_person(verb) == third
+
+
+def test_first_person_statements_are_resolved_to_the_speaker() -> None:
+    assert statements({"role": "user", "name": "Alice", "content": "I'm allergic to peanuts."}) == [
+        "Alice is allergic to peanuts."
+    ]
+    assert statements({"role": "user", "content": "I've been vegetarian for ten years."}) == [
+        "The user has been vegetarian for ten years."
+    ]
+    assert resolve_first_person("I don't eat meat", "Bob") == "Bob doesn't eat meat."
+    assert resolve_first_person("I never drink coffee.", "Bob") == "Bob never drinks coffee."
+    assert resolve_first_person("Tom is my manager.", "the user") == "Tom is the user's manager."
+    assert resolve_first_person("Tom gave me a book.", "Ana") == "Tom gave Ana a book."
+
+
+def test_what_bob_says_about_himself_is_not_about_alice() -> None:
+    found = extract(
+        {"role": "user", "name": "Alice", "content": "I live in Boston."},
+        {"role": "user", "name": "Bob", "content": "I live in Denver."},
+    )
+    assert [(c.statement, c.members[0][0], c.message) for c in found] == [
+        ("Alice lives in Boston.", "Alice", 0),
+        ("Bob lives in Denver.", "Bob", 1),
+    ]
+    assert all(c.relation == "lives_in" for c in found)
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "Can you remind me to call my sister?",
+        "Do I have anything on Friday?",
+        "Remind me to buy milk tomorrow.",
+        "Thanks, that helps a lot!",
+        "Maybe I'll move to Berlin next year.",
+        "If I get the job I will move to Oslo.",
+        "I think I left my keys at work.",
+        "You told me the meeting was at 3.",
+        "We love hiking in the Alps.",
+        "She is allergic to cats.",
+        "Ok.",
+    ],
+)
+def test_questions_requests_hedges_and_others_are_not_memories(content: str) -> None:
+    assert statements({"role": "user", "name": "Alice", "content": content}) == []
+
+
+def test_only_the_users_turns_are_read() -> None:
+    said = [
+        {"role": "assistant", "content": "I live in the cloud and I love JSON."},
+        {"role": "system", "content": "I am a helpful assistant."},
+        {"role": "tool", "content": '{"user": "Alice", "city": "Boston"}'},
+    ]
+    assert statements(*said) == []
+
+
+def test_the_extractor_never_adds_a_word() -> None:
+    """Every word of a statement is the speaker's name, a rewrite of a first-person word or
+    a verb ending, or a word of the sentence it came from."""
+    said = [
+        {"role": "user", "name": "Alice", "content": "I'm allergic to peanuts. My boss Tom "
+         "wants the report by Friday. I study chemistry at MIT, and I go running on Mondays."},
+        {"role": "user", "content": "I have two cats, Miso and Tofu. I don't eat meat. I moved "
+         "to Lisbon in May 2024. Tom is my manager."},
+    ]  # fmt: skip
+    found = extract(*said)
+    assert len(found) == 7
+    for c in found:
+        source = parse_messages(said)[c.message]
+        assert c.quote in source.content
+        allowed = {w.lower() for w in re.findall(r"[\w']+", c.quote)}
+        speaker = source.speaker.lower()
+        allowed |= {*speaker.split(), f"{speaker.split()[-1]}'s"}
+        allowed |= {"is", "has", "does", "doesn't", "would", "will", "was", "s"}
+        allowed |= {third_person(w) for w in allowed}
+        for word in re.findall(r"[\w']+", c.statement.lower()):
+            assert word in allowed, (word, c.statement)
+
+
+def test_members_are_the_speaker_then_names_and_times() -> None:
+    [c] = extract({"role": "user", "name": "Alice", "content": "My boss Tom moved to Oslo in May."})
+    assert c.members == (
+        ("Alice", "person", "subject"),
+        ("Tom", "entity", "object"),
+        ("Oslo", "entity", "object"),
+        ("May", "time", "when"),
+    )
+    assert c.relation == "lives_in"
+
+
+# -- through the gate ------------------------------------------------------------------
+
+
+def supports_its_own_words(claim: str, context: str) -> float:
+    """A verifier that reads only the overlap of content words (a rule, not a model):
+    high where every content word of the claim is in the context, low otherwise."""
+    words = {w for w in re.findall(r"[a-z]+", claim.lower()) if len(w) > 3}
+    seen = set(re.findall(r"[a-z]+", context.replace(REMOVED, " ").lower()))
+    stems = {w[:4] for w in seen}
+    found = sum(w in seen or w[:4] in stems for w in words)
+    return 0.97 if found == len(words) else 0.05
+
+
+@pytest.fixture
+def gated(data_dir: Path) -> Iterator[Store]:
+    gate = Gate(ScriptedBackend(supports_its_own_words))  # type: ignore[arg-type]
+    with memstore.open(data_dir, namespace="user:alice", gate=gate) as store:
+        yield store
+
+
+class Mishearing:
+    """An extractor that gets the object wrong, as an LLM can ("peanuts" -> "shellfish")."""
+
+    name = "mishearing"
+
+    def extract(self, messages: Sequence[Message]) -> list[Candidate]:
+        return [
+            Candidate(
+                "Alice is allergic to shellfish.",
+                (("Alice", "person", "subject"), ("shellfish", "food", "allergen")),
+                0,
+                messages[0].content,
+            )
+        ]
+
+
+@pytest.mark.both_databases
+def test_each_candidate_is_written_with_its_turn_cited(gated: Store) -> None:
+    report = remember_conversation(
+        gated,
+        [
+            {"role": "user", "name": "Alice", "content": "Hi! I'm allergic to peanuts."},
+            {"role": "assistant", "content": "Noted."},
+            {"role": "user", "name": "Alice", "content": "My sister Ines lives in Porto."},
+        ],
+    )
+    assert report.extractor == "embedded" and report.messages == 3
+    assert [(c.outcome, c.statement) for c in report.candidates] == [
+        ("stored", "Alice is allergic to peanuts."),
+        ("stored", "Alice's sister Ines lives in Porto."),
+    ]
+    fact = report.candidates[0].fact
+    assert fact is not None and fact.status == "verified"
+    [cited] = [c for c in fact.citations if c.cited]
+    evidence = gated.get_evidence(cited.evidence_id)
+    assert evidence.text == "Alice: Hi! I'm allergic to peanuts."
+    assert evidence.text[cited.start : cited.end] == "I'm allergic to peanuts."
+    assert {m.name for m in fact.members} == {"Alice"}
+
+
+def test_a_misheard_extraction_is_refused_into_the_audit_log(gated: Store) -> None:
+    report = remember_conversation(
+        gated,
+        [{"role": "user", "name": "Alice", "content": "I'm allergic to peanuts."}],
+        extractor=Mishearing(),
+    )
+    [outcome] = report.candidates
+    assert outcome.outcome == "refused" and outcome.fact is None
+    assert outcome.rejection is not None and outcome.rejection.verdict == "unsupported"
+    assert [r.statement for r in gated.rejections()] == ["Alice is allergic to shellfish."]
+    assert gated.stats().facts == {}
+
+
+@pytest.mark.both_databases
+def test_a_move_supersedes_where_the_user_lived(gated: Store) -> None:
+    first = remember_conversation(
+        gated, [{"role": "user", "name": "Maya", "content": "I live in Boston."}]
+    )
+    old = first.candidates[0].fact
+    assert old is not None
+    later = remember_conversation(
+        gated, [{"role": "user", "name": "Maya", "content": "I moved to Lisbon in May."}]
+    )
+    [moved] = later.candidates
+    assert moved.outcome == "superseded" and moved.replaced == [old.id]
+    assert "lives_in" in moved.reasons[old.id]
+    assert [f.statement for f in gated.facts_about("Maya")] == ["Maya moved to Lisbon in May."]
+    assert gated.get_fact(old.id).status == "superseded"
+    assert [f.statement for f in gated.history(moved.fact.id)] == [  # type: ignore[union-attr]
+        "Maya lives in Boston.",
+        "Maya moved to Lisbon in May.",
+    ]
+
+
+def test_flag_keeps_both_and_names_the_conflict(gated: Store) -> None:
+    old = remember_conversation(
+        gated, [{"role": "user", "name": "Maya", "content": "I work at Acme."}]
+    ).candidates[0]
+    new = remember_conversation(
+        gated,
+        [{"role": "user", "name": "Maya", "content": "I work for Globex."}],
+        on_conflict="flag",
+    ).candidates[0]
+    assert old.fact is not None and new.outcome == "conflict"
+    assert new.conflicts == [old.fact.id] and new.replaced == []
+    assert len(gated.facts_about("Maya")) == 2
+
+
+def test_the_same_conversation_twice_stores_each_fact_once(gated: Store) -> None:
+    said = [{"role": "user", "name": "Alice", "content": "I'm allergic to peanuts."}]
+    remember_conversation(gated, said)
+    again = remember_conversation(gated, said)
+    assert [c.outcome for c in again.candidates] == ["duplicate"]
+    assert len(gated.facts_about("Alice")) == 1
+
+
+def test_a_contradiction_the_verifier_finds_supersedes(data_dir: Path) -> None:
+    """No single-valued relation here: the verifier reads the old fact against the new turn."""
+
+    def verifier(claim: str, context: str) -> float:
+        if claim == "Maya loves cilantro." and "can't stand cilantro" in context:
+            return 0.02
+        return supports_its_own_words(claim, context)
+
+    gate = Gate(ScriptedBackend(verifier))  # type: ignore[arg-type]
+    with memstore.open(data_dir, namespace="user:maya", gate=gate) as store:
+        remember_conversation(
+            store, [{"role": "user", "name": "Maya", "content": "I love cilantro."}]
+        )
+        [changed] = remember_conversation(
+            store, [{"role": "user", "name": "Maya", "content": "I can't stand cilantro."}]
+        ).candidates
+        assert changed.outcome == "superseded"
+        assert "contradicts" in next(iter(changed.reasons.values()))
+        assert [f.statement for f in store.facts_about("Maya")] == ["Maya can't stand cilantro."]
+
+
+def test_bad_options_are_refused_before_anything_is_written(gated: Store) -> None:
+    said = [{"role": "user", "name": "Alice", "content": "I'm allergic to peanuts."}]
+    with pytest.raises(InvalidInput, match="on_conflict"):
+        remember_conversation(gated, said, on_conflict="ignore")  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput, match="context_turns"):
+        remember_conversation(gated, said, context_turns=-1)
+    assert gated.stats().facts == {} and gated.rejections() == []
