@@ -26,7 +26,7 @@ from contextvars import ContextVar
 from datetime import timedelta
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import yaml
 from pydantic import (
@@ -38,6 +38,7 @@ from pydantic import (
     ValidationError,
     ValidationInfo,
     field_validator,
+    model_validator,
 )
 from pydantic_settings import (
     BaseSettings,
@@ -252,6 +253,38 @@ class ServerSettings(_Section):
         return any(fnmatchcase(namespace, p) for p in self.namespaces_for(key))
 
 
+class LLMExtractorSettings(_Section):
+    """An OpenAI-compatible chat endpoint that extracts facts (``conversations.llm``)."""
+
+    model: str | None = None
+    base_url: str | None = None
+    #: The environment variable holding the endpoint's API key (never the key itself).
+    api_key_env: str = "MEMSTORE_EXTRACTOR_API_KEY"
+    timeout: float = Field(default=30.0, gt=0.0, le=600.0)
+    retries: int = Field(default=2, ge=0, le=10)
+
+
+class ConversationSettings(_Section):
+    """How ``remember_conversation`` extracts and reconciles facts from messages."""
+
+    #: ``embedded``: rule-based, offline; ``llm``: the endpoint of ``llm``.
+    extractor: Literal["embedded", "llm"] = "embedded"
+    llm: LLMExtractorSettings = Field(default_factory=LLMExtractorSettings)
+    #: What an admitted fact does to an active one it replaces: supersede it, or stay
+    #: beside it with the conflict named in the answer.
+    on_conflict: Literal["supersede", "flag"] = "supersede"
+    #: Relations where a newer fact about the same subject replaces the older one.
+    single_valued: list[str] = Field(default_factory=lambda: ["lives_in", "works_at"])
+    #: Earlier messages the gate reads (uncited) with each candidate's own message.
+    context_turns: int = Field(default=4, ge=0, le=50)
+
+    @model_validator(mode="after")
+    def _llm_named(self) -> ConversationSettings:
+        if self.extractor == "llm" and not (self.llm.model and self.llm.base_url):
+            raise ValueError("extractor 'llm' needs conversations.llm.model and .base_url")
+        return self
+
+
 def key_fingerprint(key: str) -> str:
     """``api-key:<12 hex>``: who acted, by a short hash of the API key (never the key)."""
     return "api-key:" + hashlib.sha256(key.encode()).hexdigest()[:12]
@@ -275,8 +308,12 @@ class Settings(BaseSettings):
     server: ServerSettings = ServerSettings()
     #: Which evidence sources may be fetched, and which REST/MCP callers may cite.
     sources: SourcesSettings = Field(default_factory=SourcesSettings)
+    #: How facts are extracted from conversations and reconciled with older ones.
+    conversations: ConversationSettings = Field(default_factory=ConversationSettings)
 
-    @field_validator("store", "hallucination", "scheduler", "server", "sources", mode="before")
+    @field_validator(
+        "store", "hallucination", "scheduler", "server", "sources", "conversations", mode="before"
+    )
     @classmethod
     def _empty_section(cls, value: object) -> object:
         return {} if value is None else value  # an empty YAML section: its defaults

@@ -3,6 +3,7 @@
 A fake at the network edge: each answers ``/v1/chat/completions`` the way one kind
 of real server does (with logprobs, without them, failing first, never answering).
 The claim is read back out of the prompt; a claim naming "peanuts" is true.
+``scripted`` answers a list of replies in turn (the llm extractor's tests).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -160,3 +162,76 @@ def silent_server() -> Iterator[str]:
         for conn in held:
             conn.close()
         sock.close()
+
+
+# -- a scripted chat endpoint (the llm extractor's edge cases) ------------------------
+
+
+@dataclass
+class Reply:
+    """One scripted answer: a chat completion whose message is ``content``, or ``status``
+    with ``body`` (any JSON, or raw text when ``body`` is a str and ``raw`` is set)."""
+
+    content: str | None = None
+    status: int = 200
+    body: Any = None
+    raw: bool = False
+    finish_reason: str = "stop"
+
+
+class ScriptedHandler(BaseHTTPRequestHandler):
+    """Answers each POST with the server's next reply (the last one repeats)."""
+
+    server: ScriptedServer
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        pass
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length", 0))
+        body = json.loads(self.rfile.read(length))
+        server = self.server
+        with server.lock:
+            server.requests.append(body)
+            server.headers.append({k.lower(): v for k, v in self.headers.items()})
+            reply = server.replies.pop(0) if len(server.replies) > 1 else server.replies[0]
+        if reply.content is not None:
+            message = {"role": "assistant", "content": reply.content}
+            choice = {"index": 0, "message": message, "finish_reason": reply.finish_reason}
+            payload: Any = {"id": "x", "object": "chat.completion", "choices": [choice]}
+        else:
+            payload = reply.body
+        data = payload.encode() if reply.raw else json.dumps(payload).encode()
+        self.send_response(reply.status)
+        self.send_header("Content-Type", "text/plain" if reply.raw else "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+class ScriptedServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, replies: list[Reply]) -> None:
+        super().__init__(("127.0.0.1", 0), ScriptedHandler)
+        self.lock = threading.Lock()
+        self.replies = list(replies)
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/v1"
+
+
+@contextmanager
+def scripted(*replies: Reply) -> Iterator[ScriptedServer]:
+    """A chat endpoint that answers with ``replies`` in turn, recording each request."""
+    server = ScriptedServer(list(replies))
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()

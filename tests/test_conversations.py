@@ -302,3 +302,18 @@ def test_bad_options_are_refused_before_anything_is_written(gated: Store) -> Non
     with pytest.raises(InvalidInput, match="context_turns"):
         remember_conversation(gated, said, context_turns=-1)
     assert gated.stats().facts == {} and gated.rejections() == []
+
+
+def test_a_fact_holds_from_its_message_time(gated: Store) -> None:
+    said = [
+        {
+            "role": "user",
+            "name": "Alice",
+            "content": "I'm allergic to peanuts.",
+            "timestamp": "2026-03-01T09:30:00+01:00",
+        }
+    ]
+    [outcome] = remember_conversation(gated, said).candidates
+    assert outcome.fact is not None
+    assert outcome.fact.valid_from is not None
+    assert outcome.fact.valid_from.isoformat() == "2026-03-01T08:30:00+00:00"

@@ -3,18 +3,14 @@
 from __future__ import annotations
 
 import math
-import socket
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 
-import httpx
 import pytest
+from llama_server import llama_server as start_llama_server
 from openai_servers import serving, silent_server, top_logprobs
 
 from gate import Gate, VerdictStatus
-from gate.backends.hf_causal import smollm2_gguf
 from gate.backends.openai import BackendError, OpenAIBackend, answer_word, yes_from_top_logprobs
 
 EVIDENCE = ["User: just so you know, I'm allergic to peanuts."]
@@ -130,35 +126,8 @@ def test_bad_mode_is_refused() -> None:
 @pytest.fixture(scope="module")
 def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """llama-cpp-python's OpenAI-compatible server on 127.0.0.1, serving the SmolLM2 GGUF."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    command = [
-        sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_gguf()),
-        "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048",
-        "--model_alias", "smollm2", "--n_threads", "2",
-    ]  # fmt: skip
-    log = tmp_path_factory.mktemp("llama") / "server.log"
-    log_file = log.open("wb")  # a file, not a pipe: the server logs a lot while loading
-    proc = subprocess.Popen(command, stdout=log_file, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}/v1"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                if httpx.get(f"{url}/models", timeout=1.0).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                tail = log.read_text(errors="replace")[-2000:]
-                raise RuntimeError(f"llama_cpp.server did not start: {tail}")
-            time.sleep(0.25)
+    with start_llama_server(tmp_path_factory.mktemp("llama")) as url:
         yield url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
-        log_file.close()
 
 
 def test_real_llama_cpp_server(llama_server: str) -> None:

@@ -7,6 +7,15 @@ endpoint for schema-checked JSON).
 """
 
 from memstore.conversations.extractors import Candidate, EmbeddedExtractor, Extractor
+from memstore.conversations.llm import ExtractorError, LLMExtractor
 from memstore.conversations.messages import Message, parse_messages
 
-__all__ = ["Candidate", "EmbeddedExtractor", "Extractor", "Message", "parse_messages"]
+__all__ = [
+    "Candidate",
+    "EmbeddedExtractor",
+    "Extractor",
+    "ExtractorError",
+    "LLMExtractor",
+    "Message",
+    "parse_messages",
+]

@@ -87,8 +87,9 @@ def fact_of(candidate: Candidate, messages: Sequence[Message], context_turns: in
         "evidence": evidence,
         "citations": citations,
     }
-    if source.timestamp is not None:
-        fact["valid_from"] = source.timestamp
+    valid_from = candidate.valid_from or source.timestamp
+    if valid_from is not None:
+        fact["valid_from"] = valid_from
     return fact
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Protocol, runtime_checkable
 
 from memstore.conversations.messages import Message
@@ -35,6 +36,8 @@ class Candidate:
     relation: str | None = None
     #: Other messages the statement also rests on (an LLM may combine turns).
     also: tuple[int, ...] = field(default=())
+    #: When it starts to hold, where the extractor knows (else the message's timestamp).
+    valid_from: datetime | None = None
 
 
 @runtime_checkable
