@@ -1,0 +1,160 @@
+"""A store's search index: where it lives, opening it, whether search can run, and
+bringing it in line with SQL (queued changes, a full rebuild).
+
+SQL is the truth; the index follows it through the outbox (``memstore.indexing``).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Collection, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from memstore import db, indexing
+from memstore.embeddings import Embedder, Matrix
+from memstore.errors import InvalidInput, MemstoreError, StorageError
+from memstore.scope import Scope
+from memstore.vectors import SearchIndex
+
+log = logging.getLogger(__name__)
+
+#: The search index's directory inside a data directory.
+INDEX_DIRNAME = "index"
+#: Where a store opened by URL keeps its search index (a directory or LanceDB URI).
+INDEX_URI_ENV = "MEMSTORE_INDEX_URI"
+NO_INDEX = "this store has no search index"
+
+
+def index_uri(index: str | Path | bool, data_dir: Path | None) -> str | None:
+    """Where the search index lives: see ``memstore.open()``."""
+    if index is True:
+        if data_dir is not None:
+            return str(data_dir / INDEX_DIRNAME)
+        return os.environ.get(INDEX_URI_ENV) or None
+    if index is False:
+        return None
+    if isinstance(index, str | Path) and str(index).strip():
+        return str(Path(index).expanduser()) if "://" not in str(index) else str(index)
+    raise InvalidInput("index", "must be True, False, or a directory or LanceDB URI")
+
+
+class IndexHandle:
+    """The index at ``uri`` (None: no search) and, when search cannot run, why not."""
+
+    def __init__(self, scope: Scope, uri: str | None) -> None:
+        self.scope = scope
+        self.uri = uri
+        self.index: SearchIndex | None = None
+        #: Why search cannot run, in words that say what to do; None when it can.
+        self.problem: str | None = None
+
+    def open(self, embedder: Embedder, vector_index_at: int, where: object) -> None:
+        """Open the index; ``where`` (data directory or URL) goes into the advice to rebuild."""
+        if self.uri is None:
+            self.problem = (
+                f"{NO_INDEX}: open it with index='<directory or LanceDB URI>' or set "
+                f"{INDEX_URI_ENV}"
+            )
+            return
+        try:
+            self.index = SearchIndex(
+                self.uri,
+                embedder,
+                vector_index_at=vector_index_at,
+                # PostgreSQL workers may share an index from several machines: they take
+                # turns writing it through the database; SQLite's share a lock file.
+                write_lock=db.shared_lock(self.scope.engine, f"memstore index {self.uri}"),
+            )
+        except Exception as exc:
+            raise StorageError(f"cannot open the search index at {self.uri}: {exc}") from exc
+        mismatch = self.index.mismatch()
+        if mismatch is not None:
+            self.problem = (
+                f"{mismatch}: rebuild it with store.reindex() or `memstore reindex {where}`"
+            )
+
+    @property
+    def usable(self) -> bool:
+        """Whether the index exists and matches this store's embedder."""
+        return self.index is not None and self.problem is None
+
+    def ready(self) -> SearchIndex:
+        """The index, or MemstoreError saying why search cannot run."""
+        if self.index is None or self.problem is not None:
+            raise MemstoreError(self.problem or NO_INDEX)
+        return self.index
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        """Embed ``texts`` with the index's embedder (unit vectors, one row each)."""
+        return self.ready().embed(list(texts))
+
+    def replay_queued(self, notice_at: int) -> None:
+        """Apply what a killed writer or reindex left queued (all namespaces), saying so
+        first when it is more than ``notice_at`` changes."""
+        with self.scope.session() as session:
+            backlog = indexing.pending(session)
+        if backlog > notice_at:
+            log.warning(
+                "applying %d queued search-index changes left by an interrupted writer or "
+                "reindex (up to about 40 s per 10,000 on 2 cores); the store opens when done",
+                backlog,
+            )
+        if backlog:
+            self.apply_queued()
+
+    def apply_queued(
+        self,
+        targets: Collection[str] | None = None,
+        vectors: Mapping[str, Any] | None = None,
+        namespace: str | None = None,
+    ) -> None:
+        """Apply queued index changes (only ``targets`` / ``namespace`` ones, when given).
+        A failure is logged, never raised: SQL already holds the change, and it stays
+        queued for a replay."""
+        if self.index is None or self.problem is not None:
+            return
+        try:
+            indexing.sync(
+                self.scope.session,
+                self.index,
+                namespace=namespace,
+                targets=targets,
+                vectors=vectors or {},
+            )
+        except Exception:
+            log.warning(
+                "the search index at %s is behind; the change stays queued and is applied "
+                "at the next open or store.sync_index()",
+                self.uri,
+                exc_info=True,
+            )
+
+    def sync(self) -> int:
+        """Write every queued change (all namespaces) now; returns how many. Raises."""
+        index = self.ready()
+        try:
+            return indexing.sync(self.scope.session, index)
+        except MemstoreError:
+            raise
+        except Exception as exc:
+            raise StorageError(f"cannot update the search index at {self.uri}: {exc}") from exc
+
+    def rebuild(self, progress: Callable[[int, int], None] | None) -> indexing.Rebuilt:
+        """Rebuild the index from SQL (``indexing.rebuild``); search runs again after it."""
+        if self.index is None:
+            raise MemstoreError(self.problem or NO_INDEX)
+        try:
+            rebuilt = indexing.rebuild(self.scope.session, self.index, progress)
+        except MemstoreError:
+            raise
+        except Exception as exc:
+            raise StorageError(f"cannot rebuild the search index at {self.uri}: {exc}") from exc
+        self.problem = None
+        return rebuilt
+
+    def backlog(self) -> int:
+        """Changes of this namespace queued for the index but not yet in it."""
+        with self.scope.session() as session:
+            return indexing.pending(session, self.scope.namespace)

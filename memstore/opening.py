@@ -1,0 +1,94 @@
+"""Opening a store: the parts a ``Store`` hands its work to, wired to one engine and
+namespace, and the open sequence (migrate the database, load the graph, open the
+search index and apply what an interrupted writer left queued)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Protocol
+
+from sqlalchemy.exc import SQLAlchemyError
+
+from memstore import db
+from memstore.embeddings import Embedder, MiniLM
+from memstore.errors import StorageError
+from memstore.forgetting import Forgetting
+from memstore.graph_view import GraphView
+from memstore.index_handle import IndexHandle
+from memstore.limits import Limits
+from memstore.reverifying import Reverification
+from memstore.scope import Scope
+from memstore.source_policy import SourcePolicy
+from memstore.sqlite_log import ErasedTextLog
+from memstore.write_path import WritePath
+
+
+class Settings(Protocol):
+    """A store's checked settings (the ``Store`` itself), read once here."""
+
+    @property
+    def namespace(self) -> str: ...
+    @property
+    def url(self) -> str: ...
+    @property
+    def data_dir(self) -> Path | None: ...
+    @property
+    def index_uri(self) -> str | None: ...
+    @property
+    def limits(self) -> Limits: ...
+    @property
+    def sources(self) -> SourcePolicy: ...
+    @property
+    def near_duplicate(self) -> float | None: ...
+
+
+@dataclass
+class Parts:
+    """A store's parts, sharing one scope (and so one engine and namespace)."""
+
+    scope: Scope
+    graph: GraphView
+    index: IndexHandle
+    reverification: Reverification
+    writes: WritePath
+    forgetting: Forgetting
+    log: ErasedTextLog
+
+
+def open_parts(
+    settings: Settings,
+    override: dict[str, timedelta],
+    embedder: Embedder | None,
+    vector_index_at: int,
+    replay_notice_at: int,
+) -> Parts:
+    """Wire the parts to a new engine and open them; ``override`` goes on top of the
+    stored re-verification policy, ``embedder`` None is the packaged MiniLM. A failure
+    disposes the engine and raises StorageError."""
+    engine = db.create_engine(settings.url)
+    scope = Scope(settings.namespace, engine)
+    graph = GraphView(scope)
+    index = IndexHandle(scope, settings.index_uri)
+    rechecks = Reverification(scope, graph, index, settings.sources, override)
+    policy = rechecks.policy
+    writes = WritePath(scope, graph, index, settings.limits, settings.near_duplicate, policy)
+    log = ErasedTextLog(engine, settings.namespace)
+    parts = Parts(scope, graph, index, rechecks, writes, Forgetting(scope, graph, index, log), log)
+    try:
+        db.upgrade(engine)
+        graph.rebuild()
+    except SQLAlchemyError as exc:
+        engine.dispose()
+        raise StorageError(f"cannot open store at {settings.url}: {exc}") from exc
+    where = settings.data_dir if settings.data_dir is not None else settings.url
+    embedder = embedder or MiniLM()
+    try:
+        index.open(embedder, vector_index_at, where)
+    except StorageError:
+        engine.dispose()
+        raise
+    if index.problem is None:
+        index.replay_queued(replay_notice_at)
+    return parts

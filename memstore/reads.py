@@ -1,0 +1,173 @@
+"""Reads of one namespace's memory: facts, their history and verifications, entities,
+evidence and counts. Inputs arrive checked (``memstore.checks``)."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlmodel import col, or_, select
+
+from memstore import db, indexing, rejections
+from memstore import reverify as reverification
+from memstore.errors import NotFound
+from memstore.models import (
+    Entity,
+    Evidence,
+    Fact,
+    FactMember,
+    FactStatus,
+    Verification,
+    utcnow,
+)
+from memstore.schemas import (
+    EntityPublic,
+    EvidencePublic,
+    FactPublic,
+    RejectionFilter,
+    StoreStats,
+    VerificationPublic,
+)
+from memstore.scope import Scope
+
+
+def valid_at(as_of: datetime, *, history: bool) -> list[Any]:
+    """SQL conditions: the fact holds at world time ``as_of`` (half-open validity).
+
+    With ``history`` (a read on default statuses), a superseded fact counts only with
+    a closed world time: facts superseded before ``supersede`` closed it (no
+    ``valid_to``) would otherwise seem to hold forever beside their correction.
+    """
+    conditions = [
+        or_(col(Fact.valid_from).is_(None), col(Fact.valid_from) <= as_of),
+        or_(col(Fact.valid_to).is_(None), col(Fact.valid_to) > as_of),
+    ]
+    if history:
+        superseded = col(Fact.status) == FactStatus.SUPERSEDED
+        conditions.append(or_(~superseded, col(Fact.valid_to).is_not(None)))
+    return conditions
+
+
+def get_fact(scope: Scope, fact_id: str) -> FactPublic:
+    """A fact by id, whatever its status."""
+    with scope.session() as session:
+        return scope.hydrate(session, [scope.get_row(fact_id, session)])[0]
+
+
+def facts_about(
+    scope: Scope,
+    entity: str,
+    wanted: list[str],
+    relation: str | None,
+    as_of: datetime | None,
+    history: bool,
+) -> list[FactPublic]:
+    """Facts in ``wanted`` statuses that have ``entity`` as a member, oldest first; with
+    ``as_of``, those valid then (``history``: superseded facts need a closed validity)."""
+    with scope.session() as session:
+        target = scope.resolve(session, entity)
+        query = (
+            select(Fact)
+            .join(FactMember, col(FactMember.fact_id) == Fact.id)
+            .where(
+                FactMember.namespace == scope.namespace,
+                FactMember.entity_id == target.id,
+                Fact.namespace == scope.namespace,
+                col(Fact.status).in_(wanted),
+            )
+            .distinct()
+            .order_by(col(Fact.recorded_at), col(Fact.id))
+        )
+        if relation is not None:
+            query = query.where(Fact.relation == relation)
+        if as_of is not None:
+            query = query.where(*valid_at(as_of, history=history))
+        return scope.hydrate(session, list(session.exec(query).all()))
+
+
+def history(scope: Scope, fact_id: str) -> list[FactPublic]:
+    """Every version of a fact along its supersession chain, oldest first."""
+    with scope.session() as session:
+        row = scope.get_row(fact_id, session)
+        chain = [row]
+        while chain[0].supersedes_id is not None:
+            chain.insert(0, scope.get_row(chain[0].supersedes_id, session))
+        while chain[-1].superseded_by_id is not None:
+            chain.append(scope.get_row(chain[-1].superseded_by_id, session))
+        return scope.hydrate(session, chain)
+
+
+def verifications(scope: Scope, fact_id: str) -> list[VerificationPublic]:
+    """The verification history of a fact (its first gate pass, then re-verifications)."""
+    with scope.session() as session:
+        scope.get_row(fact_id, session)
+        rows = session.exec(
+            select(Verification)
+            .where(Verification.namespace == scope.namespace, Verification.fact_id == fact_id)
+            .order_by(col(Verification.created_at), col(Verification.id))
+        ).all()
+        return [VerificationPublic.model_validate(r, from_attributes=True) for r in rows]
+
+
+def entity(scope: Scope, name: str) -> EntityPublic:
+    """An entity by name or alias."""
+    with scope.session() as session:
+        return scope.entities_by_id(session, [scope.resolve(session, name, "name").id])[0]
+
+
+def get_evidence(scope: Scope, evidence_id: str) -> EvidencePublic:
+    """One stored evidence version by id (history rows name the versions they used),
+    while it backs live memory: a fact cites it whose newest version is not retracted.
+    Evidence that only rejections cite is shown by the rejection reads (the audit log)."""
+    with scope.session() as session:
+        row = session.get(Evidence, evidence_id) if isinstance(evidence_id, str) else None
+        if (
+            row is None
+            or row.namespace != scope.namespace
+            or row.id not in indexing.live_ids(session, [row])
+        ):
+            raise NotFound("evidence", str(evidence_id), scope.namespace)
+        return EvidencePublic.model_validate(row, from_attributes=True)
+
+
+def stored_evidence(scope: Scope, ids: Collection[str]) -> set[str]:
+    """Which of these ids name evidence stored in this namespace (any evidence:
+    a write may cite what the audit log showed it)."""
+    found: set[str] = set()
+    with scope.session() as session:
+        for chunk in db.chunks(sorted(ids)):
+            found.update(
+                session.exec(
+                    select(Evidence.id).where(
+                        Evidence.namespace == scope.namespace, col(Evidence.id).in_(chunk)
+                    )
+                )
+            )
+    return found
+
+
+def stats(scope: Scope) -> StoreStats:
+    """Counts of the namespace: facts by status, entities, evidence versions, rejections
+    by verdict, facts due for re-verification and changes waiting for the index."""
+    with scope.session() as session:
+
+        def count(model: Any) -> int:
+            query = select(sa.func.count()).select_from(model)
+            return int(session.exec(query.where(model.namespace == scope.namespace)).one())
+
+        facts = session.exec(
+            select(Fact.status, sa.func.count())
+            .where(Fact.namespace == scope.namespace)
+            .group_by(col(Fact.status))
+        ).all()
+        return StoreStats(
+            namespace=scope.namespace,
+            facts={str(status): int(n) for status, n in facts},
+            entities=count(Entity),
+            evidence=count(Evidence),
+            rejections=rejections.count(session, scope.namespace, RejectionFilter(), "verdict"),
+            due_for_reverification=reverification.count_due(session, scope.namespace, utcnow()),
+            index_backlog=indexing.pending(session, scope.namespace),
+        )

@@ -1,0 +1,152 @@
+"""One namespace's view of the database: sessions, transactions, lookups and hydration.
+
+Every other part of the store reads and writes through a ``Scope``: it confines
+lookups to its namespace, turns SQLAlchemy errors into ``StorageError`` and table
+rows into the public models (``FactPublic``, ``EntityPublic``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterator, Sequence
+from contextlib import contextmanager
+from typing import TypeVar
+
+import sqlalchemy as sa
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+from sqlmodel import Session, col, select
+
+from memstore import db
+from memstore.checks import required_name
+from memstore.errors import MemstoreError, NotFound, StorageError
+from memstore.models import ACTIVE_STATUSES, Citation, Entity, EntityAlias, Fact, FactMember
+from memstore.names import normalize_key
+from memstore.schemas import CitationPublic, EntityPublic, FactPublic, MemberPublic
+
+T = TypeVar("T")
+
+#: A unique-key race (the same new entity from two writers) is retried this many times.
+WRITE_ATTEMPTS = 3
+
+
+class Scope:
+    """Database access confined to ``namespace``; ``closed`` refuses every new session."""
+
+    def __init__(self, namespace: str, engine: sa.Engine) -> None:
+        self.namespace = namespace
+        self.engine = engine
+        self.closed = False
+
+    @contextmanager
+    def session(self) -> Iterator[Session]:
+        """A session whose database errors surface as ``StorageError``."""
+        if self.closed:
+            raise MemstoreError("the store is closed; open it again with memstore.open()")
+        try:
+            with Session(self.engine, expire_on_commit=False) as session:
+                yield session
+        except SQLAlchemyError as exc:
+            raise StorageError(f"database error: {exc}") from exc
+
+    def transaction(self, work: Callable[[Session], T]) -> T:
+        """Run ``work`` in one transaction; all or nothing. Unique-key races are retried."""
+        for attempt in range(1, WRITE_ATTEMPTS + 1):
+            try:
+                with self.session() as session, session.begin():
+                    return work(session)
+            except StorageError as exc:
+                if not isinstance(exc.__cause__, IntegrityError) or attempt == WRITE_ATTEMPTS:
+                    raise
+        raise AssertionError("unreachable")
+
+    def get_row(self, fact_id: str, session: Session | None = None) -> Fact:
+        """The fact row ``fact_id`` of this namespace, whatever its status, or NotFound."""
+        if session is None:
+            with self.session() as own:
+                return self.get_row(fact_id, own)
+        row = session.get(Fact, fact_id) if isinstance(fact_id, str) else None
+        if row is None or row.namespace != self.namespace:
+            raise NotFound("fact", str(fact_id), self.namespace)
+        return row
+
+    def resolve(self, session: Session, name: str, field: str = "entity") -> Entity:
+        """The entity named (or aliased) ``name``; a bad name is InvalidInput on ``field``."""
+        key = normalize_key(required_name(field, name))
+        row = session.exec(
+            select(Entity)
+            .join(EntityAlias, col(EntityAlias.entity_id) == Entity.id)
+            .where(EntityAlias.namespace == self.namespace, EntityAlias.key == key)
+        ).first()
+        if row is None:
+            raise NotFound("entity", name, self.namespace)
+        return row
+
+    def hydrate(self, session: Session, rows: Sequence[Fact]) -> list[FactPublic]:
+        """Fact rows as ``FactPublic``, with their members and citations, in order."""
+        ids = [r.id for r in rows]
+        members: dict[str, list[MemberPublic]] = {i: [] for i in ids}
+        citations: dict[str, list[CitationPublic]] = {i: [] for i in ids}
+        for chunk in db.chunks(ids):
+            for m, e in session.exec(
+                select(FactMember, Entity)
+                .join(Entity, col(Entity.id) == FactMember.entity_id)
+                .where(col(FactMember.fact_id).in_(chunk))
+                .order_by(col(FactMember.fact_id), col(FactMember.position))
+            ).all():
+                members[m.fact_id].append(
+                    MemberPublic(entity_id=e.id, name=e.name, kind=e.kind, role=m.role)
+                )
+            for c in session.exec(
+                select(Citation).where(col(Citation.fact_id).in_(chunk)).order_by(col(Citation.id))
+            ).all():
+                citations[c.fact_id].append(
+                    CitationPublic(
+                        evidence_id=c.evidence_id,
+                        cited=c.cited,
+                        start=c.span_start,
+                        end=c.span_end,
+                        lost_at=c.lost_at,
+                    )
+                )
+        return [
+            FactPublic(**r.model_dump(), members=members[r.id], citations=citations[r.id])
+            for r in rows
+        ]
+
+    def facts_by_id(
+        self,
+        session: Session,
+        ids: Collection[str],
+        statuses: Collection[str] | None = ACTIVE_STATUSES,
+    ) -> list[FactPublic]:
+        """These facts, keeping only ``statuses`` (None: any). The status filter is in SQL,
+        so a fact another process made stale never comes back through the graph."""
+        rows: list[Fact] = []
+        for chunk in db.chunks(list(ids)):
+            query = select(Fact).where(Fact.namespace == self.namespace, col(Fact.id).in_(chunk))
+            if statuses is not None:
+                query = query.where(col(Fact.status).in_(list(statuses)))
+            rows.extend(session.exec(query).all())
+        return self.hydrate(session, rows)
+
+    def entities_by_id(self, session: Session, ids: Collection[str]) -> list[EntityPublic]:
+        """These entities with their aliases, in the order of ``ids`` (unknown ids left out)."""
+        found: dict[str, EntityPublic] = {}
+        for chunk in db.chunks(list(ids)):
+            for e in session.exec(
+                select(Entity).where(Entity.namespace == self.namespace, col(Entity.id).in_(chunk))
+            ).all():
+                found[e.id] = EntityPublic(
+                    id=e.id,
+                    namespace=e.namespace,
+                    name=e.name,
+                    key=e.key,
+                    kind=e.kind,
+                    created_at=e.created_at,
+                )
+            for a in session.exec(
+                select(EntityAlias)
+                .where(col(EntityAlias.entity_id).in_(chunk))
+                .order_by(col(EntityAlias.id))
+            ).all():
+                found[a.entity_id].aliases.append(a.alias)
+        return [found[i] for i in ids if i in found]

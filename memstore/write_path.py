@@ -1,0 +1,360 @@
+"""The write path: a batch of new facts through the write hook into SQL, then into the
+graph and the search index.
+
+Per batch: evidence is prepared and members resolved (nothing written), exact
+duplicates are answered with the stored fact, the hook decides the rest in one
+call, and each fact (or its rejection, into the audit log) is written in its own
+transaction. After the commits the graph takes the new facts, near duplicates are
+reported and the index is updated. Items of a batch are independent and each is all
+or nothing; a database failure stops the batch, with the items before it stored.
+
+A correction (``Store.supersede``) closes world time too: it holds from its
+``valid_from`` (the moment of the correction when it has none) and the old fact stops
+holding there, so ``as_of`` reads before it find the old fact and after it the new
+one. An old fact that already ended earlier keeps its ``valid_to``. A correction of
+the past, starting at or before the old fact's ``valid_from``, replaces it over its
+whole world time: the old fact's validity becomes empty (``valid_to == valid_from``)
+and no ``as_of`` read returns it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlmodel import Session, col, select
+
+from gate import VerdictStatus
+from memstore import audit, evidence, indexing, rejections
+from memstore import reverify as reverification
+from memstore.admission import Admission, Ungated, WriteHook
+from memstore.duplicates import near_duplicates, same_fact
+from memstore.entities import resolve_members
+from memstore.errors import InvalidInput
+from memstore.gating import UNVERIFIED_VERDICTS
+from memstore.graph_view import GraphView
+from memstore.hooks import admit
+from memstore.index_handle import IndexHandle
+from memstore.limits import Limits
+from memstore.models import (
+    OPEN_STATUSES,
+    Citation,
+    Fact,
+    FactMember,
+    FactStatus,
+    OutboxKind,
+    Rejection,
+    Verification,
+    utcnow,
+)
+from memstore.names import statement_hash
+from memstore.schemas import FactCreate, FactPublic, RejectionPublic
+from memstore.scope import Scope
+
+log = logging.getLogger(__name__)
+
+Written = FactPublic | RejectionPublic
+
+
+class WritePath:
+    """Writes new facts into one scope, keeping its graph and search index in step."""
+
+    def __init__(
+        self,
+        scope: Scope,
+        graph: GraphView,
+        index: IndexHandle,
+        limits: Limits,
+        near_duplicate: float | None,
+        policy: Callable[[], reverification.ReverifyPolicy],
+    ) -> None:
+        self.scope = scope
+        self.graph = graph
+        self.index = index
+        self.limits = limits
+        self.near_duplicate = near_duplicate
+        self.policy = policy
+
+    def check_gated(self, hook: WriteHook, count: int, field: str, what: str = "facts") -> None:
+        """That the gate may check ``count`` claims in one call (``Ungated`` checks none)."""
+        if not isinstance(hook, Ungated):
+            self.limits.check_claims(count, field, what)
+
+    def write(
+        self, news: Sequence[FactCreate], supersedes: Sequence[str | None], hook: WriteHook
+    ) -> list[Written]:
+        """Check every fact with one hook call, then write each in its own transaction.
+
+        A fact already remembered (same normalized statement and members, live) is
+        answered with the stored one, unchecked; superseding facts are never deduplicated.
+        """
+        single = len(news) == 1
+        pending: dict[tuple[str, str], str] = {}  # one id per new evidence text in the batch
+        results: list[Written | None] = [None] * len(news)
+        with self.scope.session() as session:
+            prepared = []
+            for i, (new, old_id) in enumerate(zip(news, supersedes, strict=True)):
+                try:
+                    prepared.append(evidence.prepare(session, self.scope.namespace, new, pending))
+                    member_ids = resolve_members(session, self.scope.namespace, new, create=False)
+                except InvalidInput as exc:
+                    raise exc if single else exc.under(f"facts.{i}") from None
+                same = (
+                    None if old_id is not None else same_fact(self.scope, session, new, member_ids)
+                )
+                if same is not None:
+                    [results[i]] = self.scope.hydrate(session, [same])
+                    results[i].deduplicated = True  # type: ignore[union-attr]
+        self.limits.check_evidence(p.candidate(new) for p, new in zip(prepared, news, strict=True))
+        todo = [i for i, r in enumerate(results) if r is None]
+        admissions = admit(hook, [prepared[i].candidate(news[i]) for i in todo])
+        policy = self.policy()
+        written: list[FactPublic] = []
+        for i, admission in zip(todo, admissions, strict=True):
+            if admission.accepted:
+                fact = self._store_fact(news[i], prepared[i], admission, supersedes[i], policy)
+                results[i] = fact
+                if not fact.deduplicated:
+                    written.append(fact)
+            else:
+                results[i] = self.store_rejection(news[i], prepared[i], admission)
+        self._index_written(written, [item.id for p in prepared for item in p.new])
+        return [r for r in results if r is not None]
+
+    def store_rejection(
+        self, new: FactCreate, prepared: evidence.PreparedEvidence, admission: Admission
+    ) -> RejectionPublic:
+        """Record a rejected fact, with its evidence, in the audit log."""
+
+        def work(session: Session) -> Rejection:
+            return rejections.record(session, new, evidence.persist(session, prepared), admission)
+
+        row = self.scope.transaction(work)
+        with self.scope.session() as session:
+            return rejections.hydrate(session, [row])[0]
+
+    def _store_fact(
+        self,
+        new: FactCreate,
+        prepared: evidence.PreparedEvidence,
+        admission: Admission,
+        supersedes: str | None,
+        policy: reverification.ReverifyPolicy,
+    ) -> FactPublic:
+        def work(session: Session) -> tuple[Fact, bool]:
+            return self._insert_fact(session, new, prepared, admission, supersedes, policy)
+
+        row, duplicate = self.scope.transaction(work)
+        with self.scope.session() as session:
+            stored = self.scope.hydrate(session, [row])[0]
+        if duplicate:
+            stored.deduplicated = True
+            return stored
+        self.graph.replace(supersedes, stored)
+        return stored
+
+    def _insert_fact(
+        self,
+        session: Session,
+        new: FactCreate,
+        prepared: evidence.PreparedEvidence,
+        admission: Admission,
+        supersedes: str | None,
+        policy: reverification.ReverifyPolicy,
+    ) -> tuple[Fact, bool]:
+        """Insert the fact, or find the live fact it duplicates (then True, nothing added)."""
+        namespace = self.scope.namespace
+        inserted = {item.id for item in prepared.new}  # persist queues these for the index
+        prepared = evidence.persist(session, prepared)
+        member_ids = resolve_members(session, namespace, new)
+        if supersedes is None:  # checked again here: another writer may have stored it
+            same = same_fact(self.scope, session, new, member_ids)
+            if same is not None:
+                return same, True
+        now = utcnow()
+        valid_from = new.valid_from
+        if supersedes is not None and valid_from is None:
+            valid_from = check_correction_end(new, now)  # a correction holds from now
+        row = Fact(
+            namespace=namespace,
+            statement=new.statement,
+            statement_hash=statement_hash(new.statement),
+            relation=new.relation,
+            stated_confidence=new.confidence,
+            confidence=admission.confidence,
+            status=admission.status,
+            valid_from=valid_from,
+            valid_to=new.valid_to,
+            recorded_at=now,
+            verified_at=now if admission.status == FactStatus.VERIFIED else None,
+            next_check_at=next_check(admission, policy, now),
+            supersedes_id=supersedes,
+            **admission.gate_fields(),
+        )
+        session.add(row)
+        session.flush()
+        if supersedes is not None:
+            values = {"superseded_at": now, "superseded_by_id": row.id}
+            bounds = session.exec(
+                select(col(Fact.valid_from), col(Fact.valid_to)).where(
+                    col(Fact.id) == supersedes, col(Fact.namespace) == namespace
+                )
+            ).first()
+            if bounds is not None:  # open facts never change bounds: safe outside the UPDATE
+                values["valid_to"] = world_end(valid_from or now, *bounds)
+            if not close_open_fact(session, namespace, supersedes, FactStatus.SUPERSEDED, values):
+                raise InvalidInput(
+                    "old_id", f"fact {supersedes} was superseded or retracted meanwhile"
+                )
+        for position, (member, entity_id) in enumerate(zip(new.members, member_ids, strict=True)):
+            session.add(
+                FactMember(
+                    namespace=namespace,
+                    fact_id=row.id,
+                    entity_id=entity_id,
+                    role=member.role,
+                    position=position,
+                )
+            )
+        cited = {c.evidence_id for c in prepared.citations}
+        for span in prepared.citations:
+            session.add(
+                Citation(
+                    namespace=namespace,
+                    fact_id=row.id,
+                    evidence_id=span.evidence_id,
+                    span_start=span.start,
+                    span_end=span.end,
+                )
+            )
+        for item in prepared.items:
+            if item.id not in cited:
+                # Uncited evidence is context; with no citations at all it counts as cited.
+                session.add(
+                    Citation(
+                        namespace=namespace,
+                        fact_id=row.id,
+                        evidence_id=item.id,
+                        cited=not prepared.citations,
+                    )
+                )
+        verification = Verification(
+            namespace=namespace,
+            fact_id=row.id,
+            kind="write",
+            status_after=admission.status,
+            confidence=admission.confidence,
+            evidence_ids=[item.id for item in prepared.items],
+            reason=admission.reason,
+            created_at=now,
+            **admission.gate_fields(),
+        )
+        audit.append(session, verification)
+        session.add(verification)
+        indexing.enqueue(session, namespace, OutboxKind.FACT, [row.id])
+        # Stored evidence (rejected-only, say) that this fact cites now backs live memory.
+        stored = [item.id for item in prepared.items if item.id not in inserted]
+        indexing.enqueue(session, namespace, OutboxKind.EVIDENCE, stored)
+        return row, False
+
+    def _index_written(self, stored: list[FactPublic], new_evidence: list[str]) -> None:
+        """After the commit: report near duplicates of the new facts, then index them
+        and the new evidence."""
+        if not self.index.usable:
+            return
+        touched = [f.id for f in stored]
+        touched += [f.supersedes_id for f in stored if f.supersedes_id]
+        touched += new_evidence
+        touched += [c.evidence_id for f in stored for c in f.citations]
+        vectors: dict[str, Any] = {}
+        try:
+            embedded = self.index.embed([f.statement for f in stored])
+            vectors = {f.id: v for f, v in zip(stored, embedded, strict=True)}
+            if self.near_duplicate is not None:
+                for n, fact in enumerate(stored):
+                    fact.near_duplicates = near_duplicates(
+                        self.scope,
+                        self.index,
+                        self.near_duplicate,
+                        fact,
+                        embedded[n],
+                        stored[:n],
+                        embedded[:n],
+                    )
+        except Exception:
+            log.warning("near-duplicate check failed for %d new facts", len(stored), exc_info=True)
+        self.index.apply_queued(touched, vectors)
+
+
+def close_open_fact(
+    session: Session, namespace: str, fact_id: str, status: FactStatus, values: dict[str, Any]
+) -> bool:
+    """Move an open fact to a final status in one guarded UPDATE; False if it was not open.
+
+    The status check lives in the UPDATE itself, so two writers can never both
+    retract or supersede the same fact.
+    """
+    done = session.exec(
+        sa.update(Fact)
+        .where(
+            col(Fact.id) == fact_id,
+            col(Fact.namespace) == namespace,
+            col(Fact.status).in_(OPEN_STATUSES),
+        )
+        .values(status=status, **values)
+    )
+    if done.rowcount != 1:
+        return False
+    indexing.enqueue(session, namespace, OutboxKind.FACT, [fact_id])
+    return True
+
+
+def next_check(
+    admission: Admission, policy: reverification.ReverifyPolicy, now: datetime
+) -> datetime | None:
+    """When the re-verification job should look at a newly stored fact."""
+    if admission.verdict == Ungated.verdict:
+        return None
+    if admission.verdict == VerdictStatus.TIMEOUT.value:
+        return now  # never checked: due at once, so the next re-verification run checks it
+    if admission.verdict in UNVERIFIED_VERDICTS:
+        return policy.after_error(now)
+    return policy.after_decision(now)
+
+
+def check_correction(scope: Scope, old_id: str, new: FactCreate) -> None:
+    """That the fact ``old_id`` exists and is open, and ``new`` can correct it now."""
+    old = scope.get_row(old_id)
+    if old.status not in OPEN_STATUSES:
+        raise InvalidInput("old_id", f"fact {old_id} is {old.status} and cannot be superseded")
+    check_correction_end(new, utcnow())
+
+
+def check_correction_end(new: FactCreate, now: datetime) -> datetime:
+    """When a correction starts holding: its ``valid_from``, else ``now``, which must
+    then precede its ``valid_to`` (a correction that ended already needs a start)."""
+    if new.valid_from is not None:
+        return new.valid_from
+    if new.valid_to is not None and new.valid_to <= now:
+        raise InvalidInput(
+            "valid_to",
+            "a correction without valid_from holds from now, so valid_to must be in the "
+            "future; give valid_from to correct the past",
+        )
+    return now
+
+
+def world_end(start: datetime, valid_from: datetime | None, valid_to: datetime | None) -> datetime:
+    """Where a superseded fact stops holding when its correction holds from ``start``.
+
+    Its own ``valid_to`` when that is earlier; its ``valid_from`` (an empty validity)
+    when the correction starts at or before it; else ``start``.
+    """
+    if valid_to is not None and valid_to <= start:
+        return valid_to
+    if valid_from is not None and valid_from >= start:
+        return valid_from
+    return start
