@@ -1,0 +1,45 @@
+"""Where the CLI writes: stdout and stderr consoles, the exit codes, and ``fail``.
+
+Messages (errors, notes, one-line results) are never wrapped at the terminal's
+width, so scripts and tests see them whole; tables still fit the terminal.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+from typing import Any, NoReturn
+
+import typer
+from rich.console import Console
+
+
+class Exit(IntEnum):
+    """What the process's exit status means."""
+
+    OK = 0
+    INTERNAL = 1
+    BAD_INPUT = 2
+    REJECTED = 3
+    UNCHECKED = 4
+
+
+class MessageConsole(Console):
+    """A rich Console that never wraps a message (a plain string) at the terminal's
+    width; other renderables (tables) still fit the terminal."""
+
+    def print(self, *objects: Any, soft_wrap: bool | None = None, **options: Any) -> None:
+        if soft_wrap is None and objects and all(isinstance(o, str) for o in objects):
+            soft_wrap = True
+        super().print(*objects, soft_wrap=soft_wrap, **options)
+
+
+out = MessageConsole()
+err = MessageConsole(stderr=True)
+
+
+def fail(message: str, code: Exit = Exit.INTERNAL, then: str | None = None) -> NoReturn:
+    """Print ``error: message`` (and what to do ``next``) to stderr and exit with ``code``."""
+    err.print(f"[red]error:[/red] {message}")
+    if then:
+        err.print(f"  next: {then}")
+    raise typer.Exit(int(code))

@@ -1,0 +1,69 @@
+"""The settings and the store a command works on: the global options (kept on the
+root context) under the command's own ``--store`` / ``--namespace``.
+
+New commands open their store with ``open_store(...)``, which refuses a missing
+store unless told ``create=True``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import typer
+
+from memstore.cli.console import Exit, fail
+from memstore.config import URL_ENV, Settings, load_settings
+from memstore.probes import missing_sqlite_store
+from memstore.store import Store
+
+
+@dataclass
+class Globals:
+    """Options given before the command."""
+
+    store: str | None = None
+    namespace: str | None = None
+    config: str | None = None
+
+
+def settings(ctx: typer.Context, store: str | None, namespace: str | None = None) -> Settings:
+    """Settings from --config, the environment, --store and --namespace (a command's
+    options over the global ones)."""
+    given: Globals = ctx.find_root().obj or Globals()
+    chosen = {"url": store or given.store, "namespace": namespace or given.namespace}
+    overrides = {name: value for name, value in chosen.items() if value}
+    return load_settings(given.config, **({"store": overrides} if overrides else {}))
+
+
+def open_store(
+    ctx: typer.Context,
+    store: str | None,
+    namespace: str | None,
+    index: str | bool | None = None,
+    *,
+    create: bool = False,
+) -> Store:
+    """The store the options and settings name; ``index=False`` skips the search index.
+
+    Unless ``create``, a data directory or SQLite file without a store is refused
+    (exit 2) before anything is created.
+    """
+    chosen = settings(ctx, store, namespace)
+    if not create:
+        require_store(chosen)
+    options: dict[str, Any] = {} if index is None else {"index": index}
+    return chosen.open(**options)
+
+
+def require_store(chosen: Settings) -> None:
+    """Exit 2, naming the path, when the settings' SQLite store does not exist."""
+    url = chosen.store.url
+    missing = missing_sqlite_store(url)
+    if missing is not None:
+        fail(
+            f"no memstore store at {missing}",
+            Exit.BAD_INPUT,
+            f"create it with `memstore --store {url} init`, or point --store / "
+            f"${URL_ENV} at an existing store",
+        )

@@ -1,0 +1,134 @@
+"""Option parsing shared by the commands: the common options, facts from options or
+a file, times and durations."""
+
+from __future__ import annotations
+
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+import yaml
+
+from memstore.config import NAMESPACE_ENV, URL_ENV, parse_duration
+from memstore.errors import InvalidInput
+from memstore.schemas import to_utc
+
+StoreOption = Annotated[
+    str | None,
+    typer.Option(
+        "--store",
+        "-s",
+        help=f"Data directory (SQLite) or database URL [env {URL_ENV}; default ./memdata].",
+        show_default=False,
+    ),
+]
+NamespaceOption = Annotated[
+    str | None,
+    typer.Option(
+        "--namespace",
+        "-n",
+        help=f"Namespace to work in [env {NAMESPACE_ENV}; default 'default'].",
+        show_default=False,
+    ),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+IndexOption = Annotated[
+    str | None,
+    typer.Option(
+        "--index",
+        help="Search index directory or LanceDB URI (default: STORE/index, or "
+        "$MEMSTORE_INDEX_URI for a database URL).",
+    ),
+]
+
+
+def fact_from_options(
+    statement: str,
+    members: list[str] | None,
+    evidence: list[str] | None,
+    evidence_files: list[Path] | None,
+    quotes: list[str] | None,
+) -> dict[str, Any]:
+    """A fact (as ``Store.add_fact`` takes it) from ``add``'s options."""
+    items: list[dict[str, str]] = []
+    for text in evidence or []:
+        items.append({"text": sys.stdin.read() if text == "-" else text})
+    for path in evidence_files or []:
+        try:
+            items.append(
+                {"text": path.read_text(encoding="utf-8"), "source": path.resolve().as_uri()}
+            )
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InvalidInput("evidence_file", f"cannot read {path}: {exc}") from None
+    parsed = [member(text) for text in members or []]
+    fact: dict[str, Any] = {"statement": statement, "members": parsed, "evidence": items}
+    if quotes:
+        fact["citations"] = [
+            {"evidence": i, "quote": q}
+            for q in quotes
+            for i, item in enumerate(items)
+            if q in item["text"]
+        ]
+        missing = [q for q in quotes if not any(q in item["text"] for item in items)]
+        if missing:
+            raise InvalidInput("quote", f"{missing[0]!r} is not in any evidence text")
+    return fact
+
+
+def member(text: str) -> dict[str, str]:
+    """``NAME[:KIND[:ROLE]]``; a name may itself hold colons (split from the right)."""
+    parts = text.rsplit(":", 2) if text.count(":") >= 2 else text.split(":")
+    keys = ("name", "kind", "role")
+    return {key: part for key, part in zip(keys, parts, strict=False) if part}
+
+
+def read_facts(file: str) -> list[dict[str, Any]]:
+    """The facts of a JSON or YAML file ('-': stdin): one mapping or a list of them."""
+    try:
+        raw = sys.stdin.read() if file == "-" else Path(file).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInput("file", f"cannot read {file}: {exc}") from None
+    try:
+        data = yaml.safe_load(raw)  # JSON is YAML
+    except yaml.YAMLError as exc:
+        raise InvalidInput("file", f"not JSON or YAML: {exc}") from None
+    if isinstance(data, dict):
+        data = [data]
+    if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
+        raise InvalidInput("file", "must hold a fact (a mapping) or a list of facts")
+    if not data:
+        raise InvalidInput("file", "holds no facts")
+    return data
+
+
+def when(field: str, text: str | None) -> datetime | None:
+    """An ISO 8601 time, or a span back from now such as ``7d``."""
+    if text is None:
+        return None
+    try:
+        span = parse_duration(text)
+    except ValueError:
+        pass
+    else:
+        try:
+            return datetime.now(UTC) - span
+        except OverflowError:
+            raise InvalidInput(field, f"{text!r} reaches back before the year 1") from None
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise InvalidInput(field, f"{text!r} is not an ISO 8601 time or a span like 7d") from None
+    try:
+        return to_utc(moment)
+    except ValueError as exc:
+        raise InvalidInput(field, f"{text!r} {exc}") from None
+
+
+def duration(field: str, text: str) -> timedelta:
+    """A span such as ``30s``, ``5m`` or ``12h``; InvalidInput naming ``field`` if not."""
+    try:
+        return parse_duration(text)
+    except ValueError as exc:
+        raise InvalidInput(field, str(exc)) from None

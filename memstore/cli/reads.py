@@ -1,0 +1,199 @@
+"""Commands that read memory: ``get``, ``neighbors``, ``history``, ``search`` and ``stats``."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from memstore.cli.console import out
+from memstore.cli.context import open_store
+from memstore.cli.parsing import IndexOption, JsonOption, NamespaceOption, StoreOption
+from memstore.cli.program import command
+from memstore.cli.render import num, print_facts, to_json
+
+
+@command()
+def get(
+    ctx: typer.Context,
+    fact_id: Annotated[str, typer.Argument(metavar="FACT_ID", show_default=False)],
+    store: StoreOption = None,
+    namespace: NamespaceOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Show one fact: statement, members, status, confidence and the gate's numbers."""
+    with open_store(ctx, store, namespace, index=False) as opened:
+        fact = opened.get_fact(fact_id)
+    if as_json:
+        typer.echo(to_json(fact))
+        return
+    out.print(f"[bold]{fact.statement}[/bold]")
+    table = Table("field", "value", show_header=False)
+    for name, value in (
+        ("id", fact.id),
+        ("status", fact.status + (f" - {fact.status_reason}" if fact.status_reason else "")),
+        ("confidence", f"{fact.confidence:.2f} (stated {fact.stated_confidence:.2f})"),
+        ("relation", fact.relation or ""),
+        ("members", ", ".join(f"{m.name} ({m.kind}, {m.role})" for m in fact.members)),
+        ("verdict", fact.verdict),
+        ("p1 / p0", f"{num(fact.p1)} / {num(fact.p0)}"),
+        ("bits required / observed", f"{num(fact.required_bits)} / {num(fact.observed_bits)}"),
+        ("recorded", fact.recorded_at.isoformat(timespec="seconds")),
+        (
+            "next check",
+            fact.next_check_at.isoformat(timespec="seconds") if fact.next_check_at else "",
+        ),
+        ("evidence", ", ".join(c.evidence_id for c in fact.citations)),
+    ):
+        table.add_row(name, value)
+    out.print(table)
+
+
+@command()
+def neighbors(
+    ctx: typer.Context,
+    entity: Annotated[list[str], typer.Argument(help="Entity names or aliases.")],
+    hops: Annotated[int, typer.Option(min=0, max=10, help="Entity-fact-entity steps.")] = 1,
+    store: StoreOption = None,
+    namespace: NamespaceOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Facts and entities within HOPS steps of the given entities."""
+    with open_store(ctx, store, namespace, index=False) as opened:
+        hood = opened.neighborhood(entity, hops)
+    if as_json:
+        typer.echo(to_json(hood))
+        return
+    entities = Table("entity", "kind", "hops", title="Entities", title_justify="left")
+    for e in hood.entities:
+        entities.add_row(e.name, e.kind, str(hood.distance.get(e.id, 0)))
+    out.print(entities)
+    print_facts(hood.facts, "Facts")
+
+
+@command()
+def history(
+    ctx: typer.Context,
+    fact_id: Annotated[
+        str, typer.Argument(metavar="FACT_ID", help="The fact's id.", show_default=False)
+    ],
+    store: StoreOption = None,
+    namespace: NamespaceOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Show a fact and every verification of it: what the gate said, when and why."""
+    with open_store(ctx, store, namespace, index=False) as opened:
+        fact = opened.get_fact(fact_id)
+        rows = opened.verifications(fact_id)
+        if as_json:
+            chain = opened.history(fact_id)
+            typer.echo(to_json({"fact": fact, "versions": chain, "verifications": rows}))
+            return
+        out.print(f"[bold]{fact.statement}[/bold]")
+        out.print(
+            f"status [bold]{fact.status}[/bold], confidence {fact.confidence:.2f}"
+            + (f" - {fact.status_reason}" if fact.status_reason else "")
+        )
+        table = Table("when (UTC)", "kind", "verdict", "status", "confidence")
+        table.add_column("evidence", no_wrap=True, overflow="fold")
+        table.add_column("why")
+        evidence: dict[str, str] = {}  # each version looked up once
+        for row in rows:
+            versions = []
+            for evidence_id in row.evidence_ids:
+                if evidence_id not in evidence:
+                    ev = opened.get_evidence(evidence_id)
+                    evidence[evidence_id] = f"v{ev.version} {ev.source}"
+                versions.append(evidence[evidence_id])
+            table.add_row(
+                row.created_at.strftime("%Y-%m-%d %H:%M:%S"),
+                row.kind,
+                row.verdict
+                if row.verdict_before is None
+                else f"{row.verdict_before} -> {row.verdict}",
+                row.status_after
+                if row.status_before in (None, row.status_after)
+                else f"{row.status_before} -> {row.status_after}",
+                f"{row.confidence:.2f}",
+                "\n".join(versions),
+                row.reason or "",
+            )
+        out.print(table)
+
+
+@command()
+def search(
+    ctx: typer.Context,
+    query: Annotated[str, typer.Argument(help="What to look for, in words.")],
+    k: Annotated[int, typer.Option("-k", min=1, max=1000, help="How many hits.")] = 10,
+    mode: Annotated[str, typer.Option(help="hybrid, vector (meaning) or text (keywords).")] = (
+        "hybrid"
+    ),
+    evidence: Annotated[
+        bool, typer.Option("--evidence", help="Search evidence chunks instead of facts.")
+    ] = False,
+    index: IndexOption = None,
+    store: StoreOption = None,
+    namespace: NamespaceOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Facts (or evidence) of a namespace that best match QUERY, by meaning and keywords."""
+    with open_store(ctx, store, namespace, index=index) as opened:
+        if evidence:
+            chunks = opened.search_evidence(query, k, mode=mode)
+        else:
+            facts = opened.search(query, k, mode=mode)
+    if as_json:
+        typer.echo(to_json(chunks if evidence else facts))
+        return
+    if evidence:
+        table = Table("#", "score", "source", "version", "text")
+        for n, chunk in enumerate(chunks, 1):
+            table.add_row(
+                str(n), f"{chunk.score:.4f}", chunk.source, str(chunk.version), chunk.text
+            )
+    else:
+        table = Table("#", "score")
+        table.add_column("fact", no_wrap=True, min_width=32)
+        table.add_column("status")
+        table.add_column("conf.")
+        table.add_column("statement", ratio=1)
+        for n, hit in enumerate(facts, 1):
+            fact = hit.fact
+            table.add_row(
+                str(n),
+                f"{hit.score:.4f}",
+                fact.id,
+                fact.status,
+                f"{fact.confidence:.2f}",
+                fact.statement,
+            )
+    out.print(table)
+    if table.row_count == 0:
+        out.print(f"Nothing in namespace {opened.namespace!r} matches; try other words or -n.")
+
+
+@command()
+def stats(
+    ctx: typer.Context,
+    store: StoreOption = None,
+    namespace: NamespaceOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """What a namespace holds: facts by status, rejections by verdict, what is due."""
+    with open_store(ctx, store, namespace, index=False) as opened:
+        numbers = opened.stats()
+    if as_json:
+        typer.echo(to_json(numbers))
+        return
+    table = Table("what", "count", title=f"namespace {numbers.namespace}", title_justify="left")
+    for status, n in sorted(numbers.facts.items()):
+        table.add_row(f"facts {status}", str(n))
+    table.add_row("entities", str(numbers.entities))
+    table.add_row("evidence versions", str(numbers.evidence))
+    for verdict, n in sorted(numbers.rejections.items()):
+        table.add_row(f"rejected {verdict}", str(n))
+    table.add_row("due for re-verification", str(numbers.due_for_reverification))
+    table.add_row("waiting for the search index", str(numbers.index_backlog))
+    out.print(table)

@@ -1,0 +1,93 @@
+"""The app factory (``create_app``) and the server (``run``, behind ``memstore serve``)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI
+from starlette.concurrency import run_in_threadpool
+
+import memstore
+from gate import ConfigError
+from memstore.config import Settings
+from memstore.rest.body_limit import BodyLimit
+from memstore.rest.docs import openapi_schema, operation_id, serve_docs
+from memstore.rest.errors import add_exception_handlers
+from memstore.rest.metrics import HTTPMetrics, MetricsMiddleware
+from memstore.rest.routes import ROUTERS
+from memstore.rest.state import ServerState
+
+_KEYS_HINT = (
+    "set at least one API key: no key, no access. In the config file, server.api_keys "
+    "maps each key to the namespaces it may use, e.g. "
+    'MEMSTORE_SERVER__API_KEYS=\'{"<a long random key>": ["user:*"]}\''
+)
+
+
+def create_app(settings: Settings) -> FastAPI:
+    """The REST API over the store ``settings`` describe.
+
+    Raises ConfigError when ``server.api_keys`` is empty: no key, no access.
+    """
+    if not settings.server.api_keys:
+        raise ConfigError("server.api_keys", _KEYS_HINT)
+    state = ServerState(settings)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        await run_in_threadpool(settings.gate)  # load the verifier before serving
+        state.stores.start()  # closes idle stores
+        try:
+            yield
+        finally:
+            await run_in_threadpool(state.close)
+
+    app = FastAPI(
+        title="memstore",
+        version=memstore.__version__,
+        description=(
+            "A memory-gated knowledge store for AI agents: facts are remembered only when "
+            "the grounding gate finds them supported by their evidence. Authenticate with "
+            "`Authorization: Bearer <key>` or `X-API-Key: <key>`."
+        ),
+        lifespan=lifespan,
+        generate_unique_id_function=operation_id,
+        docs_url=None,  # served from local files by serve_docs, not from a CDN
+        redoc_url=None,
+    )
+    app.state.memstore = state
+    app.state.stores = state.stores
+    app.state.http_metrics = HTTPMetrics()
+    for router in ROUTERS:
+        app.include_router(router)
+    serve_docs(app)
+    app.add_middleware(BodyLimit, limit=settings.server.max_body_bytes)
+    app.add_middleware(MetricsMiddleware, metrics=app.state.http_metrics)
+    add_exception_handlers(app)
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            app.openapi_schema = openapi_schema(app)
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+    return app
+
+
+def run(settings: Settings, host: str | None = None, port: int | None = None) -> None:
+    """Serve the REST API with uvicorn on ``settings.server`` (or ``host``/``port``)."""
+    import uvicorn
+
+    app = create_app(settings)
+    host = host or settings.server.host
+    port = settings.server.port if port is None else port
+    config = uvicorn.Config(app, host=host, port=port)
+    server = uvicorn.Server(config)  # the config has set up uvicorn's loggers by now
+    shown = f"[{host}]" if ":" in host else host
+    logging.getLogger("uvicorn.error").info(
+        "memstore REST API on http://%s:%d (API docs: http://%s:%d/docs)", shown, port, shown, port
+    )
+    server.run()

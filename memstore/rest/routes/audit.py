@@ -1,0 +1,95 @@
+"""Routes for the audit log of rejected facts: list, count, get, erase."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from fastapi import Depends, Query
+
+from memstore.rejections import MAX_PAGE, ORDER_BY
+from memstore.rest.auth import Eraser, NamespaceStore
+from memstore.rest.models import EraseRequest
+from memstore.rest.routes.common import ERASE_ERRORS, NOT_FOUND, namespace_router
+from memstore.schemas import ErasurePublic, RejectionPublic
+
+router = namespace_router()
+
+
+def _filters(
+    verdict: Annotated[list[str] | None, Query(description="Verdict names.")] = None,
+    since: Annotated[datetime | None, Query(description="Created at or after.")] = None,
+    until: Annotated[datetime | None, Query(description="Created before.")] = None,
+    text: Annotated[str | None, Query(description="Substring of the statement.")] = None,
+    entity: Annotated[str | None, Query(description="A member, by name or alias.")] = None,
+    relation: str | None = None,
+    source: Annotated[str | None, Query(description="Evidence source.")] = None,
+    min_gap: Annotated[float | None, Query(description="Budget gap >= (bits).")] = None,
+    max_gap: Annotated[float | None, Query(description="Budget gap <= (bits).")] = None,
+) -> dict[str, Any]:
+    given = {
+        "verdict": verdict,
+        "since": since,
+        "until": until,
+        "text": text,
+        "entity": entity,
+        "relation": relation,
+        "source": source,
+        "min_gap": min_gap,
+        "max_gap": max_gap,
+    }
+    return {name: value for name, value in given.items() if value is not None}
+
+
+Filters = Annotated[dict[str, Any], Depends(_filters)]
+
+
+@router.get("/rejections", tags=["audit"], summary="List rejected facts")
+def list_rejections(
+    store: NamespaceStore,
+    filters: Filters,
+    order_by: Annotated[str, Query(description=f"One of {', '.join(ORDER_BY)}.")] = "created_at",
+    descending: bool = True,
+    limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 100,
+    offset: Annotated[int, Query(ge=0)] = 0,
+) -> list[RejectionPublic]:
+    """The audit log of facts the gate refused, newest first by default."""
+    return store.rejections(
+        order_by=order_by, descending=descending, limit=limit, offset=offset, **filters
+    )
+
+
+@router.get("/rejections/counts", tags=["audit"], summary="Count rejected facts")
+def count_rejections(
+    store: NamespaceStore,
+    filters: Filters,
+    by: Literal["verdict", "day"] = "verdict",
+) -> dict[str, int]:
+    """How many rejections match, by verdict or by UTC day (``YYYY-MM-DD``)."""
+    return store.count_rejections(by, **filters)
+
+
+@router.get(
+    "/rejections/{rejection_id}", tags=["audit"], summary="Get a rejection", responses=NOT_FOUND
+)
+def get_rejection(rejection_id: str, store: NamespaceStore) -> RejectionPublic:
+    """One rejection with the evidence it was checked against."""
+    return store.get_rejection(rejection_id)
+
+
+@router.post(
+    "/rejections/{rejection_id}/erase",
+    tags=["audit"],
+    summary="Erase a rejection for good",
+    responses=ERASE_ERRORS,
+)
+def erase_rejection(
+    rejection_id: str,
+    body: EraseRequest,
+    store: NamespaceStore,
+    by: Eraser,
+) -> ErasurePublic:
+    """Remove a rejection from the audit log for good, with the evidence nothing else
+    cites; answers the tombstone that takes its place in the audit chain. Only keys
+    listed in ``server.erase_keys`` may erase (403 ``forbidden`` for the others)."""
+    return store.erase_rejection(rejection_id, body.reason, by=by)

@@ -1,0 +1,34 @@
+"""What the routes share, kept on ``app.state.memstore``: the settings, the pool of
+stores and a probe of the database."""
+
+from __future__ import annotations
+
+from fastapi import Request
+
+from memstore.config import Settings
+from memstore.probes import DatabaseProbe
+from memstore.rest.pool import NamespaceStores
+
+
+class ServerState:
+    """The settings, the namespaces' stores and the database's health probe."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.stores = NamespaceStores(settings)
+        self._database = DatabaseProbe(settings.store.url)
+
+    def ping_database(self) -> None:
+        """Raise if the database does not answer ``SELECT 1``."""
+        self._database.ping()
+
+    def close(self) -> None:
+        """Close every store, then the probe's engine."""
+        self.stores.close()
+        self._database.close()
+
+
+def server_state(request: Request) -> ServerState:
+    """The state of the app serving ``request``."""
+    state: ServerState = request.app.state.memstore
+    return state
