@@ -12,12 +12,13 @@ rejection (an unsupported row is the one to reject) and the share of supported r
 rejected. The scrub test: supported WiCE rows with their supporting sentences cited,
 the share whose p0 (those sentences scrubbed) falls below p1. Speed: the gate (p1 and
 p0, no cache) on short pairs, single checks p50/p95 and batches of 8/32/128, against
-SPEC-08.36/37 (500 ms single; 500 ms + 100 ms x N batched); and the backend's per-claim
-time in batches of 32. Results go to ``bench/results/gate_quality_<backend>.json`` with
-the machine, the date, the commit and the command. ``agent_memory`` also reports the
-share of true facts refused and of false facts refused at the gate's defaults; the means
-(``mean_auroc``, ``min_auroc``, ``mean_balanced_accuracy``) are over the public sets only,
-while ``rows`` and ``gate`` count every row.
+the latency budget (docs/design.md, Latency budget: 500 ms single; 500 ms + 100 ms x N
+batched); and the backend's per-claim time in batches of 32. Results go to
+``bench/results/gate_quality_<backend>.json`` with the machine, the date, the commit and
+the command. ``agent_memory`` also reports the share of true facts refused and of false
+facts refused at the gate's defaults; the means (``mean_auroc``, ``min_auroc``,
+``mean_balanced_accuracy``) are over the public sets only, while ``rows`` and ``gate``
+count every row.
 """
 
 from __future__ import annotations
@@ -44,7 +45,8 @@ from gate.backends.registry import DEFAULT_BACKEND
 from training import datasets
 from training.embedded import pair
 
-#: SPEC-08.36/37: a single check within 500 ms; a batch of N within 500 ms + 100 ms x N.
+#: The latency budget (docs/design.md, Latency budget): a single check within 500 ms; a
+#: batch of N within 500 ms + 100 ms x N.
 SPEC_SINGLE_MS = 500
 SPEC_PER_CLAIM_MS = 100
 STDERR = Console(stderr=True)
@@ -252,7 +254,7 @@ def _rejections(rejected: np.ndarray, labels: np.ndarray) -> dict[str, float | N
 def _speed(
     backend: VerifierBackend, rows: list[datasets.Example], singles: int, batches: list[int]
 ) -> dict[str, Any]:
-    """Latency of the gate (p1 and p0, no cache) on short pairs, against SPEC-08.36/37."""
+    """Latency of the gate (p1 and p0, no cache) on short pairs, against the latency budget."""
     short = [r for r in rows if r.dataset.startswith("begin")] or rows
     checks = [Check.of(r.claim, list(r.evidence)) for r in short]
     gate = Gate(backend, deadline=600.0, cache_size=0)

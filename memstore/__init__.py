@@ -8,6 +8,8 @@
 from memstore.admission import Admission, Candidate, CitedSpan, EvidenceItem, Ungated, WriteHook
 from memstore.aio import AsyncStore
 from memstore.config import Settings, load_settings
+from memstore.conversations import Message
+from memstore.conversations.conversation import ConversationReport
 from memstore.errors import (
     ErrFactNotGrounded,
     InvalidInput,
@@ -20,6 +22,7 @@ from memstore.gating import GateHook
 from memstore.limits import Limits
 from memstore.models import FactStatus
 from memstore.names import normalize_key
+from memstore.open_store import open
 from memstore.providers import register_source, unregister_source
 from memstore.reverify import FactCheck, ReverifyPolicy, ReverifyReport
 from memstore.schemas import (
@@ -41,7 +44,7 @@ from memstore.schemas import (
     StoreStats,
     VerificationPublic,
 )
-from memstore.store import Store, open
+from memstore.store import Store
 
 __version__ = "0.1.0"
 
@@ -53,6 +56,7 @@ __all__ = [
     "CitationPublic",
     "CitedSpan",
     "ClaimOutcome",
+    "ConversationReport",
     "EntityPublic",
     "ErasurePublic",
     "ErrFactNotGrounded",
@@ -69,6 +73,7 @@ __all__ = [
     "MemberCreate",
     "MemberPublic",
     "MemstoreError",
+    "Message",
     "NeighborhoodPublic",
     "NotFound",
     "RejectionFilter",

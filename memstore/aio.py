@@ -76,6 +76,7 @@ class AsyncStore:
     add_fact = _threaded(Store.add_fact)
     add_facts = _threaded(Store.add_facts)
     remember = _threaded(Store.remember)
+    remember_conversation = _threaded(Store.remember_conversation)
     supersede = _threaded(Store.supersede)
     retract = _threaded(Store.retract)
     erase = _threaded(Store.erase)

@@ -20,6 +20,8 @@ from memstore import reverify as reverification
 from memstore.admission import WriteHook
 from memstore.background import BackgroundReverifier
 from memstore.checks import MAX_BATCH, parse
+from memstore.conversations import Extractor, Message, conversation
+from memstore.conversations.conversation import CONTEXT_TURNS, SINGLE_VALUED, OnConflict
 from memstore.duplicates import DEFAULT_NEAR_DUPLICATE
 from memstore.embeddings import Embedder
 from memstore.errors import ErrFactNotGrounded, InvalidInput, MemstoreError
@@ -48,7 +50,7 @@ from memstore.source_policy import SourcePolicy
 from memstore.vectors import DEFAULT_VECTOR_INDEX_AT
 from memstore.write_path import check_correction
 
-__all__ = ["DEFAULT_NAMESPACE", "DEFAULT_NEAR_DUPLICATE", "MAX_BATCH", "Store", "open"]
+__all__ = ["DEFAULT_NAMESPACE", "DEFAULT_NEAR_DUPLICATE", "MAX_BATCH", "Store"]
 
 DEFAULT_NAMESPACE = "default"
 #: How often ``start_reverifier()`` looks for due facts.
@@ -57,23 +59,8 @@ DEFAULT_REVERIFY_EVERY = timedelta(minutes=5)
 REPLAY_NOTICE_AT = 1_000
 
 
-def open(
-    path_or_url: str | Path,
-    namespace: str = DEFAULT_NAMESPACE,
-    *,
-    gate: Gate | str | None = None,
-    policy: GatePolicy | None = None,
-    hook: WriteHook | None = None,
-    recheck_after: timedelta | None = None,
-    retry_after: timedelta | None = None,
-    index: str | Path | bool = True,
-    embedder: Embedder | None = None,
-    near_duplicate: float | None = DEFAULT_NEAR_DUPLICATE,
-    vector_index_at: int = DEFAULT_VECTOR_INDEX_AT,
-    sources: SourcePolicy | Mapping[str, Any] | None = None,
-    limits: Limits | None = None,
-) -> Store:
-    """Open (creating and migrating if needed) a store confined to ``namespace``.
+class Store:
+    """Long-term memory for one namespace. Use as a context manager or call ``close()``.
 
     ``path_or_url``: a data directory (SQLite at ``<dir>/memstore.db``) or a SQLAlchemy URL.
     Writes pass the grounding gate: ``gate`` (a ``gate.Gate`` or backend name; default the
@@ -90,11 +77,6 @@ def open(
     bound what re-verification fetches (default: unrestricted); ``limits`` bound one
     call's claims and evidence (default 100 claims, 100,000 characters).
     """
-    return Store(**locals())  # every argument, as given
-
-
-class Store:
-    """Long-term memory for one namespace. Use as a context manager or call ``close()``."""
 
     def __init__(
         self,
@@ -212,6 +194,22 @@ class Store:
         texts = checks.remember_inputs(evidence, members)
         hook = self._hook(gate, policy, ungated)
         return remember(self._writes, claims, texts, members, relation, hook)
+
+    def remember_conversation(
+        self,
+        messages: Iterable[Message | Mapping[str, Any]],
+        *,
+        extractor: Extractor | None = None,
+        on_conflict: OnConflict = "supersede",
+        single_valued: Collection[str] = SINGLE_VALUED,
+        context_turns: int = CONTEXT_TURNS,
+    ) -> conversation.ConversationReport:
+        """Extract facts from ``messages`` (default: the embedded extractor), gate each against
+        its turn and supersede what it replaces (``memstore.conversations``)."""
+        return conversation.remember_conversation(
+            self, messages, extractor=extractor, on_conflict=on_conflict,
+            single_valued=single_valued, context_turns=context_turns,
+        )  # fmt: skip
 
     def supersede(
         self,

@@ -16,13 +16,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from memstore.conversations.extractors import Candidate, EmbeddedExtractor, Extractor
+from memstore.conversations.extractors import Candidate, EmbeddedExtractor, Extractor, fact_of
 from memstore.conversations.messages import Message, parse_messages
 from memstore.conversations.reconcile import SINGLE_VALUED, replaced_by
 from memstore.errors import ErrFactNotGrounded, InvalidInput
 from memstore.schemas import FactPublic, RejectionPublic
 
 if TYPE_CHECKING:
+    from memstore.config import ConversationSettings
     from memstore.store import Store
 
 OnConflict = Literal["supersede", "flag"]
@@ -69,28 +70,6 @@ class ConversationReport(BaseModel):
     @property
     def refused(self) -> list[RejectionPublic]:
         return [c.rejection for c in self.candidates if c.rejection is not None]
-
-
-def fact_of(candidate: Candidate, messages: Sequence[Message], context_turns: int) -> dict:
-    """The fact a candidate asks the store to write, with its turn cited."""
-    source = messages[candidate.message]
-    earlier = range(max(0, candidate.message - context_turns), candidate.message)
-    others = [i for i in (*candidate.also, *earlier) if i != candidate.message]
-    evidence = [{"text": source.rendered(), "source": "conversation"}]
-    evidence += [{"text": messages[i].rendered(), "source": "conversation"} for i in others]
-    citations = [{"evidence": 0, "quote": candidate.quote}]
-    citations += [{"evidence": n + 1} for n, i in enumerate(others) if i in candidate.also]
-    fact: dict[str, Any] = {
-        "statement": candidate.statement,
-        "members": [{"name": n, "kind": k, "role": r} for n, k, r in candidate.members],
-        "relation": candidate.relation,
-        "evidence": evidence,
-        "citations": citations,
-    }
-    valid_from = candidate.valid_from or source.timestamp
-    if valid_from is not None:
-        fact["valid_from"] = valid_from
-    return fact
 
 
 def remember_conversation(
@@ -158,3 +137,20 @@ def _remember_one(
             "reasons": why,
         }
     )
+
+
+def extractor_from(settings: ConversationSettings) -> Extractor:
+    """The extractor the ``conversations`` settings choose."""
+    if settings.extractor == "llm":
+        from memstore.conversations.llm import LLMExtractor
+
+        llm = settings.llm
+        assert llm.model and llm.base_url  # the settings check this
+        return LLMExtractor(
+            llm.model,
+            base_url=llm.base_url,
+            api_key_env=llm.api_key_env,
+            timeout=llm.timeout,
+            retries=llm.retries,
+        )
+    return EmbeddedExtractor()

@@ -17,7 +17,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from memstore.conversations.messages import Message
 
@@ -47,6 +47,28 @@ class Extractor(Protocol):
     name: str
 
     def extract(self, messages: Sequence[Message]) -> list[Candidate]: ...
+
+
+def fact_of(candidate: Candidate, messages: Sequence[Message], context_turns: int) -> dict:
+    """The fact a candidate asks the store to write, with its turn cited."""
+    source = messages[candidate.message]
+    earlier = range(max(0, candidate.message - context_turns), candidate.message)
+    others = [i for i in (*candidate.also, *earlier) if i != candidate.message]
+    evidence = [{"text": source.rendered(), "source": "conversation"}]
+    evidence += [{"text": messages[i].rendered(), "source": "conversation"} for i in others]
+    citations = [{"evidence": 0, "quote": candidate.quote}]
+    citations += [{"evidence": n + 1} for n, i in enumerate(others) if i in candidate.also]
+    fact: dict[str, Any] = {
+        "statement": candidate.statement,
+        "members": [{"name": n, "kind": k, "role": r} for n, k, r in candidate.members],
+        "relation": candidate.relation,
+        "evidence": evidence,
+        "citations": citations,
+    }
+    valid_from = candidate.valid_from or source.timestamp
+    if valid_from is not None:
+        fact["valid_from"] = valid_from
+    return fact
 
 
 _SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|$)")

@@ -42,8 +42,7 @@ from typing import Annotated, Any, Literal
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from memstore.conversations.conversation import fact_of
-from memstore.conversations.extractors import Candidate
+from memstore.conversations.extractors import Candidate, fact_of
 from memstore.conversations.messages import Message
 from memstore.errors import MemstoreError
 from memstore.models import MAX_STATEMENT_CHARS
