@@ -209,22 +209,7 @@ def train(
     model.train()
     started, running = time.perf_counter(), 0.0
     for step, batch in enumerate(plan, start=1):
-        inputs = tok(
-            [p.evidence for p in batch],
-            [p.sentence for p in batch],
-            return_tensors="pt",
-            padding=True,
-            truncation="longest_first",
-            max_length=MAX_LENGTH,
-        )
-        target = torch.tensor([float(p.label) for p in batch])
-        loss = loss_fn(model(**inputs).logits[:, 0], target)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
-        scheduler.step()
-        optimizer.zero_grad()
-        value = float(loss.detach())
+        value = train_step(model, tok, batch, loss_fn, optimizer, scheduler, MAX_LENGTH)
         running = 0.98 * running + 0.02 * value if step > 1 else value
         if step % log_every == 0 or step == len(plan):
             took = time.perf_counter() - started
@@ -275,6 +260,37 @@ def dev_scores(
             "balanced_accuracy": round(float(balanced_accuracy_score(y, [q >= 0.5 for q in p])), 4),
         }
     return out
+
+
+def train_step(
+    model: Any,
+    tok: Any,
+    batch: Sequence[Any],
+    loss_fn: Any,
+    optimizer: Any,
+    scheduler: Any,
+    max_length: int,
+) -> float:
+    """One optimisation step on ``batch`` (items with ``evidence``, ``sentence``, ``label``):
+    binary cross-entropy on the logit, gradients clipped at norm 1; returns the loss."""
+    import torch
+
+    inputs = tok(
+        [p.evidence for p in batch],
+        [p.sentence for p in batch],
+        return_tensors="pt",
+        padding=True,
+        truncation="longest_first",
+        max_length=max_length,
+    )
+    target = torch.tensor([float(p.label) for p in batch])
+    loss = loss_fn(model(**inputs).logits[:, 0], target)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    optimizer.step()
+    scheduler.step()
+    optimizer.zero_grad()
+    return float(loss.detach())
 
 
 def save(model: Any, card: dict[str, Any], out: Path) -> None:

@@ -48,7 +48,7 @@ from typing import Any
 from gate.backends.crossencoder.backend import FROZEN, CrossEncoderBackend, base_model, tokenizer
 from gate.backends.crossencoder.reading import EVIDENCE_WORDS
 from training import datasets
-from training.crossencoder import calibrate, save
+from training.crossencoder import calibrate, save, train_step
 from training.embedded import pair
 from training.mix import (
     DataPaths,
@@ -345,22 +345,7 @@ def train_chunk(
     pairs_done, losses = 0, []
     for step in range(first, last):
         batch = [mix.pairs[i] for i in batches[step]]
-        inputs = tok(
-            [p.evidence for p in batch],
-            [p.sentence for p in batch],
-            return_tensors="pt",
-            padding=True,
-            truncation="longest_first",
-            max_length=hyper.max_length,
-        )
-        target = torch.tensor([float(p.label) for p in batch])
-        loss = loss_fn(model(**inputs).logits[:, 0], target)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
-        scheduler.step()
-        optimizer.zero_grad()
-        value = float(loss.detach())
+        value = train_step(model, tok, batch, loss_fn, optimizer, scheduler, hyper.max_length)
         losses.append(value)
         ema = value if ema is None else 0.98 * ema + 0.02 * value
         pairs_done += len(batch)
