@@ -93,21 +93,15 @@ def erase_fact(
     dropped, kept, touched = _drop_unheld_evidence(session, namespace, cited | checked)
     indexing.enqueue(session, namespace, OutboxKind.FACT, ids)
     indexing.enqueue(session, namespace, OutboxKind.EVIDENCE, touched)
-    tombstone = Erasure(
-        namespace=namespace,
-        target=FACT,
-        target_id=fact_id,
-        reason=reason,
-        erased_by=by,
-        fact_ids=ids,
-        statement_hashes=[content_hash(f.statement) for f in chain],
-        evidence=dropped,
-        kept_evidence_ids=kept,
-        links=links,
+    tombstone = _tombstone(
+        session,
+        Erasure(namespace=namespace, target=FACT, target_id=fact_id, fact_ids=ids, links=links),
+        reason,
+        by,
+        [f.statement for f in chain],
+        dropped,
+        kept,
     )
-    audit.append(session, tombstone)
-    session.add(tombstone)
-    indexing.enqueue(session, namespace, OutboxKind.ERASURE, [tombstone.id])
     return Erased(tombstone, touched)
 
 
@@ -134,22 +128,37 @@ def erase_rejection(
     session.exec(sa.delete(Rejection).where(col(Rejection.id) == rejection_id))
     dropped, kept, touched = _drop_unheld_evidence(session, namespace, evidence_ids)
     indexing.enqueue(session, namespace, OutboxKind.EVIDENCE, touched)
-    tombstone = Erasure(
+    erasure = Erasure(
         namespace=namespace,
         target=REJECTION,
         target_id=rejection_id,
-        reason=reason,
-        erased_by=by,
         rejection_ids=[rejection_id],
-        statement_hashes=[content_hash(statement)],
-        evidence=dropped,
-        kept_evidence_ids=kept,
         links=[link],
     )
-    audit.append(session, tombstone)
-    session.add(tombstone)
-    indexing.enqueue(session, namespace, OutboxKind.ERASURE, [tombstone.id])
+    tombstone = _tombstone(session, erasure, reason, by, [statement], dropped, kept)
     return Erased(tombstone, touched)
+
+
+def _tombstone(
+    session: Session,
+    erasure: Erasure,
+    reason: str,
+    by: str | None,
+    statements: list[str],
+    dropped: list[dict[str, str]],
+    kept: list[str],
+) -> Erasure:
+    """Complete ``erasure`` (why, by whom, hashes of what was said, the evidence dropped
+    and kept), chain it into the audit log and queue its index rewrite."""
+    erasure.reason = reason
+    erasure.erased_by = by
+    erasure.statement_hashes = [content_hash(s) for s in statements]
+    erasure.evidence = dropped
+    erasure.kept_evidence_ids = kept
+    audit.append(session, erasure)
+    session.add(erasure)
+    indexing.enqueue(session, erasure.namespace, OutboxKind.ERASURE, [erasure.id])
+    return erasure
 
 
 def _chain(session: Session, namespace: str, fact_id: str) -> list[Fact]:
