@@ -97,3 +97,29 @@ def test_fit_head_writes_a_head_chosen_by_grouped_cross_validation(tmp_path: Pat
     assert backend.head is not None and backend.head == Head.from_card(written)
     p = backend.estimate_many([("Ana met Rui.", "Ana: I met Rui at the market.")])[0]
     assert 0.0 < p < 1.0
+
+
+def test_the_shipped_mix_model_loads_with_its_head_and_its_record() -> None:
+    from gate import create_backend
+    from gate.backends.crossencoder.backend import MIX_MODEL_DIR
+
+    backend = create_backend("embedded-ce-mix")
+    assert isinstance(backend, CrossEncoderBackend) and backend.head is not None
+    card = backend.card
+    assert card["training"]["pipeline"] == "python -m training.verifier"
+    assert card["training"]["step"] <= card["training"]["total_steps"]
+    assert card["head"]["fitted_on"].startswith("agent-memory dev + grounding dev")
+    assert not any(p.startswith("/") for p in card["training"]["data"].values())
+    size = sum(f.stat().st_size for f in MIX_MODEL_DIR.iterdir())
+    assert size <= 100 * 2**20
+
+
+def test_the_shipped_mix_model_tells_the_allergy_from_another() -> None:
+    from gate import Gate, VerdictStatus, create_backend
+
+    gate = Gate(create_backend("embedded-ce-mix"), deadline=120)
+    evidence = ["User: just so you know, I'm allergic to peanuts."]
+    assert gate.check("The user is allergic to peanuts.", evidence).status is (
+        VerdictStatus.GROUNDED
+    )
+    assert not gate.check("The user is allergic to milk.", evidence).accepted

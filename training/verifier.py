@@ -246,6 +246,11 @@ def _read_json(path: Path, default: Any) -> Any:
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else default
 
 
+def _portable(path: str) -> str:
+    """``path`` relative to the repository (``../shared/...``), as a reader's checkout has it."""
+    return os.path.relpath(path, Path(__file__).resolve().parents[1])
+
+
 def _machine() -> dict[str, Any]:
     import torch
 
@@ -470,7 +475,7 @@ def export(
             "hyperparameters": stored["hyper"],
             "frozen": list(FROZEN),
             "mix": stored["mix"],
-            "data": stored["paths"],
+            "data": {k: _portable(v) for k, v in stored["paths"].items()},
             "minutes": round(state["train_s"] / 60, 1),
             "chunks": len(log),
             "pairs_per_second": [r.get("pairs_per_second") for r in log],
