@@ -6,6 +6,10 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
+#: The numbers behind a decision, as every Verdict, admission, stored fact and rejection
+#: names them.
+GATE_NUMBERS = ("p0", "p1", "required_bits", "observed_bits", "budget_gap")
+
 
 class VerdictStatus(StrEnum):
     """Verdict names, in the order of the decision table (docs/design.md, Decision table)."""

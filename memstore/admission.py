@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from memstore.errors import MemstoreError
 from memstore.models import FactStatus, GateFields
 
 
@@ -76,6 +77,18 @@ class WriteHook(Protocol):
     def admit_many(self, candidates: Sequence[Candidate]) -> list[Admission]:
         """One Admission per candidate, in order. Must not raise for a single bad item."""
         ...
+
+
+def answers(hook: WriteHook, candidates: Sequence[Candidate]) -> list[Admission]:
+    """The hook's answer for each candidate, in order; MemstoreError when it gives
+    another number of answers than it was asked for."""
+    admissions = list(hook.admit_many(candidates))
+    if len(admissions) != len(candidates):
+        raise MemstoreError(
+            f"write hook {hook.name!r} returned {len(admissions)} answers "
+            f"for {len(candidates)} facts"
+        )
+    return admissions
 
 
 class Ungated:

@@ -7,8 +7,8 @@ back one per candidate.
 from __future__ import annotations
 
 from gate import Gate, GatePolicy, Verdict, default_gate
-from memstore.admission import Admission, Candidate, Ungated, WriteHook
-from memstore.errors import InvalidInput, MemstoreError
+from memstore.admission import Admission, Candidate, Ungated, WriteHook, answers
+from memstore.errors import InvalidInput
 from memstore.gating import GateHook
 from memstore.limits import Limits
 from memstore.schemas import ClaimCheck
@@ -90,10 +90,4 @@ def admit(hook: WriteHook, candidates: list[Candidate]) -> list[Admission]:
     """The hook's answer for each candidate, in order."""
     if not candidates:
         return []
-    admissions = hook.admit_many(candidates)
-    if len(admissions) != len(candidates):
-        raise MemstoreError(
-            f"write hook {hook.name!r} returned {len(admissions)} answers "
-            f"for {len(candidates)} facts"
-        )
-    return list(admissions)
+    return answers(hook, candidates)

@@ -1,6 +1,7 @@
 """memstore over the Model Context Protocol: one namespace of one store as an agent's memory.
 
-Tools: ``remember`` (a write through the grounding gate), ``recall`` (search),
+Tools: ``remember`` (a write through the grounding gate), ``remember_conversation``
+(facts extracted from messages, each gated against its turn), ``recall`` (search),
 ``verify_claim`` (the gate's verdict, nothing stored), ``audit_rejections`` (what
 the gate refused) and, where allowed, ``erase`` (forget a fact or a refusal for
 good; a right of its own: over stdio only with ``--allow-erase``, over HTTP only
@@ -39,10 +40,21 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from gate import ConfigError, Verdict, VerdictStatus
-from memstore.config import ServerSettings, Settings, key_fingerprint, load_settings
+from gate.verdict import GATE_NUMBERS
+from memstore.config import (
+    ConversationSettings,
+    ServerSettings,
+    Settings,
+    key_fingerprint,
+    load_settings,
+)
+from memstore.conversations.conversation import CandidateOutcome, remember_as_configured
+from memstore.conversations.messages import MAX_MESSAGES
+from memstore.conversations.messages import Message as ConversationMessage
 from memstore.errors import ErrFactNotGrounded, InvalidInput, MemstoreError, StorageError
+from memstore.fronts import rejection_where
 from memstore.names import check_namespace
-from memstore.schemas import FactPublic, RejectionPublic
+from memstore.schemas import DEFAULT_STATED_CONFIDENCE, FactPublic, RejectionPublic
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -75,6 +87,9 @@ Every write is gated. `remember` stores a fact only when the evidence you pass (
 source text: what the user said, a passage of a document) actually supports it; if not,
 it returns stored=false with the verdict and the reason, and nothing is remembered.
 Quote the source instead of paraphrasing it, and never invent evidence to get a fact in.
+
+`remember_conversation` takes the conversation itself: facts are extracted from the
+messages and each one is gated against the message it came from, like `remember`.
 
 Use `recall` before answering from memory, `verify_claim` to check a claim against
 evidence without storing it, and `audit_rejections` to see what the gate refused.
@@ -135,7 +150,6 @@ BudgetGap = Annotated[
     float | None,
     Field(description="required_bits - observed_bits; above the threshold, a write is refused."),
 ]
-GATE_NUMBERS = ("p0", "p1", "required_bits", "observed_bits", "budget_gap")
 
 
 class _GateNumbers(BaseModel):
@@ -169,6 +183,34 @@ class Remembered(_GateNumbers):
     rejection_id: str | None = Field(default=None, description="The refusal's audit-log id.")
     reason: str | None = Field(default=None, description="Why the gate decided as it did.")
     hint: str | None = Field(default=None, description="What to do about a refusal.")
+
+
+class CandidateSummary(BaseModel):
+    """What became of one fact extracted from the conversation."""
+
+    statement: str
+    outcome: str = Field(
+        description="stored, refused, duplicate (already remembered), superseded (replaced "
+        "older facts) or conflict (stored beside facts it contradicts)."
+    )
+    message: int = Field(description="The message it came from (its index).")
+    verdict: str | None = Field(default=None, description="The gate's verdict.")
+    p1: P1 = None
+    fact_id: str | None = Field(default=None, description="The stored fact's id.")
+    rejection_id: str | None = Field(default=None, description="The refusal's audit-log id.")
+    reason: str | None = Field(default=None, description="Why the gate refused it.")
+    replaced: list[str] = Field(default_factory=list, description="Ids of the facts it superseded.")
+    conflicts: list[str] = Field(
+        default_factory=list, description="Ids of the facts it contradicts, kept beside it."
+    )
+
+
+class RememberedConversation(BaseModel):
+    """Per fact extracted from the conversation, in order: what was done with it."""
+
+    extractor: str = Field(description="The extractor that read the messages.")
+    messages: int = Field(description="How many messages were read.")
+    candidates: list[CandidateSummary]
 
 
 class RecalledFact(BaseModel):
@@ -254,15 +296,42 @@ Confidence = Annotated[
     float,
     Field(ge=0.0, le=1.0, description="How sure the statement is meant to be (0..1)."),
 ]
+Messages = Annotated[
+    list[ConversationMessage],
+    Field(
+        min_length=1,
+        max_length=MAX_MESSAGES,
+        description=(
+            "The conversation, oldest first: each message's role (user, assistant, system, "
+            "tool), content, and the speaker's name where several people speak."
+        ),
+    ),
+]
+OnConflictOption = Annotated[
+    Literal["supersede", "flag"] | None,
+    Field(
+        description=(
+            "When a new fact contradicts a remembered one: supersede it (the default of "
+            "the settings) or flag it, keeping both."
+        )
+    ),
+]
 
 
 # -- the server -------------------------------------------------------------------
 
 
 def build_server(
-    store: Store, *, allow_erase: bool = False, keys: ServerSettings | None = None
+    store: Store,
+    *,
+    allow_erase: bool = False,
+    keys: ServerSettings | None = None,
+    conversations: ConversationSettings | None = None,
 ) -> MCPServer:
     """An MCP server named ``memstore`` whose tools read and write ``store``.
+
+    ``remember_conversation`` extracts facts as ``conversations`` (the settings'
+    section; default: the embedded extractor) says.
 
     ``erase`` is a right of its own. With ``keys`` holding API keys (HTTP behind
     BearerAuth) the tool is listed and refuses unless the request's bearer key is in
@@ -297,7 +366,7 @@ def build_server(
         members: Members,
         evidence: Evidence,
         relation: Relation = None,
-        confidence: Confidence = 0.95,
+        confidence: Confidence = DEFAULT_STATED_CONFIDENCE,
     ) -> Remembered:
         """Remember a fact, if the evidence supports it (the write is gated).
 
@@ -318,6 +387,28 @@ def build_server(
             return _refused(exc.rejection)
         except MemstoreError as exc:
             raise failed(exc) from exc
+
+    conversation_settings = conversations or ConversationSettings()
+
+    def remember_conversation(
+        messages: Messages, on_conflict: OnConflictOption = None
+    ) -> RememberedConversation:
+        """Remember what a conversation states: facts are extracted from the messages and
+        each is gated against the message it came from (refusals are normal results).
+        A fact that replaces a remembered one supersedes it (or, with on_conflict='flag',
+        is kept beside it); the answer says so per fact.
+        """
+        try:
+            report = remember_as_configured(
+                store, messages, conversation_settings, on_conflict=on_conflict
+            )
+        except MemstoreError as exc:
+            raise failed(exc) from exc
+        return RememberedConversation(
+            extractor=report.extractor,
+            messages=report.messages,
+            candidates=[_candidate(c) for c in report.candidates],
+        )
 
     def recall(
         query: Annotated[str, Field(description="What to look for, in words or keywords.")],
@@ -345,7 +436,7 @@ def build_server(
     def verify_claim(
         claim: Annotated[str, Field(description="The claim to check, as one sentence.")],
         evidence: Evidence,
-        confidence: Confidence = 0.95,
+        confidence: Confidence = DEFAULT_STATED_CONFIDENCE,
     ) -> ClaimVerdict:
         """Check a claim against evidence with the memory's gate; nothing is stored."""
         try:
@@ -368,15 +459,11 @@ def build_server(
         limit: Annotated[int, Field(ge=1, le=MAX_AUDIT, description="How many.")] = 20,
     ) -> list[Rejection]:
         """Facts the gate refused to remember, newest first, with the verdict and why."""
-        where: dict[str, Any] = {"limit": limit}
-        if verdict is not None:
-            where["verdict"] = verdict.value
-        if text is not None:
-            where["text"] = text
-        if since is not None:
-            where["since"] = since
+        where = rejection_where(
+            verdict=None if verdict is None else verdict.value, text=text, since=since
+        )
         try:
-            found = store.rejections(**where)
+            found = store.rejections(limit=limit, **where)
         except MemstoreError as exc:
             raise failed(exc) from exc
         return [_rejection(r) for r in found]
@@ -441,6 +528,7 @@ def build_server(
     )
     tools: list[tuple[Callable[..., Any], ToolAnnotations]] = [
         (remember, writes),
+        (remember_conversation, writes),
         (recall, reads),
         (verify_claim, reads),
         (audit_rejections, reads),
@@ -490,6 +578,22 @@ def _refused(rejection: RejectionPublic) -> Remembered:
         reason=rejection.reason,
         hint=_HINTS.get(rejection.verdict),
         **_numbers(rejection),
+    )
+
+
+def _candidate(outcome: CandidateOutcome) -> CandidateSummary:
+    found = outcome.fact or outcome.rejection
+    return CandidateSummary(
+        statement=outcome.statement,
+        outcome=outcome.outcome,
+        message=outcome.message,
+        verdict=None if found is None else found.verdict,
+        p1=None if found is None else found.p1,
+        fact_id=None if outcome.fact is None else outcome.fact.id,
+        rejection_id=None if outcome.rejection is None else outcome.rejection.id,
+        reason=None if outcome.rejection is None else outcome.rejection.reason,
+        replaced=outcome.replaced,
+        conflicts=outcome.conflicts,
     )
 
 
@@ -563,7 +667,9 @@ def run(
         store = settings.open(namespace)
     try:
         keys = settings.server if transport == "http" else None
-        server = build_server(store, allow_erase=allow_erase, keys=keys)
+        server = build_server(
+            store, allow_erase=allow_erase, keys=keys, conversations=settings.conversations
+        )
         log.info("memstore MCP server for %r on %s", store.namespace, transport)
         with _sigterm_interrupts():
             if transport == "stdio":

@@ -32,7 +32,14 @@ import sqlalchemy as sa
 from sqlmodel import Session, col, func, or_, select
 
 from memstore import audit, indexing, sources
-from memstore.admission import Admission, Candidate, CitedSpan, EvidenceItem, WriteHook
+from memstore.admission import (
+    Admission,
+    Candidate,
+    CitedSpan,
+    EvidenceItem,
+    WriteHook,
+    answers,
+)
 from memstore.evidence import INLINE_SOURCE, reanchor
 from memstore.gating import UNVERIFIED_VERDICTS
 from memstore.models import (
@@ -467,9 +474,7 @@ class Reverifier:
         started = time.perf_counter()
         candidates = [p.candidate for p in plans if p.candidate is not None]
         try:
-            admissions = list(self.hook.admit_many(candidates))
-            if len(admissions) != len(candidates):
-                raise RuntimeError(f"{len(admissions)} answers for {len(candidates)} facts")
+            admissions = answers(self.hook, candidates)
         except Exception as exc:  # the verifier failing never stops the job
             for plan in plans:
                 plan.verdict, plan.reason = "verifier_error", f"{type(exc).__name__}: {exc}"

@@ -17,6 +17,7 @@ from pydantic import (
 )
 
 from gate import ClaimKind, VerdictStatus
+from gate.engine import DEFAULT_STATED_CONFIDENCE
 from memstore.models import (
     MAX_EVIDENCE_CHARS,
     MAX_NAME_CHARS,
@@ -31,7 +32,6 @@ from memstore.names import check_text, normalize_key
 
 MAX_MEMBERS = 64
 MAX_EVIDENCE_ITEMS = 64
-DEFAULT_STATED_CONFIDENCE = 0.95
 
 
 #: Why a time is refused when it leaves datetime's range (years 1 to 9999) in UTC.

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from scripted import Mishearing, supports_its_own_words
 
 import memstore
 from gate import Gate, ScriptedBackend
-from gate.evidence import REMOVED
 from memstore import InvalidInput, Store
 from memstore.conversations import Candidate, EmbeddedExtractor, Message, parse_messages
 from memstore.conversations.conversation import remember_conversation
@@ -161,37 +161,11 @@ def test_members_are_the_speaker_then_names_and_times() -> None:
 # -- through the gate ------------------------------------------------------------------
 
 
-def supports_its_own_words(claim: str, context: str) -> float:
-    """A verifier that reads only the overlap of content words (a rule, not a model):
-    high where every content word of the claim is in the context, low otherwise."""
-    words = {w for w in re.findall(r"[a-z]+", claim.lower()) if len(w) > 3}
-    seen = set(re.findall(r"[a-z]+", context.replace(REMOVED, " ").lower()))
-    stems = {w[:4] for w in seen}
-    found = sum(w in seen or w[:4] in stems for w in words)
-    return 0.97 if found == len(words) else 0.05
-
-
 @pytest.fixture
 def gated(data_dir: Path) -> Iterator[Store]:
     gate = Gate(ScriptedBackend(supports_its_own_words))  # type: ignore[arg-type]
     with memstore.open(data_dir, namespace="user:alice", gate=gate) as store:
         yield store
-
-
-class Mishearing:
-    """An extractor that gets the object wrong, as an LLM can ("peanuts" -> "shellfish")."""
-
-    name = "mishearing"
-
-    def extract(self, messages: Sequence[Message]) -> list[Candidate]:
-        return [
-            Candidate(
-                "Alice is allergic to shellfish.",
-                (("Alice", "person", "subject"), ("shellfish", "food", "allergen")),
-                0,
-                messages[0].content,
-            )
-        ]
 
 
 @pytest.mark.both_databases

@@ -23,6 +23,14 @@ from memstore.schemas import FactCreate
 #: Lifecycle methods, not inputs: fuzzing them means closing the store or starting threads.
 NOT_FUZZED = {"close", "start_reverifier", "stop_reverifier"}
 ANY = st.one_of(TEXT, NOT_TEXT, NESTED)
+#: A message of a conversation: mostly well formed, its fields sometimes fuzz.
+MESSAGE = st.fixed_dictionaries(
+    {
+        "role": st.one_of(st.sampled_from(["user", "assistant", "tool"]), ANY),
+        "content": st.one_of(st.just("I'm allergic to peanuts."), TEXT, ANY),
+    },
+    optional={"name": st.one_of(st.just("Alice"), ANY), "timestamp": ANY},
+)
 WHEN = st.one_of(st.none(), st.datetimes(timezones=st.just(UTC)), st.datetimes(), ANY)
 SPAN = st.one_of(st.none(), st.timedeltas(timedelta(-5), timedelta(days=5000)), ANY)
 COUNT = st.one_of(st.integers(-5, 10**7), st.booleans(), ANY)
@@ -87,6 +95,11 @@ def calls(ids: list[str], names: list[str], out: Path) -> dict[str, st.SearchStr
                 kw(order_by=st.one_of(WORDS, ANY), descending=ANY, limit=COUNT, offset=COUNT),
                 WHERE,
             ),
+        ),
+        "remember_conversation": call(
+            st.one_of(st.lists(MESSAGE, max_size=3), ANY),
+            on_conflict=st.one_of(st.sampled_from(["supersede", "flag"]), ANY),
+            context_turns=st.one_of(st.integers(-2, 6), ANY),
         ),
         "remember": st.tuples(
             st.tuples(ANY, st.one_of(st.lists(TEXT, max_size=2), ANY)),

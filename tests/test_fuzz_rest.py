@@ -22,8 +22,9 @@ from fastapi import FastAPI
 from fastapi.routing import APIRoute
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
+from rest_server import ALICE_KEY, KEYS, USERS_KEY, serving, settings_for
 from test_fuzz_inputs import FACT, INJECTIONS, NESTED, NOT_TEXT, REPEATED, SQL, TEXT, WILD, WORDS
-from test_rest import ALICE_KEY, KEYS, USERS_KEY, allergy, serving, settings_for
+from test_rest import allergy
 
 from memstore.config import ServerSettings
 from memstore.rest import UNMATCHED, create_app
@@ -162,6 +163,20 @@ CLAIM = _with_fuzz(
     },
 )
 
+MESSAGE = _with_fuzz(
+    {"role": st.sampled_from(["user", "assistant"]), "content": WORDS},
+    {"role": st.one_of(TEXT, NOT_TEXT), "content": st.one_of(TEXT, NOT_TEXT), "name": NESTED},
+)
+CONVERSATION = _with_fuzz(
+    {"messages": st.lists(MESSAGE, min_size=1, max_size=3)},
+    {
+        "messages": st.one_of(NESTED, st.lists(JUNK, max_size=3)),
+        "on_conflict": st.one_of(TEXT, NOT_TEXT),
+        "context_turns": st.one_of(st.integers(-3, 60), TEXT, NOT_TEXT),
+        "colour": NESTED,
+    },
+)
+
 
 # -- the fuzz table: one row per route --------------------------------------------------
 
@@ -194,6 +209,7 @@ ROUTES: dict[tuple[str, str], Fuzz] = {
     ("GET", f"{V1}/rejections/{{rejection_id}}"): Fuzz(),
     ("POST", f"{V1}/rejections/{{rejection_id}}/erase"): Fuzz(body=RETRACT, fake_ids=True),
     ("POST", f"{V1}/verify_claim"): Fuzz(body=CLAIM),
+    ("POST", f"{V1}/conversations"): Fuzz(body=CONVERSATION),
     ("GET", "/health"): Fuzz(),
     ("GET", "/metrics"): Fuzz(),
 }
@@ -347,6 +363,10 @@ def _written(response: httpx.Response) -> tuple[int, int]:
     if response.url.path.endswith("/retract"):
         assert body["status"] == "retracted", body
         return 0, 0
+    if response.url.path.endswith("/conversations"):
+        outcomes = [c["outcome"] for c in body["candidates"]]
+        stored = sum(1 for o in outcomes if o in ("stored", "superseded", "conflict"))
+        return stored, outcomes.count("refused")
     return (0 if body["deduplicated"] else 1), 0
 
 

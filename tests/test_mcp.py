@@ -318,10 +318,16 @@ async def wait_until_listening(proc: subprocess.Popen[bytes], port: int, log: Pa
 # -- stdio ------------------------------------------------------------------------
 
 
-async def test_lists_four_tools_with_input_schemas(served: Served) -> None:
+async def test_lists_five_tools_with_input_schemas(served: Served) -> None:
     tools = {t.name: t for t in (await served.client.list_tools()).tools}
     # erase is a right of its own: over stdio only with --allow-erase (tests/test_erase.py)
-    assert set(tools) == {"remember", "recall", "verify_claim", "audit_rejections"}
+    assert set(tools) == {
+        "remember",
+        "remember_conversation",
+        "recall",
+        "verify_claim",
+        "audit_rejections",
+    }
     remember = tools["remember"].input_schema
     assert remember["required"] == ["statement", "members", "evidence"]
     assert set(remember["properties"]) == {

@@ -11,7 +11,7 @@ from urllib.parse import urljoin, urlsplit
 
 import httpx
 import pytest
-from test_rest import KEYS, serving
+from rest_server import KEYS, serving
 
 from memstore.config import load_settings
 from memstore.rest import create_app

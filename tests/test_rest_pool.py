@@ -17,7 +17,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from test_rest import USERS_KEY, serving
+from rest_server import USERS_KEY, serving
 
 from gate import ConfigError
 from memstore import Store

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -17,10 +16,9 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 from conftest import row_counts
-from fastapi import FastAPI
 from http_site import Site
+from rest_server import serving
 
 import memstore
 from gate import ConfigError, Gate, ScriptedBackend
@@ -94,23 +92,6 @@ def routes_server(routes: Routes) -> Iterator[int]:
     finally:
         server.shutdown()
         server.server_close()
-
-
-@contextmanager
-def serving(app: FastAPI) -> Iterator[str]:
-    """Run ``app`` with uvicorn on a free port of 127.0.0.1; yields its base URL."""
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    while not server.started:
-        assert thread.is_alive(), "the server failed to start"
-        time.sleep(0.02)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=60)
 
 
 def fact(person: str, evidence: list[Any]) -> dict[str, Any]:

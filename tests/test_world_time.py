@@ -11,7 +11,8 @@ import httpx
 import pytest
 import sqlalchemy as sa
 from conftest import row_counts, works_at
-from test_rest import ALICE, ALICE_KEY, KEYS, serving
+from rest_server import ALICE_KEY, KEYS, serving
+from test_rest import ALICE
 from workers import HashedWords
 
 import memstore

@@ -9,11 +9,12 @@ Exit codes: 0 done; 1 internal error (the database or the index failed);
 needed); 3 the grounding gate rejected a fact; 4 ``verify`` could not check the claim
 (the verifier timed out or failed: no verdict either way).
 
-Which commands may create a store: only ``init``, ``add`` (the first fact creates
-it), ``serve`` and ``mcp`` (they accept writes), and ``demo`` and ``bench`` (each in
-a directory of its own). Every other command reads or changes an existing store;
-given a data directory or SQLite file that holds none, it exits 2 naming the path
-and suggesting ``memstore init``, and creates nothing. ``verify`` needs no store and
+Which commands may create a store: only ``init``, ``add`` and
+``remember-conversation`` (the first fact creates it), ``serve`` and ``mcp`` (they
+accept writes), and ``demo`` and ``bench`` (each in a directory of its own). Every
+other command reads or changes an existing store; given a data directory or SQLite
+file that holds none, it exits 2 naming the path and suggesting ``memstore init``,
+and creates nothing. ``verify`` needs no store and
 never opens one. (A database server's URL is not checked: the database must exist.)
 New commands open their store with ``context.open_store(...)``, which refuses a
 missing store unless told ``create=True``.
@@ -25,8 +26,8 @@ The package, bottom up: ``console`` (output, exit codes, ``fail``), ``render``
 (shared tables and JSON), ``parsing`` (shared options and values), ``context``
 (settings and the store from the options), ``program`` (the Typer app and the
 ``command`` decorator); then one module per group of commands, imported below in
-the order ``--help`` lists them: ``configure``, ``writes``, ``reads``, ``auditing``,
-``upkeep``, ``servers``, ``extras``.
+the order ``--help`` lists them: ``configure``, ``writes``, ``conversations``,
+``reads``, ``auditing``, ``upkeep``, ``servers``, ``extras``.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from __future__ import annotations
 # isort: off
 from memstore.cli import configure as configure
 from memstore.cli import writes as writes
+from memstore.cli import conversations as conversations
 from memstore.cli import reads as reads
 from memstore.cli import auditing as auditing
 from memstore.cli import upkeep as upkeep

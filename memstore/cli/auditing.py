@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.table import Table
@@ -15,6 +15,7 @@ from memstore.cli.parsing import NamespaceOption, StoreOption, when
 from memstore.cli.program import command
 from memstore.cli.render import num, to_json
 from memstore.errors import InvalidInput
+from memstore.fronts import rejection_where
 
 
 @command()
@@ -32,6 +33,7 @@ def audit(
     relation: Annotated[str | None, typer.Option()] = None,
     source: Annotated[str | None, typer.Option(help="The evidence's source.")] = None,
     min_gap: Annotated[float | None, typer.Option(help="Budget gap at least (bits).")] = None,
+    max_gap: Annotated[float | None, typer.Option(help="Budget gap at most (bits).")] = None,
     order_by: Annotated[str, typer.Option(help="created_at, budget_gap, p1, p0, ...")] = (
         "created_at"
     ),
@@ -49,17 +51,17 @@ def audit(
     """Facts the gate rejected, newest first: what was claimed, the verdict and its numbers."""
     if output not in ("table", "json", "jsonl", "csv"):
         raise InvalidInput("format", f"{output!r} is not table, json, jsonl or csv")
-    where: dict[str, Any] = {
-        "verdict": verdict or None,
-        "since": when("since", since),
-        "until": when("until", until),
-        "text": text,
-        "entity": entity,
-        "relation": relation,
-        "source": source,
-        "min_gap": min_gap,
-    }
-    where = {name: value for name, value in where.items() if value is not None}
+    where = rejection_where(
+        verdict=verdict,
+        since=when("since", since),
+        until=when("until", until),
+        text=text,
+        entity=entity,
+        relation=relation,
+        source=source,
+        min_gap=min_gap,
+        max_gap=max_gap,
+    )
     with open_store(ctx, store, namespace, index=False) as opened:
         if counts is not None:
             numbers = opened.count_rejections(by=counts, **where)

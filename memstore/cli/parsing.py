@@ -3,6 +3,7 @@ a file, times and durations."""
 
 from __future__ import annotations
 
+import json
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -101,6 +102,32 @@ def read_facts(file: str) -> list[dict[str, Any]]:
     if not data:
         raise InvalidInput("file", "holds no facts")
     return data
+
+
+def read_messages(file: str) -> list[Any]:
+    """The messages of a conversation from a file ('-': stdin): a JSON list of messages,
+    or JSON lines (one message a line); each message is checked later, by the store."""
+    try:
+        raw = sys.stdin.read() if file == "-" else Path(file).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInput("file", f"cannot read {file}: {exc}") from None
+    if not raw.strip():
+        raise InvalidInput("file", "holds no messages")
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError:
+        data = None  # not one JSON document: JSON lines
+    else:
+        return data if isinstance(data, list) else [data]
+    lines = []
+    for number, line in enumerate(raw.splitlines(), 1):
+        if line.strip():
+            try:
+                lines.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                reason = f"line {number} is not JSON ({exc.msg}); give a JSON list or JSON lines"
+                raise InvalidInput("file", reason) from None
+    return lines
 
 
 def when(field: str, text: str | None) -> datetime | None:

@@ -12,6 +12,7 @@ from memstore.cli.context import open_store
 from memstore.cli.parsing import IndexOption, JsonOption, NamespaceOption, StoreOption
 from memstore.cli.program import command
 from memstore.cli.render import num, print_facts, to_json
+from memstore.fronts import fact_history
 
 
 @command()
@@ -85,10 +86,10 @@ def history(
     """Show a fact and every verification of it: what the gate said, when and why."""
     with open_store(ctx, store, namespace, index=False) as opened:
         fact = opened.get_fact(fact_id)
-        rows = opened.verifications(fact_id)
+        chain = fact_history(opened, fact_id)
+        rows = [row for row in chain.verifications if row.fact_id == fact_id]
         if as_json:
-            chain = opened.history(fact_id)
-            typer.echo(to_json({"fact": fact, "versions": chain, "verifications": rows}))
+            typer.echo(to_json({"fact": fact, "versions": chain.versions, "verifications": rows}))
             return
         out.print(f"[bold]{fact.statement}[/bold]")
         out.print(

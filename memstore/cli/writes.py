@@ -26,7 +26,7 @@ from memstore.cli.render import num, to_json
 from memstore.config import Settings
 from memstore.errors import ErrFactNotGrounded, InvalidInput
 from memstore.limits import Limits
-from memstore.schemas import ClaimCheck, FactPublic, RejectionPublic
+from memstore.schemas import DEFAULT_STATED_CONFIDENCE, ClaimCheck, FactPublic, RejectionPublic
 
 #: Verdicts that are no check at all: the verifier did not answer.
 UNCHECKED = frozenset({VerdictStatus.TIMEOUT, VerdictStatus.VERIFIER_ERROR})
@@ -62,7 +62,7 @@ def add(
     relation: Annotated[str | None, typer.Option("--relation", "-r")] = None,
     confidence: Annotated[
         float, typer.Option(min=0.0, max=1.0, help="How sure the writer is.")
-    ] = 0.95,
+    ] = DEFAULT_STATED_CONFIDENCE,
     file: Annotated[
         str | None,
         typer.Option(
@@ -143,7 +143,7 @@ def verify(
     evidence: Annotated[
         list[str], typer.Option("--evidence", "-e", help="Evidence text ('-': stdin) (repeat).")
     ],
-    confidence: Annotated[float, typer.Option(min=0.0, max=1.0)] = 0.95,
+    confidence: Annotated[float, typer.Option(min=0.0, max=1.0)] = DEFAULT_STATED_CONFIDENCE,
     store: StoreOption = None,
     namespace: NamespaceOption = None,
     as_json: JsonOption = False,

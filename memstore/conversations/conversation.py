@@ -84,8 +84,8 @@ def remember_conversation(
     """Extract candidate facts from ``messages`` and write each through the store's gate."""
     if on_conflict not in ("supersede", "flag"):
         raise InvalidInput("on_conflict", "must be 'supersede' or 'flag'")
-    if context_turns < 0:
-        raise InvalidInput("context_turns", "must be >= 0")
+    if isinstance(context_turns, bool) or not isinstance(context_turns, int) or context_turns < 0:
+        raise InvalidInput("context_turns", "must be a whole number >= 0")
     turns = parse_messages(messages)
     extractor = extractor or EmbeddedExtractor()
     candidates = extractor.extract(turns)
@@ -137,6 +137,32 @@ def _remember_one(
             "reasons": why,
         }
     )
+
+
+def remember_as_configured(
+    store: Store,
+    messages: Iterable[Message | Mapping[str, Any]],
+    settings: ConversationSettings,
+    *,
+    on_conflict: OnConflict | None = None,
+    context_turns: int | None = None,
+) -> ConversationReport:
+    """``store.remember_conversation`` with the extractor and defaults the ``conversations``
+    settings choose (what the REST API, the MCP server and the CLI call); a given
+    ``on_conflict`` or ``context_turns`` wins over the settings'."""
+    extractor = extractor_from(settings)
+    try:
+        return store.remember_conversation(
+            messages,
+            extractor=extractor,
+            on_conflict=settings.on_conflict if on_conflict is None else on_conflict,
+            single_valued=frozenset(settings.single_valued),
+            context_turns=settings.context_turns if context_turns is None else context_turns,
+        )
+    finally:
+        close = getattr(extractor, "close", None)
+        if callable(close):
+            close()
 
 
 def extractor_from(settings: ConversationSettings) -> Extractor:

@@ -8,8 +8,10 @@ namespace. ``/health`` and ``/metrics`` need no key; ``/docs`` shows the API.
 Errors are JSON with an ``error`` code: ``invalid_input`` (400, naming the
 ``field``), ``unauthorized`` (401), ``forbidden`` (403), ``not_found`` (404),
 ``not_grounded`` (422: the grounding gate rejected the fact; the body carries the
-verdict and the audit log's rejection), ``unavailable`` (503) and ``internal_error``
-(500). 422 means only "rejected by the gate"; malformed requests are 400.
+verdict and the audit log's rejection), ``extractor_failed`` (502: the endpoint
+that extracts facts from a conversation failed; nothing was stored), ``unavailable``
+(503) and ``internal_error`` (500). 422 means only "rejected by the gate"; malformed
+requests are 400.
 
 The package: ``models`` (request and response bodies), ``pool`` (the stores of the
 namespaces in use), ``state`` (what the routes share), ``auth`` (API keys and the

@@ -14,6 +14,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from memstore.conversations.llm import ExtractorError
 from memstore.errors import (
     ErrFactNotGrounded,
     InvalidInput,
@@ -107,6 +108,12 @@ async def _on_not_grounded(request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse(jsonable_encoder(body), status_code=422)
 
 
+async def _on_extractor_error(request: Request, exc: Exception) -> JSONResponse:
+    log.error("%s %s: the fact extractor failed: %s", request.method, request.url.path, exc)
+    detail = f"the fact extractor failed, so nothing was extracted or stored: {exc}"
+    return error_response(502, "extractor_failed", detail)
+
+
 async def _on_storage_error(request: Request, exc: Exception) -> JSONResponse:
     # The message may hold a database URL with its password: log it, don't send it.
     log.error("storage error on %s %s: %s", request.method, request.url.path, exc)
@@ -167,6 +174,7 @@ def add_exception_handlers(app: FastAPI) -> None:
         (InvalidInput, _on_invalid_input),
         (NotFound, _on_not_found),
         (ErrFactNotGrounded, _on_not_grounded),
+        (ExtractorError, _on_extractor_error),
         (StorageError, _on_storage_error),
         (MemstoreError, _on_memstore_error),
         (Denied, _on_denied),

@@ -5,17 +5,34 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, Field, WithJsonSchema
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 
+from memstore.conversations.messages import MAX_MESSAGES, Message
+from memstore.fronts import HistoryPublic
 from memstore.models import MAX_STATEMENT_CHARS
 from memstore.schemas import (
+    DEFAULT_STATED_CONFIDENCE,
     MAX_EVIDENCE_ITEMS,
     FactCreate,
     FactPublic,
     RejectionPublic,
-    VerificationPublic,
 )
 from memstore.store import MAX_BATCH
+
+__all__ = [
+    "BatchRequest",
+    "BatchResult",
+    "ClaimRequest",
+    "ConversationRequest",
+    "EraseRequest",
+    "ErrorPublic",
+    "HealthPublic",
+    "HistoryPublic",
+    "NotGroundedPublic",
+    "RejectedResult",
+    "RetractRequest",
+    "StoredResult",
+]
 
 
 class ErrorPublic(BaseModel):
@@ -70,13 +87,6 @@ class EraseRequest(BaseModel):
     reason: Annotated[str, Field(min_length=1, max_length=MAX_STATEMENT_CHARS)]
 
 
-class HistoryPublic(BaseModel):
-    """Every version of a fact (oldest first) and the verifications of all of them."""
-
-    versions: list[FactPublic]
-    verifications: list[VerificationPublic]
-
-
 def _one_or_many(value: Any) -> Any:
     return [value] if isinstance(value, str) else value
 
@@ -102,7 +112,21 @@ class ClaimRequest(BaseModel):
 
     claim: Annotated[str, Field(min_length=1, max_length=MAX_STATEMENT_CHARS)]
     evidence: _Texts
-    confidence: Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)] = 0.95
+    confidence: Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)] = (
+        DEFAULT_STATED_CONFIDENCE
+    )
+
+
+class ConversationRequest(BaseModel):
+    """A conversation to remember: its messages, in order, and optionally how conflicts
+    with remembered facts are settled and how many earlier turns the gate reads (the
+    server's ``conversations`` settings otherwise)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    messages: Annotated[list[Message], Field(min_length=1, max_length=MAX_MESSAGES)]
+    on_conflict: Literal["supersede", "flag"] | None = None
+    context_turns: Annotated[int, Field(ge=0, le=50)] | None = None
 
 
 class HealthPublic(BaseModel):

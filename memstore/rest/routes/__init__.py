@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from memstore.rest.routes import audit, claims, facts, operations, search
+from memstore.rest.routes import audit, claims, conversations, facts, operations, search
 from memstore.rest.routes.common import PREFIX
 
 ROUTERS: tuple[APIRouter, ...] = (
     facts.router,
+    conversations.router,
     search.router,
     audit.router,
     claims.router,

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import Depends, Query
 
+from memstore.fronts import rejection_where
 from memstore.rejections import MAX_PAGE, ORDER_BY
 from memstore.rest.auth import Eraser, NamespaceStore
 from memstore.rest.models import EraseRequest
@@ -27,18 +28,17 @@ def _filters(
     min_gap: Annotated[float | None, Query(description="Budget gap >= (bits).")] = None,
     max_gap: Annotated[float | None, Query(description="Budget gap <= (bits).")] = None,
 ) -> dict[str, Any]:
-    given = {
-        "verdict": verdict,
-        "since": since,
-        "until": until,
-        "text": text,
-        "entity": entity,
-        "relation": relation,
-        "source": source,
-        "min_gap": min_gap,
-        "max_gap": max_gap,
-    }
-    return {name: value for name, value in given.items() if value is not None}
+    return rejection_where(
+        verdict=verdict,
+        since=since,
+        until=until,
+        text=text,
+        entity=entity,
+        relation=relation,
+        source=source,
+        min_gap=min_gap,
+        max_gap=max_gap,
+    )
 
 
 Filters = Annotated[dict[str, Any], Depends(_filters)]

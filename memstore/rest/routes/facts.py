@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fastapi import Response
 
+from memstore.fronts import fact_history
 from memstore.rest.auth import Eraser, NamespaceStore
 from memstore.rest.errors import param_names
 from memstore.rest.models import (
@@ -102,7 +103,4 @@ def supersede(fact_id: str, fact: FactCreate, store: NamespaceStore) -> FactPubl
 def history(fact_id: str, store: NamespaceStore) -> HistoryPublic:
     """Every version along the fact's supersession chain (oldest first) and every
     verification of those versions (gate passes and re-verifications, oldest first)."""
-    versions = store.history(fact_id)
-    checks = [v for version in versions for v in store.verifications(version.id)]
-    checks.sort(key=lambda v: (v.created_at, v.id))
-    return HistoryPublic(versions=versions, verifications=checks)
+    return fact_history(store, fact_id)
