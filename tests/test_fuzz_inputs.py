@@ -4,7 +4,6 @@ not talk the embedded gate into grounding it."""
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -121,9 +120,21 @@ def test_a_fuzzed_search_answers_or_refuses_naming_a_field(
 @FUZZ
 @given(name=st.one_of(TEXT, NOT_TEXT), hops=st.one_of(st.integers(-3, 12), NOT_TEXT))
 def test_fuzzed_reads_by_entity_answer_or_refuse(store: Store, name: Any, hops: Any) -> None:
-    for read in (lambda: store.facts_about(name), lambda: store.neighborhood(name, hops)):
-        with contextlib.suppress(InvalidInput, NotFound):
-            read()
+    """An empty store: a read answers nothing, or refuses naming its own parameter, or
+    says the entity is unknown; nothing else escapes."""
+    try:
+        assert store.facts_about(name) == []
+    except InvalidInput as exc:
+        assert exc.field == "entity", exc
+    except NotFound as exc:
+        assert isinstance(name, str) and "entity" in str(exc).lower(), exc
+    try:
+        around = store.neighborhood(name, hops)
+        assert around.facts == [] and around.entities == []
+    except InvalidInput as exc:
+        assert exc.field in {"entities", "hops"}, exc
+    except NotFound as exc:
+        assert "entity" in str(exc).lower(), exc
 
 
 @pytest.mark.parametrize("injection", INJECTIONS)
