@@ -10,9 +10,11 @@ import pytest
 import sqlalchemy as sa
 from http_site import Site, serve
 from postgres_server import PostgresServer, find_bindir
+from scripted import supports_its_own_words
 from sqlmodel import SQLModel
 
 import memstore
+from gate import Gate, ScriptedBackend
 from memstore import Store
 
 #: Tests marked ``both_databases`` run once on SQLite and once on PostgreSQL.
@@ -70,6 +72,15 @@ def store(data_dir: Path) -> Iterator[Store]:
     """
     with memstore.open(data_dir, namespace="user:alice", hook=memstore.Ungated()) as s:
         yield s
+
+
+@pytest.fixture
+def words_store(data_dir: Path) -> Iterator[Store]:
+    """A store whose gate is a rule (``scripted.supports_its_own_words``), not a model:
+    tests of what is written and cited must not hinge on verifier quality."""
+    gate = Gate(ScriptedBackend(supports_its_own_words))
+    with memstore.open(data_dir, namespace="user:alice", gate=gate) as opened:
+        yield opened
 
 
 def row_counts(url: str) -> dict[str, int]:

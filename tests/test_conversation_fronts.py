@@ -60,7 +60,9 @@ def mishear(patch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture(scope="module")
-def rest(tmp_path_factory: pytest.TempPathFactory, rule_gate: Gate) -> Iterator[httpx.Client]:
+def rest_client(
+    tmp_path_factory: pytest.TempPathFactory, rule_gate: Gate
+) -> Iterator[httpx.Client]:
     data = tmp_path_factory.mktemp("conversations") / "memdata"
     with serving(create_app(settings_for(str(data)))) as base:
         headers = {"Authorization": f"Bearer {ALICE_KEY}"}
@@ -72,43 +74,43 @@ def outcomes(report: dict[str, Any]) -> list[tuple[str, str]]:
     return [(c["outcome"], c["statement"]) for c in report["candidates"]]
 
 
-def test_rest_answers_each_candidate(rest: httpx.Client) -> None:
-    response = rest.post(f"{ALICE}/conversations", json={"messages": [PEANUTS, NOTED]})
+def test_rest_answers_each_candidate(rest_client: httpx.Client) -> None:
+    response = rest_client.post(f"{ALICE}/conversations", json={"messages": [PEANUTS, NOTED]})
     assert response.status_code == 200, response.text
     report = response.json()
     assert (report["extractor"], report["messages"]) == ("embedded", 2)
     assert outcomes(report) == [("stored", "Alice is allergic to peanuts.")]
     fact = report["candidates"][0]["fact"]
     assert fact["status"] == "verified" and fact["namespace"] == "user:alice"
-    again = rest.post(f"{ALICE}/conversations", json={"messages": [PEANUTS]}).json()
+    again = rest_client.post(f"{ALICE}/conversations", json={"messages": [PEANUTS]}).json()
     assert outcomes(again) == [("duplicate", "Alice is allergic to peanuts.")]
     assert again["candidates"][0]["fact"]["id"] == fact["id"]
 
 
-def test_rest_supersedes_by_default_and_flags_when_asked(rest: httpx.Client) -> None:
+def test_rest_supersedes_by_default_and_flags_when_asked(rest_client: httpx.Client) -> None:
     url = f"{ALICE}/conversations"
-    old = rest.post(url, json={"messages": [BOSTON]}).json()["candidates"][0]["fact"]
-    [moved] = rest.post(url, json={"messages": [LISBON]}).json()["candidates"]
+    old = rest_client.post(url, json={"messages": [BOSTON]}).json()["candidates"][0]["fact"]
+    [moved] = rest_client.post(url, json={"messages": [LISBON]}).json()["candidates"]
     assert moved["outcome"] == "superseded" and moved["replaced"] == [old["id"]]
-    assert rest.get(f"{ALICE}/facts/{old['id']}").json()["status"] == "superseded"
-    acme = rest.post(url, json={"messages": [ACME]}).json()["candidates"][0]["fact"]
-    [flagged] = rest.post(url, json={"messages": [GLOBEX], "on_conflict": "flag"}).json()[
+    assert rest_client.get(f"{ALICE}/facts/{old['id']}").json()["status"] == "superseded"
+    acme = rest_client.post(url, json={"messages": [ACME]}).json()["candidates"][0]["fact"]
+    [flagged] = rest_client.post(url, json={"messages": [GLOBEX], "on_conflict": "flag"}).json()[
         "candidates"
     ]
     assert flagged["outcome"] == "conflict" and flagged["conflicts"] == [acme["id"]]
-    assert rest.get(f"{ALICE}/facts/{acme['id']}").json()["status"] == "verified"
+    assert rest_client.get(f"{ALICE}/facts/{acme['id']}").json()["status"] == "verified"
 
 
-def test_rest_reports_a_refusal_and_audits_it(rest: httpx.Client) -> None:
+def test_rest_reports_a_refusal_and_audits_it(rest_client: httpx.Client) -> None:
     with pytest.MonkeyPatch.context() as patch:
         mishear(patch)
-        response = rest.post(f"{ALICE}/conversations", json={"messages": [PEANUTS]})
+        response = rest_client.post(f"{ALICE}/conversations", json={"messages": [PEANUTS]})
     assert response.status_code == 200, response.text
     [refused] = response.json()["candidates"]
     assert refused["outcome"] == "refused" and refused["fact"] is None
     rejection = refused["rejection"]
     assert rejection["verdict"] == "unsupported"
-    audited = rest.get(f"{ALICE}/rejections/{rejection['id']}").json()
+    audited = rest_client.get(f"{ALICE}/rejections/{rejection['id']}").json()
     assert audited["statement"] == "Alice is allergic to shellfish."
 
 
@@ -130,9 +132,9 @@ def test_rest_reports_a_refusal_and_audits_it(rest: httpx.Client) -> None:
     ],
 )
 def test_rest_bad_input_is_400_naming_the_field(
-    rest: httpx.Client, body: dict[str, Any], field: str
+    rest_client: httpx.Client, body: dict[str, Any], field: str
 ) -> None:
-    response = rest.post(f"{ALICE}/conversations", json=body)
+    response = rest_client.post(f"{ALICE}/conversations", json=body)
     assert response.status_code == 400, response.text
     assert response.json()["field"] == field
 
@@ -151,8 +153,8 @@ def test_rest_answers_502_when_the_extractor_fails(tmp_path: Path, rule_gate: Ga
         assert store.stats().facts == {} and store.rejections() == []
 
 
-def test_rest_documents_the_route(rest: httpx.Client) -> None:
-    schema = rest.get("/openapi.json").json()
+def test_rest_documents_the_route(rest_client: httpx.Client) -> None:
+    schema = rest_client.get("/openapi.json").json()
     route = schema["paths"]["/v1/namespaces/{namespace}/conversations"]["post"]
     assert {"200", "400", "502"} <= set(route["responses"])
     assert route["responses"]["200"]["content"]["application/json"]["schema"] == {
@@ -254,7 +256,7 @@ async def test_mcp_reports_an_extractor_failure_as_a_tool_error(tmp_path: Path) 
 
 
 @pytest.fixture
-def cli(tmp_path: Path, rule_gate: Gate) -> Any:
+def conversation_cli(tmp_path: Path, rule_gate: Gate) -> Any:
     """Run ``memstore --store <tmp store> -n user:alice ARGS``; returns the click Result."""
     runner = CliRunner()
     where = str(tmp_path / "mem")
@@ -271,40 +273,48 @@ def cli(tmp_path: Path, rule_gate: Gate) -> Any:
     return invoke
 
 
-def test_cli_reads_a_json_list_and_prints_a_table(cli: Any, tmp_path: Path) -> None:
+def test_cli_reads_a_json_list_and_prints_a_table(conversation_cli: Any, tmp_path: Path) -> None:
     said = tmp_path / "said.json"
     said.write_text(json.dumps([PEANUTS, NOTED, BOSTON]))
-    done = cli("remember-conversation", str(said), env={"COLUMNS": "200"})
+    done = conversation_cli("remember-conversation", str(said), env={"COLUMNS": "200"})
     assert done.exit_code == Exit.OK, done.output
     assert "Alice is allergic to peanuts." in done.stdout and "grounded" in done.stdout
     assert "2 fact(s) found in 3 message(s) by the embedded extractor" in done.stdout
-    with memstore.open(cli.store, "user:alice", index=False) as store:
+    with memstore.open(conversation_cli.store, "user:alice", index=False) as store:
         assert [f.statement for f in store.facts_about("Maya")] == ["Maya lives in Boston."]
 
 
-def test_cli_reads_json_lines_from_stdin_and_prints_json(cli: Any) -> None:
+def test_cli_reads_json_lines_from_stdin_and_prints_json(conversation_cli: Any) -> None:
     lines = "\n".join(json.dumps(m) for m in (BOSTON, NOTED)) + "\n\n"
-    first = cli("remember-conversation", "--json", input=lines)
+    first = conversation_cli("remember-conversation", "--json", input=lines)
     assert first.exit_code == Exit.OK, first.output
     old = json.loads(first.stdout)["candidates"][0]["fact"]["id"]
-    moved = cli("remember-conversation", "-", "--json", input=json.dumps(LISBON))
+    moved = conversation_cli("remember-conversation", "-", "--json", input=json.dumps(LISBON))
     assert moved.exit_code == Exit.OK, moved.output
     [outcome] = json.loads(moved.stdout)["candidates"]
     assert outcome["outcome"] == "superseded" and outcome["replaced"] == [old]
-    table = cli("remember-conversation", input=json.dumps(LISBON), env={"COLUMNS": "200"})
+    table = conversation_cli(
+        "remember-conversation", input=json.dumps(LISBON), env={"COLUMNS": "200"}
+    )
     assert "already remembered" in table.stdout
 
 
-def test_cli_flags_a_conflict_when_asked(cli: Any) -> None:
-    assert cli("remember-conversation", input=json.dumps([ACME])).exit_code == Exit.OK
-    done = cli("remember-conversation", "--on-conflict", "flag", "--json", input=json.dumps(GLOBEX))
+def test_cli_flags_a_conflict_when_asked(conversation_cli: Any) -> None:
+    assert conversation_cli("remember-conversation", input=json.dumps([ACME])).exit_code == Exit.OK
+    done = conversation_cli(
+        "remember-conversation", "--on-conflict", "flag", "--json", input=json.dumps(GLOBEX)
+    )
     assert done.exit_code == Exit.OK, done.output
     assert json.loads(done.stdout)["candidates"][0]["outcome"] == "conflict"
 
 
-def test_cli_exits_0_when_a_candidate_is_refused(cli: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cli_exits_0_when_a_candidate_is_refused(
+    conversation_cli: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     mishear(monkeypatch)
-    done = cli("remember-conversation", "--context-turns", "0", input=json.dumps([PEANUTS]))
+    done = conversation_cli(
+        "remember-conversation", "--context-turns", "0", input=json.dumps([PEANUTS])
+    )
     assert done.exit_code == Exit.OK, done.output
     assert "refused" in done.stdout and "see why: memstore audit" in done.stdout
 
@@ -325,21 +335,25 @@ def test_cli_exits_0_when_a_candidate_is_refused(cli: Any, monkeypatch: pytest.M
     ],
 )
 def test_cli_bad_input_exits_2_naming_it(
-    cli: Any, given: str, args: tuple[str, ...], field: str
+    conversation_cli: Any, given: str, args: tuple[str, ...], field: str
 ) -> None:
-    done = cli("remember-conversation", *args, input=given)
+    done = conversation_cli("remember-conversation", *args, input=given)
     assert done.exit_code == Exit.BAD_INPUT, done.output
     assert field in done.stderr, done.stderr
 
 
-def test_cli_a_missing_file_exits_2(cli: Any, tmp_path: Path) -> None:
-    done = cli("remember-conversation", str(tmp_path / "nowhere.jsonl"))
+def test_cli_a_missing_file_exits_2(conversation_cli: Any, tmp_path: Path) -> None:
+    done = conversation_cli("remember-conversation", str(tmp_path / "nowhere.jsonl"))
     assert done.exit_code == Exit.BAD_INPUT and "cannot read" in done.stderr
 
 
-def test_cli_an_extractor_failure_exits_1_and_stores_nothing(cli: Any, tmp_path: Path) -> None:
+def test_cli_an_extractor_failure_exits_1_and_stores_nothing(
+    conversation_cli: Any, tmp_path: Path
+) -> None:
     config = tmp_path / "memstore.yaml"
     config.write_text(json.dumps({"conversations": NOBODY}))
-    done = cli("--config", str(config), "remember-conversation", input=json.dumps([PEANUTS]))
+    done = conversation_cli(
+        "--config", str(config), "remember-conversation", input=json.dumps([PEANUTS])
+    )
     assert done.exit_code == Exit.INTERNAL, done.output
     assert "the fact extractor failed; nothing was stored" in done.stderr

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -161,17 +160,10 @@ def test_members_are_the_speaker_then_names_and_times() -> None:
 # -- through the gate ------------------------------------------------------------------
 
 
-@pytest.fixture
-def gated(data_dir: Path) -> Iterator[Store]:
-    gate = Gate(ScriptedBackend(supports_its_own_words))  # type: ignore[arg-type]
-    with memstore.open(data_dir, namespace="user:alice", gate=gate) as store:
-        yield store
-
-
 @pytest.mark.both_databases
-def test_each_candidate_is_written_with_its_turn_cited(gated: Store) -> None:
+def test_each_candidate_is_written_with_its_turn_cited(words_store: Store) -> None:
     report = remember_conversation(
-        gated,
+        words_store,
         [
             {"role": "user", "name": "Alice", "content": "Hi! I'm allergic to peanuts."},
             {"role": "assistant", "content": "Noted."},
@@ -186,66 +178,68 @@ def test_each_candidate_is_written_with_its_turn_cited(gated: Store) -> None:
     fact = report.candidates[0].fact
     assert fact is not None and fact.status == "verified"
     [cited] = [c for c in fact.citations if c.cited]
-    evidence = gated.get_evidence(cited.evidence_id)
+    evidence = words_store.get_evidence(cited.evidence_id)
     assert evidence.text == "Alice: Hi! I'm allergic to peanuts."
     assert evidence.text[cited.start : cited.end] == "I'm allergic to peanuts."
     assert {m.name for m in fact.members} == {"Alice"}
 
 
-def test_a_misheard_extraction_is_refused_into_the_audit_log(gated: Store) -> None:
+def test_a_misheard_extraction_is_refused_into_the_audit_log(words_store: Store) -> None:
     report = remember_conversation(
-        gated,
+        words_store,
         [{"role": "user", "name": "Alice", "content": "I'm allergic to peanuts."}],
         extractor=Mishearing(),
     )
     [outcome] = report.candidates
     assert outcome.outcome == "refused" and outcome.fact is None
     assert outcome.rejection is not None and outcome.rejection.verdict == "unsupported"
-    assert [r.statement for r in gated.rejections()] == ["Alice is allergic to shellfish."]
-    assert gated.stats().facts == {}
+    assert [r.statement for r in words_store.rejections()] == ["Alice is allergic to shellfish."]
+    assert words_store.stats().facts == {}
 
 
 @pytest.mark.both_databases
-def test_a_move_supersedes_where_the_user_lived(gated: Store) -> None:
+def test_a_move_supersedes_where_the_user_lived(words_store: Store) -> None:
     first = remember_conversation(
-        gated, [{"role": "user", "name": "Maya", "content": "I live in Boston."}]
+        words_store, [{"role": "user", "name": "Maya", "content": "I live in Boston."}]
     )
     old = first.candidates[0].fact
     assert old is not None
     later = remember_conversation(
-        gated, [{"role": "user", "name": "Maya", "content": "I moved to Lisbon in May."}]
+        words_store, [{"role": "user", "name": "Maya", "content": "I moved to Lisbon in May."}]
     )
     [moved] = later.candidates
     assert moved.outcome == "superseded" and moved.replaced == [old.id]
     assert "lives_in" in moved.reasons[old.id]
-    assert [f.statement for f in gated.facts_about("Maya")] == ["Maya moved to Lisbon in May."]
-    assert gated.get_fact(old.id).status == "superseded"
-    assert [f.statement for f in gated.history(moved.fact.id)] == [  # type: ignore[union-attr]
+    assert [f.statement for f in words_store.facts_about("Maya")] == [
+        "Maya moved to Lisbon in May."
+    ]
+    assert words_store.get_fact(old.id).status == "superseded"
+    assert [f.statement for f in words_store.history(moved.fact.id)] == [  # type: ignore[union-attr]
         "Maya lives in Boston.",
         "Maya moved to Lisbon in May.",
     ]
 
 
-def test_flag_keeps_both_and_names_the_conflict(gated: Store) -> None:
+def test_flag_keeps_both_and_names_the_conflict(words_store: Store) -> None:
     old = remember_conversation(
-        gated, [{"role": "user", "name": "Maya", "content": "I work at Acme."}]
+        words_store, [{"role": "user", "name": "Maya", "content": "I work at Acme."}]
     ).candidates[0]
     new = remember_conversation(
-        gated,
+        words_store,
         [{"role": "user", "name": "Maya", "content": "I work for Globex."}],
         on_conflict="flag",
     ).candidates[0]
     assert old.fact is not None and new.outcome == "conflict"
     assert new.conflicts == [old.fact.id] and new.replaced == []
-    assert len(gated.facts_about("Maya")) == 2
+    assert len(words_store.facts_about("Maya")) == 2
 
 
-def test_the_same_conversation_twice_stores_each_fact_once(gated: Store) -> None:
+def test_the_same_conversation_twice_stores_each_fact_once(words_store: Store) -> None:
     said = [{"role": "user", "name": "Alice", "content": "I'm allergic to peanuts."}]
-    remember_conversation(gated, said)
-    again = remember_conversation(gated, said)
+    remember_conversation(words_store, said)
+    again = remember_conversation(words_store, said)
     assert [c.outcome for c in again.candidates] == ["duplicate"]
-    assert len(gated.facts_about("Alice")) == 1
+    assert len(words_store.facts_about("Alice")) == 1
 
 
 def test_a_contradiction_the_verifier_finds_supersedes(data_dir: Path) -> None:
@@ -269,16 +263,16 @@ def test_a_contradiction_the_verifier_finds_supersedes(data_dir: Path) -> None:
         assert [f.statement for f in store.facts_about("Maya")] == ["Maya can't stand cilantro."]
 
 
-def test_bad_options_are_refused_before_anything_is_written(gated: Store) -> None:
+def test_bad_options_are_refused_before_anything_is_written(words_store: Store) -> None:
     said = [{"role": "user", "name": "Alice", "content": "I'm allergic to peanuts."}]
     with pytest.raises(InvalidInput, match="on_conflict"):
-        remember_conversation(gated, said, on_conflict="ignore")  # type: ignore[arg-type]
+        remember_conversation(words_store, said, on_conflict="ignore")  # type: ignore[arg-type]
     with pytest.raises(InvalidInput, match="context_turns"):
-        remember_conversation(gated, said, context_turns=-1)
-    assert gated.stats().facts == {} and gated.rejections() == []
+        remember_conversation(words_store, said, context_turns=-1)
+    assert words_store.stats().facts == {} and words_store.rejections() == []
 
 
-def test_a_fact_holds_from_its_message_time(gated: Store) -> None:
+def test_a_fact_holds_from_its_message_time(words_store: Store) -> None:
     said = [
         {
             "role": "user",
@@ -287,7 +281,7 @@ def test_a_fact_holds_from_its_message_time(gated: Store) -> None:
             "timestamp": "2026-03-01T09:30:00+01:00",
         }
     ]
-    [outcome] = remember_conversation(gated, said).candidates
+    [outcome] = remember_conversation(words_store, said).candidates
     assert outcome.fact is not None
     assert outcome.fact.valid_from is not None
     assert outcome.fact.valid_from.isoformat() == "2026-03-01T08:30:00+00:00"

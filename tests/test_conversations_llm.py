@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 import socket
 import time
 from collections.abc import Iterator
@@ -16,9 +15,8 @@ from llama_server import llama_server as start_llama_server
 from openai_servers import Reply, scripted, silent_server
 
 import memstore
-from gate import Gate, ScriptedBackend
+from gate import Gate
 from gate.backends.openai import OpenAIBackend
-from gate.evidence import REMOVED
 from memstore import Store
 from memstore.conversations import Extractor, LLMExtractor, parse_messages
 from memstore.conversations.conversation import remember_conversation
@@ -338,36 +336,23 @@ def test_an_unreachable_server_raises() -> None:
 # -- through the gate -------------------------------------------------------------------
 
 
-def supports_its_own_words(claim: str, context: str) -> float:
-    """Supported where every longer word of the claim (or its stem) is in the context."""
-    words = {w for w in re.findall(r"[a-z]+", claim.lower()) if len(w) > 3}
-    seen = set(re.findall(r"[a-z]+", context.replace(REMOVED, " ").lower()))
-    found = sum(w in seen or any(s.startswith(w[:4]) for s in seen) for w in words)
-    return 0.97 if found == len(words) else 0.05
-
-
-@pytest.fixture
-def gated(data_dir: Path) -> Iterator[Store]:
-    gate = Gate(ScriptedBackend(supports_its_own_words))
-    with memstore.open(data_dir, namespace="user:alice", gate=gate) as store:
-        yield store
-
-
-def test_each_fact_goes_through_the_gate(gated: Store) -> None:
+def test_each_fact_goes_through_the_gate(words_store: Store) -> None:
     misheard = fact(statement="Alice is allergic to shellfish.")
     with scripted(answer(fact(), misheard)) as server:
-        report = remember_conversation(gated, CONVERSATION, extractor=extractor(server.url))
+        report = remember_conversation(words_store, CONVERSATION, extractor=extractor(server.url))
     assert report.extractor == "llm"
     assert [c.outcome for c in report.candidates] == ["stored", "refused"]
-    assert [f.statement for f in gated.facts_about("Alice")] == ["Alice is allergic to peanuts."]
-    assert [r.statement for r in gated.rejections()] == ["Alice is allergic to shellfish."]
+    assert [f.statement for f in words_store.facts_about("Alice")] == [
+        "Alice is allergic to peanuts."
+    ]
+    assert [r.statement for r in words_store.rejections()] == ["Alice is allergic to shellfish."]
 
 
-def test_a_failing_endpoint_writes_nothing(gated: Store) -> None:
+def test_a_failing_endpoint_writes_nothing(words_store: Store) -> None:
     busy = Reply(status=503, body={"error": {"message": "overloaded"}})
     with scripted(busy) as server, pytest.raises(ExtractorError):
-        remember_conversation(gated, CONVERSATION, extractor=extractor(server.url))
-    assert gated.stats().facts == {} and gated.rejections() == []
+        remember_conversation(words_store, CONVERSATION, extractor=extractor(server.url))
+    assert words_store.stats().facts == {} and words_store.rejections() == []
 
 
 # -- the real llama.cpp server -----------------------------------------------------------

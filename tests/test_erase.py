@@ -83,7 +83,7 @@ def open_store(data_dir: Path, index: Path | bool) -> Store:
 
 
 @pytest.fixture
-def store(data_dir: Path, tmp_path: Path) -> Iterator[Store]:
+def ssn_hook_store(data_dir: Path, tmp_path: Path) -> Iterator[Store]:
     """A store with its search index in ``tmp_path/index`` (SQLite or PostgreSQL)."""
     with open_store(data_dir, tmp_path / "index") as opened:
         yield opened
@@ -97,9 +97,9 @@ def fact(statement: str, *evidence: str, employer: str = EMPLOYER) -> dict[str, 
     }
 
 
-def ssn_rejection(store: Store) -> memstore.RejectionPublic:
+def ssn_rejection(ssn_hook_store: Store) -> memstore.RejectionPublic:
     with pytest.raises(ErrFactNotGrounded) as refused:
-        store.add_fact(
+        ssn_hook_store.add_fact(
             statement=f"Alice's social security number is {SSN}.",
             members=[("Alice", "person", "holder")],
             evidence=[SSN_SAID],
@@ -150,44 +150,50 @@ def files_holding(root: Path, needle: str) -> list[str]:
 
 @pytest.mark.both_databases
 def test_a_rejected_writes_evidence_is_in_the_audit_log_and_not_in_evidence_reads(
-    store: Store,
+    ssn_hook_store: Store,
 ) -> None:
-    rejection = ssn_rejection(store)
+    rejection = ssn_rejection(ssn_hook_store)
     [evidence_id] = rejection.evidence_ids
-    assert SSN not in texts(store.search_evidence(f"social security number {SSN}", 10))
-    assert SSN not in texts(store.search_evidence(SSN, 10, mode="text"))
+    assert SSN not in texts(ssn_hook_store.search_evidence(f"social security number {SSN}", 10))
+    assert SSN not in texts(ssn_hook_store.search_evidence(SSN, 10, mode="text"))
     with pytest.raises(NotFound):
-        store.get_evidence(evidence_id)
+        ssn_hook_store.get_evidence(evidence_id)
     # The audit log shows auditors what the refused write cited.
-    assert [e.text for e in store.get_rejection(rejection.id).evidence] == [SSN_SAID]
-    assert [e.text for r in store.rejections() for e in r.evidence] == [SSN_SAID]
+    assert [e.text for e in ssn_hook_store.get_rejection(rejection.id).evidence] == [SSN_SAID]
+    assert [e.text for r in ssn_hook_store.rejections() for e in r.evidence] == [SSN_SAID]
 
 
 @pytest.mark.both_databases
 def test_a_retracted_facts_evidence_leaves_evidence_reads_unless_a_live_fact_cites_it(
-    store: Store,
+    ssn_hook_store: Store,
 ) -> None:
-    job = store.add_fact(fact(f"Alice works at {EMPLOYER}.", EMPLOYER_SAID, SHARED_SAID))
-    home = store.add_fact(
+    job = ssn_hook_store.add_fact(fact(f"Alice works at {EMPLOYER}.", EMPLOYER_SAID, SHARED_SAID))
+    home = ssn_hook_store.add_fact(
         statement="Alice lives in Lisbon.",
         members=[("Alice", "person", "resident"), ("Lisbon", "city", "home")],
         evidence=[SHARED_SAID],
     )
-    moved = store.supersede(job.id, fact(f"Alice works in payroll at {EMPLOYER}.", MOVED_SAID))
+    moved = ssn_hook_store.supersede(
+        job.id, fact(f"Alice works in payroll at {EMPLOYER}.", MOVED_SAID)
+    )
     [employer_id] = [i for i in job.evidence_ids if i not in home.evidence_ids]
     # A superseded version's evidence is history, still shown while the fact lives.
-    assert store.get_evidence(employer_id).text == EMPLOYER_SAID
-    assert EMPLOYER_SAID in texts(store.search_evidence("worked at Initech since 2019", 10))
+    assert ssn_hook_store.get_evidence(employer_id).text == EMPLOYER_SAID
+    assert EMPLOYER_SAID in texts(
+        ssn_hook_store.search_evidence("worked at Initech since 2019", 10)
+    )
 
-    store.retract(moved.id, REASON)
+    ssn_hook_store.retract(moved.id, REASON)
     for evidence_id in (employer_id, moved.evidence_ids[0]):
         with pytest.raises(NotFound):
-            store.get_evidence(evidence_id)
-    assert EMPLOYER not in texts(store.search_evidence("worked at Initech accounting payroll", 10))
-    assert EMPLOYER not in texts(store.search_evidence(EMPLOYER, 10, mode="text"))
+            ssn_hook_store.get_evidence(evidence_id)
+    assert EMPLOYER not in texts(
+        ssn_hook_store.search_evidence("worked at Initech accounting payroll", 10)
+    )
+    assert EMPLOYER not in texts(ssn_hook_store.search_evidence(EMPLOYER, 10, mode="text"))
     # The home fact still cites the shared evidence: it stays readable and searchable.
-    assert store.get_evidence(home.evidence_ids[0]).text == SHARED_SAID
-    assert SHARED_SAID in texts(store.search_evidence("Lisbon tram commute", 10))
+    assert ssn_hook_store.get_evidence(home.evidence_ids[0]).text == SHARED_SAID
+    assert SHARED_SAID in texts(ssn_hook_store.search_evidence("Lisbon tram commute", 10))
 
 
 # -- erase -----------------------------------------------------------------------------
@@ -198,18 +204,20 @@ def test_erase_leaves_nothing_of_the_fact_in_sql_the_index_or_any_read(
     data_dir: Path, tmp_path: Path
 ) -> None:
     index = tmp_path / "index"
-    with open_store(data_dir, index) as store:
-        job = store.add_fact(fact(f"Alice works at {EMPLOYER}.", EMPLOYER_SAID))
-        moved = store.supersede(job.id, fact(f"Alice works in payroll at {EMPLOYER}.", MOVED_SAID))
-        home = store.add_fact(
+    with open_store(data_dir, index) as ssn_hook_store:
+        job = ssn_hook_store.add_fact(fact(f"Alice works at {EMPLOYER}.", EMPLOYER_SAID))
+        moved = ssn_hook_store.supersede(
+            job.id, fact(f"Alice works in payroll at {EMPLOYER}.", MOVED_SAID)
+        )
+        home = ssn_hook_store.add_fact(
             statement="Alice lives in Lisbon.",
             members=[("Alice", "person", "resident"), ("Lisbon", "city", "home")],
             evidence=[SHARED_SAID],
         )
-        store.mark_due()  # a scheduled check of the chain must not keep it either
-        assert sql_holding(store.url, EMPLOYER) and index_holding(index, EMPLOYER)
+        ssn_hook_store.mark_due()  # a scheduled check of the chain must not keep it either
+        assert sql_holding(ssn_hook_store.url, EMPLOYER) and index_holding(index, EMPLOYER)
 
-        tombstone = store.erase(moved.id, REASON, by="privacy-desk")
+        tombstone = ssn_hook_store.erase(moved.id, REASON, by="privacy-desk")
 
         assert tombstone.target == "fact" and tombstone.target_id == moved.id
         assert tombstone.fact_ids == [job.id, moved.id]
@@ -223,27 +231,33 @@ def test_erase_leaves_nothing_of_the_fact_in_sql_the_index_or_any_read(
         assert [link["table"] for link in tombstone.links] == ["verifications"] * 2
         assert tombstone.kept_evidence_ids == []
 
-        assert sql_holding(store.url, EMPLOYER) == []
+        assert sql_holding(ssn_hook_store.url, EMPLOYER) == []
         assert index_holding(index, EMPLOYER) == []
-        assert store.verify_audit_chain().ok, store.verify_audit_chain().problems
+        assert ssn_hook_store.verify_audit_chain().ok, ssn_hook_store.verify_audit_chain().problems
         for erased_id in (job.id, moved.id):
-            for read in (store.get_fact, store.history, store.verifications):
+            for read in (
+                ssn_hook_store.get_fact,
+                ssn_hook_store.history,
+                ssn_hook_store.verifications,
+            ):
                 with pytest.raises(NotFound):
                     read(erased_id)
         with pytest.raises(NotFound):
-            store.get_evidence(job.evidence_ids[0])
+            ssn_hook_store.get_evidence(job.evidence_ids[0])
         with pytest.raises(NotFound):
-            store.facts_about(EMPLOYER)  # the entity only the erased fact named is gone
-        assert [f.id for f in store.facts_about("Alice")] == [home.id]
-        assert [f.id for f in store.neighborhood("Alice", hops=2).facts] == [home.id]
+            ssn_hook_store.facts_about(EMPLOYER)  # the entity only the erased fact named is gone
+        assert [f.id for f in ssn_hook_store.facts_about("Alice")] == [home.id]
+        assert [f.id for f in ssn_hook_store.neighborhood("Alice", hops=2).facts] == [home.id]
         everything = [*FactStatus]
         assert EMPLOYER not in " ".join(
             h.fact.statement
-            for h in store.search(f"Alice works at {EMPLOYER}", 10, statuses=everything)
+            for h in ssn_hook_store.search(f"Alice works at {EMPLOYER}", 10, statuses=everything)
         )
-        assert EMPLOYER not in texts(store.search_evidence(EMPLOYER_SAID, 10, current_only=False))
-        assert store.count_due() == 1  # only the home fact
-        assert set(store.graph.facts()) == {home.id}
+        assert EMPLOYER not in texts(
+            ssn_hook_store.search_evidence(EMPLOYER_SAID, 10, current_only=False)
+        )
+        assert ssn_hook_store.count_due() == 1  # only the home fact
+        assert set(ssn_hook_store.graph.facts()) == {home.id}
 
     with open_store(data_dir, index) as reopened:  # the graph is rebuilt from SQL
         assert set(reopened.graph.facts()) == {home.id}
@@ -252,37 +266,43 @@ def test_erase_leaves_nothing_of_the_fact_in_sql_the_index_or_any_read(
 
 
 @pytest.mark.both_databases
-def test_erasing_a_rejection_removes_it_and_its_evidence(store: Store, tmp_path: Path) -> None:
-    kept = store.add_fact(fact(f"Alice works at {EMPLOYER}.", EMPLOYER_SAID))
-    rejection = ssn_rejection(store)
-    assert sql_holding(store.url, SSN)
+def test_erasing_a_rejection_removes_it_and_its_evidence(
+    ssn_hook_store: Store, tmp_path: Path
+) -> None:
+    kept = ssn_hook_store.add_fact(fact(f"Alice works at {EMPLOYER}.", EMPLOYER_SAID))
+    rejection = ssn_rejection(ssn_hook_store)
+    assert sql_holding(ssn_hook_store.url, SSN)
 
-    tombstone = store.erase_rejection(rejection.id, "the SSN was never ours to keep", by="dpo")
+    tombstone = ssn_hook_store.erase_rejection(
+        rejection.id, "the SSN was never ours to keep", by="dpo"
+    )
 
     assert tombstone.target == "rejection" and tombstone.rejection_ids == [rejection.id]
     assert tombstone.statement_hashes == [hashlib.sha256(rejection.statement.encode()).hexdigest()]
     assert [e["id"] for e in tombstone.evidence] == rejection.evidence_ids
     assert [link["id"] for link in tombstone.links] == [rejection.id]
-    assert sql_holding(store.url, SSN) == []
+    assert sql_holding(ssn_hook_store.url, SSN) == []
     assert index_holding(tmp_path / "index", SSN) == []
-    assert store.rejections() == []
+    assert ssn_hook_store.rejections() == []
     with pytest.raises(NotFound):
-        store.get_rejection(rejection.id)
-    assert store.count_rejections() == {}
-    assert store.verify_audit_chain().ok
-    assert store.get_fact(kept.id).status == "verified"
+        ssn_hook_store.get_rejection(rejection.id)
+    assert ssn_hook_store.count_rejections() == {}
+    assert ssn_hook_store.verify_audit_chain().ok
+    assert ssn_hook_store.get_fact(kept.id).status == "verified"
 
 
 @pytest.mark.both_databases
-def test_shared_evidence_stays_while_another_fact_or_rejection_cites_it(store: Store) -> None:
-    job = store.add_fact(fact(f"Alice works at {EMPLOYER}.", EMPLOYER_SAID, SHARED_SAID))
-    home = store.add_fact(
+def test_shared_evidence_stays_while_another_fact_or_rejection_cites_it(
+    ssn_hook_store: Store,
+) -> None:
+    job = ssn_hook_store.add_fact(fact(f"Alice works at {EMPLOYER}.", EMPLOYER_SAID, SHARED_SAID))
+    home = ssn_hook_store.add_fact(
         statement="Alice lives in Lisbon.",
         members=[("Alice", "person", "resident"), ("Lisbon", "city", "home")],
         evidence=[SHARED_SAID],
     )
     with pytest.raises(ErrFactNotGrounded) as refused:  # cites the employer evidence too
-        store.add_fact(
+        ssn_hook_store.add_fact(
             statement="Alice's social security number is on file at work.",
             members=[("Alice", "person", "holder")],
             evidence=[EMPLOYER_SAID],
@@ -290,65 +310,67 @@ def test_shared_evidence_stays_while_another_fact_or_rejection_cites_it(store: S
     [shared_id] = home.evidence_ids
     employer_id = next(i for i in job.evidence_ids if i != shared_id)
 
-    tombstone = store.erase(job.id, REASON)
+    tombstone = ssn_hook_store.erase(job.id, REASON)
 
     assert sorted(tombstone.kept_evidence_ids) == sorted([shared_id, employer_id])
     assert tombstone.evidence == []
-    assert store.get_evidence(shared_id).text == SHARED_SAID
-    assert SHARED_SAID in texts(store.search_evidence("Lisbon tram commute", 5))
+    assert ssn_hook_store.get_evidence(shared_id).text == SHARED_SAID
+    assert SHARED_SAID in texts(ssn_hook_store.search_evidence("Lisbon tram commute", 5))
     # The employer text is held by the rejection only: audit log yes, evidence reads no.
     with pytest.raises(NotFound):
-        store.get_evidence(employer_id)
-    assert [e.text for e in store.get_rejection(refused.value.rejection.id).evidence] == [
+        ssn_hook_store.get_evidence(employer_id)
+    assert [e.text for e in ssn_hook_store.get_rejection(refused.value.rejection.id).evidence] == [
         EMPLOYER_SAID
     ]
-    later = store.erase_rejection(refused.value.rejection.id, REASON)
+    later = ssn_hook_store.erase_rejection(refused.value.rejection.id, REASON)
     assert [e["id"] for e in later.evidence] == [employer_id]
-    assert sql_holding(store.url, EMPLOYER) == []
-    assert store.get_fact(home.id).status == "verified"
-    assert store.verify_audit_chain().ok
+    assert sql_holding(ssn_hook_store.url, EMPLOYER) == []
+    assert ssn_hook_store.get_fact(home.id).status == "verified"
+    assert ssn_hook_store.verify_audit_chain().ok
 
 
 @pytest.mark.both_databases
-def test_erase_refuses_bad_input_and_unknown_ids_and_changes_nothing(store: Store) -> None:
-    job = store.add_fact(fact(f"Alice works at {EMPLOYER}.", EMPLOYER_SAID))
-    before = row_counts(store.url)
+def test_erase_refuses_bad_input_and_unknown_ids_and_changes_nothing(ssn_hook_store: Store) -> None:
+    job = ssn_hook_store.add_fact(fact(f"Alice works at {EMPLOYER}.", EMPLOYER_SAID))
+    before = row_counts(ssn_hook_store.url)
     for call in (
-        lambda: store.erase(job.id, "   "),
-        lambda: store.erase(job.id, REASON, by=""),
-        lambda: store.erase_rejection("nope", ""),
+        lambda: ssn_hook_store.erase(job.id, "   "),
+        lambda: ssn_hook_store.erase(job.id, REASON, by=""),
+        lambda: ssn_hook_store.erase_rejection("nope", ""),
     ):
         with pytest.raises(memstore.InvalidInput):
             call()
     with pytest.raises(NotFound):
-        store.erase("nope", REASON)
+        ssn_hook_store.erase("nope", REASON)
     with pytest.raises(NotFound):
-        store.erase_rejection("nope", REASON)
+        ssn_hook_store.erase_rejection("nope", REASON)
     # Another namespace's fact is not there to erase.
     with (
-        memstore.open(store.url, "user:bob", hook=memstore.Ungated(), index=False) as bob,
+        memstore.open(ssn_hook_store.url, "user:bob", hook=memstore.Ungated(), index=False) as bob,
         pytest.raises(NotFound),
     ):
         bob.erase(job.id, REASON)
-    assert row_counts(store.url) == before
+    assert row_counts(ssn_hook_store.url) == before
 
 
-def test_the_audit_chain_catches_a_tombstone_edited_or_deleted(store: Store) -> None:
-    job = store.add_fact(fact(f"Alice works at {EMPLOYER}.", EMPLOYER_SAID))
-    store.add_fact(fact("Alice works at Acme.", "Alice: I moved to Acme.", employer="Acme"))
-    tombstone = store.erase(job.id, REASON)
-    assert store.verify_audit_chain().ok
-    engine = sa.create_engine(store.url)
+def test_the_audit_chain_catches_a_tombstone_edited_or_deleted(ssn_hook_store: Store) -> None:
+    job = ssn_hook_store.add_fact(fact(f"Alice works at {EMPLOYER}.", EMPLOYER_SAID))
+    ssn_hook_store.add_fact(
+        fact("Alice works at Acme.", "Alice: I moved to Acme.", employer="Acme")
+    )
+    tombstone = ssn_hook_store.erase(job.id, REASON)
+    assert ssn_hook_store.verify_audit_chain().ok
+    engine = sa.create_engine(ssn_hook_store.url)
     try:
         with engine.begin() as conn:
             conn.execute(
                 sa.text("UPDATE erasures SET reason = 'nothing happened' WHERE id = :id"),
                 {"id": tombstone.id},
             )
-        assert [p.kind for p in store.verify_audit_chain().problems] == ["edited"]
+        assert [p.kind for p in ssn_hook_store.verify_audit_chain().problems] == ["edited"]
         with engine.begin() as conn:
             conn.execute(sa.text("DELETE FROM erasures WHERE id = :id"), {"id": tombstone.id})
-        problems = store.verify_audit_chain().problems
+        problems = ssn_hook_store.verify_audit_chain().problems
         assert problems and {p.kind for p in problems} == {"deleted"}
     finally:
         engine.dispose()
@@ -358,7 +380,7 @@ def test_no_byte_of_the_erased_text_stays_in_the_data_directory(tmp_path: Path) 
     """SQLite pages and log, and LanceDB's data files: a LanceDB delete only marks rows
     deleted, and retracting first leaves an older copy of the row beside the new one."""
     data = tmp_path / "memdata"
-    with open_store(data, True) as store:
+    with open_store(data, True) as ssn_hook_store:
         others = [
             fact(
                 f"Alice works at Company {i}.",
@@ -369,13 +391,13 @@ def test_no_byte_of_the_erased_text_stays_in_the_data_directory(tmp_path: Path) 
         ]
         # One batch: one LanceDB data file holds the erased rows and 30 others.
         secret = fact(f"Alice works at {EMPLOYER}.", EMPLOYER_SAID)
-        job = store.add_facts([*others[:15], secret, *others[15:]])[15]
+        job = ssn_hook_store.add_facts([*others[:15], secret, *others[15:]])[15]
         assert isinstance(job, memstore.FactPublic)
-        store.retract(job.id, REASON)  # the index row is rewritten: two copies on disk
+        ssn_hook_store.retract(job.id, REASON)  # the index row is rewritten: two copies on disk
         assert files_holding(data, EMPLOYER)
-        store.erase(job.id, REASON)
+        ssn_hook_store.erase(job.id, REASON)
         assert files_holding(data, EMPLOYER) == []
-        assert len(store.search("works at Company", 40)) == 30
+        assert len(ssn_hook_store.search("works at Company", 40)) == 30
 
 
 @pytest.mark.both_databases
@@ -386,25 +408,25 @@ def test_an_erase_beside_a_reader_says_the_log_keeps_copies_until_the_next_check
     says so (``log_pending``, a warning) instead of claiming the text is gone; once the
     reader has finished, the next checkpoint (here: closing the store) removes the bytes.
     PostgreSQL has no such log to empty: ``log_pending`` stays false."""
-    store = open_store(data_dir, False)
-    reader = sa.create_engine(store.url)
-    sqlite = store.url.startswith("sqlite")
+    ssn_hook_store = open_store(data_dir, False)
+    reader = sa.create_engine(ssn_hook_store.url)
+    sqlite = ssn_hook_store.url.startswith("sqlite")
     try:
-        job = store.add_fact(fact(f"Alice works at {EMPLOYER}.", EMPLOYER_SAID))
+        job = ssn_hook_store.add_fact(fact(f"Alice works at {EMPLOYER}.", EMPLOYER_SAID))
         with reader.connect() as conn:
             conn.exec_driver_sql("BEGIN" if sqlite else "BEGIN ISOLATION LEVEL REPEATABLE READ")
             assert conn.exec_driver_sql("SELECT count(*) FROM facts").scalar_one() >= 1
             with caplog.at_level(logging.WARNING, logger="memstore"):
-                erased = store.erase(job.id, REASON)
+                erased = ssn_hook_store.erase(job.id, REASON)
             assert erased.log_pending is sqlite
             assert ("write-ahead log" in caplog.text) is sqlite
             if sqlite:
                 assert files_holding(data_dir, EMPLOYER)  # not claimed gone: it is not
             conn.exec_driver_sql("ROLLBACK")
-        assert sql_holding(store.url, EMPLOYER) == []
+        assert sql_holding(ssn_hook_store.url, EMPLOYER) == []
     finally:
         reader.dispose()
-        store.close()
+        ssn_hook_store.close()
     if sqlite:
         assert files_holding(data_dir, EMPLOYER) == []
     with open_store(data_dir, False) as reopened:
@@ -415,9 +437,11 @@ def test_an_erase_the_index_missed_is_finished_at_the_next_open(tmp_path: Path) 
     """The index change is queued with the erase; a process that never applied it (here:
     one opened without the index) leaves it for the next open, which purges the files."""
     data = tmp_path / "memdata"
-    with open_store(data, True) as store:
-        job = store.add_fact(fact(f"Alice works at {EMPLOYER}.", EMPLOYER_SAID))
-        store.add_fact(fact("Alice works at Acme.", "Alice: I moved to Acme.", employer="Acme"))
+    with open_store(data, True) as ssn_hook_store:
+        job = ssn_hook_store.add_fact(fact(f"Alice works at {EMPLOYER}.", EMPLOYER_SAID))
+        ssn_hook_store.add_fact(
+            fact("Alice works at Acme.", "Alice: I moved to Acme.", employer="Acme")
+        )
     with open_store(data, False) as offline:
         offline.erase(job.id, REASON)
         assert offline.index_backlog() > 0
@@ -432,9 +456,9 @@ def test_upgrading_takes_rejected_only_evidence_out_of_an_older_index(tmp_path: 
     """Before revision 0006 every evidence row was indexed; the upgrade queues the rows
     no open fact cites, and the first open takes them out."""
     data = tmp_path / "memdata"
-    with open_store(data, True) as store:
-        [evidence_id] = ssn_rejection(store).evidence_ids
-        url = store.url
+    with open_store(data, True) as ssn_hook_store:
+        [evidence_id] = ssn_rejection(ssn_hook_store).evidence_ids
+        url = ssn_hook_store.url
     index = SearchIndex(str(data / "index"), MiniLM())
     index.write_chunks(  # as an older release indexed it
         [
@@ -468,9 +492,9 @@ def test_upgrading_takes_rejected_only_evidence_out_of_an_older_index(tmp_path: 
 
 def test_the_cli_erases_after_confirmation(tmp_path: Path) -> None:
     data = tmp_path / "memdata"
-    with open_store(data, True) as store:
-        job = store.add_fact(fact(f"Alice works at {EMPLOYER}.", EMPLOYER_SAID))
-        rejection = ssn_rejection(store)
+    with open_store(data, True) as ssn_hook_store:
+        job = ssn_hook_store.add_fact(fact(f"Alice works at {EMPLOYER}.", EMPLOYER_SAID))
+        rejection = ssn_rejection(ssn_hook_store)
     runner = CliRunner()
     env = {"MEMSTORE_URL": None, "MEMSTORE_NAMESPACE": None, "MEMSTORE_CONFIG": None}
 
@@ -479,8 +503,8 @@ def test_the_cli_erases_after_confirmation(tmp_path: Path) -> None:
 
     declined = cli("erase", job.id, "--reason", REASON, input="n\n")
     assert declined.exit_code == 1 and "nothing was erased" in declined.output
-    with open_store(data, False) as store:
-        assert store.get_fact(job.id).id == job.id
+    with open_store(data, False) as ssn_hook_store:
+        assert ssn_hook_store.get_fact(job.id).id == job.id
 
     done = cli("erase", job.id, "--reason", REASON, input="y\n")
     assert done.exit_code == 0, done.output
@@ -491,9 +515,12 @@ def test_the_cli_erases_after_confirmation(tmp_path: Path) -> None:
     assert tombstone["rejection_ids"] == [rejection.id] and tombstone["erased_by"].startswith("cli")
     missing = cli("erase", job.id, "--reason", REASON, "--yes")
     assert missing.exit_code == 2
-    with open_store(data, False) as store:
-        assert store.verify_audit_chain().ok
-        assert sql_holding(store.url, EMPLOYER) == [] and sql_holding(store.url, SSN) == []
+    with open_store(data, False) as ssn_hook_store:
+        assert ssn_hook_store.verify_audit_chain().ok
+        assert (
+            sql_holding(ssn_hook_store.url, EMPLOYER) == []
+            and sql_holding(ssn_hook_store.url, SSN) == []
+        )
 
 
 def test_erase_keys_default_to_none_and_must_be_api_keys(
@@ -514,11 +541,11 @@ def test_erase_keys_default_to_none_and_must_be_api_keys(
 
 def test_the_rest_api_erases_a_fact_and_a_rejection(tmp_path: Path) -> None:
     data = tmp_path / "memdata"
-    with open_store(data, True) as store:
-        job = store.add_fact(fact(f"Alice works at {EMPLOYER}.", EMPLOYER_SAID))
-        rejection = ssn_rejection(store)
+    with open_store(data, True) as ssn_hook_store:
+        job = ssn_hook_store.add_fact(fact(f"Alice works at {EMPLOYER}.", EMPLOYER_SAID))
+        rejection = ssn_rejection(ssn_hook_store)
     settings = load_settings(
-        store={"url": str(data)},
+        ssn_hook_store={"url": str(data)},
         server={"api_keys": {KEY: [NS], WRITER: [NS]}, "erase_keys": [KEY]},
     )
     headers = {"Authorization": f"Bearer {KEY}"}
@@ -553,29 +580,32 @@ def test_the_rest_api_erases_a_fact_and_a_rejection(tmp_path: Path) -> None:
         )
         assert gone.status_code == 200, gone.text
         assert client.get(f"{base}/rejections/{rejection.id}", headers=headers).status_code == 404
-    with open_store(data, False) as store:
-        assert store.verify_audit_chain().ok
-        assert sql_holding(store.url, EMPLOYER) == [] and sql_holding(store.url, SSN) == []
+    with open_store(data, False) as ssn_hook_store:
+        assert ssn_hook_store.verify_audit_chain().ok
+        assert (
+            sql_holding(ssn_hook_store.url, EMPLOYER) == []
+            and sql_holding(ssn_hook_store.url, SSN) == []
+        )
 
 
-def test_the_mcp_erase_tool_forgets_a_fact_and_a_refusal(store: Store) -> None:
+def test_the_mcp_erase_tool_forgets_a_fact_and_a_refusal(ssn_hook_store: Store) -> None:
     pytest.importorskip("mcp")
     from mcp import Client
 
     from memstore.mcp_server import build_server
 
-    job = store.add_fact(fact(f"Alice works at {EMPLOYER}.", EMPLOYER_SAID))
-    rejection = ssn_rejection(store)
+    job = ssn_hook_store.add_fact(fact(f"Alice works at {EMPLOYER}.", EMPLOYER_SAID))
+    rejection = ssn_rejection(ssn_hook_store)
 
     async def tool_names(**options: Any) -> set[str]:
-        async with Client(build_server(store, **options)) as client:
+        async with Client(build_server(ssn_hook_store, **options)) as client:
             return {t.name for t in (await client.list_tools()).tools}
 
     assert "erase" not in anyio.run(tool_names)  # stdio: only with --allow-erase
     assert "erase" in anyio.run(lambda: tool_names(allow_erase=True))
 
     async def session(work: Callable[[Client], Any]) -> Any:
-        async with Client(build_server(store, allow_erase=True)) as client:
+        async with Client(build_server(ssn_hook_store, allow_erase=True)) as client:
             return await work(client)
 
     async def erase_both(client: Client) -> tuple[Any, Any, Any]:
@@ -594,12 +624,17 @@ def test_the_mcp_erase_tool_forgets_a_fact_and_a_refusal(store: Store) -> None:
     assert fact_done.structured_content["fact_ids"] == [job.id]
     assert not refusal_done.is_error and refusal_done.structured_content is not None
     assert refusal_done.structured_content["target_id"] == rejection.id
-    assert sql_holding(store.url, EMPLOYER) == [] and sql_holding(store.url, SSN) == []
-    assert store.verify_audit_chain().ok
+    assert (
+        sql_holding(ssn_hook_store.url, EMPLOYER) == []
+        and sql_holding(ssn_hook_store.url, SSN) == []
+    )
+    assert ssn_hook_store.verify_audit_chain().ok
 
 
 @pytest.mark.both_databases
-def test_mcp_over_http_erases_only_for_erase_keys_and_records_the_key(store: Store) -> None:
+def test_mcp_over_http_erases_only_for_erase_keys_and_records_the_key(
+    ssn_hook_store: Store,
+) -> None:
     """Over HTTP the erase tool is listed for every key, and refuses unless the bearer
     key is in server.erase_keys; the tombstone names the key by its fingerprint."""
     pytest.importorskip("mcp")
@@ -610,12 +645,12 @@ def test_mcp_over_http_erases_only_for_erase_keys_and_records_the_key(store: Sto
 
     from memstore.mcp_server import HTTP_PATH, build_server, http_app
 
-    job = store.add_fact(fact(f"Alice works at {EMPLOYER}.", EMPLOYER_SAID))
-    rejection = ssn_rejection(store)
+    job = ssn_hook_store.add_fact(fact(f"Alice works at {EMPLOYER}.", EMPLOYER_SAID))
+    rejection = ssn_rejection(ssn_hook_store)
     server = load_settings(
         server={"api_keys": {KEY: [NS], WRITER: [NS]}, "erase_keys": [KEY]}
     ).server
-    app = http_app(build_server(store, keys=server), server, NS, "127.0.0.1")
+    app = http_app(build_server(ssn_hook_store, keys=server), server, NS, "127.0.0.1")
     http = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning"))
     thread = threading.Thread(target=http.run, daemon=True)
     thread.start()
@@ -636,7 +671,7 @@ def test_mcp_over_http_erases_only_for_erase_keys_and_records_the_key(store: Sto
     both = [{"reason": REASON, "fact_id": job.id}, {"reason": REASON, "rejection_id": rejection.id}]
     try:
         writer_tools, refused = anyio.run(as_key, WRITER, both)
-        assert store.get_fact(job.id).id == job.id  # nothing erased
+        assert ssn_hook_store.get_fact(job.id).id == job.id  # nothing erased
         eraser_tools, done = anyio.run(as_key, KEY, both)
     finally:
         http.should_exit = True
@@ -645,7 +680,7 @@ def test_mcp_over_http_erases_only_for_erase_keys_and_records_the_key(store: Sto
     for result in refused:
         assert result.is_error and "server.erase_keys" in str(result.content)
     assert [r.is_error for r in done] == [False, False], [str(r.content) for r in done]
-    engine = sa.create_engine(store.url)
+    engine = sa.create_engine(ssn_hook_store.url)
     try:
         with engine.connect() as conn:
             by = conn.execute(sa.text("SELECT DISTINCT erased_by FROM erasures")).scalars().all()

@@ -78,7 +78,7 @@ FUZZ = settings(
 
 
 @pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
+def fuzz_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
     data: Path = tmp_path_factory.mktemp("fuzz")
     with memstore.open(data, namespace="user:fuzz", hook=memstore.Ungated()) as opened:
         yield opened
@@ -87,19 +87,19 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
 @FUZZ
 @given(fact=FACT)
 def test_a_fuzzed_fact_is_stored_whole_or_refused_naming_a_field(
-    store: Store, fact: dict[str, Any]
+    fuzz_store: Store, fact: dict[str, Any]
 ) -> None:
-    before = row_counts(store.url)
+    before = row_counts(fuzz_store.url)
     try:
-        stored = store.add_fact(fact)
+        stored = fuzz_store.add_fact(fact)
     except InvalidInput as exc:
         event(f"refused: {exc.field.split('.')[0] or '(whole)'}")
         assert exc.field or exc.reason, "an InvalidInput says what is wrong"
-        assert row_counts(store.url) == before  # nothing half-written
+        assert row_counts(fuzz_store.url) == before  # nothing half-written
         return
     event("stored")
     assert isinstance(stored, FactPublic)
-    again = store.get_fact(stored.id)
+    again = fuzz_store.get_fact(stored.id)
     assert again.statement == stored.statement
     assert [m.entity_id for m in again.members] == [m.entity_id for m in stored.members]
 
@@ -107,10 +107,10 @@ def test_a_fuzzed_fact_is_stored_whole_or_refused_naming_a_field(
 @FUZZ
 @given(query=st.one_of(TEXT, NOT_TEXT), k=st.one_of(st.integers(-5, 500), NOT_TEXT, TEXT))
 def test_a_fuzzed_search_answers_or_refuses_naming_a_field(
-    store: Store, query: Any, k: Any
+    fuzz_store: Store, query: Any, k: Any
 ) -> None:
     try:
-        hits = store.search(query, k)
+        hits = fuzz_store.search(query, k)
     except InvalidInput as exc:
         assert exc.field in {"query", "k"}, exc
         return
@@ -119,17 +119,17 @@ def test_a_fuzzed_search_answers_or_refuses_naming_a_field(
 
 @FUZZ
 @given(name=st.one_of(TEXT, NOT_TEXT), hops=st.one_of(st.integers(-3, 12), NOT_TEXT))
-def test_fuzzed_reads_by_entity_answer_or_refuse(store: Store, name: Any, hops: Any) -> None:
+def test_fuzzed_reads_by_entity_answer_or_refuse(fuzz_store: Store, name: Any, hops: Any) -> None:
     """An empty store: a read answers nothing, or refuses naming its own parameter, or
     says the entity is unknown; nothing else escapes."""
     try:
-        assert store.facts_about(name) == []
+        assert fuzz_store.facts_about(name) == []
     except InvalidInput as exc:
         assert exc.field == "entity", exc
     except NotFound as exc:
         assert isinstance(name, str) and "entity" in str(exc).lower(), exc
     try:
-        around = store.neighborhood(name, hops)
+        around = fuzz_store.neighborhood(name, hops)
         assert around.facts == [] and around.entities == []
     except InvalidInput as exc:
         assert exc.field in {"entities", "hops"}, exc
@@ -141,11 +141,11 @@ def test_fuzzed_reads_by_entity_answer_or_refuse(store: Store, name: Any, hops: 
 def test_an_injected_claim_against_unrelated_evidence_is_still_rejected(
     data_dir: Path, injection: str
 ) -> None:
-    with memstore.open(data_dir, namespace="user:alice") as store:  # the embedded gate
+    with memstore.open(data_dir, namespace="user:alice") as fuzz_store:  # the embedded gate
         with pytest.raises(ErrFactNotGrounded):
-            store.add_fact(
+            fuzz_store.add_fact(
                 statement=f"The user is allergic to cats. {injection}",
                 members=[("user", "person", "patient"), ("cats", "animal", "allergen")],
                 evidence=[f"User: I went hiking in the Alps last summer. {injection}"],
             )
-        assert store.rejections(text="cats")
+        assert fuzz_store.rejections(text="cats")

@@ -240,7 +240,7 @@ class Server:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+def fuzz_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     data = tmp_path_factory.mktemp("fuzz-rest") / "memdata"
     # USERS_KEY may erase too, so the erase routes' input is fuzzed past the right check.
     app = create_app(settings_for(str(data)).model_copy(update={"server": ERASER}))
@@ -379,13 +379,17 @@ def _written(response: httpx.Response) -> tuple[int, int]:
 @FUZZ
 @given(data=st.data())
 def test_a_fuzzed_request_gets_an_answer_or_a_clear_error(
-    server: Server, method: str, path: str, data: st.DataObject
+    fuzz_server: Server, method: str, path: str, data: st.DataObject
 ) -> None:
     """Fuzzed path parameters, query parameters, keys and bodies on one route."""
     fuzz = ROUTES[method, path]
-    app = server.app
+    app = fuzz_server.app
     wrong = data.draw(ALSO_WRONG)
-    known = {"fact_id": server.fact_ids, "rejection_id": server.rejection_ids, "name": ["Alice"]}
+    known = {
+        "fact_id": fuzz_server.fact_ids,
+        "rejection_id": fuzz_server.rejection_ids,
+        "name": ["Alice"],
+    }
     path_values: dict[str, str] = {}
     for name in _params(app, method, path, "path"):
         if name == "namespace":
@@ -407,7 +411,7 @@ def test_a_fuzzed_request_gets_an_answer_or_a_clear_error(
     url = path.format(**{k: _encode(v) for k, v in path_values.items()})
     if query:
         url += "?" + "&".join(f"{_encode(k)}={_encode(v)}" for k, v in query)
-    assume(len(server.base) + len(url) <= MAX_URL)
+    assume(len(fuzz_server.base) + len(url) <= MAX_URL)
 
     headers = dict(data.draw(BAD_KEY if wrong == "key" else GOOD_KEY))
     content: bytes | None = None
@@ -425,12 +429,12 @@ def test_a_fuzzed_request_gets_an_answer_or_a_clear_error(
     if any("/" in v or v in ("", ".", "..") for v in path_values.values()):
         fields |= _every_param(app)  # the path may now match another route
 
-    before = row_counts(server.db_url)
+    before = row_counts(fuzz_server.db_url)
     started = time.monotonic()
-    response = server.client.request(method, url, content=content, headers=headers)
+    response = fuzz_server.client.request(method, url, content=content, headers=headers)
     assert time.monotonic() - started < PATIENCE_S
     check_answer(response, fuzz, fields)
-    check_rows(method, response, before, row_counts(server.db_url))
+    check_rows(method, response, before, row_counts(fuzz_server.db_url))
     if path == "/metrics" and response.status_code == 200:
         templates = {route.path_format for route in _routes(app)} | {UNMATCHED}
         labels = set(re.findall(r'route="([^"]*)"', response.text))
@@ -459,27 +463,27 @@ SURROGATE_BODIES = {  # route -> a body with a lone surrogate, the field that ho
 }
 
 
-def post_raw(server: Server, path: str, raw: bytes) -> httpx.Response:
+def post_raw(fuzz_server: Server, path: str, raw: bytes) -> httpx.Response:
     """POST ``raw`` as JSON to ``path``; checks it was answered in time and wrote nothing."""
     url = path.format(
-        namespace=NS, fact_id=server.fact_ids[0], rejection_id=server.rejection_ids[0]
+        namespace=NS, fact_id=fuzz_server.fact_ids[0], rejection_id=fuzz_server.rejection_ids[0]
     )
     headers = {"Authorization": f"Bearer {USERS_KEY}", "Content-Type": "application/json"}
-    before = row_counts(server.db_url)
+    before = row_counts(fuzz_server.db_url)
     started = time.monotonic()
-    response = server.client.post(url, content=raw, headers=headers)
+    response = fuzz_server.client.post(url, content=raw, headers=headers)
     assert time.monotonic() - started < PATIENCE_S
-    assert row_counts(server.db_url) == before
+    assert row_counts(fuzz_server.db_url) == before
     return response
 
 
 @pytest.mark.parametrize(("raw", "why"), UNPARSABLE.values(), ids=list(UNPARSABLE))
 @pytest.mark.parametrize("path", [path for _, path in BODY_ROUTES])
 def test_an_unparsable_body_is_400_naming_the_body(
-    server: Server, path: str, raw: bytes, why: str
+    fuzz_server: Server, path: str, raw: bytes, why: str
 ) -> None:
     """Invalid UTF-8, non-JSON and absurdly deep JSON are 400 ``body``, fast, no writes."""
-    response = post_raw(server, path, raw)
+    response = post_raw(fuzz_server, path, raw)
     assert response.status_code == 400, response.text
     error = response.json()
     assert error["error"] == "invalid_input" and error["field"] == "body", error
@@ -487,12 +491,12 @@ def test_an_unparsable_body_is_400_naming_the_body(
 
 
 @pytest.mark.parametrize("path", sorted(SURROGATE_BODIES))
-def test_a_lone_surrogate_is_400_naming_its_field(server: Server, path: str) -> None:
+def test_a_lone_surrogate_is_400_naming_its_field(fuzz_server: Server, path: str) -> None:
     """JSON whose text holds a lone surrogate (bytes no UTF-8 encoder writes) parses;
     the string is refused, naming the field that holds it."""
     body, field = SURROGATE_BODIES[path]
     response = post_raw(
-        server, path, json.dumps(body, ensure_ascii=False).encode("utf-8", "surrogatepass")
+        fuzz_server, path, json.dumps(body, ensure_ascii=False).encode("utf-8", "surrogatepass")
     )
     assert response.status_code == 400, response.text
     assert response.json()["error"] == "invalid_input", response.text
@@ -517,23 +521,23 @@ TIME_PARAMS = [  # (method, path, query parameter or body field)
 @pytest.mark.parametrize("when", OUT_OF_RANGE)
 @pytest.mark.parametrize(("method", "path", "name"), TIME_PARAMS)
 def test_a_time_out_of_range_is_400_naming_it(
-    server: Server, method: str, path: str, name: str, when: str
+    fuzz_server: Server, method: str, path: str, name: str, when: str
 ) -> None:
     url = path.format(
-        namespace=NS, fact_id=server.fact_ids[0], rejection_id=server.rejection_ids[0]
+        namespace=NS, fact_id=fuzz_server.fact_ids[0], rejection_id=fuzz_server.rejection_ids[0]
     )
     auth = {"Authorization": f"Bearer {USERS_KEY}"}
-    before = row_counts(server.db_url)
+    before = row_counts(fuzz_server.db_url)
     if method == "POST":
         body = {**allergy("peanuts"), name: when}
-        response = server.client.post(url, json=body, headers=auth)
+        response = fuzz_server.client.post(url, json=body, headers=auth)
     else:
-        response = server.client.get(url, params={"q": "peanuts", name: when}, headers=auth)
+        response = fuzz_server.client.get(url, params={"q": "peanuts", name: when}, headers=auth)
     assert response.status_code == 400, response.text
     error = response.json()
     assert error["error"] == "invalid_input" and error["field"] == name, error
     assert "out of range" in error["reason"], error
-    assert row_counts(server.db_url) == before
+    assert row_counts(fuzz_server.db_url) == before
 
 
 # -- prompt injection ---------------------------------------------------------------------
@@ -544,11 +548,11 @@ UNRELATED = "User: I went hiking in the Alps last summer."
 @pytest.mark.parametrize("in_evidence", [False, True], ids=["plain evidence", "injected evidence"])
 @pytest.mark.parametrize("injection", INJECTIONS)
 def test_an_injected_claim_against_unrelated_evidence_is_rejected(
-    server: Server, injection: str, in_evidence: bool
+    fuzz_server: Server, injection: str, in_evidence: bool
 ) -> None:
     """The real embedded gate refuses it on every route that takes a claim; nothing is
     stored, and the old fact a refused correction aimed at stays as it was."""
-    client, auth = server.client, {"Authorization": f"Bearer {USERS_KEY}"}
+    client, auth = fuzz_server.client, {"Authorization": f"Bearer {USERS_KEY}"}
     evidence = f"{UNRELATED} {injection}" if in_evidence else UNRELATED
     claim = f"Hana is allergic to cats. {injection}"
     fact = {
@@ -567,7 +571,7 @@ def test_an_injected_claim_against_unrelated_evidence_is_rejected(
         headers=auth,
     )
     assert old.status_code in (200, 201), old.text
-    before = row_counts(server.db_url)
+    before = row_counts(fuzz_server.db_url)
 
     for route in ("/facts", f"/facts/{old.json()['id']}/supersede"):
         response = client.post(f"/v1/namespaces/{NS}{route}", json=fact, headers=auth)
@@ -587,7 +591,7 @@ def test_an_injected_claim_against_unrelated_evidence_is_rejected(
     assert verdict.status_code == 200, verdict.text
     assert verdict.json()["accepted"] is False and verdict.json()["status"] != "grounded"
 
-    after = row_counts(server.db_url)
+    after = row_counts(fuzz_server.db_url)
     assert after["facts"] == before["facts"]
     assert after["rejections"] == before["rejections"] + 3
     kept = client.get(f"/v1/namespaces/{NS}/facts/{old.json()['id']}", headers=auth)
@@ -597,9 +601,9 @@ def test_an_injected_claim_against_unrelated_evidence_is_rejected(
 # -- coverage ---------------------------------------------------------------------------
 
 
-def test_every_route_is_in_the_fuzz_table(server: Server) -> None:
+def test_every_route_is_in_the_fuzz_table(fuzz_server: Server) -> None:
     """A route added to the app without a row in ROUTES fails here."""
-    routes = api_routes(server.app)
+    routes = api_routes(fuzz_server.app)
     assert ("POST", f"{V1}/facts") in routes  # the listing sees the included routers
     assert routes == set(ROUTES), {
         "not fuzzed": sorted(routes - set(ROUTES)),

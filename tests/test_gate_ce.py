@@ -18,28 +18,28 @@ from gate.evidence import REMOVED
 
 
 @pytest.fixture(scope="module")
-def backend() -> Iterator[CrossEncoderBackend]:
+def ce_backend() -> Iterator[CrossEncoderBackend]:
     with CrossEncoderBackend() as b:
         yield b
 
 
-def test_the_issue_example(backend: CrossEncoderBackend) -> None:
-    grounded = Gate(backend).check("The user is allergic to peanuts.", ALLERGY)
+def test_the_issue_example(ce_backend: CrossEncoderBackend) -> None:
+    grounded = Gate(ce_backend).check("The user is allergic to peanuts.", ALLERGY)
     assert grounded.status == VerdictStatus.GROUNDED and grounded.accepted
     assert grounded.backend.startswith("embedded-ce:minilm-ce+")
-    verdict = Gate(backend).check("The user is allergic to shellfish.", ALLERGY)
+    verdict = Gate(ce_backend).check("The user is allergic to shellfish.", ALLERGY)
     assert verdict.status in REJECTED and not verdict.accepted
 
 
 @pytest.mark.xfail(strict=True, reason="ce-1 misses this negation (issue 10 stays open)")
-def test_a_denial_of_what_was_said_is_rejected(backend: CrossEncoderBackend) -> None:
-    verdict = Gate(backend).check("The user has no food allergies.", ALLERGY)
+def test_a_denial_of_what_was_said_is_rejected(ce_backend: CrossEncoderBackend) -> None:
+    verdict = Gate(ce_backend).check("The user has no food allergies.", ALLERGY)
     assert verdict.status in REJECTED and not verdict.accepted
 
 
-def test_paraphrases_of_what_someone_said_are_supported(backend: CrossEncoderBackend) -> None:
+def test_paraphrases_of_what_someone_said_are_supported(ce_backend: CrossEncoderBackend) -> None:
     """Issue 10's examples, which the first default (embedded-features) rejected."""
-    supported = backend.estimate_many(
+    supported = ce_backend.estimate_many(
         [
             ("Carol likes tea.", "[1] Carol: I love tea."),
             ("Bob works at Acme.", "[1] Bob: I have worked at Acme since 2019."),
@@ -48,9 +48,9 @@ def test_paraphrases_of_what_someone_said_are_supported(backend: CrossEncoderBac
     assert min(supported) > 0.5, supported
 
 
-def test_one_changed_detail_loses_the_support(backend: CrossEncoderBackend) -> None:
+def test_one_changed_detail_loses_the_support(ce_backend: CrossEncoderBackend) -> None:
     context = "[1] Bob: I have worked at Acme since 2019. My wife Dana teaches in Leeds."
-    true, employer, city = backend.estimate_many(
+    true, employer, city = ce_backend.estimate_many(
         [
             ("Bob's wife teaches in Leeds.", context),
             ("Bob works at Initech.", context),
@@ -63,10 +63,10 @@ def test_one_changed_detail_loses_the_support(backend: CrossEncoderBackend) -> N
 @pytest.mark.xfail(
     strict=True, reason="ce-1 passes milk 0.94, eggs 0.97, tree nuts 0.91, pollen 0.98 (issue 10)"
 )
-def test_another_thing_than_the_one_said_is_not_supported(backend: CrossEncoderBackend) -> None:
+def test_another_thing_than_the_one_said_is_not_supported(ce_backend: CrossEncoderBackend) -> None:
     """The memory store's commonest false fact: the right relation, the wrong object."""
-    said = backend.estimate("The user is allergic to peanuts.", ALLERGY[0])
-    swapped = backend.estimate_many(
+    said = ce_backend.estimate("The user is allergic to peanuts.", ALLERGY[0])
+    swapped = ce_backend.estimate_many(
         [(f"The user is allergic to {food}.", ALLERGY[0]) for food in OTHER_FOODS]
     )
     assert said > 0.5, said
@@ -74,8 +74,8 @@ def test_another_thing_than_the_one_said_is_not_supported(backend: CrossEncoderB
     assert not passed, passed
 
 
-def test_another_drink_than_the_one_said_is_not_supported(backend: CrossEncoderBackend) -> None:
-    liked = backend.estimate_many(
+def test_another_drink_than_the_one_said_is_not_supported(ce_backend: CrossEncoderBackend) -> None:
+    liked = ce_backend.estimate_many(
         [
             (f"Carol likes {drink}.", "[1] Carol: I love tea.")
             for drink in ("tea", "cocoa", "lemonade")
@@ -84,21 +84,23 @@ def test_another_drink_than_the_one_said_is_not_supported(backend: CrossEncoderB
     assert liked[0] > 0.5 > max(liked[1:]), liked
 
 
-def test_probabilities_are_repeatable_and_batch_independent(backend: CrossEncoderBackend) -> None:
+def test_probabilities_are_repeatable_and_batch_independent(
+    ce_backend: CrossEncoderBackend,
+) -> None:
     pairs = REPEATABILITY_PAIRS
-    batched = backend.estimate_many(pairs)
-    single = [backend.estimate(claim, context) for claim, context in pairs]
+    batched = ce_backend.estimate_many(pairs)
+    single = [ce_backend.estimate(claim, context) for claim, context in pairs]
     assert batched == pytest.approx(single, abs=1e-5)
-    assert backend.estimate_many(pairs) == pytest.approx(batched, abs=1e-9)
+    assert ce_backend.estimate_many(pairs) == pytest.approx(batched, abs=1e-9)
     assert all(0.0 < p < 1.0 for p in batched)
     assert batched[1] > 0.5 > batched[2]  # a swapped employer loses support
     assert batched[3] < 0.5  # a changed number is not supported
 
 
 @pytest.mark.xfail(strict=True, reason="ce-1 passes a false sentence after a true one it repeats")
-def test_a_claim_is_as_supported_as_its_weakest_sentence(backend: CrossEncoderBackend) -> None:
+def test_a_claim_is_as_supported_as_its_weakest_sentence(ce_backend: CrossEncoderBackend) -> None:
     context = "[1] Tom: I moved to Oslo in 2015. I teach chemistry at the university there."
-    one, both, wrong_second = backend.estimate_many(
+    one, both, wrong_second = ce_backend.estimate_many(
         [
             ("Tom moved to Oslo in 2015.", context),
             ("Tom moved to Oslo in 2015. He teaches chemistry.", context),
@@ -108,11 +110,11 @@ def test_a_claim_is_as_supported_as_its_weakest_sentence(backend: CrossEncoderBa
     assert min(one, both) > 0.5 > wrong_second
 
 
-def test_scrubbing_the_cited_sentence_removes_the_support(backend: CrossEncoderBackend) -> None:
+def test_scrubbing_the_cited_sentence_removes_the_support(ce_backend: CrossEncoderBackend) -> None:
     text = "I grew up in Porto. I'm allergic to peanuts. My sister lives in Lisbon."
     start = text.index("I'm allergic")
     end = text.index("My sister")
-    verdict = Gate(backend).check(
+    verdict = Gate(ce_backend).check(
         "The user is allergic to peanuts.",
         [ContextItem("m1", text)],
         citations=[Citation("m1", start, end)],
@@ -121,8 +123,8 @@ def test_scrubbing_the_cited_sentence_removes_the_support(backend: CrossEncoderB
     assert verdict.p0 < 0.5 < verdict.p1
 
 
-def test_an_empty_context_gives_low_support(backend: CrossEncoderBackend) -> None:
-    p_empty, p_full = backend.estimate_many(
+def test_an_empty_context_gives_low_support(ce_backend: CrossEncoderBackend) -> None:
+    p_empty, p_full = ce_backend.estimate_many(
         [("The user is allergic to peanuts.", f"[1] {REMOVED}"), (ALLERGY[0], ALLERGY[0])]
     )
     assert p_empty < 0.2 and p_full > 0.8
@@ -153,5 +155,5 @@ def test_weights_for_another_network_are_refused(tmp_path: Path) -> None:
 
 
 def test_it_is_created_by_name() -> None:
-    with gate.create_backend("embedded-ce") as backend:
-        assert isinstance(backend, CrossEncoderBackend)
+    with gate.create_backend("embedded-ce") as ce_backend:
+        assert isinstance(ce_backend, CrossEncoderBackend)

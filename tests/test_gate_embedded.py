@@ -19,7 +19,7 @@ REJECTED = {VerdictStatus.UNSUPPORTED, VerdictStatus.CONTRADICTED}
 
 
 @pytest.fixture(scope="module")
-def backend() -> Iterator[EmbeddedBackend]:
+def embedded_backend() -> Iterator[EmbeddedBackend]:
     with EmbeddedBackend() as b:
         yield b
 
@@ -57,23 +57,27 @@ REPEATABILITY_PAIRS = [
 ]
 
 
-def test_probabilities_are_repeatable_and_batch_independent(backend: EmbeddedBackend) -> None:
+def test_probabilities_are_repeatable_and_batch_independent(
+    embedded_backend: EmbeddedBackend,
+) -> None:
     pairs = REPEATABILITY_PAIRS
-    batched = backend.estimate_many(pairs)
-    single = [backend.estimate(claim, context) for claim, context in pairs]
+    batched = embedded_backend.estimate_many(pairs)
+    single = [embedded_backend.estimate(claim, context) for claim, context in pairs]
     assert batched == pytest.approx(single, abs=1e-6)
-    assert backend.estimate_many(pairs) == pytest.approx(batched, abs=1e-9)
+    assert embedded_backend.estimate_many(pairs) == pytest.approx(batched, abs=1e-9)
     assert all(0.0 < p < 1.0 for p in batched)
     supported, swapped = batched[1], batched[2]
     assert supported > swapped  # a swapped employer loses support
     assert batched[3] < 0.5  # a changed number is not supported
 
 
-def test_scrubbing_the_cited_sentence_removes_the_support(backend: EmbeddedBackend) -> None:
+def test_scrubbing_the_cited_sentence_removes_the_support(
+    embedded_backend: EmbeddedBackend,
+) -> None:
     text = "I grew up in Porto. I'm allergic to peanuts. My sister lives in Lisbon."
     start = text.index("I'm allergic")
     end = text.index("My sister")
-    verdict = Gate(backend).check(
+    verdict = Gate(embedded_backend).check(
         "The user is allergic to peanuts.",
         [ContextItem("m1", text)],
         citations=[Citation("m1", start, end)],
@@ -88,8 +92,8 @@ def test_contexts_lose_their_tags_and_scrubbed_spans() -> None:
     assert split("A claim.", f"[1] {REMOVED}").segments == ()
 
 
-def test_an_empty_context_gives_low_support(backend: EmbeddedBackend) -> None:
-    p_empty, p_full = backend.estimate_many(
+def test_an_empty_context_gives_low_support(embedded_backend: EmbeddedBackend) -> None:
+    p_empty, p_full = embedded_backend.estimate_many(
         [("The user is allergic to peanuts.", f"[1] {REMOVED}"), (ALLERGY[0], ALLERGY[0])]
     )
     assert p_empty < 0.2 < 0.8 < p_full

@@ -375,7 +375,7 @@ class StallingEmbedded(EmbeddedBackend):
 
 
 @pytest.fixture
-def gated(data_dir: Path, tmp_path: Path) -> Iterator[Store]:
+def stalling_store(data_dir: Path, tmp_path: Path) -> Iterator[Store]:
     gate, index = Gate(StallingEmbedded()), tmp_path / "index"
     with memstore.open(data_dir, namespace="user:alice", gate=gate, index=index) as store:
         store.add_fact(**allergy("peanuts"), ungated=True)  # open everything first
@@ -383,9 +383,9 @@ def gated(data_dir: Path, tmp_path: Path) -> Iterator[Store]:
 
 
 @pytest.mark.both_databases
-def test_after_a_timed_out_write_a_false_fact_is_refused_not_stored(gated: Store) -> None:
+def test_after_a_timed_out_write_a_false_fact_is_refused_not_stored(stalling_store: Store) -> None:
     slow = Gate(StallingEmbedded(), deadline=0.2, deadline_per_claim=0.0)
-    timed_out = gated.add_fact(
+    timed_out = stalling_store.add_fact(
         statement="Alice wrote the long report.",
         members=[("Alice", "person", "author")],
         evidence=["Alice: I wrote the long report last week."],
@@ -395,23 +395,25 @@ def test_after_a_timed_out_write_a_false_fact_is_refused_not_stored(gated: Store
     assert (timed_out.status, timed_out.verdict) == (FactStatus.PENDING, "timeout")
     assert timed_out.confidence == pytest.approx(0.95 * 0.5)
     assert timed_out.next_check_at == timed_out.recorded_at  # due for re-verification now
-    assert "deadline" in (gated.verifications(timed_out.id)[0].reason or "")
-    assert timed_out.id not in [h.fact.id for h in gated.search("long report")]
-    assert [h.fact.id for h in gated.search("long report", statuses=["pending"])] == [timed_out.id]
+    assert "deadline" in (stalling_store.verifications(timed_out.id)[0].reason or "")
+    assert timed_out.id not in [h.fact.id for h in stalling_store.search("long report")]
+    assert [h.fact.id for h in stalling_store.search("long report", statuses=["pending"])] == [
+        timed_out.id
+    ]
     # The next write shares the model; the abandoned call must have let go of it.
     next_gate = Gate(StallingEmbedded(), deadline=PATIENCE_S, lock_wait=10.0)
-    before = row_counts(gated.url)
+    before = row_counts(stalling_store.url)
     with pytest.raises(ErrFactNotGrounded) as refused:
-        gated.add_fact(
+        stalling_store.add_fact(
             statement="Alice is allergic to shellfish.",
             members=[("Alice", "person", "patient"), ("shellfish", "food", "allergen")],
             evidence=["Alice: just so you know, I'm allergic to peanuts."],
             gate=next_gate,
         )
     assert refused.value.verdict != "timeout"
-    after = row_counts(gated.url)
+    after = row_counts(stalling_store.url)
     assert after["facts"] == before["facts"] and after["rejections"] == before["rejections"] + 1
-    assert not [f for f in gated.facts_about("Alice") if "shellfish" in f.statement]
+    assert not [f for f in stalling_store.facts_about("Alice") if "shellfish" in f.statement]
 
 
 @pytest.mark.both_databases

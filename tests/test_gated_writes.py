@@ -34,7 +34,7 @@ def scripted(p0: float, p1: float, **gate_options: object) -> Gate:
 
 
 @pytest.fixture
-def open_store(data_dir: Path) -> Iterator[Callable[..., Store]]:
+def gated_opener(data_dir: Path) -> Iterator[Callable[..., Store]]:
     opened: list[Store] = []
 
     def open_(**options: object) -> Store:
@@ -77,7 +77,7 @@ ACCEPTED_ROWS = [
 
 @pytest.mark.parametrize(("p0", "p1", "policy", "verdict", "status", "confidence"), ACCEPTED_ROWS)
 def test_accepted_rows_store_the_fact_with_the_gate_numbers(
-    open_store: Callable[..., Store],
+    gated_opener: Callable[..., Store],
     p0: float,
     p1: float,
     policy: GatePolicy | None,
@@ -85,7 +85,7 @@ def test_accepted_rows_store_the_fact_with_the_gate_numbers(
     status: str,
     confidence: float | None,
 ) -> None:
-    store = open_store(gate=scripted(p0, p1), policy=policy)
+    store = gated_opener(gate=scripted(p0, p1), policy=policy)
     fact = store.add_fact(**allergy("peanuts"))
     assert (fact.verdict, fact.status, fact.p0, fact.p1) == (verdict, status, p0, p1)
     assert fact.required_bits is not None and fact.observed_bits is not None
@@ -114,13 +114,13 @@ REJECTED_ROWS = [
 
 @pytest.mark.parametrize(("p0", "p1", "policy", "verdict"), REJECTED_ROWS)
 def test_rejected_rows_raise_and_leave_only_an_audit_row(
-    open_store: Callable[..., Store],
+    gated_opener: Callable[..., Store],
     p0: float,
     p1: float,
     policy: GatePolicy | None,
     verdict: str,
 ) -> None:
-    store = open_store(gate=scripted(p0, p1), policy=policy)
+    store = gated_opener(gate=scripted(p0, p1), policy=policy)
     before = row_counts(store.url)
     with pytest.raises(ErrFactNotGrounded) as err:
         store.add_fact(**allergy("shellfish"))
@@ -139,9 +139,9 @@ def test_rejected_rows_raise_and_leave_only_an_audit_row(
     assert_invisible(store, rejection.id)
 
 
-def test_no_evidence_is_rejected_before_any_model_call(open_store: Callable[..., Store]) -> None:
+def test_no_evidence_is_rejected_before_any_model_call(gated_opener: Callable[..., Store]) -> None:
     backend = ScriptedBackend.fixed(0.01, 0.99)
-    store = open_store(gate=Gate(backend))
+    store = gated_opener(gate=Gate(backend))
     with pytest.raises(ErrFactNotGrounded) as err:
         store.add_fact(**works_at(evidence=[]))
     assert err.value.verdict == "no_evidence" and err.value.rejection.p1 is None
@@ -149,12 +149,12 @@ def test_no_evidence_is_rejected_before_any_model_call(open_store: Callable[...,
 
 
 def test_a_verifier_error_stores_pending_and_retries_soon(
-    open_store: Callable[..., Store],
+    gated_opener: Callable[..., Store],
 ) -> None:
     def broken(claim: str, context: str) -> float:
         raise RuntimeError("model server is down")
 
-    store = open_store(gate=Gate(ScriptedBackend(broken)), retry_after=timedelta(minutes=2))
+    store = gated_opener(gate=Gate(ScriptedBackend(broken)), retry_after=timedelta(minutes=2))
     fact = store.add_fact(**allergy("peanuts"))
     assert (fact.status, fact.verdict) == (FactStatus.PENDING, "verifier_error")
     assert fact.confidence == pytest.approx(0.95 * 0.5) and fact.p1 is None
@@ -166,7 +166,7 @@ def test_a_verifier_error_stores_pending_and_retries_soon(
 
 
 def test_a_verifier_that_never_answers_cannot_hold_up_a_write(
-    open_store: Callable[..., Store],
+    gated_opener: Callable[..., Store],
 ) -> None:
     never = threading.Event()
 
@@ -175,7 +175,7 @@ def test_a_verifier_that_never_answers_cannot_hold_up_a_write(
         return 0.5
 
     deadline = 0.3
-    store = open_store(gate=Gate(ScriptedBackend(hang), deadline=deadline))
+    store = gated_opener(gate=Gate(ScriptedBackend(hang), deadline=deadline))
     store.add_fact(**works_at(), ungated=True)  # open the database before timing
     started = time.perf_counter()
     fact = store.add_fact(**allergy("peanuts"))
@@ -223,12 +223,12 @@ def test_the_embedded_gate_grounds_and_rejects_a_batch(data_dir: Path) -> None:
 
 
 def test_a_batch_is_one_model_call_and_each_item_stands_alone(
-    open_store: Callable[..., Store],
+    gated_opener: Callable[..., Store],
 ) -> None:
     backend = ScriptedBackend(
         lambda claim, context: 0.02 if REMOVED in context else (0.99 if "peanut" in claim else 0.1)
     )
-    store = open_store(gate=Gate(backend))
+    store = gated_opener(gate=Gate(backend))
     results = store.add_facts(
         [allergy("peanuts"), allergy("shellfish"), works_at(statement="Alice likes peanuts.")]
     )
@@ -242,10 +242,10 @@ def test_a_batch_is_one_model_call_and_each_item_stands_alone(
 
 
 def test_a_bad_item_fails_the_batch_before_anything_is_checked_or_written(
-    open_store: Callable[..., Store],
+    gated_opener: Callable[..., Store],
 ) -> None:
     backend = ScriptedBackend.fixed(0.01, 0.99)
-    store = open_store(gate=Gate(backend))
+    store = gated_opener(gate=Gate(backend))
     before = row_counts(store.url)
     with pytest.raises(InvalidInput) as err:
         store.add_facts([allergy("peanuts"), allergy("milk", statement="  ")])
@@ -262,10 +262,10 @@ def test_a_bad_item_fails_the_batch_before_anything_is_checked_or_written(
 
 
 def test_aliases_naming_one_entity_twice_fail_before_the_gate(
-    open_store: Callable[..., Store],
+    gated_opener: Callable[..., Store],
 ) -> None:
     backend = ScriptedBackend.fixed(0.01, 0.99)
-    store = open_store(gate=Gate(backend))
+    store = gated_opener(gate=Gate(backend))
     store.add_fact(**works_at(person="Robert"), ungated=True)
     store.add_alias("Robert", "Bob")
     fact = works_at(members=[("Robert", "person", "employee"), ("Bob", "person", "employee")])
@@ -277,8 +277,8 @@ def test_aliases_naming_one_entity_twice_fail_before_the_gate(
 # -- settings per store and per call, and explicit ungated writes -----------------------
 
 
-def test_per_call_settings_override_the_store(open_store: Callable[..., Store]) -> None:
-    store = open_store(gate=scripted(0.97, 0.98))
+def test_per_call_settings_override_the_store(gated_opener: Callable[..., Store]) -> None:
+    store = gated_opener(gate=scripted(0.97, 0.98))
     assert store.add_fact(**allergy("peanuts")).verdict == "prior_sufficient"
     with pytest.raises(ErrFactNotGrounded):
         store.add_fact(**allergy("milk"), policy=GatePolicy(prior_sufficient="reject"))
@@ -287,9 +287,9 @@ def test_per_call_settings_override_the_store(open_store: Callable[..., Store]) 
     assert store.add_fact(**allergy("soy")).verdict == "prior_sufficient"  # store settings kept
 
 
-def test_an_ungated_write_is_explicit_and_recorded(open_store: Callable[..., Store]) -> None:
+def test_an_ungated_write_is_explicit_and_recorded(gated_opener: Callable[..., Store]) -> None:
     backend = ScriptedBackend.fixed(0.5, 0.05)  # would reject everything
-    store = open_store(gate=Gate(backend))
+    store = gated_opener(gate=Gate(backend))
     fact = store.add_fact(**allergy("shellfish"), ungated=True)
     assert (fact.verdict, fact.status, fact.p1, fact.next_check_at) == (
         "ungated",
@@ -345,9 +345,9 @@ def test_bad_call_gate_settings_name_the_field(data_dir: Path) -> None:
 
 
 def test_a_rejected_supersession_leaves_the_old_fact_alone(
-    open_store: Callable[..., Store],
+    gated_opener: Callable[..., Store],
 ) -> None:
-    store = open_store(gate=scripted(0.01, 0.99))
+    store = gated_opener(gate=scripted(0.01, 0.99))
     old = store.add_fact(**allergy("peanuts"))
     with pytest.raises(ErrFactNotGrounded):
         store.supersede(old.id, **allergy("shellfish"), gate=scripted(0.5, 0.05))

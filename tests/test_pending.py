@@ -65,12 +65,12 @@ def ids(facts: Sequence[FactPublic]) -> list[str]:
     return [f.id for f in facts]
 
 
-def hit_ids(store: Store, query: str, **options: object) -> list[str]:
-    return [h.fact.id for h in store.search(query, **options)]  # type: ignore[arg-type]
+def hit_ids(patient_store: Store, query: str, **options: object) -> list[str]:
+    return [h.fact.id for h in patient_store.search(query, **options)]  # type: ignore[arg-type]
 
 
 @pytest.fixture
-def store(data_dir: Path, tmp_path: Path) -> Iterator[Store]:
+def patient_store(data_dir: Path, tmp_path: Path) -> Iterator[Store]:
     """A store whose own gate is the real embedded verifier, with a generous deadline."""
     real = Gate(EmbeddedBackend(shared_encoder()), deadline=PATIENCE_S, lock_wait=PATIENCE_S)
     index = tmp_path / "index"
@@ -79,85 +79,87 @@ def store(data_dir: Path, tmp_path: Path) -> Iterator[Store]:
         yield opened
 
 
-def test_a_timed_out_write_is_pending_and_out_of_every_default_read(store: Store) -> None:
-    [visible] = store.facts_about("user")
-    fact = store.add_fact(**allergy("peanuts"), gate=stuck())
+def test_a_timed_out_write_is_pending_and_out_of_every_default_read(patient_store: Store) -> None:
+    [visible] = patient_store.facts_about("user")
+    fact = patient_store.add_fact(**allergy("peanuts"), gate=stuck())
     assert (fact.status, fact.verdict) == (FactStatus.PENDING, "timeout")
     assert fact.confidence == pytest.approx(0.95 * 0.5)
     assert fact.next_check_at == fact.recorded_at  # due for re-verification at once
-    assert store.get_fact(fact.id).status == FactStatus.PENDING  # stored, by id
+    assert patient_store.get_fact(fact.id).status == FactStatus.PENDING  # stored, by id
     # Not in default reads, search, the neighborhood or the hypergraph ...
-    assert ids(store.facts_about("user")) == [visible.id]
-    assert ids(store.facts_about("peanuts")) == []
-    assert fact.id not in hit_ids(store, "allergic to peanuts")
-    assert ids(store.neighborhood("user").facts) == [visible.id]
-    assert fact.id not in store.graph
+    assert ids(patient_store.facts_about("user")) == [visible.id]
+    assert ids(patient_store.facts_about("peanuts")) == []
+    assert fact.id not in hit_ids(patient_store, "allergic to peanuts")
+    assert ids(patient_store.neighborhood("user").facts) == [visible.id]
+    assert fact.id not in patient_store.graph
     # ... but asked for by status, it is there.
-    assert ids(store.facts_about("user", statuses=["pending"])) == [fact.id]
-    assert hit_ids(store, "allergic to peanuts", statuses=["pending"]) == [fact.id]
-    numbers = store.stats()
+    assert ids(patient_store.facts_about("user", statuses=["pending"])) == [fact.id]
+    assert hit_ids(patient_store, "allergic to peanuts", statuses=["pending"]) == [fact.id]
+    numbers = patient_store.stats()
     assert numbers.facts == {"unverified": 1, "pending": 1}
     assert numbers.due_for_reverification == 1
     # The same fact written again is checked, not answered with the unchecked one.
-    again = store.add_fact(**allergy("peanuts"))
+    again = patient_store.add_fact(**allergy("peanuts"))
     assert again.id != fact.id and not again.deduplicated
     assert again.status == FactStatus.VERIFIED
     assert fact.id not in [n.fact_id for n in again.near_duplicates]
 
 
-def test_a_write_that_waited_past_lock_wait_is_pending_not_searchable(store: Store) -> None:
+def test_a_write_that_waited_past_lock_wait_is_pending_not_searchable(patient_store: Store) -> None:
     backend = Locked()
     backend.lock.acquire()  # another call holds the model for the whole write
     try:
-        fact = store.add_fact(**allergy("peanuts"), gate=Gate(backend, lock_wait=0.3))
+        fact = patient_store.add_fact(**allergy("peanuts"), gate=Gate(backend, lock_wait=0.3))
     finally:
         backend.lock.release()
     assert (fact.status, fact.verdict) == (FactStatus.PENDING, "timeout")
-    assert "busy" in (store.verifications(fact.id)[0].reason or "")
-    assert fact.id not in hit_ids(store, "allergic to peanuts")
-    assert fact.id not in ids(store.facts_about("user"))
+    assert "busy" in (patient_store.verifications(fact.id)[0].reason or "")
+    assert fact.id not in hit_ids(patient_store, "allergic to peanuts")
+    assert fact.id not in ids(patient_store.facts_about("user"))
 
 
-def test_a_verifier_error_is_pending_too(store: Store) -> None:
+def test_a_verifier_error_is_pending_too(patient_store: Store) -> None:
     class Broken(VerifierBackend):
         name = "broken"
 
         def estimate_many(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
             raise RuntimeError("model server is down")
 
-    fact = store.add_fact(**allergy("peanuts"), gate=Gate(Broken()))
+    fact = patient_store.add_fact(**allergy("peanuts"), gate=Gate(Broken()))
     assert (fact.status, fact.verdict) == (FactStatus.PENDING, "verifier_error")
-    assert fact.next_check_at == fact.recorded_at + store.reverify_policy().retry_after
-    assert fact.id not in ids(store.facts_about("user"))
+    assert fact.next_check_at == fact.recorded_at + patient_store.reverify_policy().retry_after
+    assert fact.id not in ids(patient_store.facts_about("user"))
 
 
-def test_reverification_decides_pending_facts_with_the_real_verifier(store: Store) -> None:
-    true = store.add_fact(**allergy("peanuts"), gate=stuck())
-    false = store.add_fact(**allergy("shellfish"), gate=stuck())  # peanut evidence only
+def test_reverification_decides_pending_facts_with_the_real_verifier(patient_store: Store) -> None:
+    true = patient_store.add_fact(**allergy("peanuts"), gate=stuck())
+    false = patient_store.add_fact(**allergy("shellfish"), gate=stuck())  # peanut evidence only
     assert {true.status, false.status} == {FactStatus.PENDING}
     # Checked again while the verifier is still stuck: both stay pending, retried later.
-    again = store.reverify(gate=stuck())
+    again = patient_store.reverify(gate=stuck())
     assert {(c.outcome, c.status_after) for c in again.checks} == {("error", "pending")}
     assert again.still_pending == 2 and again.summary()["still_pending"] == 2
-    assert store.get_fact(true.id).check_failures == 1
-    assert ids(store.facts_about("peanuts")) == []
+    assert patient_store.get_fact(true.id).check_failures == 1
+    assert ids(patient_store.facts_about("peanuts")) == []
     # With the real embedded verifier: the true fact is verified, the false one refused.
-    store.mark_due([true.id, false.id])
-    report = store.reverify()
+    patient_store.mark_due([true.id, false.id])
+    report = patient_store.reverify()
     checks = {c.fact_id: c for c in report.checks}
     assert (checks[true.id].status_before, checks[true.id].status_after) == ("pending", "verified")
     assert checks[false.id].status_before == "pending"
     assert checks[false.id].status_after in {"stale", "contradicted"}
     assert report.still_pending == 0
-    verified, refused = store.get_fact(true.id), store.get_fact(false.id)
+    verified, refused = patient_store.get_fact(true.id), patient_store.get_fact(false.id)
     assert verified.status == FactStatus.VERIFIED and verified.verified_at is not None
     assert refused.confidence == 0.0
     # The verified fact is now in memory: reads, search, neighborhood and hypergraph.
-    assert ids(store.facts_about("peanuts")) == [true.id]
-    assert true.id in hit_ids(store, "allergic to peanuts")
-    assert true.id in ids(store.neighborhood("user").facts) and true.id in store.graph
+    assert ids(patient_store.facts_about("peanuts")) == [true.id]
+    assert true.id in hit_ids(patient_store, "allergic to peanuts")
+    assert (
+        true.id in ids(patient_store.neighborhood("user").facts) and true.id in patient_store.graph
+    )
     # The refused one never was.
-    assert ids(store.facts_about("shellfish")) == []
-    assert false.id not in hit_ids(store, "allergic to shellfish")
-    assert false.id not in store.graph
-    assert store.stats().facts.get("pending", 0) == 0
+    assert ids(patient_store.facts_about("shellfish")) == []
+    assert false.id not in hit_ids(patient_store, "allergic to shellfish")
+    assert false.id not in patient_store.graph
+    assert patient_store.stats().facts.get("pending", 0) == 0

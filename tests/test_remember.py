@@ -20,16 +20,18 @@ EVIDENCE = ["Alice works at Acme.", "Alice lives in Berlin."]
 
 
 @pytest.fixture
-def backend() -> ScriptedBackend:
+def scripted_backend() -> ScriptedBackend:
     return ScriptedBackend(states)
 
 
 @pytest.fixture
-def open_store(data_dir: Path, backend: ScriptedBackend) -> Iterator[Callable[..., Store]]:
+def scripted_opener(
+    data_dir: Path, scripted_backend: ScriptedBackend
+) -> Iterator[Callable[..., Store]]:
     opened: list[Store] = []
 
     def open_(**options: object) -> Store:
-        options.setdefault("gate", Gate(backend))
+        options.setdefault("gate", Gate(scripted_backend))
         store = memstore.open(data_dir, namespace="user:alice", index=False, **options)  # type: ignore[arg-type]
         opened.append(store)
         return store
@@ -44,9 +46,9 @@ def by_content(report: RememberReport) -> dict[str, ClaimOutcome]:
 
 
 def test_true_claims_are_stored_and_the_invented_one_is_rejected_into_the_audit_log(
-    open_store: Callable[..., Store], backend: ScriptedBackend
+    scripted_opener: Callable[..., Store], scripted_backend: ScriptedBackend
 ) -> None:
-    store = open_store()
+    store = scripted_opener()
     text = (
         "Alice works at Acme, and Alice lives in Berlin. Alice owns a boat. "
         "Is that everything? I think Alice might like jazz."
@@ -68,7 +70,7 @@ def test_true_claims_are_stored_and_the_invented_one_is_rejected_into_the_audit_
     assert [r.statement for r in report.rejected] == ["Alice owns a boat."]
     assert report.rejected[0].verdict == "unsupported"
     assert [c.kind for c in report.skipped] == [ClaimKind.QUESTION, ClaimKind.HEDGE]
-    assert len(backend.batches) == 1  # every claim in one gate call
+    assert len(scripted_backend.batches) == 1  # every claim in one gate call
 
     boat = outcomes["Alice owns a boat."]
     assert (boat.stored, boat.skipped, boat.fact) == (False, False, None)
@@ -84,9 +86,9 @@ def test_true_claims_are_stored_and_the_invented_one_is_rejected_into_the_audit_
 
 
 def test_markers_cite_evidence_by_position_and_the_rest_stays_uncited_context(
-    open_store: Callable[..., Store],
+    scripted_opener: Callable[..., Store],
 ) -> None:
-    store = open_store()
+    store = scripted_opener()
     report = store.remember("Alice lives in Berlin [2].", EVIDENCE, members=[ALICE])
     [fact] = report.stored
     cited = {store.get_evidence(c.evidence_id).text: c.cited for c in fact.citations}
@@ -95,9 +97,9 @@ def test_markers_cite_evidence_by_position_and_the_rest_stays_uncited_context(
 
 
 def test_a_citation_that_does_not_carry_the_claim_is_prior_sufficient_or_rejected(
-    open_store: Callable[..., Store],
+    scripted_opener: Callable[..., Store],
 ) -> None:
-    store = open_store()
+    store = scripted_opener()
     text = "Alice lives in Berlin [1]."  # [1] is about Acme; [2], uncited, stays in p0's context
     kept = store.remember(text, EVIDENCE, members=[ALICE])
     assert [f.verdict for f in kept.stored] == ["prior_sufficient"]
@@ -108,9 +110,9 @@ def test_a_citation_that_does_not_carry_the_claim_is_prior_sufficient_or_rejecte
 
 
 def test_an_unknown_citation_is_rejected_and_logged_while_the_rest_is_stored(
-    open_store: Callable[..., Store],
+    scripted_opener: Callable[..., Store],
 ) -> None:
-    store = open_store()
+    store = scripted_opener()
     text = "Alice works at Acme [1]. Alice works at Initech [3]."
     report = store.remember(text, EVIDENCE, members=[ALICE])
     assert [f.statement for f in report.stored] == ["Alice works at Acme."]
@@ -122,16 +124,16 @@ def test_an_unknown_citation_is_rejected_and_logged_while_the_rest_is_stored(
 
 
 def test_an_unknown_citation_is_rejected_even_for_an_ungated_write(
-    open_store: Callable[..., Store],
+    scripted_opener: Callable[..., Store],
 ) -> None:
-    store = open_store(gate=None, hook=memstore.Ungated())
+    store = scripted_opener(gate=None, hook=memstore.Ungated())
     report = store.remember("Alice owns a boat. Alice works at Initech [ev:nope].", members=[ALICE])
     assert [(f.statement, f.verdict) for f in report.stored] == [("Alice owns a boat.", "ungated")]
     assert [r.verdict for r in report.rejected] == ["unknown_citation"]
 
 
-def test_ev_markers_cite_stored_evidence_by_id(open_store: Callable[..., Store]) -> None:
-    store = open_store()
+def test_ev_markers_cite_stored_evidence_by_id(scripted_opener: Callable[..., Store]) -> None:
+    store = scripted_opener()
     first = store.remember("Alice works at Acme.", ["Alice works at Acme."], members=[ALICE])
     evidence_id = first.stored[0].citations[0].evidence_id
     report = store.remember(f"Alice works at Acme [ev:{evidence_id}].", [], members=["Acme"])
@@ -140,8 +142,8 @@ def test_ev_markers_cite_stored_evidence_by_id(open_store: Callable[..., Store])
     assert [m.name for m in fact.members] == ["Acme"]
 
 
-def test_members_may_be_chosen_per_claim(open_store: Callable[..., Store]) -> None:
-    store = open_store()
+def test_members_may_be_chosen_per_claim(scripted_opener: Callable[..., Store]) -> None:
+    store = scripted_opener()
 
     def members(claim: Claim) -> list[object]:
         place = "Acme" if "Acme" in claim.content else "Berlin"
@@ -157,9 +159,9 @@ def test_members_may_be_chosen_per_claim(open_store: Callable[..., Store]) -> No
 
 
 def test_a_hedge_lowers_the_stated_confidence_of_what_is_stored(
-    open_store: Callable[..., Store],
+    scripted_opener: Callable[..., Store],
 ) -> None:
-    store = open_store()
+    store = scripted_opener()
     report = store.remember(
         "Alice probably works at Acme. Alice lives in Berlin.",
         ["Alice probably works at Acme.", "Alice lives in Berlin."],
@@ -169,25 +171,25 @@ def test_a_hedge_lowers_the_stated_confidence_of_what_is_stored(
 
 
 def test_a_text_already_remembered_is_answered_with_the_stored_facts(
-    open_store: Callable[..., Store], backend: ScriptedBackend
+    scripted_opener: Callable[..., Store], scripted_backend: ScriptedBackend
 ) -> None:
-    store = open_store()
+    store = scripted_opener()
     first = store.remember("Alice works at Acme.", EVIDENCE, members=[ALICE])
     again = store.remember("Alice works at Acme.", EVIDENCE, members=[ALICE])
     assert again.stored[0].id == first.stored[0].id
     assert again.stored[0].deduplicated
-    assert len(backend.batches) == 1  # the second write did not reach the gate
+    assert len(scripted_backend.batches) == 1  # the second write did not reach the gate
 
 
 def test_a_text_with_nothing_to_check_writes_nothing(
-    open_store: Callable[..., Store], backend: ScriptedBackend
+    scripted_opener: Callable[..., Store], scripted_backend: ScriptedBackend
 ) -> None:
-    store = open_store()
+    store = scripted_opener()
     before = row_counts(store.url)
     report = store.remember("Thanks! What else do you need?", EVIDENCE, members=[ALICE])
     assert report.stored == [] and report.rejected == [] and len(report.skipped) == 2
     assert row_counts(store.url) == before
-    assert backend.batches == []
+    assert scripted_backend.batches == []
 
 
 @pytest.mark.parametrize(
@@ -208,13 +210,13 @@ def test_a_text_with_nothing_to_check_writes_nothing(
     ],
 )
 def test_bad_input_names_the_field_and_writes_nothing(
-    open_store: Callable[..., Store],
-    backend: ScriptedBackend,
+    scripted_opener: Callable[..., Store],
+    scripted_backend: ScriptedBackend,
     arguments: dict[str, object],
     field: str,
     reason: str,
 ) -> None:
-    store = open_store()
+    store = scripted_opener()
     before = row_counts(store.url)
     call: dict[str, object] = {
         "text": "Alice works at Acme. Alice lives in Berlin.",
@@ -227,4 +229,4 @@ def test_bad_input_names_the_field_and_writes_nothing(
     assert raised.value.field == field
     assert reason in raised.value.reason
     assert row_counts(store.url) == before
-    assert backend.batches == []
+    assert scripted_backend.batches == []

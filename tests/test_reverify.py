@@ -46,16 +46,18 @@ def oracle(claim: str, context: str) -> float:
 
 
 @pytest.fixture
-def backend() -> ScriptedBackend:
+def scripted_backend() -> ScriptedBackend:
     return ScriptedBackend(oracle, deterministic=False)
 
 
 @pytest.fixture
-def open_store(data_dir: Path, backend: ScriptedBackend) -> Iterator[Callable[..., Store]]:
+def scripted_opener(
+    data_dir: Path, scripted_backend: ScriptedBackend
+) -> Iterator[Callable[..., Store]]:
     opened: list[Store] = []
 
     def open_(**options: object) -> Store:
-        options.setdefault("gate", Gate(backend, deadline=30))
+        options.setdefault("gate", Gate(scripted_backend, deadline=30))
         opened.append(memstore.open(data_dir, namespace=NS, **options))  # type: ignore[arg-type]
         return opened[-1]
 
@@ -65,18 +67,18 @@ def open_store(data_dir: Path, backend: ScriptedBackend) -> Iterator[Callable[..
 
 
 @pytest.fixture
-def store(open_store: Callable[..., Store]) -> Store:
-    return open_store()
+def reverify_store(scripted_opener: Callable[..., Store]) -> Store:
+    return scripted_opener()
 
 
 def remember(
-    store: Store,
+    reverify_store: Store,
     text: str,
     source: str,
     quote: str = "Alice lives in Paris",
     statement: str = "Alice lives in Paris.",
 ) -> FactPublic:
-    return store.add_fact(
+    return reverify_store.add_fact(
         statement=statement,
         members=[("Alice", "person", "resident"), ("Paris", "city", "place")],
         relation="lives_in",
@@ -85,53 +87,53 @@ def remember(
     )
 
 
-def recheck(store: Store, **options: object) -> memstore.ReverifyReport:
-    store.mark_due()
-    return store.reverify(**options)  # type: ignore[arg-type]
+def recheck(reverify_store: Store, **options: object) -> memstore.ReverifyReport:
+    reverify_store.mark_due()
+    return reverify_store.reverify(**options)  # type: ignore[arg-type]
 
 
-def versions(store: Store, fact_id: str) -> list[list[int]]:
+def versions(reverify_store: Store, fact_id: str) -> list[list[int]]:
     return [
-        [store.get_evidence(e).version for e in v.evidence_ids]
-        for v in store.verifications(fact_id)
+        [reverify_store.get_evidence(e).version for e in v.evidence_ids]
+        for v in reverify_store.verifications(fact_id)
     ]
 
 
 def test_a_changed_file_makes_a_fact_stale_and_changing_it_back_verifies_it_again(
-    store: Store, tmp_path: Path
+    reverify_store: Store, tmp_path: Path
 ) -> None:
     path = tmp_path / "profile.md"
     path.write_text(V1, encoding="utf-8")
-    fact = remember(store, V1, path.as_uri())
+    fact = remember(reverify_store, V1, path.as_uri())
     assert fact.status == "verified"
-    assert store.count_due() == 0  # due in 24 hours
+    assert reverify_store.count_due() == 0  # due in 24 hours
 
     path.write_text(UNRELATED, encoding="utf-8")
-    report = recheck(store)
+    report = recheck(reverify_store)
     assert [c.outcome for c in report.checks] == ["stale"]
     assert report.new_versions == 1
-    stale = store.get_fact(fact.id)
+    stale = reverify_store.get_fact(fact.id)
     assert stale.status == "stale"
     assert stale.confidence == 0.0
     assert "does not support" in (stale.status_reason or "")
     assert "cited text not found" in (stale.status_reason or "")
     assert stale.citations[0].lost_at is not None  # still pointing at version 1
-    assert store.get_evidence(stale.citations[0].evidence_id).version == 1
+    assert reverify_store.get_evidence(stale.citations[0].evidence_id).version == 1
     # Out of default reads and the graph, visible on request with its reason.
-    assert store.facts_about("Alice") == []
-    assert store.neighborhood("Alice").facts == []
-    assert [f.id for f in store.facts_about("Alice", statuses=["stale"])] == [fact.id]
+    assert reverify_store.facts_about("Alice") == []
+    assert reverify_store.neighborhood("Alice").facts == []
+    assert [f.id for f in reverify_store.facts_about("Alice", statuses=["stale"])] == [fact.id]
 
     path.write_text(V1, encoding="utf-8")
-    report = recheck(store)
+    report = recheck(reverify_store)
     assert [c.outcome for c in report.checks] == ["verified"]
     assert report.new_versions == 0  # version 1 is stored already
-    again = store.get_fact(fact.id)
+    again = reverify_store.get_fact(fact.id)
     assert (again.status, again.confidence, again.status_reason) == ("verified", 0.95, None)
     assert again.citations == fact.citations  # re-anchored where it was, no longer lost
-    assert [f.id for f in store.neighborhood("Alice").facts] == [fact.id]
+    assert [f.id for f in reverify_store.neighborhood("Alice").facts] == [fact.id]
 
-    history = store.verifications(fact.id)
+    history = reverify_store.verifications(fact.id)
     assert [(v.kind, v.verdict_before, v.verdict) for v in history] == [
         ("write", None, "grounded"),
         ("reverify", "grounded", "unsupported"),
@@ -141,17 +143,19 @@ def test_a_changed_file_makes_a_fact_stale_and_changing_it_back_verifies_it_agai
         ("verified", "stale"),
         ("stale", "verified"),
     ]
-    assert versions(store, fact.id) == [[1], [2], [1]]
+    assert versions(reverify_store, fact.id) == [[1], [2], [1]]
     assert all(v.duration_ms is not None and v.duration_ms >= 0 for v in history[1:])
-    assert store.verify_audit_chain().ok
+    assert reverify_store.verify_audit_chain().ok
 
 
-def test_a_contradicting_version_makes_the_fact_contradicted(store: Store, tmp_path: Path) -> None:
+def test_a_contradicting_version_makes_the_fact_contradicted(
+    reverify_store: Store, tmp_path: Path
+) -> None:
     path = tmp_path / "profile.md"
     path.write_text(V1, encoding="utf-8")
-    fact = remember(store, V1, path.as_uri())
+    fact = remember(reverify_store, V1, path.as_uri())
     path.write_text(DENIAL, encoding="utf-8")
-    report = recheck(store)
+    report = recheck(reverify_store)
     [check] = report.checks
     assert (check.outcome, check.status_before, check.status_after) == (
         "contradicted",
@@ -159,89 +163,93 @@ def test_a_contradicting_version_makes_the_fact_contradicted(store: Store, tmp_p
         "contradicted",
     )
     assert (check.confidence_before, check.confidence) == (0.95, 0.0)
-    flagged = store.facts_about("Alice", statuses=["contradicted"])
+    flagged = reverify_store.facts_about("Alice", statuses=["contradicted"])
     assert [f.id for f in flagged] == [fact.id]
     assert "less likely" in (flagged[0].status_reason or "")
-    assert store.facts_about("Alice") == []
+    assert reverify_store.facts_about("Alice") == []
 
 
-def test_citations_are_re_anchored_across_reformatting(store: Store, tmp_path: Path) -> None:
+def test_citations_are_re_anchored_across_reformatting(
+    reverify_store: Store, tmp_path: Path
+) -> None:
     path = tmp_path / "profile.md"
     path.write_text(V1, encoding="utf-8")
-    fact = remember(store, V1, path.as_uri())
+    fact = remember(reverify_store, V1, path.as_uri())
     moved = "Profile\n=======\n\nAbout: ALICE  lives\nin Paris, and works as a data engineer.\n"
     path.write_text(moved, encoding="utf-8")
-    [check] = recheck(store).checks
+    [check] = recheck(reverify_store).checks
     assert check.outcome == "verified"
-    [citation] = store.get_fact(fact.id).citations
+    [citation] = reverify_store.get_fact(fact.id).citations
     assert citation.evidence_id != fact.citations[0].evidence_id
-    assert store.get_evidence(citation.evidence_id).version == 2
+    assert reverify_store.get_evidence(citation.evidence_id).version == 2
     assert citation.lost_at is None
     assert moved[citation.start : citation.end] == "ALICE  lives\nin Paris"
 
 
 def test_a_deleted_file_makes_its_facts_stale_without_asking_the_model(
-    store: Store, backend: ScriptedBackend, tmp_path: Path
+    reverify_store: Store, scripted_backend: ScriptedBackend, tmp_path: Path
 ) -> None:
     path = tmp_path / "profile.md"
     path.write_text(V1, encoding="utf-8")
-    fact = remember(store, V1, path.as_uri())
+    fact = remember(reverify_store, V1, path.as_uri())
     path.unlink()
-    asked = len(backend.batches)
-    [check] = recheck(store).checks
-    assert len(backend.batches) == asked
+    asked = len(scripted_backend.batches)
+    [check] = recheck(reverify_store).checks
+    assert len(scripted_backend.batches) == asked
     assert (check.outcome, check.verdict) == ("stale", "source_missing")
-    stale = store.get_fact(fact.id)
+    stale = reverify_store.get_fact(fact.id)
     assert stale.status == "stale"
     assert "no longer exists" in (stale.status_reason or "")
     assert stale.verdict == "grounded"  # the last gate decision is kept; the reason says why
 
 
 def test_http_sources_use_conditional_gets_and_a_404_makes_facts_stale(
-    store: Store, site: tuple[Site, str]
+    reverify_store: Store, site: tuple[Site, str]
 ) -> None:
     state, base = site
     state.put("/alice", V1)
-    fact = remember(store, V1, f"{base}/alice")
+    fact = remember(reverify_store, V1, f"{base}/alice")
 
-    assert [c.outcome for c in recheck(store).checks] == ["verified"]  # 200, same text
-    report = recheck(store)
+    assert [c.outcome for c in recheck(reverify_store).checks] == ["verified"]  # 200, same text
+    report = recheck(reverify_store)
     assert [c.outcome for c in report.checks] == ["verified"]
     assert "If-None-Match" in state.requests[-1]  # answered 304
     assert report.new_versions == 0
 
     state.put("/alice", UNRELATED)
-    assert [c.outcome for c in recheck(store).checks] == ["stale"]
+    assert [c.outcome for c in recheck(reverify_store).checks] == ["stale"]
     state.put("/alice", V1)
-    assert [c.outcome for c in recheck(store).checks] == ["verified"]
+    assert [c.outcome for c in recheck(reverify_store).checks] == ["verified"]
     state.put("/alice", "gone", status=404)
-    [check] = recheck(store).checks
+    [check] = recheck(reverify_store).checks
     assert (check.outcome, check.verdict) == ("stale", "source_missing")
-    assert "404" in (store.get_fact(fact.id).status_reason or "")
-    assert versions(store, fact.id) == [[1], [1], [1], [2], [1], [1]]
+    assert "404" in (reverify_store.get_fact(fact.id).status_reason or "")
+    assert versions(reverify_store, fact.id) == [[1], [1], [1], [2], [1], [1]]
 
 
 def test_source_errors_keep_the_status_and_back_off(
-    open_store: Callable[..., Store], site: tuple[Site, str]
+    scripted_opener: Callable[..., Store], site: tuple[Site, str]
 ) -> None:
-    store = open_store(retry_after=timedelta(minutes=5))
+    reverify_store = scripted_opener(retry_after=timedelta(minutes=5))
     state, base = site
     state.put("/alice", V1)
-    fact = remember(store, V1, f"{base}/alice")
+    fact = remember(reverify_store, V1, f"{base}/alice")
     state.put("/alice", "try later", status=503)
     for failures, wait in ((1, 5), (2, 10), (3, 20)):
-        [check] = recheck(store).checks
+        [check] = recheck(reverify_store).checks
         assert (check.outcome, check.verdict) == ("error", "source_error")
-        now = store.get_fact(fact.id)
+        now = reverify_store.get_fact(fact.id)
         assert (now.status, now.confidence, now.check_failures) == ("verified", 0.95, failures)
         assert "503" in (now.status_reason or "")
-        last = store.verifications(fact.id)[-1]
+        last = reverify_store.verifications(fact.id)[-1]
         assert now.next_check_at == last.created_at + timedelta(minutes=wait)
     state.put("/alice", V1)
-    [check] = recheck(store).checks
-    healed = store.get_fact(fact.id)
+    [check] = recheck(reverify_store).checks
+    healed = reverify_store.get_fact(fact.id)
     assert (check.outcome, healed.check_failures, healed.status_reason) == ("verified", 0, None)
-    assert healed.next_check_at == store.verifications(fact.id)[-1].created_at + timedelta(hours=24)
+    assert healed.next_check_at == reverify_store.verifications(fact.id)[-1].created_at + timedelta(
+        hours=24
+    )
 
 
 def test_backoff_is_capped_at_the_recheck_period() -> None:
@@ -256,14 +264,14 @@ def test_backoff_is_capped_at_the_recheck_period() -> None:
 
 
 def test_the_namespace_policy_is_stored_for_every_process(
-    open_store: Callable[..., Store], data_dir: Path
+    scripted_opener: Callable[..., Store], data_dir: Path
 ) -> None:
-    app = open_store()
+    app = scripted_opener()
     assert app.reverify_policy() == memstore.ReverifyPolicy(
         timedelta(hours=24), timedelta(minutes=5)
     )
     app.set_reverify_policy(recheck_after=timedelta(hours=6))
-    worker = open_store()  # another process would see the same
+    worker = scripted_opener()  # another process would see the same
     assert worker.reverify_policy() == memstore.ReverifyPolicy(
         timedelta(hours=6), timedelta(minutes=5)
     )
@@ -273,7 +281,7 @@ def test_the_namespace_policy_is_stored_for_every_process(
     last = worker.verifications(fact.id)[-1]
     assert worker.get_fact(fact.id).next_check_at == last.created_at + timedelta(hours=6)
     # open(..., recheck_after=) holds for that store only; other namespaces keep the default.
-    assert open_store(recheck_after=timedelta(hours=1)).reverify_policy().recheck_after == (
+    assert scripted_opener(recheck_after=timedelta(hours=1)).reverify_policy().recheck_after == (
         timedelta(hours=1)
     )
     assert worker.reverify_policy().recheck_after == timedelta(hours=6)
@@ -285,7 +293,7 @@ def test_the_namespace_policy_is_stored_for_every_process(
 
 
 def test_a_failing_verifier_keeps_the_status_and_retries(
-    open_store: Callable[..., Store], tmp_path: Path
+    scripted_opener: Callable[..., Store], tmp_path: Path
 ) -> None:
     broken = {"on": False}
 
@@ -294,58 +302,60 @@ def test_a_failing_verifier_keeps_the_status_and_retries(
             raise RuntimeError("model server down")
         return oracle(claim, context)
 
-    store = open_store(gate=Gate(ScriptedBackend(flaky, deterministic=False), deadline=30))
-    fact = remember(store, V1, "inline")
+    reverify_store = scripted_opener(
+        gate=Gate(ScriptedBackend(flaky, deterministic=False), deadline=30)
+    )
+    fact = remember(reverify_store, V1, "inline")
     broken["on"] = True
-    [check] = recheck(store).checks
+    [check] = recheck(reverify_store).checks
     assert (check.outcome, check.verdict) == ("error", "verifier_error")
-    now = store.get_fact(fact.id)
+    now = reverify_store.get_fact(fact.id)
     assert (now.status, now.confidence, now.check_failures) == ("verified", 0.95, 1)
     broken["on"] = False
-    assert [c.outcome for c in recheck(store).checks] == ["verified"]
+    assert [c.outcome for c in recheck(reverify_store).checks] == ["verified"]
 
 
-def test_registered_callables_are_refreshed(store: Store) -> None:
+def test_registered_callables_are_refreshed(reverify_store: Store) -> None:
     calendar = {"text": "Alice lives in Paris (calendar, home address)."}
     source = memstore.register_source("calendar", lambda: calendar["text"])
     try:
-        fact = remember(store, calendar["text"], source)
+        fact = remember(reverify_store, calendar["text"], source)
         calendar["text"] = "No events this week."
-        [check] = recheck(store).checks
+        [check] = recheck(reverify_store).checks
         assert check.outcome == "stale"
-        assert store.get_fact(fact.id).status == "stale"
+        assert reverify_store.get_fact(fact.id).status == "stale"
     finally:
         memstore.unregister_source("calendar")
 
 
-def test_only_due_facts_are_checked_in_due_order_up_to_the_limit(store: Store) -> None:
+def test_only_due_facts_are_checked_in_due_order_up_to_the_limit(reverify_store: Store) -> None:
     facts = [
         remember(
-            store,
+            reverify_store,
             V1 + f"\nAlice lives in Paris ({i}).",
             "inline",
             statement=f"Alice lives in Paris ({i}).",
         )
         for i in range(5)
     ]
-    assert store.reverify().checks == []
-    assert store.mark_due([facts[3].id, facts[1].id, facts[4].id]) == 3
-    assert store.count_due() == 3
-    report = store.reverify(limit=2, batch=1)
+    assert reverify_store.reverify().checks == []
+    assert reverify_store.mark_due([facts[3].id, facts[1].id, facts[4].id]) == 3
+    assert reverify_store.count_due() == 3
+    report = reverify_store.reverify(limit=2, batch=1)
     assert len(report.checks) == 2
-    assert store.count_due() == 1
-    assert store.mark_due([]) == 0
+    assert reverify_store.count_due() == 1
+    assert reverify_store.mark_due([]) == 0
 
 
-def test_ungated_facts_are_never_re_verified(open_store: Callable[..., Store]) -> None:
-    store = open_store(gate=None, hook=memstore.Ungated())
-    fact = remember(store, V1, "inline")
+def test_ungated_facts_are_never_re_verified(scripted_opener: Callable[..., Store]) -> None:
+    reverify_store = scripted_opener(gate=None, hook=memstore.Ungated())
+    fact = remember(reverify_store, V1, "inline")
     assert fact.next_check_at is None
-    assert store.mark_due() == 0
-    assert store.reverify().checks == []
+    assert reverify_store.mark_due() == 0
+    assert reverify_store.reverify().checks == []
 
 
-def test_bad_run_settings_name_the_field(store: Store) -> None:
+def test_bad_run_settings_name_the_field(reverify_store: Store) -> None:
     for options, field in (
         ({"limit": 0}, "limit"),
         ({"batch": 10_000}, "batch"),
@@ -354,10 +364,10 @@ def test_bad_run_settings_name_the_field(store: Store) -> None:
         ({"gate": "no-such-backend"}, "gate"),
     ):
         with pytest.raises(memstore.InvalidInput) as caught:
-            store.reverify(**options)  # type: ignore[arg-type]
+            reverify_store.reverify(**options)  # type: ignore[arg-type]
         assert caught.value.field == field
     with pytest.raises(memstore.InvalidInput) as caught:
-        store.mark_due("abc")  # type: ignore[arg-type]
+        reverify_store.mark_due("abc")  # type: ignore[arg-type]
     assert caught.value.field == "fact_ids"
 
 
@@ -390,10 +400,10 @@ class StuckRun:
         return self.result[0]
 
 
-def stuck_run(open_store: Callable[..., Store], facts: int, lease: timedelta) -> StuckRun:
+def stuck_run(scripted_opener: Callable[..., Store], facts: int, lease: timedelta) -> StuckRun:
     blocking = Blocking()
-    stuck = open_store(gate=Gate(ScriptedBackend(blocking, deterministic=False), deadline=60))
-    other = open_store()
+    stuck = scripted_opener(gate=Gate(ScriptedBackend(blocking, deterministic=False), deadline=60))
+    other = scripted_opener()
     written = [
         remember(
             other,
@@ -412,9 +422,9 @@ def stuck_run(open_store: Callable[..., Store], facts: int, lease: timedelta) ->
 
 
 def test_a_leased_fact_is_not_checked_by_another_worker(
-    open_store: Callable[..., Store],
+    scripted_opener: Callable[..., Store],
 ) -> None:
-    run = stuck_run(open_store, 3, lease=timedelta(hours=1))
+    run = stuck_run(scripted_opener, 3, lease=timedelta(hours=1))
     facts = run.facts
     assert run.other.reverify().checks == []  # everything is leased
     run.other.retract(facts[2].id, "moved out")
@@ -424,9 +434,9 @@ def test_a_leased_fact_is_not_checked_by_another_worker(
 
 
 def test_an_expired_lease_is_taken_over_and_the_late_worker_records_nothing(
-    open_store: Callable[..., Store],
+    scripted_opener: Callable[..., Store],
 ) -> None:
-    run = stuck_run(open_store, 2, lease=timedelta(seconds=1))
+    run = stuck_run(scripted_opener, 2, lease=timedelta(seconds=1))
     time.sleep(1.2)  # the stuck worker's lease runs out
     taken = run.other.reverify()
     assert sorted(c.fact_id for c in taken.checks) == sorted(f.id for f in run.facts)
@@ -465,18 +475,18 @@ print(json.dumps([c.fact_id for c in report.checks if c.outcome != "skipped"]))
 
 
 def test_two_worker_processes_never_check_a_fact_twice(
-    store: Store, data_dir: Path, tmp_path: Path
+    reverify_store: Store, data_dir: Path, tmp_path: Path
 ) -> None:
     facts = [
         remember(
-            store,
+            reverify_store,
             V1 + f"\nAlice lives in Paris ({i}).",
             "inline",
             statement=f"Alice lives in Paris ({i}).",
         )
         for i in range(24)
     ]
-    store.mark_due()
+    reverify_store.mark_due()
     script, go = tmp_path / "worker.py", tmp_path / "go"
     script.write_text(WORKER, encoding="utf-8")
     ready = [tmp_path / f"ready{i}" for i in range(2)]
@@ -504,7 +514,7 @@ def test_two_worker_processes_never_check_a_fact_twice(
     assert not set(first) & set(second)
     assert sorted(first + second) == sorted(f.id for f in facts)
     assert first and second, "both workers should have had a share"
-    engine = sa.create_engine(store.url)
+    engine = sa.create_engine(reverify_store.url)
     with engine.connect() as conn:
         per_fact = conn.execute(
             sa.text(
@@ -514,32 +524,32 @@ def test_two_worker_processes_never_check_a_fact_twice(
         ).all()
     engine.dispose()
     assert sorted(n for _, n in per_fact) == [1] * len(facts)
-    assert store.verify_audit_chain().ok
+    assert reverify_store.verify_audit_chain().ok
 
 
-def test_the_background_reverifier_runs_on_schedule_and_stops(store: Store) -> None:
-    fact = remember(store, V1, "inline")
-    store.mark_due()
-    runner = store.start_reverifier(every=timedelta(seconds=0.2))
+def test_the_background_reverifier_runs_on_schedule_and_stops(reverify_store: Store) -> None:
+    fact = remember(reverify_store, V1, "inline")
+    reverify_store.mark_due()
+    runner = reverify_store.start_reverifier(every=timedelta(seconds=0.2))
     with pytest.raises(MemstoreError):
-        store.start_reverifier()
+        reverify_store.start_reverifier()
     deadline = time.monotonic() + 20
-    while len(store.verifications(fact.id)) < 2 and time.monotonic() < deadline:
+    while len(reverify_store.verifications(fact.id)) < 2 and time.monotonic() < deadline:
         time.sleep(0.05)
-    store.stop_reverifier()
+    reverify_store.stop_reverifier()
     assert not runner.running
     assert runner.runs >= 1 and runner.last_error is None
-    assert [v.kind for v in store.verifications(fact.id)] == ["write", "reverify"]
-    assert store.get_fact(fact.id).next_check_at is not None
+    assert [v.kind for v in reverify_store.verifications(fact.id)] == ["write", "reverify"]
+    assert reverify_store.get_fact(fact.id).next_check_at is not None
 
 
 def test_unchanged_evidence_is_answered_from_the_gate_cache(
-    open_store: Callable[..., Store],
+    scripted_opener: Callable[..., Store],
 ) -> None:
     cached = ScriptedBackend(oracle)  # deterministic: the gate caches its answers
-    store = open_store(gate=Gate(cached, deadline=30))
+    reverify_store = scripted_opener(gate=Gate(cached, deadline=30))
     text = V1 + "Alice lives in Paris with her cat.\n"
-    facts = store.add_facts(
+    facts = reverify_store.add_facts(
         [
             {"statement": s, "members": ["Alice"], "evidence": [text]}
             for s in ("Alice lives in Paris.", "Alice lives in Paris with her cat.")
@@ -547,14 +557,14 @@ def test_unchanged_evidence_is_answered_from_the_gate_cache(
     )
     assert len({f.citations[0].evidence_id for f in facts}) == 1  # one text, one id
     asked = len(cached.batches)
-    assert [c.outcome for c in recheck(store).checks] == ["verified", "verified"]
+    assert [c.outcome for c in recheck(reverify_store).checks] == ["verified", "verified"]
     assert len(cached.batches) == asked  # same claims, same context: no model call
 
 
 def test_another_process_making_a_fact_stale_hides_it_from_this_stores_reads(
-    open_store: Callable[..., Store], tmp_path: Path
+    scripted_opener: Callable[..., Store], tmp_path: Path
 ) -> None:
-    reader, worker = open_store(), open_store()
+    reader, worker = scripted_opener(), scripted_opener()
     path = tmp_path / "profile.md"
     path.write_text(V1, encoding="utf-8")
     fact = remember(reader, V1, path.as_uri())
@@ -566,26 +576,26 @@ def test_another_process_making_a_fact_stale_hides_it_from_this_stores_reads(
     assert reader.facts_about("Alice") == []
 
 
-def test_start_reverifier_rejects_unknown_options(store: Store) -> None:
+def test_start_reverifier_rejects_unknown_options(reverify_store: Store) -> None:
     with pytest.raises(memstore.InvalidInput) as caught:
-        store.start_reverifier(batchsize=5)
+        reverify_store.start_reverifier(batchsize=5)
     assert caught.value.field == "options"
 
 
 def test_the_search_index_follows_re_verification(
-    open_store: Callable[..., Store], tmp_path: Path
+    scripted_opener: Callable[..., Store], tmp_path: Path
 ) -> None:
     index = tmp_path / "search-index"
-    store = open_store(index=index)
+    reverify_store = scripted_opener(index=index)
     path = tmp_path / "profile.md"
     path.write_text(V1, encoding="utf-8")
-    fact = remember(store, V1, path.as_uri())
-    assert [h.fact.id for h in store.search("Where does Alice live?")] == [fact.id]
+    fact = remember(reverify_store, V1, path.as_uri())
+    assert [h.fact.id for h in reverify_store.search("Where does Alice live?")] == [fact.id]
 
     path.write_text(UNRELATED, encoding="utf-8")
-    recheck(store)
-    assert store.search("Where does Alice live?") == []
-    stale = store.search("Where does Alice live?", statuses=["stale"])
+    recheck(reverify_store)
+    assert reverify_store.search("Where does Alice live?") == []
+    stale = reverify_store.search("Where does Alice live?", statuses=["stale"])
     assert [h.fact.id for h in stale] == [fact.id]
     # The index itself holds the new status, and which evidence version is current.
     db = lancedb.connect(index)
@@ -593,4 +603,4 @@ def test_the_search_index_follows_re_verification(
     assert [(r["id"], r["status"]) for r in facts] == [(fact.id, "stale")]
     chunks = db.open_table("evidence_chunks").to_arrow().to_pylist()
     assert {(r["version"], r["status"]) for r in chunks} == {(1, "replaced"), (2, "current")}
-    assert store.index_backlog() == 0
+    assert reverify_store.index_backlog() == 0

@@ -37,7 +37,7 @@ def open_store(data_dir: Path, index: Path, namespace: str = NS, **options: Any)
 
 
 @pytest.fixture
-def indexed(data_dir: Path, tmp_path: Path) -> Iterator[Store]:
+def indexed_store(data_dir: Path, tmp_path: Path) -> Iterator[Store]:
     """A store with a search index in ``tmp_path/index`` (SQLite or PostgreSQL)."""
     with open_store(data_dir, tmp_path / "index") as store:
         yield store
@@ -129,54 +129,54 @@ def test_filters_by_relation_and_entity(haystack: tuple[Store, str]) -> None:
 
 
 @pytest.mark.both_databases
-def test_statuses_filter_and_sql_has_the_last_word(indexed: Store) -> None:
-    peanut = indexed.add_fact(PEANUTS)
-    other = indexed.add_fact(allergy("cats"))
-    indexed.retract(peanut.id, "the user corrected it")
-    assert peanut.id not in [h.fact.id for h in indexed.search(QUESTION)]
-    [hit] = indexed.search(QUESTION, statuses=["retracted"])
+def test_statuses_filter_and_sql_has_the_last_word(indexed_store: Store) -> None:
+    peanut = indexed_store.add_fact(PEANUTS)
+    other = indexed_store.add_fact(allergy("cats"))
+    indexed_store.retract(peanut.id, "the user corrected it")
+    assert peanut.id not in [h.fact.id for h in indexed_store.search(QUESTION)]
+    [hit] = indexed_store.search(QUESTION, statuses=["retracted"])
     assert hit.fact.id == peanut.id and hit.fact.status == "retracted"
-    both = indexed.search(QUESTION, statuses=["retracted", "unverified"])
+    both = indexed_store.search(QUESTION, statuses=["retracted", "unverified"])
     assert {h.fact.id for h in both} == {peanut.id, other.id}
 
 
 @pytest.mark.both_databases
-def test_world_time_and_recorded_time_filters(indexed: Store) -> None:
-    old = indexed.add_fact(
+def test_world_time_and_recorded_time_filters(indexed_store: Store) -> None:
+    old = indexed_store.add_fact(
         works_at("Alice", "Acme", valid_from=datetime(2020, 1, 1), valid_to=datetime(2023, 1, 1))
     )
-    new = indexed.add_fact(works_at("Alice", "Globex", valid_from=datetime(2023, 1, 1)))
+    new = indexed_store.add_fact(works_at("Alice", "Globex", valid_from=datetime(2023, 1, 1)))
     assert [
-        h.fact.id for h in indexed.search("where does Alice work", as_of=datetime(2021, 6, 1))
+        h.fact.id for h in indexed_store.search("where does Alice work", as_of=datetime(2021, 6, 1))
     ] == [old.id]
-    now = indexed.search("where does Alice work", as_of=datetime(2024, 6, 1))
+    now = indexed_store.search("where does Alice work", as_of=datetime(2024, 6, 1))
     assert [h.fact.id for h in now] == [new.id]
-    after = indexed.search("Alice works", recorded_after=new.recorded_at)
+    after = indexed_store.search("Alice works", recorded_after=new.recorded_at)
     assert [h.fact.id for h in after] == [new.id]
-    before = indexed.search("Alice works", recorded_before=new.recorded_at)
+    before = indexed_store.search("Alice works", recorded_before=new.recorded_at)
     assert [h.fact.id for h in before] == [old.id]
 
 
 @pytest.mark.both_databases
-def test_expansion_adds_facts_one_hop_away_through_shared_entities(indexed: Store) -> None:
-    peanut = indexed.add_fact(PEANUTS)
-    snack = indexed.add_fact(
+def test_expansion_adds_facts_one_hop_away_through_shared_entities(indexed_store: Store) -> None:
+    peanut = indexed_store.add_fact(PEANUTS)
+    snack = indexed_store.add_fact(
         statement="Peanuts are sold at the corner shop.",
         members=[("peanuts", "food", "product"), ("corner shop", "place", "seller")],
         evidence=["The corner shop sells peanuts."],
     )
-    far = indexed.add_fact(
+    far = indexed_store.add_fact(
         statement="The corner shop opens at nine.",
         members=[("corner shop", "place", "business")],
         evidence=["Opening hours: nine."],
     )
-    hits = indexed.search("allergic reaction", 1, mode="vector", expand=True)
+    hits = indexed_store.search("allergic reaction", 1, mode="vector", expand=True)
     assert [h.fact.id for h in hits] == [peanut.id, snack.id]
     assert hits[1].via == peanut.id and hits[1].score < hits[0].score
     assert far.id not in [h.fact.id for h in hits]  # two hops away
 
 
-def test_bad_search_input_names_the_field(indexed: Store) -> None:
+def test_bad_search_input_names_the_field(indexed_store: Store) -> None:
     for kwargs, field in [
         ({"query": "  "}, "query"),
         ({"query": "x", "k": 0}, "k"),
@@ -193,10 +193,10 @@ def test_bad_search_input_names_the_field(indexed: Store) -> None:
         ),
     ]:
         with pytest.raises(InvalidInput) as err:
-            indexed.search(**kwargs)
+            indexed_store.search(**kwargs)
         assert err.value.field == field
     with pytest.raises(memstore.NotFound):
-        indexed.search("x", entity="nobody we know")
+        indexed_store.search("x", entity="nobody we know")
 
 
 def test_a_store_without_an_index_says_how_to_get_one(data_dir: Path) -> None:
@@ -211,69 +211,69 @@ def test_a_store_without_an_index_says_how_to_get_one(data_dir: Path) -> None:
 
 @pytest.mark.both_databases
 def test_evidence_search_finds_the_chunk_and_skips_replaced_versions(
-    indexed: Store, tmp_path: Path
+    indexed_store: Store, tmp_path: Path
 ) -> None:
     notes = " ".join(f"Note {i}: the weather was mild and the meeting ran long." for i in range(40))
     long_text = notes + " The user mentioned being allergic to peanuts since childhood. " + notes
     uri = (tmp_path / "chat.txt").as_uri()
-    first = indexed.add_fact(PEANUTS | {"evidence": [{"text": long_text, "source": uri}]})
-    [hit] = indexed.search_evidence("peanut allergy since childhood", 1)
+    first = indexed_store.add_fact(PEANUTS | {"evidence": [{"text": long_text, "source": uri}]})
+    [hit] = indexed_store.search_evidence("peanut allergy since childhood", 1)
     assert hit.evidence_id == first.evidence_ids[0] and hit.current and hit.version == 1
     assert "allergic to peanuts since childhood" in hit.text
     assert len(hit.text) < len(long_text) // 4  # a chunk, not the whole document
     assert long_text[hit.start : hit.end] == hit.text
 
     # The source's next version replaces the first one.
-    second = indexed.add_fact(
+    second = indexed_store.add_fact(
         allergy("cashews")
         | {"evidence": [{"text": "The user is allergic to cashews.", "source": uri}]}
     )
-    hits = indexed.search_evidence("peanut allergy since childhood", 5)
+    hits = indexed_store.search_evidence("peanut allergy since childhood", 5)
     assert first.evidence_ids[0] not in [h.evidence_id for h in hits]
     assert hits[0].evidence_id == second.evidence_ids[0]
-    old = indexed.search_evidence("peanut allergy since childhood", 1, current_only=False)
+    old = indexed_store.search_evidence("peanut allergy since childhood", 1, current_only=False)
     assert old[0].evidence_id == first.evidence_ids[0] and not old[0].current
-    assert indexed.search_evidence("peanuts", 5, source="inline") == []
+    assert indexed_store.search_evidence("peanuts", 5, source="inline") == []
 
 
 # -- dedup --------------------------------------------------------------------------
 
 
 @pytest.mark.both_databases
-def test_an_exact_duplicate_returns_the_live_fact(indexed: Store) -> None:
-    first = indexed.add_fact(PEANUTS)
-    again = indexed.add_fact(
+def test_an_exact_duplicate_returns_the_live_fact(indexed_store: Store) -> None:
+    first = indexed_store.add_fact(PEANUTS)
+    again = indexed_store.add_fact(
         allergy("peanuts", statement="  the user is ALLERGIC to peanuts ", evidence=["other"])
     )
     assert again.id == first.id and again.deduplicated and not first.deduplicated
-    assert sql_count(indexed.url, "facts") == 1
+    assert sql_count(indexed_store.url, "facts") == 1
     # Other members: a different fact, even with the same words.
-    other = indexed.add_fact(
+    other = indexed_store.add_fact(
         PEANUTS | {"members": [("user", "person", "patient"), ("peanut butter", "food", "x")]}
     )
     assert other.id != first.id and not other.deduplicated
     # A retracted fact is not live: the same fact can be remembered again.
-    indexed.retract(first.id, "wrong")
-    back = indexed.add_fact(PEANUTS)
+    indexed_store.retract(first.id, "wrong")
+    back = indexed_store.add_fact(PEANUTS)
     assert back.id != first.id and not back.deduplicated
 
 
 @pytest.mark.both_databases
-def test_duplicates_inside_one_batch_are_stored_once(indexed: Store) -> None:
-    results = indexed.add_facts([PEANUTS, PEANUTS, allergy("cats")])
+def test_duplicates_inside_one_batch_are_stored_once(indexed_store: Store) -> None:
+    results = indexed_store.add_facts([PEANUTS, PEANUTS, allergy("cats")])
     assert results[0].id == results[1].id and results[1].deduplicated  # type: ignore[union-attr]
-    assert sql_count(indexed.url, "facts") == 2
+    assert sql_count(indexed_store.url, "facts") == 2
 
 
 @pytest.mark.both_databases
-def test_a_near_duplicate_is_reported_never_merged(indexed: Store) -> None:
-    first = indexed.add_fact(PEANUTS)
-    close = indexed.add_fact(PEANUTS | {"statement": "The user has a peanut allergy."})
+def test_a_near_duplicate_is_reported_never_merged(indexed_store: Store) -> None:
+    first = indexed_store.add_fact(PEANUTS)
+    close = indexed_store.add_fact(PEANUTS | {"statement": "The user has a peanut allergy."})
     assert close.id != first.id and not close.deduplicated
     [near] = close.near_duplicates
-    assert near.fact_id == first.id and near.similarity >= indexed.near_duplicate  # type: ignore[operator]
+    assert near.fact_id == first.id and near.similarity >= indexed_store.near_duplicate  # type: ignore[operator]
     # Same words, other members: not a duplicate of anything.
-    bob = indexed.add_fact(
+    bob = indexed_store.add_fact(
         PEANUTS
         | {
             "statement": "Bob has a peanut allergy.",
@@ -281,9 +281,9 @@ def test_a_near_duplicate_is_reported_never_merged(indexed: Store) -> None:
         }
     )
     assert bob.near_duplicates == []
-    assert sql_count(indexed.url, "facts") == 3
+    assert sql_count(indexed_store.url, "facts") == 3
     # In one batch, the later fact reports the earlier one.
-    batch = indexed.add_facts(
+    batch = indexed_store.add_facts(
         [
             works_at("Carol", "Initech"),
             works_at("Carol", "Initech", statement="Carol is employed by Initech."),
@@ -502,19 +502,23 @@ def test_filtered_search_stays_exact_once_the_vector_index_exists(
         assert bob.search(QUESTION, 1, mode="vector")[0].fact.statement == PEANUTS["statement"]
 
 
-def test_evidence_of_a_rejection_stays_in_the_audit_log_not_in_search(indexed: Store) -> None:
+def test_evidence_of_a_rejection_stays_in_the_audit_log_not_in_search(indexed_store: Store) -> None:
     with pytest.raises(memstore.ErrFactNotGrounded) as refused:
-        indexed.add_fact(allergy("peanuts", evidence=["The weather is nice."]), gate="embedded")
-    assert indexed.search_evidence("weather", 1) == []
-    [shown] = indexed.get_rejection(refused.value.rejection.id).evidence
+        indexed_store.add_fact(
+            allergy("peanuts", evidence=["The weather is nice."]), gate="embedded"
+        )
+    assert indexed_store.search_evidence("weather", 1) == []
+    [shown] = indexed_store.get_rejection(refused.value.rejection.id).evidence
     assert shown.text == "The weather is nice."
 
 
 @pytest.mark.parametrize(
     "query", ['"quoted', "a:b OR c", "(paren", "*", "AND NOT", "' OR 1=1 --", "\\", "🥜 nuts"]
 )
-def test_odd_queries_and_quoted_filters_are_taken_literally(indexed: Store, query: str) -> None:
-    fact = indexed.add_fact(PEANUTS | {"relation": "it's an allergy"})
-    hits = indexed.search(query, 5, relation="it's an allergy")
+def test_odd_queries_and_quoted_filters_are_taken_literally(
+    indexed_store: Store, query: str
+) -> None:
+    fact = indexed_store.add_fact(PEANUTS | {"relation": "it's an allergy"})
+    hits = indexed_store.search(query, 5, relation="it's an allergy")
     assert [h.fact.id for h in hits] == [fact.id]
-    assert indexed.search(query, 5, relation="it''s an allergy") == []
+    assert indexed_store.search(query, 5, relation="it''s an allergy") == []

@@ -123,9 +123,9 @@ def test_yaml_file_fills_every_section(tmp_path: Path) -> None:
     assert scheduler.enabled and scheduler.every == timedelta(hours=6)
     assert (scheduler.limit, scheduler.batch, scheduler.fetch_timeout) == (10, 5, 3.0)
     assert scheduler.lease == timedelta(seconds=90)
-    server = settings.server
-    assert (server.host, server.port) == ("0.0.0.0", 9000)
-    assert server.api_keys == {ALICE_KEY: ["user:alice"], TEAM_KEY: ["user:*", "shared"]}
+    server_settings = settings.server
+    assert (server_settings.host, server_settings.port) == ("0.0.0.0", 9000)
+    assert server_settings.api_keys == {ALICE_KEY: ["user:alice"], TEAM_KEY: ["user:*", "shared"]}
 
 
 def test_durations_dump_back_as_text(tmp_path: Path) -> None:
@@ -419,9 +419,11 @@ def test_api_keys_from_environment_or_keywords_replace_the_files(
         ADMIN_KEY: ["*"]
     }
     monkeypatch.setenv("MEMSTORE_SERVER__API_KEYS", f'{{"{ADMIN_KEY}": ["*"]}}')
-    server = load_settings(path).server
-    assert server.api_keys == {ADMIN_KEY: ["*"]}
-    assert not server.allows(TEAM_KEY, "user:bob")  # a key dropped from service stays dropped
+    server_settings = load_settings(path).server
+    assert server_settings.api_keys == {ADMIN_KEY: ["*"]}
+    assert not server_settings.allows(
+        TEAM_KEY, "user:bob"
+    )  # a key dropped from service stays dropped
 
 
 def test_index_false_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -433,7 +435,7 @@ def test_index_false_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def server() -> ServerSettings:
+def server_settings() -> ServerSettings:
     return ServerSettings(
         api_keys={
             ALICE_KEY: ["user:alice"],
@@ -443,14 +445,14 @@ def server() -> ServerSettings:
     )
 
 
-def test_namespaces_for(server: ServerSettings) -> None:
-    assert server.namespaces_for(ALICE_KEY) == ["user:alice"]
-    assert server.namespaces_for(TEAM_KEY) == ["user:*", "shared"]
-    assert server.namespaces_for(ADMIN_KEY) == ["*"]
-    assert server.namespaces_for("unknown-key-0123456789") == []
-    assert server.namespaces_for(ALICE_KEY[:-1]) == []  # a prefix of a key is no key
-    assert server.namespaces_for(ALICE_KEY + "x") == []
-    assert server.namespaces_for("") == []
+def test_namespaces_for(server_settings: ServerSettings) -> None:
+    assert server_settings.namespaces_for(ALICE_KEY) == ["user:alice"]
+    assert server_settings.namespaces_for(TEAM_KEY) == ["user:*", "shared"]
+    assert server_settings.namespaces_for(ADMIN_KEY) == ["*"]
+    assert server_settings.namespaces_for("unknown-key-0123456789") == []
+    assert server_settings.namespaces_for(ALICE_KEY[:-1]) == []  # a prefix of a key is no key
+    assert server_settings.namespaces_for(ALICE_KEY + "x") == []
+    assert server_settings.namespaces_for("") == []
 
 
 @pytest.mark.parametrize(
@@ -474,8 +476,8 @@ def test_namespaces_for(server: ServerSettings) -> None:
         ("unknown-key-0123456789", "default", False),
     ],
 )
-def test_allows(server: ServerSettings, key: str, namespace: str, allowed: bool) -> None:
-    assert server.allows(key, namespace) is allowed
+def test_allows(server_settings: ServerSettings, key: str, namespace: str, allowed: bool) -> None:
+    assert server_settings.allows(key, namespace) is allowed
 
 
 def test_no_keys_allow_nothing() -> None:
@@ -483,9 +485,13 @@ def test_no_keys_allow_nothing() -> None:
 
 
 def test_keys_from_the_file_allow_their_namespaces(tmp_path: Path) -> None:
-    server = load_settings(write(tmp_path, FULL_YAML)).server
-    assert server.allows(ALICE_KEY, "user:alice") and not server.allows(ALICE_KEY, "user:bob")
-    assert server.allows(TEAM_KEY, "user:bob") and not server.allows(ADMIN_KEY, "user:bob")
+    server_settings = load_settings(write(tmp_path, FULL_YAML)).server
+    assert server_settings.allows(ALICE_KEY, "user:alice") and not server_settings.allows(
+        ALICE_KEY, "user:bob"
+    )
+    assert server_settings.allows(TEAM_KEY, "user:bob") and not server_settings.allows(
+        ADMIN_KEY, "user:bob"
+    )
 
 
 # -- Settings.open() ----------------------------------------------------------------------

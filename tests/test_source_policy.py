@@ -116,7 +116,7 @@ def oracle(claim: str, context: str) -> float:
 
 
 @pytest.fixture(scope="module")
-def rest(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+def rest_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
     """A REST server (gate off: the refusal must come before any gate) and its DB URL."""
     data = tmp_path_factory.mktemp("rest") / "memdata"
     settings = load_settings(
@@ -142,9 +142,9 @@ def rest(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
     ],
 )
 def test_rest_refuses_non_inline_sources_naming_the_field_and_writes_nothing(
-    rest: tuple[str, str], source: str
+    rest_url: tuple[str, str], source: str
 ) -> None:
-    base, db_url = rest
+    base, db_url = rest_url
     before = row_counts(db_url)
     api = f"{base}/v1/namespaces/{NS}"
     cited = [profile("Alice"), {"text": profile("Alice"), "source": source}]
@@ -164,9 +164,9 @@ def test_rest_refuses_non_inline_sources_naming_the_field_and_writes_nothing(
 
 
 def test_rest_refuses_a_correction_citing_a_file_and_keeps_the_old_fact(
-    rest: tuple[str, str], tmp_path: Path
+    rest_url: tuple[str, str], tmp_path: Path
 ) -> None:
-    base, db_url = rest
+    base, db_url = rest_url
     api = f"{base}/v1/namespaces/{NS}"
     with httpx.Client(headers={"X-API-Key": KEY}, timeout=60) as client:
         stored = client.post(f"{api}/facts", json=fact("Carol", [profile("Carol")]))

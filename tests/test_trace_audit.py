@@ -37,13 +37,13 @@ def reasons(claim: str, context: str) -> float:
 
 
 @pytest.fixture
-def backend() -> ScriptedBackend:
+def scripted_backend() -> ScriptedBackend:
     return ScriptedBackend(reasons)
 
 
 @pytest.fixture
-def scripted(backend: ScriptedBackend) -> Gate:
-    return Gate(backend)
+def scripted_gate(scripted_backend: ScriptedBackend) -> Gate:
+    return Gate(scripted_backend)
 
 
 CONTEXT = ["Ana chairs the board.", "The board meets on Tuesday."]
@@ -55,35 +55,37 @@ def statuses(report: object) -> list[StepStatus]:
 
 
 def test_a_sound_trace_is_entailed_step_by_step_in_one_verifier_call(
-    scripted: Gate, backend: ScriptedBackend
+    scripted_gate: Gate, scripted_backend: ScriptedBackend
 ) -> None:
-    report = audit_trace(SOUND, CONTEXT, gate=scripted)
+    report = audit_trace(SOUND, CONTEXT, gate=scripted_gate)
     assert statuses(report) == [StepStatus.ENTAILED] * 3
     assert report.answer.index == 2 and report.answer.text == SOUND[-1]
     assert report.answer_follows and report.ok
-    assert len(backend.batches) == 1
+    assert len(scripted_backend.batches) == 1
 
 
 def test_a_step_only_counts_as_a_premise_once_it_is_entailed(
-    scripted: Gate, backend: ScriptedBackend
+    scripted_gate: Gate, scripted_backend: ScriptedBackend
 ) -> None:
     context = ["Ana chairs the board."]  # nothing says when the board meets
-    report = audit_trace(SOUND, context, gate=scripted)
+    report = audit_trace(SOUND, context, gate=scripted_gate)
     # Step 3 follows from step 2, but step 2 is not in the context, so step 3 is not either.
     assert statuses(report) == [
         StepStatus.ENTAILED,
         StepStatus.NOT_IN_CONTEXT,
         StepStatus.NOT_IN_CONTEXT,
     ]
-    assert len(backend.batches) == 2  # the steps after step 2 were checked again without it
+    assert (
+        len(scripted_backend.batches) == 2
+    )  # the steps after step 2 were checked again without it
     # The answer check sees the steps only: as reasoning, step 3 does follow from step 2.
     assert report.answer_follows
     assert not report.ok
 
 
-def test_a_contradicted_step_is_reported_with_its_reason(scripted: Gate) -> None:
+def test_a_contradicted_step_is_reported_with_its_reason(scripted_gate: Gate) -> None:
     steps = ["Ana chairs the board.", "The board meets on Friday.", "Ana is busy on Tuesday."]
-    report = audit_trace(steps, CONTEXT, gate=scripted)
+    report = audit_trace(steps, CONTEXT, gate=scripted_gate)
     assert statuses(report)[:2] == [StepStatus.ENTAILED, StepStatus.CONTRADICTED]
     [verdict] = report.steps[1].verdicts
     assert verdict.status is VerdictStatus.CONTRADICTED
@@ -91,9 +93,9 @@ def test_a_contradicted_step_is_reported_with_its_reason(scripted: Gate) -> None
     assert report.failed_steps[0].index == 1
 
 
-def test_a_step_is_as_bad_as_its_worst_claim(scripted: Gate) -> None:
+def test_a_step_is_as_bad_as_its_worst_claim(scripted_gate: Gate) -> None:
     steps = ["Ana chairs the board, and the board meets on Friday.", "Ana chairs the board."]
-    report = audit_trace(steps, CONTEXT, gate=scripted)
+    report = audit_trace(steps, CONTEXT, gate=scripted_gate)
     assert [v.status for v in report.steps[0].verdicts] == [
         VerdictStatus.GROUNDED,
         VerdictStatus.CONTRADICTED,
@@ -102,16 +104,18 @@ def test_a_step_is_as_bad_as_its_worst_claim(scripted: Gate) -> None:
 
 
 def test_an_answer_that_does_not_follow_from_the_steps_is_caught_even_if_the_context_says_it(
-    scripted: Gate, backend: ScriptedBackend
+    scripted_gate: Gate, scripted_backend: ScriptedBackend
 ) -> None:
     context = [*CONTEXT, "Ana is busy on Tuesday."]
     steps = ["Ana chairs the board.", "The board meets on Tuesday."]
-    report = audit_trace(steps, context, answer="Ana is busy on Tuesday.", gate=scripted)
+    report = audit_trace(steps, context, answer="Ana is busy on Tuesday.", gate=scripted_gate)
     assert statuses(report) == [StepStatus.ENTAILED, StepStatus.ENTAILED]
     assert report.answer.index == -1
     assert report.answer.status is StepStatus.NOT_IN_CONTEXT
     assert not report.answer_follows and not report.ok
-    answer_contexts = [c for claim, c in backend.batches[0] if claim == "Ana is busy on Tuesday."]
+    answer_contexts = [
+        c for claim, c in scripted_backend.batches[0] if claim == "Ana is busy on Tuesday."
+    ]
     assert answer_contexts  # checked, against the steps and nothing else:
     for context_text in answer_contexts:
         assert "[1]" not in context_text and "[2]" not in context_text
@@ -119,9 +123,9 @@ def test_an_answer_that_does_not_follow_from_the_steps_is_caught_even_if_the_con
 
 
 def test_the_last_step_as_answer_is_checked_against_the_steps_before_it_only(
-    scripted: Gate,
+    scripted_gate: Gate,
 ) -> None:
-    report = audit_trace(["Ana chairs the board."], CONTEXT, gate=scripted)
+    report = audit_trace(["Ana chairs the board."], CONTEXT, gate=scripted_gate)
     assert statuses(report) == [StepStatus.ENTAILED]  # in the context
     assert report.answer.verdicts[0].status is VerdictStatus.NO_EVIDENCE  # no steps before it
     assert not report.answer_follows
@@ -131,8 +135,8 @@ def test_the_last_step_as_answer_is_checked_against_the_steps_before_it_only(
     "step",
     ["Maybe the board meets on Tuesday.", "When does the board meet?", "Please ask Ana."],
 )
-def test_a_step_that_states_nothing_is_unverifiable(scripted: Gate, step: str) -> None:
-    report = audit_trace(["Ana chairs the board.", step], CONTEXT, gate=scripted)
+def test_a_step_that_states_nothing_is_unverifiable(scripted_gate: Gate, step: str) -> None:
+    report = audit_trace(["Ana chairs the board.", step], CONTEXT, gate=scripted_gate)
     assert statuses(report) == [StepStatus.ENTAILED, StepStatus.UNVERIFIABLE]
     assert report.steps[1].claims == () and report.steps[1].verdicts == ()
     assert "nothing checkable" in report.steps[1].reason
@@ -149,9 +153,9 @@ def test_a_failing_verifier_makes_steps_unverifiable_not_wrong() -> None:
     assert report.answer.status is StepStatus.UNVERIFIABLE
 
 
-def test_steps_may_cite_context_items_by_id(scripted: Gate) -> None:
+def test_steps_may_cite_context_items_by_id(scripted_gate: Gate) -> None:
     items = [ContextItem("minutes", "The board meets on Tuesday."), ContextItem("x", "Unrelated.")]
-    report = audit_trace(["The board meets on Tuesday [ev:minutes]."], items, gate=scripted)
+    report = audit_trace(["The board meets on Tuesday [ev:minutes]."], items, gate=scripted_gate)
     assert report.steps[0].claims[0].citations == ("minutes",)
     assert report.steps[0].status is StepStatus.ENTAILED
 
@@ -163,9 +167,9 @@ def test_every_gate_verdict_has_a_step_status() -> None:
     assert STEP_STATUS[VerdictStatus.TIMEOUT] is StepStatus.UNVERIFIABLE
 
 
-def test_summary_and_feedback(scripted: Gate) -> None:
+def test_summary_and_feedback(scripted_gate: Gate) -> None:
     steps = ["Ana chairs the board.", "The board meets on Friday."]
-    report = audit_trace(steps, CONTEXT, answer="Ana is busy on Tuesday.", gate=scripted)
+    report = audit_trace(steps, CONTEXT, answer="Ana is busy on Tuesday.", gate=scripted_gate)
     assert report.summary() == (
         "2 steps: 1 entailed, 1 contradicted, 0 not_in_context, 0 unverifiable; "
         "the answer does not follow from the steps"
@@ -173,7 +177,7 @@ def test_summary_and_feedback(scripted: Gate) -> None:
     feedback = report.as_feedback()
     assert feedback.startswith('Step 2 is contradicted: "The board meets on Friday."')
     assert "The answer does not follow from the steps (not in context)" in feedback
-    clean = audit_trace(SOUND, CONTEXT, gate=scripted)
+    clean = audit_trace(SOUND, CONTEXT, gate=scripted_gate)
     assert clean.as_feedback().startswith("Every step is supported")
 
 
@@ -195,14 +199,19 @@ def test_summary_and_feedback(scripted: Gate) -> None:
     ],
 )
 def test_bad_input_names_the_field_and_the_reason(
-    scripted: Gate,
-    backend: ScriptedBackend,
+    scripted_gate: Gate,
+    scripted_backend: ScriptedBackend,
     arguments: dict[str, object],
     error: type[Exception],
     message: str,
 ) -> None:
-    call: dict[str, object] = {"steps": SOUND, "context": CONTEXT, "gate": scripted, **arguments}
+    call: dict[str, object] = {
+        "steps": SOUND,
+        "context": CONTEXT,
+        "gate": scripted_gate,
+        **arguments,
+    }
     with pytest.raises(error) as raised:
         audit_trace(**call)  # type: ignore[arg-type]
     assert str(raised.value).startswith(message)
-    assert backend.batches == []
+    assert scripted_backend.batches == []

@@ -44,7 +44,7 @@ FAULTS: dict[str, tuple[Callable[[str, str], Any], str]] = {
 
 
 @pytest.fixture
-def store(data_dir: Path) -> Iterator[Store]:
+def default_store(data_dir: Path) -> Iterator[Store]:
     with memstore.open(data_dir, namespace="user:alice") as opened:
         opened.add_fact(**allergy("peanuts"), ungated=True)  # open everything before timing
         yield opened
@@ -62,15 +62,15 @@ def grounded(claim: str, context: str) -> float:
 
 @pytest.mark.parametrize("fault", sorted(FAULTS))
 def test_a_faulty_verifier_stores_the_batch_pending_at_reduced_confidence(
-    store: Store, fault: str
+    default_store: Store, fault: str
 ) -> None:
     handler, verdict = FAULTS[fault]
-    before = row_counts(store.url)
+    before = row_counts(default_store.url)
     gate = Gate(
         ScriptedBackend(handler, deterministic=False), deadline=DEADLINE, deadline_per_claim=0
     )
     started = time.perf_counter()
-    results = store.add_facts(facts(3), gate=gate)
+    results = default_store.add_facts(facts(3), gate=gate)
     elapsed = time.perf_counter() - started
     assert [type(r) for r in results] == [FactPublic] * 3
     for fact in results:
@@ -79,17 +79,17 @@ def test_a_faulty_verifier_stores_the_batch_pending_at_reduced_confidence(
         assert fact.confidence == pytest.approx(0.95 * 0.5)
         assert fact.p0 is None and fact.p1 is None
         assert fact.next_check_at is not None
-        assert fact.next_check_at <= fact.recorded_at + store.reverify_policy().retry_after
-        assert store.verifications(fact.id)[0].reason  # says what went wrong
-    after = row_counts(store.url)
+        assert fact.next_check_at <= fact.recorded_at + default_store.reverify_policy().retry_after
+        assert default_store.verifications(fact.id)[0].reason  # says what went wrong
+    after = row_counts(default_store.url)
     assert after["facts"] == before["facts"] + 3 and after["rejections"] == before["rejections"]
     assert elapsed < DEADLINE + STORAGE_SLACK
     # The next write, with the verifier healed, is checked as usual.
-    healed = store.add_fact(**allergy("oats"), gate=Gate(ScriptedBackend(grounded)))
+    healed = default_store.add_fact(**allergy("oats"), gate=Gate(ScriptedBackend(grounded)))
     assert (healed.status, healed.verdict) == (FactStatus.VERIFIED, "grounded")
 
 
-def test_a_hanging_verifier_times_out_every_item_of_a_batch(store: Store) -> None:
+def test_a_hanging_verifier_times_out_every_item_of_a_batch(default_store: Store) -> None:
     release = threading.Event()
 
     def hang(claim: str, context: str) -> float:
@@ -99,7 +99,7 @@ def test_a_hanging_verifier_times_out_every_item_of_a_batch(store: Store) -> Non
     gate = Gate(ScriptedBackend(hang), deadline=DEADLINE, deadline_per_claim=0)
     try:
         started = time.perf_counter()
-        results = store.add_facts(facts(4), gate=gate)
+        results = default_store.add_facts(facts(4), gate=gate)
         elapsed = time.perf_counter() - started
     finally:
         release.set()
@@ -108,7 +108,7 @@ def test_a_hanging_verifier_times_out_every_item_of_a_batch(store: Store) -> Non
 
 
 def test_a_verifier_that_slows_down_under_load_never_holds_a_writer_past_the_deadline(
-    store: Store,
+    default_store: Store,
 ) -> None:
     """Eight writers at once against a verifier whose answer takes longer the more calls
     are in flight: a write the congestion slows past the deadline times out (with eight
@@ -132,11 +132,11 @@ def test_a_verifier_that_slows_down_under_load_never_holds_a_writer_past_the_dea
     gate = Gate(
         ScriptedBackend(congested, deterministic=False), deadline=DEADLINE, deadline_per_claim=0
     )
-    before = row_counts(store.url)
+    before = row_counts(default_store.url)
 
     def write(food: str) -> tuple[FactPublic, float]:
         started = time.perf_counter()
-        fact = store.add_fact(**allergy(food), gate=gate)
+        fact = default_store.add_fact(**allergy(food), gate=gate)
         return fact, time.perf_counter() - started
 
     foods = [f"food {n}" for n in range(8)]
@@ -150,7 +150,7 @@ def test_a_verifier_that_slows_down_under_load_never_holds_a_writer_past_the_dea
     }
     assert outcomes[(FactStatus.PENDING, "timeout")] >= 1  # the load did slow it down
     assert all(elapsed < DEADLINE + STORAGE_SLACK for _, elapsed in done)
-    assert row_counts(store.url)["facts"] == before["facts"] + 8
+    assert row_counts(default_store.url)["facts"] == before["facts"] + 8
     assert sorted(f.statement for f, _ in done) == sorted(
         allergy(food)["statement"] for food in foods
     )

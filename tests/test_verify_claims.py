@@ -83,21 +83,21 @@ def states(claim: str, context: str) -> float:
 
 
 @pytest.fixture
-def backend() -> ScriptedBackend:
+def scripted_backend() -> ScriptedBackend:
     return ScriptedBackend(states)
 
 
 @pytest.fixture
-def scripted(backend: ScriptedBackend) -> Gate:
-    return Gate(backend)
+def scripted_gate(scripted_backend: ScriptedBackend) -> Gate:
+    return Gate(scripted_backend)
 
 
 CONTEXT = ["Paris is in France. The Louvre is in Paris.", "Rome is in Italy."]
 TEXT = "Paris is in France [1]. The Louvre is in Berlin [1]. Rome is in Italy [2]."
 
 
-def test_audit_only_reports_and_leaves_the_text_alone(scripted: Gate) -> None:
-    report = verify_claims(TEXT, CONTEXT, gate=scripted)
+def test_audit_only_reports_and_leaves_the_text_alone(scripted_gate: Gate) -> None:
+    report = verify_claims(TEXT, CONTEXT, gate=scripted_gate)
     assert report.profile is GroundingProfile.AUDIT_ONLY
     assert [r.claim.content for r in report.unsupported] == ["The Louvre is in Berlin."]
     assert [r.claim.content for r in report.supported] == [
@@ -113,30 +113,30 @@ def test_audit_only_reports_and_leaves_the_text_alone(scripted: Gate) -> None:
     assert not report.blocked and not report.ok
 
 
-def test_strict_block_blocks_when_any_claim_is_unsupported(scripted: Gate) -> None:
-    report = verify_claims(TEXT, CONTEXT, profile="strict_block", gate=scripted)
+def test_strict_block_blocks_when_any_claim_is_unsupported(scripted_gate: Gate) -> None:
+    report = verify_claims(TEXT, CONTEXT, profile="strict_block", gate=scripted_gate)
     assert report.blocked
     assert report.output is None
     assert report.text == TEXT
 
 
-def test_strict_block_passes_a_fully_supported_text_unchanged(scripted: Gate) -> None:
+def test_strict_block_passes_a_fully_supported_text_unchanged(scripted_gate: Gate) -> None:
     text = "Paris is in France [1]. Rome is in Italy [2]."
-    report = verify_claims(text, CONTEXT, profile=GroundingProfile.STRICT_BLOCK, gate=scripted)
+    report = verify_claims(text, CONTEXT, profile=GroundingProfile.STRICT_BLOCK, gate=scripted_gate)
     assert not report.blocked
     assert report.output == text
     assert report.ok
 
 
-def test_strip_unsupported_removes_the_unsupported_sentence(scripted: Gate) -> None:
-    report = verify_claims(TEXT, CONTEXT, profile="strip_unsupported", gate=scripted)
+def test_strip_unsupported_removes_the_unsupported_sentence(scripted_gate: Gate) -> None:
+    report = verify_claims(TEXT, CONTEXT, profile="strip_unsupported", gate=scripted_gate)
     assert report.output == "Paris is in France [1]. Rome is in Italy [2]."
     assert report.text == TEXT
     assert not report.blocked
 
 
-def test_hedge_marks_the_unsupported_clause_before_its_full_stop(scripted: Gate) -> None:
-    report = verify_claims(TEXT, CONTEXT, profile="hedge", gate=scripted)
+def test_hedge_marks_the_unsupported_clause_before_its_full_stop(scripted_gate: Gate) -> None:
+    report = verify_claims(TEXT, CONTEXT, profile="hedge", gate=scripted_gate)
     assert report.output == (
         "Paris is in France [1]. The Louvre is in Berlin [1]"
         + UNVERIFIED_MARK
@@ -145,17 +145,17 @@ def test_hedge_marks_the_unsupported_clause_before_its_full_stop(scripted: Gate)
 
 
 def test_a_half_invented_sentence_is_hedged_at_its_clause_and_stripped_whole(
-    scripted: Gate,
+    scripted_gate: Gate,
 ) -> None:
     text = (
         "Rome is in Italy. Paris is in France, and the Louvre is in Berlin. The Louvre is in Paris."
     )
-    hedged = verify_claims(text, CONTEXT, profile="hedge", gate=scripted)
+    hedged = verify_claims(text, CONTEXT, profile="hedge", gate=scripted_gate)
     assert hedged.output == (
         "Rome is in Italy. Paris is in France, and the Louvre is in Berlin [unverified]. "
         "The Louvre is in Paris."
     )
-    stripped = verify_claims(text, CONTEXT, profile="strip_unsupported", gate=scripted)
+    stripped = verify_claims(text, CONTEXT, profile="strip_unsupported", gate=scripted_gate)
     assert stripped.output == "Rome is in Italy. The Louvre is in Paris."
 
 
@@ -177,20 +177,20 @@ def test_a_half_invented_sentence_is_hedged_at_its_clause_and_stripped_whole(
     ],
 )
 def test_strip_takes_a_list_item_or_line_with_its_line_break(
-    scripted: Gate, text: str, expected: str
+    scripted_gate: Gate, text: str, expected: str
 ) -> None:
-    report = verify_claims(text, CONTEXT, profile="strip_unsupported", gate=scripted)
+    report = verify_claims(text, CONTEXT, profile="strip_unsupported", gate=scripted_gate)
     assert report.output == expected
 
 
 def test_non_evidence_sentences_are_skipped_kept_and_never_sent_to_the_verifier(
-    scripted: Gate, backend: ScriptedBackend
+    scripted_gate: Gate, scripted_backend: ScriptedBackend
 ) -> None:
     text = (
         "Great question! Here is the answer:\nParis is in France. Is Rome nice? "
         "I think the Louvre might be in Berlin. Please check a map."
     )
-    report = verify_claims(text, CONTEXT, profile="strip_unsupported", gate=scripted)
+    report = verify_claims(text, CONTEXT, profile="strip_unsupported", gate=scripted_gate)
     assert [r.claim.content for r in report.results] == ["Paris is in France."]
     assert [c.kind for c in report.skipped] == [
         ClaimKind.PLEASANTRY,
@@ -199,46 +199,56 @@ def test_non_evidence_sentences_are_skipped_kept_and_never_sent_to_the_verifier(
         ClaimKind.HEDGE,
         ClaimKind.INSTRUCTION,
     ]
-    assert {claim for batch in backend.batches for claim, _ in batch} == {"Paris is in France."}
+    assert {claim for batch in scripted_backend.batches for claim, _ in batch} == {
+        "Paris is in France."
+    }
     assert report.output == text
 
 
 def test_all_claims_go_to_the_verifier_in_one_batch(
-    scripted: Gate, backend: ScriptedBackend
+    scripted_gate: Gate, scripted_backend: ScriptedBackend
 ) -> None:
-    report = verify_claims(TEXT, CONTEXT, gate=scripted)
-    assert len(backend.batches) == 1
+    report = verify_claims(TEXT, CONTEXT, gate=scripted_gate)
+    assert len(scripted_backend.batches) == 1
     claims = {r.claim.content for r in report.results}
-    assert {claim for claim, _ in backend.batches[0]} == claims
-    assert len(backend.batches[0]) == 2 * len(claims)  # p1 and p0 for each
+    assert {claim for claim, _ in scripted_backend.batches[0]} == claims
+    assert len(scripted_backend.batches[0]) == 2 * len(claims)  # p1 and p0 for each
 
 
-def test_a_hedged_claim_is_checked_at_its_lower_stated_confidence(scripted: Gate) -> None:
-    report = verify_claims("Rome is probably in Italy. Rome is in Italy.", CONTEXT, gate=scripted)
+def test_a_hedged_claim_is_checked_at_its_lower_stated_confidence(scripted_gate: Gate) -> None:
+    report = verify_claims(
+        "Rome is probably in Italy. Rome is in Italy.", CONTEXT, gate=scripted_gate
+    )
     assert [r.verdict.stated_confidence for r in report.results] == [0.75, 0.95]
 
 
-def test_citations_pick_what_is_scrubbed_for_p0(scripted: Gate, backend: ScriptedBackend) -> None:
-    verify_claims("Rome is in Italy [2].", CONTEXT, gate=scripted)
-    contexts = [context for _, context in backend.batches[0]]
+def test_citations_pick_what_is_scrubbed_for_p0(
+    scripted_gate: Gate, scripted_backend: ScriptedBackend
+) -> None:
+    verify_claims("Rome is in Italy [2].", CONTEXT, gate=scripted_gate)
+    contexts = [context for _, context in scripted_backend.batches[0]]
     assert any(REMOVED in c and CONTEXT[0] in c and CONTEXT[1] not in c for c in contexts)
 
 
-def test_context_items_keep_their_ids(scripted: Gate, backend: ScriptedBackend) -> None:
+def test_context_items_keep_their_ids(
+    scripted_gate: Gate, scripted_backend: ScriptedBackend
+) -> None:
     items = [ContextItem("doc-a", "Paris is in France."), ContextItem("doc-b", "Rome is in Italy.")]
-    report = verify_claims("Rome is in Italy [ev:doc-b].", items, gate=scripted)
+    report = verify_claims("Rome is in Italy [ev:doc-b].", items, gate=scripted_gate)
     assert report.results[0].supported
     assert [(f.kind, f.evidence_id) for f in report.findings] == [("orphan_id", "doc-a")]
     assert report.results[0].claim.citations == ("doc-b",)
-    scrubbed = [c for _, c in backend.batches[0] if REMOVED in c]
+    scrubbed = [c for _, c in scripted_backend.batches[0] if REMOVED in c]
     assert scrubbed == [f"[doc-a] Paris is in France.\n\n[doc-b] {REMOVED}"]
 
 
 # -- citation integrity --------------------------------------------------------------------------
 
 
-def test_an_unknown_id_is_a_finding_and_makes_the_claim_unsupported(scripted: Gate) -> None:
-    report = verify_claims("Paris is in France [3]. Rome is in Italy [2].", CONTEXT, gate=scripted)
+def test_an_unknown_id_is_a_finding_and_makes_the_claim_unsupported(scripted_gate: Gate) -> None:
+    report = verify_claims(
+        "Paris is in France [3]. Rome is in Italy [2].", CONTEXT, gate=scripted_gate
+    )
     unknown = [f for f in report.findings if f.kind == "unknown_id"]
     assert [(f.evidence_id, f.claim) for f in unknown] == [("3", 0)]
     assert report.results[0].verdict.status is VerdictStatus.UNKNOWN_CITATION
@@ -269,21 +279,23 @@ def test_a_quote_found_in_the_cited_evidence_passes_despite_case_space_and_curly
     assert not report.findings
 
 
-def test_orphan_ids_are_reported_only_when_the_text_cites_something(scripted: Gate) -> None:
+def test_orphan_ids_are_reported_only_when_the_text_cites_something(scripted_gate: Gate) -> None:
     context = [*CONTEXT, "Berlin is in Germany."]
     cited = verify_claims(
-        "Paris is in France [1]. Berlin is in Germany [3].", context, gate=scripted
+        "Paris is in France [1]. Berlin is in Germany [3].", context, gate=scripted_gate
     )
     assert [(f.kind, f.evidence_id, f.claim) for f in cited.findings] == [("orphan_id", "2", None)]
     assert cited.ok  # an orphan is reported, but it is no problem
     assert "[2]" not in cited.as_feedback()
-    uncited = verify_claims("Paris is in France. Berlin is in Germany.", context, gate=scripted)
+    uncited = verify_claims(
+        "Paris is in France. Berlin is in Germany.", context, gate=scripted_gate
+    )
     assert uncited.findings == ()
     assert uncited.ok
 
 
-def test_an_empty_context_supports_nothing(scripted: Gate) -> None:
-    report = verify_claims("Paris is in France.", [], profile="strict_block", gate=scripted)
+def test_an_empty_context_supports_nothing(scripted_gate: Gate) -> None:
+    report = verify_claims("Paris is in France.", [], profile="strict_block", gate=scripted_gate)
     assert [r.verdict.status for r in report.results] == [VerdictStatus.NO_EVIDENCE]
     assert report.blocked
 
@@ -320,9 +332,9 @@ def test_an_unverified_claim_never_blocks_or_strips_but_is_hedged(
 # -- the report as feedback -----------------------------------------------------------------------
 
 
-def test_summary_and_feedback_name_each_problem(scripted: Gate) -> None:
+def test_summary_and_feedback_name_each_problem(scripted_gate: Gate) -> None:
     text = "Paris is in France [1]. The Louvre is in Berlin [1]. Rome is in Italy [7]."
-    report = verify_claims(text, CONTEXT, gate=scripted)
+    report = verify_claims(text, CONTEXT, gate=scripted_gate)
     assert report.summary() == (
         "3 claims checked: 1 supported, 2 unsupported, 0 unverified; 0 skipped; 2 citation findings"
     )
@@ -332,12 +344,12 @@ def test_summary_and_feedback_name_each_problem(scripted: Gate) -> None:
     assert "[7] is cited by claim 3 but no evidence has that id" in feedback
     assert "evidence [2] is never cited" in feedback
     assert "Paris is in France" not in feedback
-    blocked = verify_claims(text, CONTEXT, profile="strict_block", gate=scripted)
+    blocked = verify_claims(text, CONTEXT, profile="strict_block", gate=scripted_gate)
     assert blocked.summary().endswith("(blocked)")
 
 
-def test_feedback_for_a_clean_text_says_so(scripted: Gate) -> None:
-    report = verify_claims("Paris is in France. Rome is in Italy.", CONTEXT, gate=scripted)
+def test_feedback_for_a_clean_text_says_so(scripted_gate: Gate) -> None:
+    report = verify_claims("Paris is in France. Rome is in Italy.", CONTEXT, gate=scripted_gate)
     assert report.as_feedback() == "All 2 checked claims are supported by the evidence."
 
 
@@ -345,13 +357,13 @@ def test_feedback_for_a_clean_text_says_so(scripted: Gate) -> None:
 
 
 @pytest.fixture
-def call(scripted: Gate, backend: ScriptedBackend) -> Iterator[Callable[..., object]]:
+def call(scripted_gate: Gate, scripted_backend: ScriptedBackend) -> Iterator[Callable[..., object]]:
     def call_(text: object = TEXT, context: object = CONTEXT, **options: object) -> object:
-        options.setdefault("gate", scripted)
+        options.setdefault("gate", scripted_gate)
         return verify_claims(text, context, **options)  # type: ignore[arg-type]
 
     yield call_
-    assert backend.batches == []  # bad input never reaches the verifier
+    assert scripted_backend.batches == []  # bad input never reaches the verifier
 
 
 @pytest.mark.parametrize(
@@ -387,7 +399,7 @@ def test_bad_input_names_the_field_and_the_reason(
     assert str(raised.value).startswith(message)
 
 
-def test_profile_names_are_case_insensitive(scripted: Gate) -> None:
-    assert verify_claims(TEXT, CONTEXT, profile="HEDGE", gate=scripted).profile is (
+def test_profile_names_are_case_insensitive(scripted_gate: Gate) -> None:
+    assert verify_claims(TEXT, CONTEXT, profile="HEDGE", gate=scripted_gate).profile is (
         GroundingProfile.HEDGE
     )

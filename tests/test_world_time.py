@@ -31,7 +31,7 @@ def at(year: int) -> datetime:
 
 
 @pytest.fixture
-def indexed(data_dir: Path, tmp_path: Path) -> Iterator[Store]:
+def hashed_store(data_dir: Path, tmp_path: Path) -> Iterator[Store]:
     """An ungated store with a search index (a small real embedder, for speed)."""
     with memstore.open(
         data_dir,
@@ -52,71 +52,71 @@ def about(store: Store, when: datetime) -> list[str]:
     return by_entity
 
 
-def test_a_correction_closes_the_old_facts_world_time_where_it_starts(indexed: Store) -> None:
-    old = indexed.add_fact(**works_at())
-    new = indexed.supersede(old.id, **works_at(company="Globex"))
-    old_now = indexed.get_fact(old.id)
+def test_a_correction_closes_the_old_facts_world_time_where_it_starts(hashed_store: Store) -> None:
+    old = hashed_store.add_fact(**works_at())
+    new = hashed_store.supersede(old.id, **works_at(company="Globex"))
+    old_now = hashed_store.get_fact(old.id)
     # No valid_from: the correction holds from the moment it was made.
     assert new.valid_from == old_now.valid_to == old_now.superseded_at == new.recorded_at
     assert old_now.valid_from is None
     start = new.valid_from
     assert start is not None
-    assert about(indexed, start - TICK) == [old.id]
-    assert about(indexed, start) == [new.id]
-    assert about(indexed, start + timedelta(days=1)) == [new.id]
+    assert about(hashed_store, start - TICK) == [old.id]
+    assert about(hashed_store, start) == [new.id]
+    assert about(hashed_store, start + timedelta(days=1)) == [new.id]
     # Reads without as_of, and explicit statuses, are as before.
-    assert [f.id for f in indexed.facts_about("Alice")] == [new.id]
-    assert [f.id for f in indexed.facts_about("Alice", statuses=["superseded"])] == [old.id]
+    assert [f.id for f in hashed_store.facts_about("Alice")] == [new.id]
+    assert [f.id for f in hashed_store.facts_about("Alice", statuses=["superseded"])] == [old.id]
     # A fact superseded before world time was closed (no valid_to) stays out of
     # default as_of reads rather than seeming to hold forever beside its correction.
-    engine = sa.create_engine(indexed.url)
+    engine = sa.create_engine(hashed_store.url)
     with engine.begin() as conn:
         conn.execute(sa.text("UPDATE facts SET valid_to = NULL WHERE id = :id"), {"id": old.id})
     engine.dispose()
-    indexed.reindex()
-    assert about(indexed, start - TICK) == []
+    hashed_store.reindex()
+    assert about(hashed_store, start - TICK) == []
 
 
-def test_a_correction_with_its_own_start(indexed: Store) -> None:
-    old = indexed.add_fact(**works_at(valid_from=at(2020)))
-    new = indexed.supersede(old.id, **works_at(company="Globex", valid_from=at(2023)))
-    assert new.valid_from == indexed.get_fact(old.id).valid_to == at(2023)
-    assert about(indexed, at(2019)) == []
-    assert about(indexed, at(2021)) == [old.id]
-    assert about(indexed, at(2023) - TICK) == [old.id]
-    assert about(indexed, at(2023)) == [new.id]
-    assert about(indexed, at(2030)) == [new.id]
+def test_a_correction_with_its_own_start(hashed_store: Store) -> None:
+    old = hashed_store.add_fact(**works_at(valid_from=at(2020)))
+    new = hashed_store.supersede(old.id, **works_at(company="Globex", valid_from=at(2023)))
+    assert new.valid_from == hashed_store.get_fact(old.id).valid_to == at(2023)
+    assert about(hashed_store, at(2019)) == []
+    assert about(hashed_store, at(2021)) == [old.id]
+    assert about(hashed_store, at(2023) - TICK) == [old.id]
+    assert about(hashed_store, at(2023)) == [new.id]
+    assert about(hashed_store, at(2030)) == [new.id]
 
 
-def test_an_old_fact_that_ended_earlier_keeps_its_end(indexed: Store) -> None:
-    old = indexed.add_fact(**works_at(valid_from=at(2020), valid_to=at(2022)))
-    new = indexed.supersede(old.id, **works_at(company="Globex", valid_from=at(2023)))
-    assert indexed.get_fact(old.id).valid_to == at(2022)
-    assert about(indexed, at(2021)) == [old.id]
-    assert about(indexed, at(2022)) == []
-    assert about(indexed, at(2024)) == [new.id]
+def test_an_old_fact_that_ended_earlier_keeps_its_end(hashed_store: Store) -> None:
+    old = hashed_store.add_fact(**works_at(valid_from=at(2020), valid_to=at(2022)))
+    new = hashed_store.supersede(old.id, **works_at(company="Globex", valid_from=at(2023)))
+    assert hashed_store.get_fact(old.id).valid_to == at(2022)
+    assert about(hashed_store, at(2021)) == [old.id]
+    assert about(hashed_store, at(2022)) == []
+    assert about(hashed_store, at(2024)) == [new.id]
 
 
 def test_a_correction_of_the_past_replaces_the_old_fact_over_all_its_world_time(
-    indexed: Store,
+    hashed_store: Store,
 ) -> None:
-    old = indexed.add_fact(**works_at(valid_from=at(2022)))
-    new = indexed.supersede(old.id, **works_at(company="Globex", valid_from=at(2020)))
-    old_now = indexed.get_fact(old.id)
+    old = hashed_store.add_fact(**works_at(valid_from=at(2022)))
+    new = hashed_store.supersede(old.id, **works_at(company="Globex", valid_from=at(2020)))
+    old_now = hashed_store.get_fact(old.id)
     assert old_now.valid_from == old_now.valid_to == at(2022)  # an empty validity
     for year in (2021, 2022, 2023, 2030):
-        assert about(indexed, at(year)) == [new.id]
-    assert about(indexed, at(2019)) == []
+        assert about(hashed_store, at(year)) == [new.id]
+    assert about(hashed_store, at(2019)) == []
 
 
-def test_a_correction_that_ended_already_needs_a_start(indexed: Store) -> None:
-    old = indexed.add_fact(**works_at())
-    before = row_counts(indexed.url)
+def test_a_correction_that_ended_already_needs_a_start(hashed_store: Store) -> None:
+    old = hashed_store.add_fact(**works_at())
+    before = row_counts(hashed_store.url)
     with pytest.raises(InvalidInput, match="valid_from") as err:
-        indexed.supersede(old.id, **works_at(company="Globex", valid_to=at(2020)))
+        hashed_store.supersede(old.id, **works_at(company="Globex", valid_to=at(2020)))
     assert err.value.field == "valid_to"
-    assert row_counts(indexed.url) == before
-    assert indexed.get_fact(old.id).status == FactStatus.UNVERIFIED
+    assert row_counts(hashed_store.url) == before
+    assert hashed_store.get_fact(old.id).status == FactStatus.UNVERIFIED
 
 
 def test_rest_search_as_of_sees_the_version_valid_then(data_dir: Path, tmp_path: Path) -> None:
