@@ -7,11 +7,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import sqlalchemy as sa
 from http_site import Site, serve
 from postgres_server import PostgresServer, find_bindir
 from scripted import supports_its_own_words
-from sqlmodel import SQLModel
 
 import memstore
 from gate import Gate, ScriptedBackend
@@ -81,43 +79,3 @@ def words_store(data_dir: Path) -> Iterator[Store]:
     gate = Gate(ScriptedBackend(supports_its_own_words))
     with memstore.open(data_dir, namespace="user:alice", gate=gate) as opened:
         yield opened
-
-
-def row_counts(url: str) -> dict[str, int]:
-    """Rows per memstore table, read through a separate engine."""
-    engine = sa.create_engine(url)
-    try:
-        with engine.connect() as conn:
-            return {
-                t.name: conn.execute(sa.select(sa.func.count()).select_from(t)).scalar_one()
-                for t in SQLModel.metadata.sorted_tables
-            }
-    finally:
-        engine.dispose()
-
-
-def works_at(person: str = "Alice", company: str = "Acme", **extra: object) -> dict[str, object]:
-    """A small valid fact, with its evidence, as add_fact keyword arguments."""
-    fact: dict[str, object] = {
-        "statement": f"{person} works at {company}.",
-        "members": [(person, "person", "employee"), (company, "org", "employer")],
-        "relation": "works_at",
-        "evidence": [f"{person}: I have worked at {company} since March."],
-    }
-    fact.update(extra)
-    return fact
-
-
-ALLERGY = "User: just so you know, I'm allergic to peanuts."
-
-
-def allergy(food: str, **extra: object) -> dict[str, object]:
-    """The issue's example fact: the user is allergic to ``food``, on the peanut evidence."""
-    fact: dict[str, object] = {
-        "statement": f"The user is allergic to {food}.",
-        "members": [("user", "person", "patient"), (food, "food", "allergen")],
-        "relation": "allergic_to",
-        "evidence": [ALLERGY],
-    }
-    fact.update(extra)
-    return fact

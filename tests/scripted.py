@@ -20,6 +20,11 @@ def supports_its_own_words(claim: str, context: str) -> float:
     return 0.97 if found == len(words) else 0.05
 
 
+def states(claim: str, context: str) -> float:
+    """High when the context holds the claim's words (so scrubbing them lowers it), else low."""
+    return 0.97 if claim.rstrip(".!?").lower() in context.lower() else 0.1
+
+
 class Mishearing:
     """An extractor that gets the object wrong, as an LLM can ("peanuts" -> "shellfish")."""
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
-from conftest import allergy, works_at
+from samples import allergy, works_at
 from sqlmodel import Session
 
 import memstore

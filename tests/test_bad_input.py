@@ -7,7 +7,8 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pytest
-from conftest import row_counts, works_at
+from db_rows import row_counts
+from samples import works_at
 
 from memstore import InvalidInput, Store
 from memstore.models import MAX_EVIDENCE_CHARS, MAX_STATEMENT_CHARS

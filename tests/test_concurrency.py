@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from conftest import row_counts
+from db_rows import row_counts
 
 import memstore
 from gate import Gate, ScriptedBackend

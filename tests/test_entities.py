@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import row_counts
+from db_rows import row_counts
 
 import memstore
 from memstore import InvalidInput, NotFound, Store, normalize_key

@@ -24,7 +24,7 @@ import anyio
 import lancedb
 import pytest
 import sqlalchemy as sa
-from conftest import row_counts
+from db_rows import row_counts
 from fastapi.testclient import TestClient
 from sqlmodel import SQLModel
 from typer.testing import CliRunner

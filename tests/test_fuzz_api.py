@@ -11,10 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import row_counts, works_at
+from db_rows import row_counts
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
-from test_fuzz_inputs import FACT, NESTED, NOT_TEXT, TEXT
+from samples import works_at
+from strategies import FACT, NESTED, NOT_TEXT, TEXT
 
 import memstore
 from memstore import InvalidInput, NotFound, Store

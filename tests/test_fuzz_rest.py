@@ -17,14 +17,14 @@ from urllib.parse import quote
 
 import httpx
 import pytest
-from conftest import row_counts
+from db_rows import row_counts
 from fastapi import FastAPI
 from fastapi.routing import APIRoute
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
+from rest_bodies import allergy_body
 from rest_server import ALICE_KEY, KEYS, USERS_KEY, serving, settings_for
-from test_fuzz_inputs import FACT, INJECTIONS, NESTED, NOT_TEXT, REPEATED, SQL, TEXT, WILD, WORDS
-from test_rest import allergy
+from strategies import FACT, INJECTIONS, NESTED, NOT_TEXT, REPEATED, SQL, TEXT, WILD, WORDS
 
 from memstore.config import ServerSettings
 from memstore.rest import UNMATCHED, create_app
@@ -247,8 +247,8 @@ def fuzz_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     with serving(app) as base, httpx.Client(base_url=base, timeout=PATIENCE_S) as client:
         auth = {"Authorization": f"Bearer {USERS_KEY}"}
         facts = f"/v1/namespaces/{NS}/facts"
-        stored = client.post(facts, json=allergy("peanuts"), headers=auth)
-        rejected = client.post(facts, json=allergy("shellfish"), headers=auth)
+        stored = client.post(facts, json=allergy_body("peanuts"), headers=auth)
+        rejected = client.post(facts, json=allergy_body("shellfish"), headers=auth)
         assert (stored.status_code, rejected.status_code) == (201, 422), rejected.text
         yield Server(
             base,
@@ -451,10 +451,13 @@ UNPARSABLE = {  # body -> what the reason says
     "10,000 deep object": (b'{"facts":' * 10_000 + b"[]" + b"}" * 10_000, "deep"),
 }
 SURROGATE = "Alice is allergic to \ud800 peanuts."
-SURROGATE_FACT = {**allergy("peanuts"), "statement": SURROGATE}
+SURROGATE_FACT = {**allergy_body("peanuts"), "statement": SURROGATE}
 SURROGATE_BODIES = {  # route -> a body with a lone surrogate, the field that holds it
     f"{V1}/facts": (SURROGATE_FACT, "statement"),
-    f"{V1}/facts/batch": ({"facts": [allergy("peanuts"), SURROGATE_FACT]}, "facts.1.statement"),
+    f"{V1}/facts/batch": (
+        {"facts": [allergy_body("peanuts"), SURROGATE_FACT]},
+        "facts.1.statement",
+    ),
     f"{V1}/facts/{{fact_id}}/retract": ({"reason": SURROGATE}, "reason"),
     f"{V1}/facts/{{fact_id}}/erase": ({"reason": SURROGATE}, "reason"),
     f"{V1}/rejections/{{rejection_id}}/erase": ({"reason": SURROGATE}, "reason"),
@@ -529,7 +532,7 @@ def test_a_time_out_of_range_is_400_naming_it(
     auth = {"Authorization": f"Bearer {USERS_KEY}"}
     before = row_counts(fuzz_server.db_url)
     if method == "POST":
-        body = {**allergy("peanuts"), name: when}
+        body = {**allergy_body("peanuts"), name: when}
         response = fuzz_server.client.post(url, json=body, headers=auth)
     else:
         response = fuzz_server.client.get(url, params={"q": "peanuts", name: when}, headers=auth)
@@ -563,7 +566,7 @@ def test_an_injected_claim_against_unrelated_evidence_is_rejected(
     }
     old = client.post(
         f"/v1/namespaces/{NS}/facts",
-        json=allergy(
+        json=allergy_body(
             "sesame",
             {"name": "Hana", "kind": "person", "role": "patient"},
             "Hana: I'm allergic to sesame.",

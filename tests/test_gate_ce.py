@@ -7,8 +7,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from gate_samples import ALLERGY, OTHER_FOODS, REJECTED, REPEATABILITY_PAIRS
 from safetensors import safe_open
-from test_gate_embedded import ALLERGY, OTHER_FOODS, REJECTED, REPEATABILITY_PAIRS
 
 import gate
 from gate import Citation, ContextItem, Gate, VerdictStatus

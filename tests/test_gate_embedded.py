@@ -6,6 +6,7 @@ import json
 from collections.abc import Iterator
 
 import pytest
+from gate_samples import ALLERGY, OTHER_FOODS, REJECTED, REPEATABILITY_PAIRS
 
 import gate
 from gate import Citation, ContextItem, Gate, VerdictStatus
@@ -13,9 +14,6 @@ from gate.backends.embedded import Calibration, EmbeddedBackend
 from gate.backends.embedded.backend import PARAMS_PATH
 from gate.backends.embedded.features import FEATURES, segments, split
 from gate.evidence import REMOVED
-
-ALLERGY = ["User: just so you know, I'm allergic to peanuts."]
-REJECTED = {VerdictStatus.UNSUPPORTED, VerdictStatus.CONTRADICTED}
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +35,6 @@ def test_the_issue_example_with_the_default_gate() -> None:
 
 #: Other things than the peanuts said, none of them in the cross-encoder's training
 #: vocabulary (perturb._THINGS): unseen object swaps.
-OTHER_FOODS = ("shellfish", "milk", "eggs", "wheat", "soy", "fish", "tree nuts", "pollen")
 
 
 def test_the_default_gate_refuses_another_thing_than_the_one_said() -> None:
@@ -46,15 +43,6 @@ def test_the_default_gate_refuses_another_thing_than_the_one_said() -> None:
         verdict = gate.verify_claim(f"The user is allergic to {food}.", ALLERGY)
         assert not verdict.accepted, (food, verdict)
     assert gate.verify_claim("The user is allergic to peanuts.", ALLERGY).accepted
-
-
-#: A supported claim, a swapped employer and a changed number, for any backend.
-REPEATABILITY_PAIRS = [
-    ("The user is allergic to peanuts.", "[1] " + ALLERGY[0]),
-    ("Alice works at Acme.", "[1] Alice: I have worked at Acme since March."),
-    ("Alice works at Initech.", "[1] Alice: I have worked at Acme since March."),
-    ("The meeting is at 3 pm.", "[m] The meeting moved to 5 pm on Friday."),
-]
 
 
 def test_probabilities_are_repeatable_and_batch_independent(

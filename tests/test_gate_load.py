@@ -24,8 +24,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ALLERGY, allergy, row_counts
+from db_rows import row_counts
 from fastapi.testclient import TestClient
+from samples import ALLERGY, allergy
 
 import memstore
 from gate import (

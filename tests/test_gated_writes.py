@@ -9,7 +9,8 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from conftest import ALLERGY, allergy, row_counts, works_at
+from db_rows import row_counts
+from samples import ALLERGY, allergy, works_at
 
 import memstore
 from gate import Gate, GatePolicy, ScriptedBackend

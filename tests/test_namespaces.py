@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import works_at
+from samples import works_at
 
 import memstore
 from memstore import InvalidInput, NotFound

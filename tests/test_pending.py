@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
-from conftest import allergy
+from samples import allergy
 
 import memstore
 from gate import CallControl, Gate, ModelLock, VerifierBackend

@@ -6,8 +6,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from conftest import row_counts
-from test_verify_claims import states
+from db_rows import row_counts
+from scripted import states
 
 import memstore
 from gate import Claim, ClaimKind, Gate, GatePolicy, ScriptedBackend

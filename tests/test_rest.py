@@ -7,7 +7,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import row_counts
+from db_rows import row_counts
+from rest_bodies import ALICE, BOB, EVIDENCE, PATIENT, allergy_body
 from rest_server import ALICE_KEY, BOTH_KEY, TEAM_KEY, USERS_KEY, Api, serving, settings_for
 
 import memstore
@@ -15,22 +16,6 @@ from gate import ConfigError
 from memstore.config import load_settings
 from memstore.errors import MemstoreError
 from memstore.rest import NamespaceStores, create_app
-
-ALICE = "/v1/namespaces/user:alice"
-BOB = "/v1/namespaces/user:bob"
-EVIDENCE = "Alice: I'm allergic to peanuts."
-PATIENT = {"name": "Alice", "kind": "person", "role": "patient"}
-
-
-def allergy(food: str, person: dict[str, str] | None = None, evidence: str = EVIDENCE) -> dict:
-    """A fact body: Alice (or ``person``) is allergic to ``food``, citing ``evidence``."""
-    patient = person or PATIENT
-    return {
-        "statement": f"{patient['name']} is allergic to {food}.",
-        "members": [patient, [food, "food", "allergen"]],
-        "relation": "allergic_to",
-        "evidence": [evidence],
-    }
 
 
 @pytest.fixture(scope="module")
@@ -132,7 +117,7 @@ def test_a_missing_or_unknown_key_is_401(api: Api, headers: dict[str, str]) -> N
     client = api.client(None)
     for response in (
         client.get(f"{ALICE}/rejections", headers=headers),
-        client.post(f"{ALICE}/facts", json=allergy("peanuts"), headers=headers),
+        client.post(f"{ALICE}/facts", json=allergy_body("peanuts"), headers=headers),
     ):
         assert response.status_code == 401, response.text
         assert response.headers["WWW-Authenticate"] == "Bearer"
@@ -146,14 +131,16 @@ def test_a_key_works_as_bearer_token_or_x_api_key(api: Api) -> None:
 
 def test_a_key_never_reads_or_writes_another_namespace(api: Api, alice: httpx.Client) -> None:
     bob = {**PATIENT, "name": "Bob"}
-    fact = add(api.client(BOTH_KEY), allergy("sesame", bob, "Bob: I'm allergic to sesame."), BOB)
+    fact = add(
+        api.client(BOTH_KEY), allergy_body("sesame", bob, "Bob: I'm allergic to sesame."), BOB
+    )
     before = row_counts(api.db_url)
     responses = [
         alice.get(f"{BOB}/facts/{fact['id']}"),
         alice.get(f"{BOB}/search", params={"q": "sesame"}),
         alice.get(f"{BOB}/rejections"),
-        alice.post(f"{BOB}/facts", json=allergy("peanuts")),
-        alice.post(f"{BOB}/facts/batch", json={"facts": [allergy("peanuts")]}),
+        alice.post(f"{BOB}/facts", json=allergy_body("peanuts")),
+        alice.post(f"{BOB}/facts/batch", json={"facts": [allergy_body("peanuts")]}),
         alice.post(f"{BOB}/facts/{fact['id']}/retract", json={"reason": "not yours"}),
     ]
     for response in responses:
@@ -165,7 +152,7 @@ def test_a_key_never_reads_or_writes_another_namespace(api: Api, alice: httpx.Cl
 
 def test_pattern_keys_cover_matching_namespaces_only(api: Api) -> None:
     users = api.client(USERS_KEY)
-    fact = add(users, allergy("peanuts"), "/v1/namespaces/user:carol")
+    fact = add(users, allergy_body("peanuts"), "/v1/namespaces/user:carol")
     assert fact["namespace"] == "user:carol"
     assert users.get(f"/v1/namespaces/user:carol/facts/{fact['id']}").status_code == 200
     assert users.get("/v1/namespaces/team:red/rejections").status_code == 403
@@ -174,7 +161,7 @@ def test_pattern_keys_cover_matching_namespaces_only(api: Api) -> None:
 
 def test_a_namespace_with_slashes_is_one_path_parameter(api: Api) -> None:
     team = api.client(TEAM_KEY)
-    fact = add(team, allergy("peanuts"), "/v1/namespaces/team/red/alpha")
+    fact = add(team, allergy_body("peanuts"), "/v1/namespaces/team/red/alpha")
     assert fact["namespace"] == "team/red/alpha"
     got = team.get(f"/v1/namespaces/team/red/alpha/facts/{fact['id']}")
     assert got.status_code == 200 and got.json()["id"] == fact["id"]
@@ -183,7 +170,7 @@ def test_a_namespace_with_slashes_is_one_path_parameter(api: Api) -> None:
 
 def test_namespaces_are_isolated_even_for_a_key_allowed_both(api: Api) -> None:
     both = api.client(BOTH_KEY)
-    fact = add(both, allergy("hazelnuts", evidence="Alice: I'm allergic to hazelnuts."))
+    fact = add(both, allergy_body("hazelnuts", evidence="Alice: I'm allergic to hazelnuts."))
     assert both.get(f"{ALICE}/facts/{fact['id']}").status_code == 200
     missing = both.get(f"{BOB}/facts/{fact['id']}")
     assert missing.status_code == 404 and missing.json()["error"] == "not_found"
@@ -197,7 +184,7 @@ def test_namespaces_are_isolated_even_for_a_key_allowed_both(api: Api) -> None:
 
 
 def test_a_grounded_fact_is_201_and_its_duplicate_200(api: Api, alice: httpx.Client) -> None:
-    created = alice.post(f"{ALICE}/facts", json=allergy("peanuts"))
+    created = alice.post(f"{ALICE}/facts", json=allergy_body("peanuts"))
     assert created.status_code == 201, created.text
     fact = created.json()
     assert fact["namespace"] == "user:alice"
@@ -207,14 +194,14 @@ def test_a_grounded_fact_is_201_and_its_duplicate_200(api: Api, alice: httpx.Cli
         ("Alice", "patient"),
         ("peanuts", "allergen"),
     }
-    again = alice.post(f"{ALICE}/facts", json=allergy("peanuts"))
+    again = alice.post(f"{ALICE}/facts", json=allergy_body("peanuts"))
     assert again.status_code == 200
     assert again.json()["deduplicated"] is True and again.json()["id"] == fact["id"]
 
 
 def test_a_rejected_fact_is_422_audited_and_not_stored(api: Api, alice: httpx.Client) -> None:
     before = row_counts(api.db_url)
-    response = alice.post(f"{ALICE}/facts", json=allergy("shellfish"))
+    response = alice.post(f"{ALICE}/facts", json=allergy_body("shellfish"))
     assert response.status_code == 422, response.text
     body = response.json()
     assert body["error"] == "not_grounded"
@@ -249,8 +236,8 @@ def test_a_batch_reports_each_fact_stored_or_rejected(api: Api, alice: httpx.Cli
     before = row_counts(api.db_url)
     dave = {"name": "Dave", "kind": "person", "role": "patient"}
     facts = [
-        allergy("peanuts", dave, "Dave: I'm allergic to peanuts."),
-        allergy("shellfish", dave, "Dave: I'm allergic to peanuts."),
+        allergy_body("peanuts", dave, "Dave: I'm allergic to peanuts."),
+        allergy_body("shellfish", dave, "Dave: I'm allergic to peanuts."),
     ]
     response = alice.post(f"{ALICE}/facts/batch", json={"facts": facts})
     assert response.status_code == 200, response.text
@@ -268,7 +255,7 @@ def test_a_batch_reports_each_fact_stored_or_rejected(api: Api, alice: httpx.Cli
 
 def test_get_retract_supersede_and_history(api: Api, alice: httpx.Client) -> None:
     erin = {"name": "Erin", "kind": "person", "role": "patient"}
-    old = add(alice, allergy("peanuts", erin, "Erin: I'm allergic to peanuts."))
+    old = add(alice, allergy_body("peanuts", erin, "Erin: I'm allergic to peanuts."))
     got = alice.get(f"{ALICE}/facts/{old['id']}")
     assert got.status_code == 200 and got.json()["statement"] == old["statement"]
 
@@ -278,7 +265,9 @@ def test_get_retract_supersede_and_history(api: Api, alice: httpx.Client) -> Non
         "relation": "allergic_to",
         "evidence": ["Erin: I'm severely allergic to peanuts, I carry an EpiPen."],
     }
-    rejected = alice.post(f"{ALICE}/facts/{old['id']}/supersede", json=allergy("shellfish", erin))
+    rejected = alice.post(
+        f"{ALICE}/facts/{old['id']}/supersede", json=allergy_body("shellfish", erin)
+    )
     assert rejected.status_code == 422 and rejected.json()["error"] == "not_grounded"
     assert alice.get(f"{ALICE}/facts/{old['id']}").json()["status"] == "verified"
 
@@ -342,7 +331,7 @@ def test_search_finds_the_fact_and_its_evidence(api: Api, alice: httpx.Client) -
 
 def test_neighborhood_of_an_entity(api: Api, alice: httpx.Client) -> None:
     gina = {"name": "Gina", "kind": "person", "role": "patient"}
-    fact = add(alice, allergy("peanuts", gina, "Gina: I'm allergic to peanuts."))
+    fact = add(alice, allergy_body("peanuts", gina, "Gina: I'm allergic to peanuts."))
     response = alice.get(f"{ALICE}/entities/Gina/neighborhood", params={"hops": 1})
     assert response.status_code == 200, response.text
     hood = response.json()
@@ -377,17 +366,21 @@ def test_verify_claim_answers_the_verdict_and_stores_nothing(api: Api, alice: ht
 @pytest.mark.parametrize(
     ("path", "body", "field"),
     [
-        ("/facts", {**allergy("peanuts"), "statement": "  "}, "statement"),
+        ("/facts", {**allergy_body("peanuts"), "statement": "  "}, "statement"),
         (
             "/facts",
             {"statement": "Alice is allergic to peanuts.", "evidence": [EVIDENCE]},
             "members",
         ),
-        ("/facts", {**allergy("peanuts"), "members": []}, "members"),
-        ("/facts", {**allergy("peanuts"), "members": [["Alice", "person"]]}, "members.0"),
-        ("/facts", {**allergy("peanuts"), "confidence": 2}, "confidence"),
-        ("/facts", {**allergy("peanuts"), "colour": "red"}, "colour"),
-        ("/facts/batch", {"facts": [allergy("peanuts"), {"members": ["x"]}]}, "facts.1.statement"),
+        ("/facts", {**allergy_body("peanuts"), "members": []}, "members"),
+        ("/facts", {**allergy_body("peanuts"), "members": [["Alice", "person"]]}, "members.0"),
+        ("/facts", {**allergy_body("peanuts"), "confidence": 2}, "confidence"),
+        ("/facts", {**allergy_body("peanuts"), "colour": "red"}, "colour"),
+        (
+            "/facts/batch",
+            {"facts": [allergy_body("peanuts"), {"members": ["x"]}]},
+            "facts.1.statement",
+        ),
         ("/facts/batch", {}, "facts"),
         ("/verify_claim", {"claim": "x", "evidence": []}, "evidence"),
         ("/facts/abc/retract", {}, "reason"),
@@ -467,8 +460,8 @@ def test_unknown_rows_and_routes_are_404(alice: httpx.Client, method: str, path:
 def test_metrics_have_gate_and_http_series_without_namespaces(
     api: Api, alice: httpx.Client
 ) -> None:
-    add(alice, allergy("peanuts"))
-    alice.post(f"{ALICE}/facts", json=allergy("shellfish"))
+    add(alice, allergy_body("peanuts"))
+    alice.post(f"{ALICE}/facts", json=allergy_body("shellfish"))
     alice.get(f"{ALICE}/facts/no-such-fact")
     response = api.client(None).get("/metrics")
     assert response.status_code == 200
@@ -505,7 +498,7 @@ def test_an_unreachable_database_is_503_without_leaking_its_url(tmp_path: Path) 
         auth = {"X-API-Key": ALICE_KEY}
         for response in (
             client.get(f"{ALICE}/rejections", headers=auth),
-            client.post(f"{ALICE}/facts", json=allergy("peanuts"), headers=auth),
+            client.post(f"{ALICE}/facts", json=allergy_body("peanuts"), headers=auth),
         ):
             assert response.status_code == 503, response.text
             assert response.json()["error"] == "unavailable"

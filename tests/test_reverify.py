@@ -20,7 +20,7 @@ from pathlib import Path
 import lancedb
 import pytest
 import sqlalchemy as sa
-from conftest import Site
+from http_site import Site
 
 import memstore
 from gate import Gate, ScriptedBackend

@@ -19,8 +19,8 @@ from typing import Any
 import lancedb
 import pytest
 import sqlalchemy as sa
-from conftest import allergy, works_at
 from distractors import distractors
+from samples import allergy, works_at
 from workers import HashedWords
 
 import memstore

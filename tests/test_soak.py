@@ -18,7 +18,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from test_crash_recovery import WORKER, check_whole, sql_rows
+from crash_checks import WORKER, check_whole, sql_rows
 from workers import NS, fact, open_store, read_acks
 
 PROCESSES = int(os.environ.get("MEMSTORE_SOAK_PROCESSES", "3"))

@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import row_counts
+from db_rows import row_counts
 from http_site import Site
 from rest_server import serving
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
-from conftest import row_counts, works_at
+from db_rows import row_counts
+from samples import works_at
 
 import memstore
 from memstore import FactCreate, FactStatus, InvalidInput, NotFound, Store

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import allergy, row_counts
+from db_rows import row_counts
+from samples import allergy
 
 import memstore
 from gate import Gate, ScriptedBackend

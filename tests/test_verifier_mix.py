@@ -8,7 +8,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
-from test_gate_calibration import write_fixture
+from grounding_files import write_fixture
 
 from gate.backends.crossencoder import CrossEncoderBackend
 from training import datasets, verifier

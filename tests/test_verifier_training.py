@@ -7,7 +7,7 @@ import random
 from pathlib import Path
 
 import pytest
-from test_gate_calibration import write_fixture
+from grounding_files import write_fixture
 
 from gate.backends.crossencoder import CrossEncoderBackend
 from gate.backends.crossencoder.reading import claim_sentences, gather, hypotheses, read

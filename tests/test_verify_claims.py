@@ -11,6 +11,7 @@ import math
 from collections.abc import Callable, Iterator
 
 import pytest
+from scripted import states
 
 import gate
 from gate import (
@@ -75,11 +76,6 @@ def test_the_invented_half_of_a_compound_sentence_is_flagged_alone(real_gate: Ga
 
 
 # -- a scripted verifier: the context states the claim word for word, or not -------------------
-
-
-def states(claim: str, context: str) -> float:
-    """High when the context holds the claim's words (so scrubbing them lowers it), else low."""
-    return 0.97 if claim.rstrip(".!?").lower() in context.lower() else 0.1
 
 
 @pytest.fixture

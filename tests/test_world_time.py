@@ -10,9 +10,10 @@ from pathlib import Path
 import httpx
 import pytest
 import sqlalchemy as sa
-from conftest import row_counts, works_at
+from db_rows import row_counts
+from rest_bodies import ALICE
 from rest_server import ALICE_KEY, KEYS, serving
-from test_rest import ALICE
+from samples import works_at
 from workers import HashedWords
 
 import memstore

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
-from conftest import ALLERGY, row_counts, works_at
-from conftest import allergy as cited_allergy
+from db_rows import row_counts
+from samples import ALLERGY, works_at
+from samples import allergy as cited_allergy
 
 import memstore
 from memstore import Admission, Candidate, ErrFactNotGrounded, FactStatus, MemstoreError
