@@ -47,7 +47,8 @@ endif
 test: install lint $(SERVER_STAMP) postgres
 	MEMSTORE_REQUIRE_POSTGRES=1 $(PY) -m pytest
 
-$(BENCH_STAMP): $(STAMP)
+# The conversations step's llm extractor runs against a llama.cpp server too.
+$(BENCH_STAMP): $(STAMP) $(SERVER_STAMP)
 	$(PY) -m pip install --quiet -e '.[bench]'
 	touch $(BENCH_STAMP)
 

@@ -1,4 +1,5 @@
-"""``results/SUMMARY.md`` from the result files: gate quality, stores at scale, the peer.
+"""``results/SUMMARY.md`` from the result files: gate quality, stores at scale, the peer,
+conversations.
 
     python bench/summary.py   # rebuild it from bench/results/*.json
 
@@ -87,7 +88,90 @@ def render() -> str:
     if peer:
         parts += ["## Side by side with mem0", "", peer_table(peer), "", _provenance_list([peer])]
         parts.append("")
+    talk = _load(RESULTS / "conversations.json")
+    if talk:
+        parts += ["## Memory from conversations", "", conversations_table(talk), ""]
+        parts += [_provenance_list([talk]), ""]
     return "\n".join(parts)
+
+
+def conversations_table(result: dict[str, Any]) -> str:
+    """One column per extractor (``conversations.py``)."""
+    data, runs = result["data"], result["extractors"]
+    lines = [
+        f"{data['conversations']} hand-written conversations ({data['messages']} messages, "
+        "`bench/data/conversations`), each into a fresh store with the default gate; "
+        f"{data['expected']} expected memories, {data['traps']} trap candidates, "
+        f"{data['corrections']} corrections, {data['questions']} questions.",
+        "",
+        "| | " + " | ".join(runs) + " |",
+        "|---|" + "---|" * len(runs),
+    ]
+
+    def row(label: str, value: Callable[[dict[str, Any]], str]) -> None:
+        cells = []
+        for r in runs.values():
+            try:
+                cells.append(value(r))
+            except (KeyError, TypeError, ValueError):
+                cells.append("-")
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+
+    def role(r: dict[str, Any], name: str) -> str:
+        d = r["expected"]["by_role"][name]
+        return f"{d['recall']:.2f} ({d['remembered']}/{d['expected']})"
+
+    row("expected memories remembered", lambda r: f"{r['recall']:.2f}")
+    for name in sorted({k for r in runs.values() for k in r["expected"]["by_role"]}):
+        row(f"... from {name} turns", lambda r, name=name: role(r, name))
+    row(
+        "missed / refused by the gate / replaced later",
+        lambda r: " / ".join(
+            str(r["expected"].get(k, 0)) for k in ("missed", "refused", "replaced")
+        ),
+    )
+    row("trap candidates refused", lambda r: f"{r['traps_refused']:.2f}")
+    for kind in ("misattributed", "stale", "negated", "hedged", "request", "unsupported"):
+        row(
+            f"... {kind}",
+            lambda r, kind=kind: (
+                f"{r['traps']['by_kind'][kind]['share_refused']:.2f} "
+                f"({r['traps']['by_kind'][kind].get('refused', 0)}/"
+                f"{r['traps']['by_kind'][kind]['traps']})"
+            ),
+        )
+    row("corrections reconciled", lambda r: f"{r['corrections_reconciled']:.2f}")
+    row(
+        "questions: search hit@1 / hit@5",
+        lambda r: (
+            f"{r['questions']['search_hit_at_1']:.2f} / {r['questions']['search_hit_at_5']:.2f}"
+        ),
+    )
+    row("questions: answer in `recall`", lambda r: f"{r['questions']['recall_hit']:.2f}")
+    row(
+        "active facts matching no expected memory",
+        lambda r: (
+            f"{r['unexpected_active']['share']:.2f} "
+            f"({r['unexpected_active']['count']}/{r['active_facts']})"
+        ),
+    )
+    row(
+        "latency per message, ms p50 / p95",
+        lambda r: (
+            f"{r['latency']['per_message']['p50_ms']:.0f} / "
+            f"{r['latency']['per_message']['p95_ms']:.0f}"
+        ),
+    )
+    row(
+        "latency per conversation, s p50 / p95",
+        lambda r: (
+            f"{r['latency']['per_conversation']['p50_ms'] / 1000:.1f} / "
+            f"{r['latency']['per_conversation']['p95_ms'] / 1000:.1f}"
+        ),
+    )
+    row("share of that time in the extractor", lambda r: f"{r['latency']['extractor_share']:.2f}")
+    row("conversations the extractor failed", lambda r: str(len(r["failed"])))
+    return "\n".join(lines)
 
 
 def store_table(stores: list[dict[str, Any]]) -> str:

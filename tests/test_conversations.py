@@ -114,6 +114,21 @@ def test_questions_requests_hedges_and_others_are_not_memories(content: str) -> 
     assert statements({"role": "user", "name": "Alice", "content": content}) == []
 
 
+@pytest.mark.parametrize(
+    ("content", "statement"),
+    [
+        ("Sorry, I should have said: I moved to Lisbon in May.", "Alice moved to Lisbon in May."),
+        ("Just so you know, I'm allergic to peanuts.", "Alice is allergic to peanuts."),
+        ("Actually I work at Acme now.", "Alice works at Acme now."),
+        ("Oh, and I hate cilantro.", "Alice hates cilantro."),
+        ("Well-known chef Bob opened a bistro.", "Well-known chef Bob opened a bistro."),
+    ],
+)
+def test_an_opener_neither_names_the_subject_nor_hides_it(content: str, statement: str) -> None:
+    [c] = extract({"role": "user", "name": "Alice", "content": content})
+    assert (c.statement, c.quote) == (statement, content)
+
+
 def test_only_the_users_turns_are_read() -> None:
     said = [
         {"role": "assistant", "content": "I live in the cloud and I love JSON."},

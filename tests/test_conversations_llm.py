@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from llama_server import MODEL
-from llama_server import llama_server as start_llama_server
 from openai_servers import Reply, scripted, silent_server
 
 import memstore
 from gate import Gate
+from gate.backends.llama_server import MODEL
+from gate.backends.llama_server import llama_server as start_llama_server
 from gate.backends.openai import OpenAIBackend
 from memstore import Store
 from memstore.conversations import Extractor, LLMExtractor, parse_messages

@@ -7,10 +7,10 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from llama_server import llama_server as start_llama_server
 from openai_servers import serving, silent_server, top_logprobs
 
 from gate import Gate, VerdictStatus
+from gate.backends.llama_server import llama_server as start_llama_server
 from gate.backends.openai import BackendError, OpenAIBackend, answer_word, yes_from_top_logprobs
 
 EVIDENCE = ["User: just so you know, I'm allergic to peanuts."]

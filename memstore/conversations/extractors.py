@@ -96,6 +96,15 @@ _AMBIGUOUS = re.compile(
     r"his|hers|it|its|this|that|these|those)\b",
     re.I,
 )
+#: Openers that carry no fact ("Sorry, I should have said:", "Just so you know,", "Actually
+#: I ..."): taken off before a sentence is read, so they neither name its subject nor hide
+#: it (the cited quote keeps them).
+_OPENER = re.compile(
+    r"^(?:(?:sorry|actually|oh|oops|ah|well|also|so|anyway|btw|by the way|correction|update|"
+    r"one more thing|i mean|i meant|i should have said|to be clear|just so you know|"
+    r"for the record|fyi)\s*[,:;]\s*|(?:actually|also|so|oh|and|but|anyway)\s+(?=i\b|i'|my\b))+",
+    re.I,
+)
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself)\b", re.I)
 _MODALS = frozenset(
     "can could will would should must might may shall can't cannot won't wouldn't shouldn't "
@@ -246,7 +255,7 @@ class EmbeddedExtractor:
         return out
 
     def _candidate(self, message: Message, index: int, sentence: str) -> Candidate | None:
-        plain = sentence.strip().replace("\u2019", "'")
+        plain = _OPENER.sub("", sentence.strip().replace("\u2019", "'"))
         words = _WORD.findall(plain)
         if len(words) < 3 or plain.endswith("?") or _PLEASANTRY.match(plain):
             return None

