@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Self
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -41,7 +41,8 @@ from gate.policy import (
 
 ENV_PREFIX = "MEMSTORE_HALLUCINATION__"
 SECTION = "hallucination"
-_yaml_file: ContextVar[Path | None] = ContextVar("_yaml_file", default=None)
+#: The settings class a ``YamlSettings.load`` builds and the YAML file it reads.
+_loading: ContextVar[tuple[type[BaseSettings], Path] | None] = ContextVar("_loading", default=None)
 
 
 class ConfigError(ValueError):
@@ -51,6 +52,73 @@ class ConfigError(ValueError):
         self.field = field
         self.reason = reason
         super().__init__(f"{field}: {reason}")
+
+
+def config_error(exc: ValidationError, section: str | None = None) -> ConfigError:
+    """The first error of ``exc`` as a ConfigError naming its dotted field (under
+    ``section``, when given)."""
+    err = exc.errors(include_url=False)[0]
+    field = ".".join([*([section] if section else []), *(str(p) for p in err["loc"])])
+    return ConfigError(field or "settings", err["msg"].removeprefix("Value error, "))
+
+
+def read_yaml(path: Path, field: str) -> dict[str, Any]:
+    """The mapping a YAML config file holds (empty for an empty file); ConfigError
+    naming ``field`` when the file is missing, not YAML or not a mapping."""
+    if not path.is_file():
+        raise ConfigError(field, f"no config file at {path}")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise ConfigError(field, f"{path} is not valid YAML: {exc}") from None
+    if data is not None and not isinstance(data, dict):
+        raise ConfigError(field, f"{path} must hold a mapping at the top level")
+    return data or {}
+
+
+class YamlSettings(BaseSettings):
+    """Settings from keyword arguments, then the environment, then the YAML file that
+    ``load`` names (its ``yaml_section``, where set), then defaults. Used by the
+    ``hallucination`` block and by memstore's whole settings."""
+
+    #: The section of the YAML file these settings are (None: the whole file).
+    yaml_section: ClassVar[str | None] = None
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        outside: list[PydanticBaseSettingsSource] = [env_settings]
+        loading = _loading.get()
+        if loading is not None and loading[0] is settings_cls:  # not nested settings
+            outside.append(
+                YamlConfigSettingsSource(
+                    settings_cls, yaml_file=loading[1], yaml_config_section=cls.yaml_section
+                )
+            )
+        return (init_settings, *(cls.outside_source(source) for source in outside))
+
+    @classmethod
+    def outside_source(cls, source: PydanticBaseSettingsSource) -> PydanticBaseSettingsSource:
+        """How the environment and the YAML file are read: as they are (a hook)."""
+        return source
+
+    @classmethod
+    def load(cls, path: Path | None, **overrides: Any) -> Self:
+        """These settings from ``overrides``, the environment and the YAML file at
+        ``path``; ConfigError naming the field of a bad value."""
+        token = _loading.set(None if path is None else (cls, path))
+        try:
+            return cls(**overrides)
+        except ValidationError as exc:
+            raise config_error(exc, cls.yaml_section) from None
+        finally:
+            _loading.reset(token)
 
 
 class MemoryGateConfig(BaseModel):
@@ -67,12 +135,13 @@ class MemoryGateConfig(BaseModel):
     eps: float = Field(default=DEFAULT_EPS, gt=0.0, lt=0.5)
 
 
-class HallucinationConfig(BaseSettings):
+class HallucinationConfig(YamlSettings):
     """The ``hallucination:`` block."""
 
     model_config = SettingsConfigDict(
         env_prefix=ENV_PREFIX, env_nested_delimiter="__", extra="forbid"
     )
+    yaml_section = SECTION
 
     enabled: bool = True
     backend: str = Field(default=DEFAULT_BACKEND, min_length=1)
@@ -91,23 +160,6 @@ class HallucinationConfig(BaseSettings):
     )
     lock_wait: float = Field(default=DEFAULT_LOCK_WAIT_S, gt=0.0, allow_inf_nan=False)
     cache_ttl: float = Field(default=DEFAULT_CACHE_TTL_S, ge=0.0)
-
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
-        path = _yaml_file.get()
-        if path is not None:
-            sources.append(
-                YamlConfigSettingsSource(settings_cls, yaml_file=path, yaml_config_section=SECTION)
-            )
-        return tuple(sources)
 
     @field_validator("backend")
     @classmethod
@@ -129,46 +181,22 @@ class HallucinationConfig(BaseSettings):
         )
 
     def policy(self) -> GatePolicy:
-        """The GatePolicy these settings describe."""
-        gate = self.memory_gate
-        return GatePolicy(
-            eps=gate.eps,
-            contradiction_threshold=gate.contradiction_threshold,
-            min_p1=gate.min_confidence,
-            flag_threshold_bits=gate.flag_threshold_bits,
-            timeout_reduction=gate.timeout_reduction,
-            prior_sufficient=gate.prior_sufficient,
-            reject_unsupported=gate.reject_unsupported,
-        )
+        """The GatePolicy these settings describe: ``memory_gate``'s fields under the same
+        names, ``min_confidence`` as ``min_p1``."""
+        gate = self.memory_gate.model_dump(exclude={"min_confidence"})
+        return GatePolicy(min_p1=self.memory_gate.min_confidence, **gate)
 
 
 def load_config(path: str | Path | None = None, **overrides: Any) -> HallucinationConfig:
     """Load the block; raise ConfigError naming the field for any bad value."""
     yaml_path = None if path is None else Path(path)
-    if yaml_path is not None:
-        _check_yaml(yaml_path)
-    token = _yaml_file.set(yaml_path)
-    try:
-        config = HallucinationConfig(**overrides)
-        config.policy()  # cross-field checks of the policy
-        return config
-    except ValidationError as exc:
-        err = exc.errors(include_url=False)[0]
-        where = ".".join(str(p) for p in err["loc"])
-        field = f"{SECTION}.{where}" if where else SECTION
-        raise ConfigError(field, err["msg"].removeprefix("Value error, ")) from None
-    finally:
-        _yaml_file.reset(token)
-
-
-def _check_yaml(path: Path) -> None:
-    if not path.is_file():
-        raise ConfigError("path", f"no config file at {path}")
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise ConfigError("path", f"{path} is not valid YAML: {exc}") from None
-    if data is not None and not isinstance(data, dict):
-        raise ConfigError("path", f"{path} must hold a mapping at the top level")
-    if isinstance(data, dict) and not isinstance(data.get(SECTION, {}), dict | None):
+    if yaml_path is not None and not isinstance(
+        read_yaml(yaml_path, "path").get(SECTION, {}), dict | None
+    ):
         raise ConfigError(SECTION, "must be a mapping")
+    config = HallucinationConfig.load(yaml_path, **overrides)
+    try:
+        config.policy()  # cross-field checks of the policy
+    except ValidationError as exc:
+        raise config_error(exc, SECTION) from None
+    return config

@@ -6,9 +6,21 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
-#: The numbers behind a decision, as every Verdict, admission, stored fact and rejection
-#: names them.
-GATE_NUMBERS = ("p0", "p1", "required_bits", "observed_bits", "budget_gap")
+
+class GateNumbers(BaseModel):
+    """The numbers behind a decision (docs/design.md, Verdict), declared once: a Verdict,
+    memstore's Admission and its stored facts, verifications and rejections all take
+    them from here. None where the gate computed none (no evidence, a timeout, ...)."""
+
+    p0: float | None = None
+    p1: float | None = None
+    required_bits: float | None = None
+    observed_bits: float | None = None
+    budget_gap: float | None = None
+
+
+#: The numbers' names, in order.
+GATE_NUMBERS = tuple(GateNumbers.model_fields)
 
 
 class VerdictStatus(StrEnum):
@@ -25,7 +37,19 @@ class VerdictStatus(StrEnum):
     GROUNDED = "grounded"
 
 
-class Verdict(BaseModel):
+class _Decision(BaseModel):
+    """A Verdict's fields before its numbers (a base, so the fields keep their order)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    status: VerdictStatus
+    accepted: bool
+    flagged: bool = False
+    confidence: float
+    stated_confidence: float
+
+
+class Verdict(GateNumbers, _Decision):
     """Whether a claim is grounded in its evidence, with the numbers behind the decision.
 
     ``accepted`` says whether a memory gate should store the claim; ``confidence``
@@ -35,16 +59,6 @@ class Verdict(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    status: VerdictStatus
-    accepted: bool
-    flagged: bool = False
-    confidence: float
-    stated_confidence: float
-    p0: float | None = None
-    p1: float | None = None
-    required_bits: float | None = None
-    observed_bits: float | None = None
-    budget_gap: float | None = None
     backend: str | None = None
     latency_ms: float | None = None
     cached: bool = False

@@ -25,6 +25,19 @@ def _node(side: str, key: Hashable) -> tuple[str, Hashable]:
     return (side, key)
 
 
+def holds_at(valid_from: datetime | None, valid_to: datetime | None, as_of: datetime) -> bool:
+    """Whether a fact holds at world time ``as_of``: ``valid_from <= as_of < valid_to``
+    (half-open), a None end being open. The one definition of the rule; the SQL reads
+    (``memstore.reads.valid_at``) and the search index (``memstore.vectors.Filter``)
+    mirror it, and tests/test_world_time.py checks that all three agree.
+
+    >>> from datetime import datetime
+    >>> holds_at(datetime(2020, 1, 1), datetime(2021, 1, 1), datetime(2021, 1, 1))
+    False
+    """
+    return (valid_from is None or valid_from <= as_of) and (valid_to is None or as_of < valid_to)
+
+
 @dataclass(frozen=True, slots=True)
 class FactFilter:
     """Which facts a traversal may use: by relation and by world time (as-of)."""
@@ -46,11 +59,7 @@ class FactFilter:
         if self.relations is not None and attrs.get("relation") not in self.relations:
             return False
         if self.as_of is not None:
-            start, end = attrs.get("valid_from"), attrs.get("valid_to")
-            if start is not None and self.as_of < start:
-                return False
-            if end is not None and self.as_of >= end:
-                return False
+            return holds_at(attrs.get("valid_from"), attrs.get("valid_to"), self.as_of)
         return True
 
 

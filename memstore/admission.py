@@ -13,6 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from pydantic import ConfigDict
+
+from gate.verdict import GateNumbers
 from memstore.errors import MemstoreError
 from memstore.models import FactStatus, GateFields
 
@@ -46,19 +49,15 @@ class Candidate:
     citations: tuple[CitedSpan, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class Admission:
+class Admission(GateNumbers):
     """A hook's decision with the numbers behind it (names as in the gate's Verdict)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     accepted: bool
     verdict: str
     status: FactStatus
     confidence: float
-    p0: float | None = None
-    p1: float | None = None
-    required_bits: float | None = None
-    observed_bits: float | None = None
-    budget_gap: float | None = None
     backend: str | None = None
     latency_ms: float | None = None
     reason: str | None = None

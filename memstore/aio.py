@@ -85,6 +85,7 @@ class AsyncStore:
     # reads
     get_fact = _threaded(Store.get_fact)
     facts_about = _threaded(Store.facts_about)
+    list_facts = _threaded(Store.list_facts)
     neighborhood = _threaded(Store.neighborhood)
     history = _threaded(Store.history)
     verifications = _threaded(Store.verifications)
@@ -93,6 +94,7 @@ class AsyncStore:
     stats = _threaded(Store.stats)
     # search
     search = _threaded(Store.search)
+    recall = _threaded(Store.recall)
     search_evidence = _threaded(Store.search_evidence)
     reindex = _threaded(Store.reindex)
     sync_index = _threaded(Store.sync_index)

@@ -46,7 +46,7 @@ TABLES: dict[str, type[AuditRow]] = {
 _CHAIN_COLUMNS = frozenset({"chain_prev", "chain_hash"})
 #: Columns added to audited tables after hashing began. They count only when set, so
 #: rows written before a column existed keep their hashes.
-_LATER_COLUMNS = frozenset({"verdict_before", "duration_ms"})
+_LATER_COLUMNS = frozenset({"verdict_before", "duration_ms", "meta"})
 
 
 def row_hash(prev: str, table: str, content: Mapping[str, Any]) -> str:

@@ -14,16 +14,19 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from memstore import db, rejections
+from memstore import cursors, db, rejections
 from memstore.embeddings import Embedder
 from memstore.errors import InvalidInput
 from memstore.limits import Limits
+from memstore.metadata import Metadata
+from memstore.metadata import check as check_metadata
 from memstore.models import ACTIVE_STATUSES, FactStatus
 from memstore.names import check_namespace, check_text, normalize_key
 from memstore.schemas import (
     ClaimCheck,
     EvidenceQuery,
     FactCreate,
+    FactListQuery,
     RejectionFilter,
     SearchQuery,
     to_utc,
@@ -34,6 +37,8 @@ M = TypeVar("M", bound=BaseModel)
 
 #: The most facts (or claims) one call may write.
 MAX_BATCH = 1_000
+#: The largest token budget of one ``Store.recall``.
+MAX_RECALL_TOKENS = 100_000
 
 
 def parse(
@@ -271,9 +276,12 @@ def search_query(
     recorded_after: datetime | None,
     recorded_before: datetime | None,
     expand: bool,
+    min_score: float | None,
+    metadata: Mapping[str, Any] | None = None,
 ) -> SearchQuery:
     """A checked fact search (``Store.search``'s arguments)."""
     fields = {
+        "metadata": metadata,
         "query": query,
         "k": k,
         "mode": mode,
@@ -284,8 +292,26 @@ def search_query(
         "recorded_after": recorded_after,
         "recorded_before": recorded_before,
         "expand": expand,
+        "min_score": min_score,
     }
     return parse(SearchQuery, None, fields)
+
+
+def recall_query(
+    query: str,
+    budget_tokens: int,
+    k: int,
+    entity: str | Sequence[str] | None,
+    statuses: Collection[str] | None,
+    as_of: datetime | None,
+    min_score: float | None,
+) -> tuple[SearchQuery, int]:
+    """A checked recall (``Store.recall``'s arguments): its search and its token budget."""
+    budget = integer("budget_tokens", budget_tokens, 1, MAX_RECALL_TOKENS, "100,000")
+    q = search_query(
+        query, k, "hybrid", None, entity, statuses, as_of, None, None, False, min_score
+    )
+    return q, budget
 
 
 def evidence_query(
@@ -296,6 +322,7 @@ def evidence_query(
     current_only: bool,
     recorded_after: datetime | None,
     recorded_before: datetime | None,
+    min_score: float | None,
 ) -> EvidenceQuery:
     """A checked evidence search (``Store.search_evidence``'s arguments)."""
     fields = {
@@ -306,6 +333,7 @@ def evidence_query(
         "current_only": current_only,
         "recorded_after": recorded_after,
         "recorded_before": recorded_before,
+        "min_score": min_score,
     }
     return parse(EvidenceQuery, None, fields)
 
@@ -333,3 +361,23 @@ def rejection_filter(where: dict[str, Any]) -> RejectionFilter:
 def claim_check(claim: object, evidence: object, confidence: object) -> ClaimCheck:
     """A checked ``verify_claim`` call."""
     return parse(ClaimCheck, None, {"claim": claim, "evidence": evidence, "confidence": confidence})
+
+
+def metadata(field: str, value: object) -> Metadata:
+    """A fact's metadata, or a metadata filter (``memstore.metadata``; None: none)."""
+    try:
+        return check_metadata(value)
+    except ValueError as exc:
+        raise InvalidInput(field, str(exc)) from None
+
+
+def fact_listing(
+    namespace: str, fields: dict[str, Any]
+) -> tuple[FactListQuery, str, cursors.Position | None]:
+    """A checked ``Store.list_facts`` call (its arguments by name), the digest that ties
+    its cursors to it, and where its cursor says the page starts (``memstore.cursors``);
+    a cursor of another listing, or a damaged one, is InvalidInput on ``cursor``."""
+    fields = {**fields, "entity": [] if fields.get("entity") is None else fields["entity"]}
+    q = parse(FactListQuery, None, fields)
+    read = cursors.listing(namespace, q.model_dump(mode="json", exclude={"limit", "cursor"}))
+    return q, read, None if q.cursor is None else cursors.decode(q.cursor, read)

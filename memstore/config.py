@@ -22,13 +22,11 @@ import math
 import os
 import re
 import threading
-from contextvars import ContextVar
 from datetime import timedelta
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-import yaml
 from pydantic import (
     BaseModel,
     BeforeValidator,
@@ -41,14 +39,13 @@ from pydantic import (
     model_validator,
 )
 from pydantic_settings import (
-    BaseSettings,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
     SettingsError,
-    YamlConfigSettingsSource,
 )
 
 from gate import ConfigError, Gate, HallucinationConfig
+from gate.config import YamlSettings, read_yaml
 from memstore.limits import DEFAULT_MAX_CLAIMS, DEFAULT_MAX_EVIDENCE_CHARS
 from memstore.names import check_namespace
 from memstore.reverify import DEFAULT_BATCH, DEFAULT_LEASE, DEFAULT_LIMIT
@@ -72,7 +69,6 @@ DEFAULT_STORE_IDLE_TIMEOUT = timedelta(minutes=10)
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d)?\s*$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-_yaml_file: ContextVar[Path | None] = ContextVar("_memstore_yaml_file", default=None)
 
 
 def parse_duration(text: str) -> timedelta:
@@ -295,7 +291,7 @@ def key_fingerprint(key: str) -> str:
 SourcesSettings = SourcePolicy
 
 
-class Settings(BaseSettings):
+class Settings(YamlSettings):
     """Every setting of memstore; see the module docstring for where values come from."""
 
     model_config = SettingsConfigDict(
@@ -319,20 +315,10 @@ class Settings(BaseSettings):
         return {} if value is None else value  # an empty YAML section: its defaults
 
     @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        sources: list[PydanticBaseSettingsSource] = [init_settings, _KeysReplaced(env_settings)]
-        path = _yaml_file.get()
-        if path is not None:
-            yaml_source = YamlConfigSettingsSource(settings_cls, yaml_file=path)
-            sources.append(_KeysReplaced(yaml_source))
-        return tuple(sources)
+    def outside_source(cls, source: PydanticBaseSettingsSource) -> PydanticBaseSettingsSource:
+        """The environment and the file, less their API keys where a higher source sets
+        them."""
+        return _KeysReplaced(source)
 
     def gate(self) -> Gate | None:
         """The Gate of the ``hallucination`` block (None when the gate is disabled).
@@ -414,42 +400,23 @@ def load_settings(path: str | Path | None = None, **overrides: Any) -> Settings:
         path = os.environ[CONFIG_ENV]
     yaml_path = None if path is None else Path(path)
     if yaml_path is not None:
-        _check_yaml(yaml_path)
+        for section, value in read_yaml(yaml_path, "config").items():
+            if value is not None and not isinstance(value, dict):
+                raise ConfigError(str(section), "must be a mapping")
     for field, short in (("url", URL_ENV), ("namespace", NAMESPACE_ENV)):
         value = os.environ.get(short)
         if value and f"{ENV_PREFIX}STORE__{field.upper()}" not in os.environ:
             store = dict(overrides.get("store") or {})
             store.setdefault(field, value)
             overrides["store"] = store
-    token = _yaml_file.set(yaml_path)
     try:
-        settings = Settings(**overrides)
-    except ValidationError as exc:
-        err = exc.errors(include_url=False)[0]
-        field = ".".join(str(p) for p in err["loc"]) or "settings"
-        raise ConfigError(field, err["msg"].removeprefix("Value error, ")) from None
+        settings = Settings.load(yaml_path, **overrides)
     except SettingsError as exc:  # e.g. a MEMSTORE_* variable that is not valid JSON
         named = re.search(r'field "([^"]+)"', str(exc))
         raise ConfigError(named.group(1) if named else "environment", str(exc)) from None
-    finally:
-        _yaml_file.reset(token)
     try:
         settings.hallucination.policy()  # the gate block's cross-field checks
     except ValidationError as exc:
         reason = exc.errors(include_url=False)[0]["msg"].removeprefix("Value error, ")
         raise ConfigError("hallucination.memory_gate", reason) from None
     return settings
-
-
-def _check_yaml(path: Path) -> None:
-    if not path.is_file():
-        raise ConfigError("config", f"no config file at {path}")
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise ConfigError("config", f"{path} is not valid YAML: {exc}") from None
-    if data is not None and not isinstance(data, dict):
-        raise ConfigError("config", f"{path} must hold a mapping at the top level")
-    for section, value in (data or {}).items():
-        if value is not None and not isinstance(value, dict):
-            raise ConfigError(str(section), "must be a mapping")

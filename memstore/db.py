@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
@@ -13,6 +13,7 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
+from sqlalchemy.dialects.postgresql import JSONB
 
 from memstore.locks import Lock, file_lock
 
@@ -43,6 +44,29 @@ def chunks(ids: Sequence[str]) -> Iterator[Sequence[str]]:
     """``ids`` in slices small enough for one ``IN (...)`` list."""
     for i in range(0, len(ids), IN_LIST_CHUNK):
         yield ids[i : i + IN_LIST_CHUNK]
+
+
+def json_matches(dialect: str, column: Any, wanted: Mapping[str, Any]) -> list[Any]:
+    """SQL conditions: the JSON object in ``column`` holds every key of ``wanted`` (flat,
+    scalar values) with an equal value, as JSON compares them (numbers by value, true is
+    not 1, null is not a missing key). PostgreSQL: JSONB containment (``@>``); SQLite:
+    ``json_type`` and ``json_extract`` per key. None of it when ``wanted`` is empty."""
+    if not wanted:
+        return []
+    if dialect == "postgresql":
+        return [column.op("@>")(sa.bindparam(None, dict(wanted), type_=JSONB()))]
+    conditions = []
+    for key, value in wanted.items():
+        path = f'$."{key}"'  # keys are letters, digits, _ - . (memstore.metadata)
+        kind = sa.func.json_type(column, path)
+        if isinstance(value, bool):
+            conditions.append(kind == ("true" if value else "false"))
+        elif value is None:
+            conditions.append(kind == "null")
+        else:
+            types = ("text",) if isinstance(value, str) else ("integer", "real")
+            conditions += [kind.in_(types), sa.func.json_extract(column, path) == value]
+    return conditions
 
 
 def create_engine(url: str) -> sa.Engine:

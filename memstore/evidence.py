@@ -119,7 +119,7 @@ def prepare(
         key = (ev.source, ev.text)
         if key not in by_key:
             digest = content_hash(ev.text)
-            stored_id = _find(session, namespace, ev.source, digest)
+            stored_id = stored_version(session, namespace, ev.source, digest)
             is_new = stored_id is None
             evidence_id = stored_id or pending.setdefault((ev.source, digest), new_id())
             by_key[key] = EvidenceItem(id=evidence_id, text=ev.text, source=ev.source)
@@ -148,7 +148,8 @@ def prepare(
     return PreparedEvidence(namespace, tuple(items), tuple(new), citations)
 
 
-def _find(session: Session, namespace: str, source: str, digest: str) -> str | None:
+def stored_version(session: Session, namespace: str, source: str, digest: str) -> str | None:
+    """The id of the stored version of ``source`` whose text has this content hash."""
     return session.exec(
         select(Evidence.id).where(
             Evidence.namespace == namespace,
@@ -156,6 +157,35 @@ def _find(session: Session, namespace: str, source: str, digest: str) -> str | N
             Evidence.content_hash == digest,
         )
     ).first()
+
+
+def next_version(
+    session: Session,
+    namespace: str,
+    source: str,
+    text: str,
+    digest: str,
+    evidence_id: str | None = None,
+) -> Evidence:
+    """A new evidence row (not yet added) holding ``text`` as the next version of
+    ``source``: one past its latest stored version. Inline evidence never changes, so
+    each of its texts is version 1. The one place evidence versions are counted."""
+    version = 1
+    if source != INLINE_SOURCE:
+        latest = session.exec(
+            select(func.max(Evidence.version)).where(
+                Evidence.namespace == namespace, Evidence.source == source
+            )
+        ).one()
+        version = (latest or 0) + 1
+    return Evidence(
+        id=evidence_id or new_id(),
+        namespace=namespace,
+        source=source,
+        version=version,
+        content_hash=digest,
+        text=text,
+    )
 
 
 def _load(session: Session, namespace: str, ids: Sequence[str]) -> dict[str, EvidenceItem]:
@@ -208,29 +238,13 @@ def persist(session: Session, prepared: PreparedEvidence) -> PreparedEvidence:
     sources: set[str] = set()
     for item in prepared.new:
         digest = content_hash(item.text)
-        existing = _find(session, prepared.namespace, item.source, digest)
+        existing = stored_version(session, prepared.namespace, item.source, digest)
         if existing is not None:
             remap[item.id] = existing
             continue
-        version = 1
-        if item.source != INLINE_SOURCE:
-            latest = session.exec(
-                select(func.max(Evidence.version)).where(
-                    Evidence.namespace == prepared.namespace, Evidence.source == item.source
-                )
-            ).one()
-            version = (latest or 0) + 1
-        session.add(
-            Evidence(
-                id=item.id,
-                namespace=prepared.namespace,
-                source=item.source,
-                version=version,
-                content_hash=digest,
-                text=item.text,
-            )
-        )
-        if version > 1:
+        row = next_version(session, prepared.namespace, item.source, item.text, digest, item.id)
+        session.add(row)
+        if row.version > 1:
             sources.add(item.source)  # its earlier versions are no longer current
         queued.append(item.id)
     indexing.enqueue(session, prepared.namespace, OutboxKind.EVIDENCE, queued)

@@ -1,16 +1,23 @@
 """What the fronts (the CLI, the REST API, the MCP server) pass to the Store and show
-the same way, defined once: the names of the rejection and search filters (the fields
-of the Store's own input models), the filters a front was given, and a fact's history.
+the same way, defined once: the names of the rejection, search and listing filters (the
+fields of the Store's own input models), the filters a front was given, metadata from
+``KEY=VALUE`` items, and a fact's history.
 ``memstore.surface`` maps every Store method to its name on each front."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from memstore import checks
+from memstore.errors import InvalidInput
+from memstore.metadata import Metadata
 from memstore.schemas import (
     EvidenceQuery,
+    FactListQuery,
     FactPublic,
     RejectionFilter,
     SearchQuery,
@@ -29,6 +36,12 @@ SEARCH_FILTERS: tuple[str, ...] = tuple(
 EVIDENCE_FILTERS: tuple[str, ...] = tuple(
     f for f in EvidenceQuery.model_fields if f not in ("query", "k")
 )
+#: What ``Store.list_facts`` filters by (all it takes but the page: limit and cursor).
+LIST_FILTERS: tuple[str, ...] = tuple(
+    f for f in FactListQuery.model_fields if f not in ("limit", "cursor")
+)
+#: What ``Store.recall`` takes besides the query, ``k`` and its token budget.
+RECALL_FILTERS: tuple[str, ...] = ("entity", "statuses", "as_of", "min_score")
 
 
 def rejection_where(**given: Any) -> dict[str, Any]:
@@ -38,6 +51,32 @@ def rejection_where(**given: Any) -> dict[str, Any]:
     if unknown:
         raise TypeError(f"not rejection filters: {', '.join(unknown)}")
     return {name: value for name, value in given.items() if value is not None and value != []}
+
+
+def metadata_items(items: Sequence[str] | None, field: str = "meta") -> Metadata | None:
+    """Metadata from ``KEY=TEXT`` and ``KEY:=JSON`` items, as HTTPie spells them (the CLI's
+    ``--meta`` and the REST API's ``meta``): ``user=alice`` is the text "alice",
+    ``priority:=2`` the number 2, ``pinned:=true`` true, ``team:=null`` null. None for no
+    items; InvalidInput naming ``field`` for a bad one."""
+    if not items:
+        return None
+    found: dict[str, Any] = {}
+    for item in items:
+        key, sep, text = item.partition("=")
+        if not sep or key in ("", ":"):
+            raise InvalidInput(field, f"{item!r} is not KEY=TEXT or KEY:=JSON")
+        value: Any = text
+        if key.endswith(":"):
+            key = key[:-1]
+            try:
+                value = json.loads(text)
+            except json.JSONDecodeError:
+                reason = f"{item!r}: {text!r} is not JSON (a number, true, false or null)"
+                raise InvalidInput(field, reason) from None
+        if key in found:
+            raise InvalidInput(field, f"{key!r} is given twice")
+        found[key] = value
+    return checks.metadata(field, found)
 
 
 class HistoryPublic(BaseModel):

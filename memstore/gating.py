@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import fields
 
 from gate import (
     Check,
@@ -78,5 +77,5 @@ def to_admission(verdict: Verdict) -> Admission:
 #: Admission fields that carry a Verdict's value of the same name. ``status`` differs in
 #: meaning (the stored fact's status, not the verdict's), so it is set above, not copied.
 _SHARED_FIELDS = tuple(
-    f.name for f in fields(Admission) if f.name in Verdict.model_fields and f.name != "status"
+    name for name in Admission.model_fields if name in Verdict.model_fields and name != "status"
 )

@@ -26,6 +26,7 @@ from sqlmodel import Session, col, func, select
 from gate.evidence import strip_span
 from memstore import db
 from memstore.embeddings import Matrix
+from memstore.metadata import tokens
 from memstore.models import (
     OPEN_STATUSES,
     Citation,
@@ -244,6 +245,7 @@ def fact_docs(session: Session, ids: Collection[str]) -> list[FactDoc]:
                     recorded_at=row.recorded_at,
                     valid_from=row.valid_from,
                     valid_to=row.valid_to,
+                    metadata=tuple(tokens(row.meta)),
                 )
             )
     return docs

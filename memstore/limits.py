@@ -18,6 +18,11 @@ from memstore.errors import InvalidInput, TooLarge
 DEFAULT_MAX_CLAIMS = 100
 #: Characters of distinct evidence text one request may carry (inline or cited by id).
 DEFAULT_MAX_EVIDENCE_CHARS = 100_000
+#: A fact's metadata: at most this many keys, each this long, and this many characters
+#: as compact JSON (keys and values together); the same bounds hold for a filter.
+MAX_METADATA_KEYS = 32
+MAX_METADATA_KEY_CHARS = 64
+MAX_METADATA_CHARS = 4_096
 
 
 @dataclass(frozen=True, slots=True)

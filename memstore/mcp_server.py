@@ -1,9 +1,13 @@
 """memstore over the Model Context Protocol: one namespace of one store as an agent's memory.
 
 Tools: ``remember`` (a write through the grounding gate), ``remember_conversation``
-(facts extracted from messages, each gated against its turn), ``recall`` (search),
-``verify_claim`` (the gate's verdict, nothing stored), ``audit_rejections`` (what
-the gate refused) and, where allowed, ``erase`` (forget a fact or a refusal for
+(facts extracted from messages, each gated against its turn), ``recall`` (the memories
+relevant to a query as lines for the agent's context, within a token budget: what an
+agent calls every turn), ``search`` (matching facts, filtered), ``supersede`` (correct
+a fact, gated like ``remember``), ``retract`` (forget a fact, keeping its history),
+``list_memories`` (what memory holds, a page at a time, filtered by entity, time or
+metadata), ``verify_claim`` (the gate's verdict, nothing stored), ``audit_rejections``
+(what the gate refused) and, where allowed, ``erase`` (forget a fact or a refusal for
 good; a right of its own: over stdio only with ``--allow-erase``, over HTTP only
 for the keys of ``server.erase_keys``). A refused write is a normal result
 (``stored: false`` with the verdict and why), so the agent learns from it; bad
@@ -41,6 +45,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from gate import ConfigError, Verdict, VerdictStatus
 from gate.verdict import GATE_NUMBERS
+from memstore.checks import MAX_RECALL_TOKENS
 from memstore.config import (
     ConversationSettings,
     ServerSettings,
@@ -53,8 +58,17 @@ from memstore.conversations.messages import MAX_MESSAGES
 from memstore.conversations.messages import Message as ConversationMessage
 from memstore.errors import ErrFactNotGrounded, InvalidInput, MemstoreError, StorageError
 from memstore.fronts import rejection_where
+from memstore.models import FactStatus
 from memstore.names import check_namespace
-from memstore.schemas import DEFAULT_STATED_CONFIDENCE, FactPublic, RejectionPublic
+from memstore.recall import DEFAULT_BUDGET_TOKENS, DEFAULT_K, DEFAULT_MIN_SCORE
+from memstore.schemas import (
+    DEFAULT_LIST_LIMIT,
+    DEFAULT_STATED_CONFIDENCE,
+    MAX_LIST_LIMIT,
+    FactPublic,
+    RejectionPublic,
+    SearchHit,
+)
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -91,9 +105,16 @@ Quote the source instead of paraphrasing it, and never invent evidence to get a 
 `remember_conversation` takes the conversation itself: facts are extracted from the
 messages and each one is gated against the message it came from, like `remember`.
 
-Use `recall` before answering from memory, `verify_claim` to check a claim against
-evidence without storing it, and `audit_rejections` to see what the gate refused.
-When the user asks you to forget something, `erase` removes it for good.
+Call `recall` every turn with the user's message: it answers what memory holds about
+it as lines to put in your context (each with when it held, confidence and source).
+`search` finds facts with filters (entity, time, relevance). When a remembered fact is
+wrong or out of date, `supersede` it with the corrected statement and its evidence
+(gated like `remember`; the old version stays in the history); `retract` forgets a
+fact with a reason. `verify_claim` checks a claim against evidence without storing
+it, and `audit_rejections` shows what the gate refused. When the user asks you to
+forget something for good, `erase` removes it (where the server allows it).
+`list_memories` pages through what memory holds. Writes take `metadata`, your own keys
+and values (a session, a topic), which `search` and `list_memories` filter by.
 """
 
 _HINTS: dict[str, str] = {
@@ -213,8 +234,8 @@ class RememberedConversation(BaseModel):
     candidates: list[CandidateSummary]
 
 
-class RecalledFact(BaseModel):
-    """A remembered fact that matches the query."""
+class Memory(BaseModel):
+    """A remembered fact, as ``list_memories`` shows it."""
 
     fact_id: str
     statement: str
@@ -222,8 +243,52 @@ class RecalledFact(BaseModel):
     members: list[Member]
     status: str
     confidence: float
+    metadata: dict[str, Any] = Field(default_factory=dict, description="The caller's metadata.")
+    recorded_at: datetime = Field(description="When it was remembered.")
+    valid_from: datetime | None = Field(default=None, description="When it began to hold.")
+    valid_to: datetime | None = Field(default=None, description="When it stopped holding.")
+
+
+class RecalledFact(Memory):
+    """A remembered fact that matches the query."""
+
     score: float = Field(description="Rank-fusion score; higher is a better match.")
+    relevance: float = Field(
+        description="How close the statement is to the query in meaning, 0..1 (min_score's scale)."
+    )
     similarity: float | None = Field(default=None, description="Cosine similarity to the query.")
+
+
+class MemoryPage(BaseModel):
+    """One page of remembered facts, oldest first."""
+
+    memories: list[Memory]
+    next_cursor: str | None = Field(
+        default=None,
+        description="Pass it as cursor, with the same filters, for the next page; "
+        "null: this is the last page.",
+    )
+
+
+class Recalled(BaseModel):
+    """The memories relevant to the query, as lines for the agent's context."""
+
+    text: str = Field(
+        description="One line per memory, best first: the statement, when it held, "
+        "confidence and source. Empty when nothing relevant is remembered."
+    )
+    facts: list[RecalledFact] = Field(description="The memories the text shows, in its order.")
+    tokens: int = Field(description="The text's length in tokens (the MiniLM tokenizer's).")
+    left_out: int = Field(description="Relevant memories that did not fit the budget.")
+
+
+class Retracted(BaseModel):
+    """A fact ``retract`` took out of memory; its history keeps it, with the reason."""
+
+    fact_id: str
+    statement: str
+    status: str
+    reason: str | None = None
 
 
 class ClaimVerdict(_GateNumbers):
@@ -307,6 +372,46 @@ Messages = Annotated[
         ),
     ),
 ]
+FactId = Annotated[
+    str, Field(min_length=1, description="The fact's id (from remember, recall or search).")
+]
+QueryText = Annotated[
+    str,
+    Field(description="What to look for: the user's message, a question or keywords."),
+]
+Entities = Annotated[
+    list[str] | None,
+    Field(description="Only facts with every one of these entities as a member."),
+]
+AsOf = Annotated[
+    datetime | None,
+    Field(description="Only facts that held at this world time (ISO 8601; naive means UTC)."),
+]
+MinScore = Annotated[
+    float | None,
+    Field(ge=0.0, le=1.0, description="Leave out facts whose relevance (0..1) is below it."),
+]
+MetadataArg = Annotated[
+    dict[str, str | int | float | bool | None] | None,
+    Field(
+        description="Your own data about the fact, e.g. {'session': 's-12', 'topic': 'diet'}: "
+        "keys (letters, digits, _ - .) to a string, number, true/false or null. Not "
+        "evidence: the gate never reads it."
+    ),
+]
+MetadataFilter = Annotated[
+    dict[str, str | int | float | bool | None] | None,
+    Field(description="Only facts whose metadata holds each of these keys and values."),
+]
+RelationFilter = Annotated[
+    str | None, Field(description="Only facts with this predicate, e.g. 'works_at'.")
+]
+RecordedAfter = Annotated[
+    datetime | None, Field(description="Only facts remembered at or after this time.")
+]
+RecordedBefore = Annotated[
+    datetime | None, Field(description="Only facts remembered before this time.")
+]
 OnConflictOption = Annotated[
     Literal["supersede", "flag"] | None,
     Field(
@@ -367,6 +472,7 @@ def build_server(
         evidence: Evidence,
         relation: Relation = None,
         confidence: Confidence = DEFAULT_STATED_CONFIDENCE,
+        metadata: MetadataArg = None,
     ) -> Remembered:
         """Remember a fact, if the evidence supports it (the write is gated).
 
@@ -374,13 +480,7 @@ def build_server(
         the reason and the gate's numbers; nothing is remembered. Remembering the
         same fact twice stores it once (deduplicated=true).
         """
-        fact: dict[str, Any] = {
-            "statement": statement,
-            "members": [m.model_dump() for m in members],
-            "evidence": evidence,
-            "relation": relation,
-            "confidence": confidence,
-        }
+        fact = _fact(statement, members, evidence, relation, confidence, metadata)
         try:
             return _stored(store.add_fact(fact))
         except ErrFactNotGrounded as exc:
@@ -391,7 +491,7 @@ def build_server(
     conversation_settings = conversations or ConversationSettings()
 
     def remember_conversation(
-        messages: Messages, on_conflict: OnConflictOption = None
+        messages: Messages, on_conflict: OnConflictOption = None, metadata: MetadataArg = None
     ) -> RememberedConversation:
         """Remember what a conversation states: facts are extracted from the messages and
         each is gated against the message it came from (refusals are normal results).
@@ -400,7 +500,7 @@ def build_server(
         """
         try:
             report = remember_as_configured(
-                store, messages, conversation_settings, on_conflict=on_conflict
+                store, messages, conversation_settings, on_conflict=on_conflict, metadata=metadata
             )
         except MemstoreError as exc:
             raise failed(exc) from exc
@@ -410,28 +510,152 @@ def build_server(
             candidates=[_candidate(c) for c in report.candidates],
         )
 
-    def recall(
-        query: Annotated[str, Field(description="What to look for, in words or keywords.")],
-        k: Annotated[int, Field(ge=1, le=MAX_RECALL, description="How many facts.")] = 5,
-    ) -> list[RecalledFact]:
-        """Search memory by meaning and keywords; the best matching facts first."""
+    def supersede(
+        fact_id: FactId,
+        statement: Statement,
+        members: Members,
+        evidence: Evidence,
+        relation: Relation = None,
+        confidence: Confidence = DEFAULT_STATED_CONFIDENCE,
+        metadata: MetadataArg = None,
+    ) -> Remembered:
+        """Correct a remembered fact: the corrected statement replaces it if the evidence
+        supports it (the write is gated like remember).
+
+        Stored: stored=true with the correction's fact_id; the old fact stays in its
+        history, superseded. Refused: stored=false with the verdict and why; the old
+        fact is unchanged. Without metadata the correction keeps the old fact's.
+        """
+        fact = _fact(statement, members, evidence, relation, confidence, metadata)
         try:
-            hits = store.search(query, k)
+            return _stored(store.supersede(fact_id, fact))
+        except ErrFactNotGrounded as exc:
+            return _refused(exc.rejection)
         except MemstoreError as exc:
             raise failed(exc) from exc
-        return [
-            RecalledFact(
-                fact_id=hit.fact.id,
-                statement=hit.fact.statement,
-                relation=hit.fact.relation,
-                members=[Member(name=m.name, kind=m.kind, role=m.role) for m in hit.fact.members],
-                status=hit.fact.status,
-                confidence=hit.fact.confidence,
-                score=hit.score,
-                similarity=hit.similarity,
+
+    def retract(
+        fact_id: FactId,
+        reason: Annotated[
+            str,
+            Field(min_length=1, description="Why, e.g. 'the user says they moved away'."),
+        ],
+    ) -> Retracted:
+        """Forget a remembered fact: it leaves recall and search, and its history keeps it
+        with the reason (erase, where offered, removes a fact for good)."""
+        try:
+            fact = store.retract(fact_id, reason)
+        except MemstoreError as exc:
+            raise failed(exc) from exc
+        return Retracted(
+            fact_id=fact.id,
+            statement=fact.statement,
+            status=fact.status,
+            reason=fact.retraction_reason,
+        )
+
+    def recall(
+        query: QueryText,
+        budget_tokens: Annotated[
+            int,
+            Field(ge=1, le=MAX_RECALL_TOKENS, description="How many tokens the text may hold."),
+        ] = DEFAULT_BUDGET_TOKENS,
+        k: Annotated[
+            int, Field(ge=1, le=MAX_RECALL, description="Memories considered, best first.")
+        ] = DEFAULT_K,
+        entity: Entities = None,
+        as_of: AsOf = None,
+        min_score: Annotated[
+            float,
+            Field(ge=0.0, le=1.0, description="The relevance (0..1) a memory needs; 0: any."),
+        ] = DEFAULT_MIN_SCORE,
+    ) -> Recalled:
+        """Recall what memory holds about the conversation, as lines for your context: per
+        memory its statement, when it held, confidence and source, best first, within
+        budget_tokens. Call it every turn with the user's message. An empty text: nothing
+        relevant is remembered. The facts carry the ids supersede and retract take.
+        """
+        try:
+            found = store.recall(
+                query,
+                budget_tokens=budget_tokens,
+                k=k,
+                entity=entity,
+                as_of=as_of,
+                min_score=min_score,
             )
-            for hit in hits
-        ]
+        except MemstoreError as exc:
+            raise failed(exc) from exc
+        return Recalled(
+            text=found.text,
+            facts=[_recalled(hit) for hit in found.hits],
+            tokens=found.tokens,
+            left_out=found.left_out,
+        )
+
+    def search(
+        query: QueryText,
+        k: Annotated[int, Field(ge=1, le=MAX_RECALL, description="How many facts.")] = 5,
+        entity: Entities = None,
+        relation: RelationFilter = None,
+        as_of: AsOf = None,
+        recorded_after: RecordedAfter = None,
+        recorded_before: RecordedBefore = None,
+        min_score: MinScore = None,
+        metadata: MetadataFilter = None,
+    ) -> list[RecalledFact]:
+        """Search memory by meaning and keywords, with filters; the best matching facts
+        first, each with its id, members, status and relevance."""
+        try:
+            hits = store.search(
+                query,
+                k,
+                entity=entity,
+                relation=relation,
+                as_of=as_of,
+                recorded_after=recorded_after,
+                recorded_before=recorded_before,
+                min_score=min_score,
+                metadata=metadata,
+            )
+        except MemstoreError as exc:
+            raise failed(exc) from exc
+        return [_recalled(hit) for hit in hits]
+
+    def list_memories(
+        entity: Entities = None,
+        relation: RelationFilter = None,
+        statuses: Annotated[
+            list[FactStatus] | None,
+            Field(description="Fact statuses (default: verified and unverified, the active ones)."),
+        ] = None,
+        metadata: MetadataFilter = None,
+        recorded_after: RecordedAfter = None,
+        recorded_before: RecordedBefore = None,
+        as_of: AsOf = None,
+        limit: Annotated[
+            int, Field(ge=1, le=MAX_LIST_LIMIT, description="Facts per page.")
+        ] = DEFAULT_LIST_LIMIT,
+        cursor: Annotated[str | None, Field(description="The previous page's next_cursor.")] = None,
+    ) -> MemoryPage:
+        """List what memory holds, oldest first, a page at a time, with filters (no query:
+        every fact that matches them). Pass next_cursor back as cursor, with the same
+        filters, for the next page."""
+        try:
+            page = store.list_facts(
+                entity=entity,
+                relation=relation,
+                statuses=None if statuses is None else [s.value for s in statuses],
+                metadata=metadata,
+                recorded_after=recorded_after,
+                recorded_before=recorded_before,
+                as_of=as_of,
+                limit=limit,
+                cursor=cursor,
+            )
+        except MemstoreError as exc:
+            raise failed(exc) from exc
+        return MemoryPage(memories=[_memory(f) for f in page.items], next_cursor=page.next_cursor)
 
     def verify_claim(
         claim: Annotated[str, Field(description="The claim to check, as one sentence.")],
@@ -530,8 +754,12 @@ def build_server(
         (remember, writes),
         (remember_conversation, writes),
         (recall, reads),
+        (search, reads),
+        (supersede, writes),
+        (retract, erases),  # out of every read, like an erase (its history stays)
         (verify_claim, reads),
         (audit_rejections, reads),
+        (list_memories, reads),
     ]
     if keyed or allow_erase:
         tools.append((erase, erases))
@@ -594,6 +822,52 @@ def _candidate(outcome: CandidateOutcome) -> CandidateSummary:
         reason=None if outcome.rejection is None else outcome.rejection.reason,
         replaced=outcome.replaced,
         conflicts=outcome.conflicts,
+    )
+
+
+def _fact(
+    statement: str,
+    members: list[Member],
+    evidence: list[str],
+    relation: str | None,
+    confidence: float,
+    metadata: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """The fact ``remember`` and ``supersede`` write (no metadata: none given, so a
+    correction keeps the old version's)."""
+    fact: dict[str, Any] = {
+        "statement": statement,
+        "members": [m.model_dump() for m in members],
+        "evidence": evidence,
+        "relation": relation,
+        "confidence": confidence,
+    }
+    if metadata is not None:
+        fact["metadata"] = metadata
+    return fact
+
+
+def _memory(fact: FactPublic) -> Memory:
+    return Memory(
+        fact_id=fact.id,
+        statement=fact.statement,
+        relation=fact.relation,
+        members=[Member(name=m.name, kind=m.kind, role=m.role) for m in fact.members],
+        status=fact.status,
+        confidence=fact.confidence,
+        metadata=fact.metadata,
+        recorded_at=fact.recorded_at,
+        valid_from=fact.valid_from,
+        valid_to=fact.valid_to,
+    )
+
+
+def _recalled(hit: SearchHit) -> RecalledFact:
+    return RecalledFact(
+        **_memory(hit.fact).model_dump(),
+        score=hit.score,
+        relevance=hit.relevance,
+        similarity=hit.similarity,
     )
 
 

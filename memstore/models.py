@@ -13,8 +13,11 @@ from enum import StrEnum
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.types import TypeDecorator
 from sqlmodel import JSON, Field, Index, SQLModel, UniqueConstraint
+
+from gate.verdict import GateNumbers
 
 MAX_NAMESPACE_CHARS = 128
 MAX_NAME_CHARS = 256
@@ -89,16 +92,27 @@ def _text() -> Any:
     return Field(sa_type=sa.Text)
 
 
-class GateFields(SQLModel):
-    """The numbers of one gate decision (docs/design.md, Verdict), shared by facts, history
-    and rejections."""
+#: JSON on SQLite, JSONB on PostgreSQL (its ``@>`` compares JSON values); None is NULL.
+METADATA_TYPE = sa.JSON(none_as_null=True).with_variant(JSONB(none_as_null=True), "postgresql")
+
+
+def _metadata() -> Any:
+    """The ``metadata`` column (the attribute is ``meta``: SQLModel reserves ``metadata``).
+    The caller's data about a fact (``memstore.metadata``); NULL when there is none."""
+    return Field(default=None, sa_column=sa.Column("metadata", METADATA_TYPE, nullable=True))
+
+
+class _VerdictName(SQLModel):
+    """The first column of ``GateFields`` (a base, so the columns keep their order)."""
 
     verdict: str = Field(max_length=32)
-    p0: float | None = None
-    p1: float | None = None
-    required_bits: float | None = None
-    observed_bits: float | None = None
-    budget_gap: float | None = None
+
+
+class GateFields(GateNumbers, _VerdictName):
+    """One gate decision (docs/design.md, Verdict): the verdict, the numbers
+    (``gate.verdict.GateNumbers``) and the backend, shared by facts, history and
+    rejections."""
+
     backend: str | None = Field(default=None, max_length=128)
     latency_ms: float | None = None
 
@@ -173,6 +187,7 @@ class Fact(FactBase, table=True):
     #: The re-verification claim holding this fact, and when that lease runs out.
     lease_owner: str | None = Field(default=None, max_length=32)
     lease_expires_at: datetime | None = _when()
+    meta: dict[str, Any] | None = _metadata()
 
 
 class FactMember(SQLModel, table=True):
@@ -313,6 +328,7 @@ class Rejection(RejectionBase, table=True):
 
     id: str = Field(default_factory=new_id, primary_key=True, max_length=32)
     namespace: str = _ns()
+    meta: dict[str, Any] | None = _metadata()
 
 
 class RejectionMember(SQLModel, table=True):

@@ -3,15 +3,16 @@ evidence and counts. Inputs arrive checked (``memstore.checks``)."""
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
-from sqlmodel import col, or_, select
+from sqlmodel import and_, col, or_, select
 
 from memstore import db, indexing, rejections
 from memstore import reverify as reverification
+from memstore.cursors import Position, encode
 from memstore.errors import NotFound
 from memstore.models import (
     Entity,
@@ -25,6 +26,9 @@ from memstore.models import (
 from memstore.schemas import (
     EntityPublic,
     EvidencePublic,
+    FactFilters,
+    FactListQuery,
+    FactPage,
     FactPublic,
     RejectionFilter,
     StoreStats,
@@ -34,7 +38,8 @@ from memstore.scope import Scope
 
 
 def valid_at(as_of: datetime, *, history: bool) -> list[Any]:
-    """SQL conditions: the fact holds at world time ``as_of`` (half-open validity).
+    """SQL conditions: the fact holds at world time ``as_of`` (half-open validity), the
+    SQL mirror of ``hypergraph.holds_at`` (tests/test_world_time.py keeps them in step).
 
     With ``history`` (a read on default statuses), a superseded fact counts only with
     a closed world time: facts superseded before ``supersede`` closed it (no
@@ -50,6 +55,28 @@ def valid_at(as_of: datetime, *, history: bool) -> list[Any]:
     return conditions
 
 
+def metadata_matches(scope: Scope, wanted: Mapping[str, Any]) -> list[Any]:
+    """SQL conditions: the fact's metadata holds every key of ``wanted`` with an equal
+    value (``memstore.metadata``); none for an empty filter."""
+    return db.json_matches(scope.engine.dialect.name, col(Fact.meta), wanted)
+
+
+def filter_conditions(scope: Scope, q: FactFilters) -> list[Any]:
+    """SQL conditions of a read's filters but its entities and statuses: relation,
+    metadata, world time (``as_of``; on default statuses superseded facts need a closed
+    validity) and recording time."""
+    found = metadata_matches(scope, q.metadata)
+    if q.relation is not None:
+        found.append(col(Fact.relation) == q.relation)
+    if q.as_of is not None:
+        found += valid_at(q.as_of, history=q.statuses is None)
+    if q.recorded_after is not None:
+        found.append(col(Fact.recorded_at) >= q.recorded_after)
+    if q.recorded_before is not None:
+        found.append(col(Fact.recorded_at) < q.recorded_before)
+    return found
+
+
 def get_fact(scope: Scope, fact_id: str) -> FactPublic:
     """A fact by id, whatever its status."""
     with scope.session() as session:
@@ -63,9 +90,11 @@ def facts_about(
     relation: str | None,
     as_of: datetime | None,
     history: bool,
+    metadata: Mapping[str, Any],
 ) -> list[FactPublic]:
     """Facts in ``wanted`` statuses that have ``entity`` as a member, oldest first; with
-    ``as_of``, those valid then (``history``: superseded facts need a closed validity)."""
+    ``as_of``, those valid then (``history``: superseded facts need a closed validity);
+    with ``metadata``, those whose metadata holds it."""
     with scope.session() as session:
         target = scope.resolve(session, entity)
         query = (
@@ -76,6 +105,7 @@ def facts_about(
                 FactMember.entity_id == target.id,
                 Fact.namespace == scope.namespace,
                 col(Fact.status).in_(wanted),
+                *metadata_matches(scope, metadata),
             )
             .distinct()
             .order_by(col(Fact.recorded_at), col(Fact.id))
@@ -85,6 +115,43 @@ def facts_about(
         if as_of is not None:
             query = query.where(*valid_at(as_of, history=history))
         return scope.hydrate(session, list(session.exec(query).all()))
+
+
+def list_facts(
+    scope: Scope,
+    q: FactListQuery,
+    wanted: list[str],
+    read: str,
+    after: Position | None,
+) -> FactPage:
+    """One page of the facts ``q`` selects in ``wanted`` statuses, by (recorded_at, id),
+    from just after ``after``; the next page's cursor (tied to the listing ``read``)
+    when more follow. Keyset paging: facts written meanwhile come after the pages read
+    so far (recorded later), and no fact shows twice or is skipped."""
+    with scope.session() as session:
+        query = select(Fact).where(
+            Fact.namespace == scope.namespace,
+            col(Fact.status).in_(wanted),
+            *filter_conditions(scope, q),
+        )
+        for name in q.entity:
+            member = select(FactMember.fact_id).where(
+                FactMember.namespace == scope.namespace,
+                FactMember.entity_id == scope.resolve(session, name).id,
+            )
+            query = query.where(col(Fact.id).in_(member))
+        if after is not None:
+            at = col(Fact.recorded_at)
+            query = query.where(
+                or_(at > after.recorded_at, and_(at == after.recorded_at, col(Fact.id) > after.id))
+            )
+        order = query.order_by(col(Fact.recorded_at), col(Fact.id)).limit(q.limit + 1)
+        rows = list(session.exec(order).all())
+        page = scope.hydrate(session, rows[: q.limit])
+    more = len(rows) > q.limit
+    last = page[-1] if more else None
+    cursor = None if last is None else encode(Position(last.recorded_at, last.id), read)
+    return FactPage(items=page, next_cursor=cursor)
 
 
 def history(scope: Scope, fact_id: str) -> list[FactPublic]:

@@ -13,6 +13,7 @@ from sqlmodel import Session, col, select
 from memstore import audit, db
 from memstore.admission import Admission
 from memstore.evidence import PreparedEvidence
+from memstore.metadata import stored as stored_metadata
 from memstore.models import (
     Entity,
     EntityAlias,
@@ -48,6 +49,7 @@ CSV_COLUMNS = (
     "evidence_ids",
     "citations",
     "evidence",
+    "metadata",
     "chain_seq",
     "chain_hash",
 )
@@ -69,6 +71,7 @@ def record(
             for c in prepared.citations
         ],
         reason=admission.reason,
+        meta=new.metadata or None,
         **admission.gate_fields(),
     )
     audit.append(session, row)
@@ -202,7 +205,11 @@ def hydrate(session: Session, rows: Sequence[Rejection]) -> list[RejectionPublic
         for ev in session.exec(select(Evidence).where(col(Evidence.id).in_(chunk))).all():
             texts[ev.id] = EvidencePublic.model_validate(ev, from_attributes=True)
     return [
-        RejectionPublic(**r.model_dump(), evidence=[texts[e] for e in r.evidence_ids if e in texts])
+        RejectionPublic(
+            **r.model_dump(exclude={"meta"}),
+            metadata=stored_metadata(r.meta),
+            evidence=[texts[e] for e in r.evidence_ids if e in texts],
+        )
         for r in rows
     ]
 

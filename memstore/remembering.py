@@ -26,6 +26,7 @@ from memstore.admission import Admission, WriteHook
 from memstore.checks import MAX_BATCH, parse
 from memstore.errors import InvalidInput, TooLarge
 from memstore.evidence import prepare as prepare_evidence
+from memstore.metadata import Metadata
 from memstore.models import FactStatus
 from memstore.reads import stored_evidence
 from memstore.schemas import ClaimOutcome, FactCreate, FactPublic, RejectionPublic, RememberReport
@@ -49,8 +50,10 @@ def remember(
     members: Members,
     relation: str | None,
     hook: WriteHook,
+    metadata: Metadata,
 ) -> RememberReport:
-    """Write each checkable claim as a fact (one hook call for all), reporting every claim."""
+    """Write each checkable claim as a fact (one hook call for all), reporting every claim;
+    each fact carries ``metadata`` (the caller's, checked)."""
     scope = writes.scope
     checkable = [c for c in claims if c.is_evidence]
     if len(checkable) > MAX_BATCH:
@@ -62,7 +65,7 @@ def remember(
     missing: list[list[str]] = []
     for n, claim in enumerate(checkable):
         fact, unknown = claim_fact(claim, evidence, members, relation, stored_ids)
-        news.append(parse(FactCreate, fact, {}, prefix=f"claims.{n}"))
+        news.append(parse(FactCreate, {**fact, "metadata": metadata}, {}, prefix=f"claims.{n}"))
         missing.append(unknown)
     gated = [n for n, unknown in enumerate(missing) if not unknown]
     try:

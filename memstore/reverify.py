@@ -295,31 +295,20 @@ class _Plan:
     fetch_ms: float = 0.0
 
 
+@dataclass(kw_only=True)
 class Reverifier:
     """Runs re-verification for one namespace; the Store builds one per run."""
 
-    def __init__(
-        self,
-        *,
-        namespace: str,
-        session: Callable[[], AbstractContextManager[Session]],
-        transaction: Transaction,
-        hook: WriteHook,
-        policy: ReverifyPolicy,
-        providers: Providers,
-        lease: timedelta = DEFAULT_LEASE,
-        on_status_change: Callable[[list[str]], None] = lambda _ids: None,
-    ) -> None:
-        self.namespace = namespace
-        self._session = session
-        self._transaction = transaction
-        self.hook = hook
-        self.policy = policy
-        self.providers = providers
-        self.lease = lease
-        self._on_status_change = on_status_change
-        self._refreshed: dict[str, sources.Refreshed] = {}
-        self._fetch_ms: dict[str, float] = {}
+    namespace: str
+    session: Callable[[], AbstractContextManager[Session]]
+    transaction: Transaction
+    hook: WriteHook
+    policy: ReverifyPolicy
+    providers: Providers
+    lease: timedelta = DEFAULT_LEASE
+    on_status_change: Callable[[list[str]], None] = lambda _ids: None
+    _refreshed: dict[str, sources.Refreshed] = field(default_factory=dict, init=False)
+    _fetch_ms: dict[str, float] = field(default_factory=dict, init=False)
 
     def run(
         self,
@@ -331,13 +320,13 @@ class Reverifier:
         """Check up to ``limit`` facts due now; ``progress(done, total)`` after each batch."""
         started, cutoff = time.perf_counter(), utcnow()
         report = ReverifyReport(self.namespace)
-        with self._session() as session:
+        with self.session() as session:
             total = min(limit, count_due(session, self.namespace, cutoff))
         if progress:
             progress(0, total)
         while len(report.checks) < limit:
             size = min(batch, limit - len(report.checks))
-            token, ids = self._transaction(
+            token, ids = self.transaction(
                 partial(
                     claim,
                     namespace=self.namespace,
@@ -352,7 +341,7 @@ class Reverifier:
             try:
                 report.checks.extend(self._check_batch(token, ids))
             finally:
-                self._transaction(partial(release, namespace=self.namespace, token=token))
+                self.transaction(partial(release, namespace=self.namespace, token=token))
             total = max(total, len(report.checks))
             if progress:
                 progress(len(report.checks), total)
@@ -377,11 +366,11 @@ class Reverifier:
             if check.changed:
                 changed.append(check.fact_id)
         if changed:
-            self._on_status_change(changed)
+            self.on_status_change(changed)
         return checks
 
     def _load(self, token: str, ids: list[str]) -> list[_Plan]:
-        with self._session() as session:
+        with self.session() as session:
             facts = session.exec(
                 select(Fact)
                 .where(Fact.namespace == self.namespace, Fact.lease_owner == token)
@@ -404,13 +393,13 @@ class Reverifier:
         todo = sorted(s for s in batch_sources if s != INLINE_SOURCE and s not in self._refreshed)
         if not todo:
             return
-        with self._session() as session:
+        with self.session() as session:
             known = sources.validators(session, self.namespace, todo)
         for source in todo:
             started = time.perf_counter()
             fetched = self.providers.fetch(source, known.get(source, sources.Validators()))
             self._fetch_ms[source] = (time.perf_counter() - started) * 1000
-            self._refreshed[source] = self._transaction(
+            self._refreshed[source] = self.transaction(
                 partial(sources.record, namespace=self.namespace, source=source, fetched=fetched)
             )
 
@@ -547,7 +536,7 @@ class Reverifier:
             session.add(history)
             return True
 
-        if not self._transaction(work):
+        if not self.transaction(work):
             return replace(check, outcome="skipped", status_after=fact.status, reason=None)
         return check
 

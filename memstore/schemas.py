@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
@@ -18,6 +19,8 @@ from pydantic import (
 
 from gate import ClaimKind, VerdictStatus
 from gate.engine import DEFAULT_STATED_CONFIDENCE
+from memstore.metadata import Metadata
+from memstore.metadata import check as check_metadata
 from memstore.models import (
     MAX_EVIDENCE_CHARS,
     MAX_NAME_CHARS,
@@ -70,6 +73,17 @@ def _name(value: str) -> str:
 
 Name = Annotated[str, Field(max_length=MAX_NAME_CHARS), AfterValidator(_name)]
 UTCDatetime = Annotated[datetime | None, AfterValidator(to_utc)]
+#: The caller's keys and values (``memstore.metadata``); None or leaving it out: none.
+MetadataInput = Annotated[Metadata, BeforeValidator(check_metadata)]
+METADATA_DOC = (
+    "The caller's data about the fact: keys (letters, digits, _ - .) to a string, number, "
+    "true/false or null. Not evidence: the gate never reads it."
+)
+# SQLModel keeps its class attribute ``metadata`` (the tables' MetaData) on the public
+# models; their ``metadata`` field lives on instances, which pydantic warns shadows it.
+warnings.filterwarnings(
+    "ignore", r'Field name "metadata" in "(FactPublic|RejectionPublic)"', UserWarning
+)
 
 
 class _Input(BaseModel):
@@ -156,6 +170,8 @@ class FactCreate(_Input):
     )
     valid_from: UTCDatetime = None
     valid_to: UTCDatetime = None
+    #: Left out of a correction (``supersede``): the old version's metadata carries over.
+    metadata: MetadataInput = Field(default_factory=dict, description=METADATA_DOC)
 
     @field_validator("members")
     @classmethod
@@ -243,6 +259,9 @@ class FactPublic(FactBase):
     citations: list[CitationPublic] = Field(default_factory=list)
     deduplicated: bool = False
     near_duplicates: list[NearDuplicate] = Field(default_factory=list)
+    metadata: Metadata = Field(  # type: ignore[assignment, misc]  # SQLModel's is the class's
+        default_factory=dict, description=METADATA_DOC
+    )
 
     @property
     def evidence_ids(self) -> list[str]:
@@ -288,6 +307,9 @@ class RejectionPublic(RejectionBase):
     id: str
     namespace: str
     evidence: list[EvidencePublic] = Field(default_factory=list)
+    metadata: Metadata = Field(  # type: ignore[assignment, misc]  # SQLModel's is the class's
+        default_factory=dict, description=METADATA_DOC
+    )
 
 
 class ErasurePublic(ErasureBase):
@@ -413,10 +435,9 @@ def _names(value: Any) -> Any:
     return [value] if isinstance(value, str) else value
 
 
-class _SearchInput(_Input):
-    query: Annotated[str, Field(max_length=MAX_QUERY_CHARS), AfterValidator(_stripped_nonempty)]
-    k: Annotated[int, Field(ge=1, le=MAX_SEARCH_K, strict=True)] = 10
-    mode: SearchMode = "hybrid"
+class _Recorded(_Input):
+    """When a row was recorded: from ``recorded_after`` (included) to ``recorded_before``."""
+
     recorded_after: UTCDatetime = None
     recorded_before: UTCDatetime = None
 
@@ -429,15 +450,56 @@ class _SearchInput(_Input):
         return before
 
 
-class SearchQuery(_SearchInput):
-    """A fact search (``Store.search``). ``entity``: one name or several, all members
-    of each hit. ``expand``: add facts one hop away through a hit's entities."""
+class FactFilters(_Recorded):
+    """Which facts a read selects; every given condition holds. ``entity``: one name or
+    several, all members of each fact. ``metadata``: every given key holds an equal value
+    (``memstore.metadata``)."""
 
     relation: Name | None = None
     entity: Annotated[list[Name], BeforeValidator(_names)] = Field(default_factory=list)
     statuses: Annotated[list[str] | None, BeforeValidator(_names)] = None
+    metadata: MetadataInput = Field(default_factory=dict)
     as_of: UTCDatetime = None
+
+
+#: A relevance threshold: hits whose ``relevance`` is below it are left out (None: none).
+MinScore = Annotated[float | None, Field(ge=0.0, le=1.0, allow_inf_nan=False, strict=True)]
+
+
+class _SearchInput(_Recorded):
+    query: Annotated[str, Field(max_length=MAX_QUERY_CHARS), AfterValidator(_stripped_nonempty)]
+    k: Annotated[int, Field(ge=1, le=MAX_SEARCH_K, strict=True)] = 10
+    mode: SearchMode = "hybrid"
+    min_score: MinScore = None
+
+
+class SearchQuery(_SearchInput, FactFilters):
+    """A fact search (``Store.search``), filtered as ``FactFilters`` says. ``expand``:
+    add facts one hop away through a hit's entities."""
+
     expand: Annotated[bool, Field(strict=True)] = False
+
+
+#: Facts one page of ``Store.list_facts`` holds: by default, and at most.
+DEFAULT_LIST_LIMIT = 50
+MAX_LIST_LIMIT = 1_000
+MAX_CURSOR_CHARS = 512
+
+
+class FactListQuery(FactFilters):
+    """One page of the facts a listing selects (``Store.list_facts``), oldest first.
+    ``cursor``: where the previous page ended (its ``next_cursor``)."""
+
+    limit: Annotated[int, Field(ge=1, le=MAX_LIST_LIMIT, strict=True)] = DEFAULT_LIST_LIMIT
+    cursor: Annotated[str, Field(min_length=1, max_length=MAX_CURSOR_CHARS)] | None = None
+
+
+class FactPage(BaseModel):
+    """One page of ``Store.list_facts``: facts by the time they were recorded (oldest
+    first, ties by id). ``next_cursor`` asks for the next page; None: this is the last."""
+
+    items: list[FactPublic]
+    next_cursor: str | None = None
 
 
 class EvidenceQuery(_SearchInput):
@@ -455,12 +517,15 @@ class SearchHit(BaseModel):
     """A fact found by ``Store.search``, best first by ``score`` (reciprocal rank fusion).
 
     ``vector_rank`` / ``text_rank``: its rank by meaning and by keywords (None where
-    that side did not find it); ``similarity``: cosine similarity to the query.
-    ``via``: for a fact added by expansion, the hit whose entity it shares.
+    that side did not find it); ``similarity``: cosine similarity to the query as the
+    vector side measured it. ``relevance``: the cosine similarity of the query and the
+    statement clipped to [0, 1], for every hit (what ``min_score`` compares; the score
+    only orders). ``via``: for a fact added by expansion, the hit whose entity it shares.
     """
 
     fact: FactPublic
     score: float
+    relevance: float
     vector_rank: int | None = None
     text_rank: int | None = None
     similarity: float | None = None
@@ -468,7 +533,8 @@ class SearchHit(BaseModel):
 
 
 class EvidenceHit(BaseModel):
-    """A chunk ``[start, end)`` of an evidence version found by ``Store.search_evidence``."""
+    """A chunk ``[start, end)`` of an evidence version found by ``Store.search_evidence``;
+    its fields as ``SearchHit``'s."""
 
     evidence_id: str
     source: str
@@ -478,6 +544,7 @@ class EvidenceHit(BaseModel):
     end: int
     text: str
     score: float
+    relevance: float
     vector_rank: int | None = None
     text_rank: int | None = None
     similarity: float | None = None

@@ -18,6 +18,7 @@ from sqlmodel import Session, col, select
 from memstore import db
 from memstore.checks import required_name
 from memstore.errors import MemstoreError, NotFound, StorageError
+from memstore.metadata import stored as stored_metadata
 from memstore.models import ACTIVE_STATUSES, Citation, Entity, EntityAlias, Fact, FactMember
 from memstore.names import normalize_key
 from memstore.schemas import CitationPublic, EntityPublic, FactPublic, MemberPublic
@@ -108,7 +109,12 @@ class Scope:
                     )
                 )
         return [
-            FactPublic(**r.model_dump(), members=members[r.id], citations=citations[r.id])
+            FactPublic(
+                **r.model_dump(exclude={"meta"}),
+                metadata=stored_metadata(r.meta),
+                members=members[r.id],
+                citations=citations[r.id],
+            )
             for r in rows
         ]
 

@@ -7,51 +7,104 @@ citation may have changed in another process since the index was written).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from sqlmodel import col, select
 
 from memstore import indexing
+from memstore.embeddings import Matrix
 from memstore.errors import StorageError
 from memstore.index_handle import IndexHandle
 from memstore.models import Evidence, Fact, FactMember, FactStatus
-from memstore.reads import valid_at
-from memstore.schemas import EvidenceHit, EvidenceQuery, SearchHit, SearchQuery
+from memstore.reads import filter_conditions
+from memstore.schemas import EvidenceHit, EvidenceQuery, FactPublic, SearchHit, SearchQuery
 from memstore.scope import Scope
-from memstore.vectors import CHUNKS, FACTS, Filter, reciprocal_rank_fusion
+from memstore.vectors import CHUNKS, FACTS, Filter, SearchIndex, reciprocal_rank_fusion
 
 #: An expanded hit scores this fraction of the hit it was reached through.
 EXPANSION_DECAY = 0.5
 
-Ranked = tuple[list[str], dict[str, float], dict[str, dict[str, Any]]]
+
+@dataclass(frozen=True)
+class Ranked:
+    """Ids best first, their fused scores, per id the hit's own fields (``vector_rank``,
+    ``similarity``, ``text_rank``, ``relevance``), and the query's embedding."""
+
+    order: list[str]
+    fused: dict[str, float]
+    sides: dict[str, dict[str, Any]]
+    vector: Matrix
+
+    def passing(self, ids: Sequence[str], min_score: float | None) -> list[str]:
+        """``ids`` (in their order) whose relevance reaches ``min_score`` (None: all)."""
+        if min_score is None:
+            return list(ids)
+        return [i for i in ids if self.sides[i]["relevance"] >= min_score]
 
 
 def rank(handle: IndexHandle, table: str, query: str, mode: str, where: Filter, k: int) -> Ranked:
-    """Ids best first, their fused scores, and per id where it ranked on each side
-    (``vector_rank``, ``similarity``, ``text_rank``: the hits' fields).
+    """The rows of ``table`` that best match ``query`` (see ``Ranked``).
 
     Each side returns more than ``k`` rows, so hits that SQL drops (a status changed
-    by another process) leave room for the next ones.
+    by another process) or a ``min_score`` drops leave room for the next ones. The
+    fused score (reciprocal rank fusion) only orders; ``relevance`` is what a threshold
+    can use: the cosine similarity of the query's and the row's embeddings, clipped to
+    [0, 1] (from the vector side, or for rows only the text side found, their stored
+    vectors).
     """
     index = handle.ready()
     window = max(3 * k, 30)
-    try:
-        vector = index.embed([query])[0] if mode != "text" else None
+    with index_errors(handle):
+        vector = index.embed([query])[0]
         by_vector, by_text = index.rank(
-            table, vector, query if mode != "vector" else None, where.sql(table), window
+            table,
+            vector if mode != "text" else None,
+            query if mode != "vector" else None,
+            where.sql(table),
+            window,
         )
-    except Exception as exc:
-        raise StorageError(f"search index query failed ({handle.uri}): {exc}") from exc
-    fused = reciprocal_rank_fusion([by_vector, by_text])
-    sides: dict[str, dict[str, Any]] = {i: {} for i in fused}
-    vector_side = zip(by_vector.ids, by_vector.scores, strict=True)
-    for position, (i, similarity) in enumerate(vector_side, start=1):
-        sides[i].update(vector_rank=position, similarity=similarity)
-    for position, i in enumerate(by_text.ids, start=1):
-        sides[i]["text_rank"] = position
+        fused = reciprocal_rank_fusion([by_vector, by_text])
+        sides: dict[str, dict[str, Any]] = {i: {} for i in fused}
+        vector_side = zip(by_vector.ids, by_vector.scores, strict=True)
+        for position, (i, similarity) in enumerate(vector_side, start=1):
+            sides[i].update(vector_rank=position, similarity=similarity)
+        for position, i in enumerate(by_text.ids, start=1):
+            sides[i]["text_rank"] = position
+        known = {i: s["similarity"] for i, s in sides.items() if "similarity" in s}
+        for i, score in relevance(index, table, vector, list(fused), known).items():
+            sides[i]["relevance"] = score
     # Equal fused scores (first on one side, second on the other) go by meaning.
     order = sorted(fused, key=lambda i: (-fused[i], -sides[i].get("similarity", -1.0), i))
-    return order, fused, sides
+    return Ranked(order, fused, sides, vector)
+
+
+def relevance(
+    index: SearchIndex,
+    table: str,
+    vector: Matrix,
+    ids: Sequence[str],
+    known: dict[str, float] | None = None,
+) -> dict[str, float]:
+    """Per id, the cosine similarity of its stored vector and ``vector`` (the query's)
+    clipped to [0, 1]; ``known`` similarities are taken as they are."""
+    similarity = dict(known or {})
+    missing = [i for i in ids if i not in similarity]
+    for i, (_, stored) in index.vectors(table, missing).items():
+        similarity[i] = float(np.dot(vector, stored))
+    return {i: min(1.0, max(0.0, similarity.get(i, 0.0))) for i in ids}
+
+
+@contextmanager
+def index_errors(handle: IndexHandle) -> Iterator[None]:
+    """What LanceDB raises, as a StorageError naming the index."""
+    try:
+        yield
+    except Exception as exc:
+        raise StorageError(f"search index query failed ({handle.uri}): {exc}") from exc
 
 
 def search_facts(
@@ -64,11 +117,13 @@ def search_facts(
     ``text`` use one side. Filters: relation; entity (names or aliases, each a member
     of every hit; an unknown name raises NotFound); statuses (default: verified and
     unverified; ``["pending"]`` finds facts not yet checked); ``as_of`` (valid at that
-    world time); recorded after / before. ``expand`` appends, after the hits, up to
-    ``k`` facts that share an entity with a hit (same filters but entity), each
-    naming the hit in ``via``.
+    world time); recorded after / before; metadata (each given key holds an equal
+    value, in the index and in SQL); ``min_score``: only hits whose relevance
+    (see ``rank``) reaches it. ``expand`` appends, after the hits, up to ``k`` facts
+    that share an entity with a hit (same filters but entity and ``min_score``: the
+    graph picks them, not the query), each naming the hit in ``via``.
     """
-    handle.ready()
+    index = handle.ready()
     with scope.session() as session:
         entity_ids = [scope.resolve(session, name).id for name in q.entity]
     where = Filter(
@@ -80,25 +135,35 @@ def search_facts(
         closed_statuses=[FactStatus.SUPERSEDED] if q.statuses is None else [],
         recorded_after=q.recorded_after,
         recorded_before=q.recorded_before,
+        metadata=q.metadata,
     )
-    order, fused, sides = rank(handle, FACTS, q.query, q.mode, where, q.k)
+    ranked = rank(handle, FACTS, q.query, q.mode, where, q.k)
     with scope.session() as session:
         # SQL has the last word on status: another process may have changed it.
-        found = {f.id: f for f in scope.facts_by_id(session, order, wanted)}
-    hits = [SearchHit(fact=found[i], score=fused[i], **sides[i]) for i in order if i in found][
-        : q.k
-    ]
+        found = {f.id: f for f in scope.facts_by_id(session, ranked.order, wanted)}
+    kept = ranked.passing([i for i in ranked.order if i in found], q.min_score)[: q.k]
+    hits = [SearchHit(fact=found[i], score=ranked.fused[i], **ranked.sides[i]) for i in kept]
     if q.expand and hits:
-        hits += expand(scope, hits, q, wanted)
+
+        def rate(ids: list[str]) -> dict[str, float]:
+            with index_errors(handle):
+                return relevance(index, FACTS, ranked.vector, ids)
+
+        hits += expand(scope, hits, q, wanted, rate)
     return hits
 
 
 def expand(
-    scope: Scope, hits: list[SearchHit], q: SearchQuery, wanted: list[str]
+    scope: Scope,
+    hits: list[SearchHit],
+    q: SearchQuery,
+    wanted: list[str],
+    rate: Callable[[list[str]], dict[str, float]],
 ) -> list[SearchHit]:
-    """Facts one hop from the hits (sharing an entity), in hit order, at most ``k``."""
+    """Facts one hop from the hits (sharing an entity), in hit order, at most ``k``;
+    ``rate`` gives their relevance to the query (which does not select them)."""
     seen = {h.fact.id for h in hits}
-    extra: list[SearchHit] = []
+    extra: list[tuple[FactPublic, SearchHit]] = []
     with scope.session() as session:
         for hit in hits:
             query = (
@@ -115,29 +180,30 @@ def expand(
                 .order_by(col(Fact.recorded_at), col(Fact.id))
                 .limit(q.k - len(extra))
             )
-            if q.relation is not None:
-                query = query.where(Fact.relation == q.relation)
-            if q.as_of is not None:
-                query = query.where(*valid_at(q.as_of, history=q.statuses is None))
-            if q.recorded_after is not None:
-                query = query.where(col(Fact.recorded_at) >= q.recorded_after)
-            if q.recorded_before is not None:
-                query = query.where(col(Fact.recorded_at) < q.recorded_before)
+            query = query.where(*filter_conditions(scope, q))
             for fact in scope.hydrate(session, list(session.exec(query).all())):
                 seen.add(fact.id)
-                extra.append(
-                    SearchHit(fact=fact, score=hit.score * EXPANSION_DECAY, via=hit.fact.id)
-                )
+                extra.append((fact, hit))
             if len(extra) >= q.k:
                 break
-    return extra
+    scores = rate([fact.id for fact, _ in extra])
+    return [
+        SearchHit(
+            fact=fact,
+            score=hit.score * EXPANSION_DECAY,
+            relevance=scores[fact.id],
+            via=hit.fact.id,
+        )
+        for fact, hit in extra
+    ]
 
 
 def search_evidence(scope: Scope, handle: IndexHandle, q: EvidenceQuery) -> list[EvidenceHit]:
     """The ``q.k`` chunks that best match ``q``, best first, from evidence that backs live
     memory (not evidence only rejections or retracted facts cite). ``source``: one or
     several sources (``inline`` or a URI); ``current_only``: skip versions a refreshed
-    source replaced; recorded after / before: when the evidence was stored."""
+    source replaced; recorded after / before: when the evidence was stored;
+    ``min_score``: only chunks whose relevance (see ``rank``) reaches it."""
     index = handle.ready()
     where = Filter(
         scope.namespace,
@@ -146,7 +212,8 @@ def search_evidence(scope: Scope, handle: IndexHandle, q: EvidenceQuery) -> list
         recorded_after=q.recorded_after,
         recorded_before=q.recorded_before,
     )
-    order, fused, sides = rank(handle, CHUNKS, q.query, q.mode, where, q.k)
+    ranked = rank(handle, CHUNKS, q.query, q.mode, where, q.k)
+    order = ranked.passing(ranked.order, q.min_score)
     chunks = {r["id"]: r for r in index.rows(CHUNKS, order, ["id", "evidence_id", "start", "end"])}
     hits: list[EvidenceHit] = []
     with scope.session() as session:
@@ -178,8 +245,8 @@ def search_evidence(scope: Scope, handle: IndexHandle, q: EvidenceQuery) -> list
                 start=chunk["start"],
                 end=chunk["end"],
                 text=row.text[chunk["start"] : chunk["end"]],
-                score=fused[chunk_id],
-                **sides[chunk_id],
+                score=ranked.fused[chunk_id],
+                **ranked.sides[chunk_id],
             )
         )
         if len(hits) == q.k:

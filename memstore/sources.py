@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from sqlmodel import Session, col, func, select
+from sqlmodel import Session, col, select
 
 from memstore import indexing
-from memstore.evidence import INLINE_SOURCE, content_hash
+from memstore.evidence import INLINE_SOURCE, content_hash, next_version, stored_version
 from memstore.models import MAX_EVIDENCE_CHARS, Evidence, EvidenceSource, utcnow
 from memstore.providers import Fetched, Outcome, Validators
 
@@ -96,28 +96,11 @@ def record(session: Session, namespace: str, source: str, fetched: Fetched) -> R
 def _version(session: Session, namespace: str, source: str, text: str) -> tuple[Evidence, bool]:
     """The stored version of ``source`` with this text, adding the next version if new."""
     digest = content_hash(text)
-    row = session.exec(
-        select(Evidence).where(
-            Evidence.namespace == namespace,
-            Evidence.source == source,
-            Evidence.content_hash == digest,
-        )
-    ).first()
-    if row is not None:
-        return row, False
+    found = stored_version(session, namespace, source, digest)
+    if found is not None:
+        return session.get_one(Evidence, found), False
     assert source != INLINE_SOURCE, "inline evidence is never refreshed"
-    latest = session.exec(
-        select(func.max(Evidence.version)).where(
-            Evidence.namespace == namespace, Evidence.source == source
-        )
-    ).one()
-    row = Evidence(
-        namespace=namespace,
-        source=source,
-        version=(latest or 0) + 1,
-        content_hash=digest,
-        text=text,
-    )
+    row = next_version(session, namespace, source, text, digest)
     session.add(row)
     session.flush()
     return row, True

@@ -10,12 +10,13 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
-from types import TracebackType
 from typing import Any, TextIO
 
 from gate import Claim, Gate, GatePolicy, Verdict
+from gate.backends.base import Closing
 from hypergraph import HyperGraph
 from memstore import audit, checks, db, entities, hooks, indexing, reads, rejection_reads, search
+from memstore import recall as recalling
 from memstore import reverify as reverification
 from memstore.admission import WriteHook
 from memstore.background import BackgroundReverifier
@@ -31,6 +32,7 @@ from memstore.opening import open_parts
 from memstore.providers import DEFAULT_HTTP_TIMEOUT_S
 from memstore.remembering import claims_of, remember
 from memstore.schemas import (
+    DEFAULT_LIST_LIMIT,
     DEFAULT_STATED_CONFIDENCE,
     EntityPublic,
     ErasurePublic,
@@ -38,6 +40,7 @@ from memstore.schemas import (
     EvidenceHit,
     EvidencePublic,
     FactCreate,
+    FactPage,
     FactPublic,
     NeighborhoodPublic,
     RejectionPublic,
@@ -59,7 +62,7 @@ DEFAULT_REVERIFY_EVERY = timedelta(minutes=5)
 REPLAY_NOTICE_AT = 1_000
 
 
-class Store:
+class Store(Closing):
     """Long-term memory for one namespace. Use as a context manager or call ``close()``.
 
     ``path_or_url``: a data directory (SQLite at ``<dir>/memstore.db``) or a SQLAlchemy URL.
@@ -120,17 +123,6 @@ class Store:
             self._log.before_close()  # see ``erase``
             self._scope.engine.dispose()
 
-    def __enter__(self) -> Store:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
     def __repr__(self) -> str:
         return f"<Store {self.url} namespace={self.namespace!r}>"
 
@@ -153,7 +145,9 @@ class Store:
     ) -> FactPublic:
         """Remember a fact (a FactCreate, a mapping or its fields) if the grounding gate
         admits it; else raise ErrFactNotGrounded. ``gate`` and ``policy`` override the
-        store's gate for this write; ``ungated=True`` stores it unchecked (``ungated``)."""
+        store's gate for this write; ``ungated=True`` stores it unchecked (``ungated``).
+        ``metadata``: the caller's keys and values, stored with the fact and filterable
+        (``memstore.metadata``); not evidence, the gate never reads it."""
         new = parse(FactCreate, fact, fields)
         [result] = self._writes.write([new], [None], self._hook(gate, policy, ungated))
         if isinstance(result, RejectionPublic):
@@ -186,14 +180,17 @@ class Store:
         gate: Gate | str | None = None,
         policy: GatePolicy | None = None,
         ungated: bool = False,
+        metadata: Mapping[str, Any] | None = None,
     ) -> RememberReport:
         """Split an agent's ``text`` into claims and remember those the gate admits, as
         ``add_facts`` does (``memstore.remembering``). ``[1]`` in the text cites the first
-        ``evidence``; ``members``: a list for every claim, or a function of a ``gate.Claim``."""
+        ``evidence``; ``members``: a list for every claim, or a function of a ``gate.Claim``;
+        ``metadata``: stored with every fact (not evidence)."""
         claims = claims_of(text)
         texts = checks.remember_inputs(evidence, members)
+        meta = checks.metadata("metadata", metadata)
         hook = self._hook(gate, policy, ungated)
-        return remember(self._writes, claims, texts, members, relation, hook)
+        return remember(self._writes, claims, texts, members, relation, hook, meta)
 
     def remember_conversation(
         self,
@@ -203,12 +200,14 @@ class Store:
         on_conflict: OnConflict = "supersede",
         single_valued: Collection[str] = SINGLE_VALUED,
         context_turns: int = CONTEXT_TURNS,
+        metadata: Mapping[str, Any] | None = None,
     ) -> conversation.ConversationReport:
         """Extract facts from ``messages`` (default: the embedded extractor), gate each against
-        its turn and supersede what it replaces (``memstore.conversations``)."""
+        its turn and supersede what it replaces (``memstore.conversations``); ``metadata``
+        goes on every fact written (a correction without it keeps the old version's)."""
         return conversation.remember_conversation(
             self, messages, extractor=extractor, on_conflict=on_conflict,
-            single_valued=single_valued, context_turns=context_turns,
+            single_valued=single_valued, context_turns=context_turns, metadata=metadata,
         )  # fmt: skip
 
     def supersede(
@@ -224,9 +223,9 @@ class Store:
     ) -> FactPublic:
         """Replace a fact by a corrected one (gated like ``add_fact``): the old row stays,
         ``superseded``, its world time closed where the correction's begins (``write_path``);
-        a rejected correction leaves the old fact untouched."""
-        new = parse(FactCreate, new_fact, fields)
-        check_correction(self._scope, old_id, new)
+        a rejected correction leaves the old fact untouched. A correction that gives no
+        ``metadata`` keeps the old version's."""
+        new = check_correction(self._scope, old_id, parse(FactCreate, new_fact, fields))
         [result] = self._writes.write([new], [old_id], self._hook(gate, policy, ungated))
         if isinstance(result, RejectionPublic):
             raise ErrFactNotGrounded(result)
@@ -274,12 +273,42 @@ class Store:
         relation: str | None = None,
         as_of: datetime | None = None,
         statuses: Collection[str] | None = None,
+        metadata: Mapping[str, Any] | None = None,
     ) -> list[FactPublic]:
         """Facts with ``entity`` (a name or alias) as a member, oldest first; by default active
-        ones, and with ``as_of`` those valid then (by default with superseded ones that held)."""
+        ones, and with ``as_of`` those valid then (by default with superseded ones that held);
+        with ``metadata``, those whose metadata holds each given key and value."""
         as_of = checks.as_utc(as_of)
         wanted = checks.read_statuses(statuses, as_of)
-        return reads.facts_about(self._scope, entity, wanted, relation, as_of, statuses is None)
+        meta = checks.metadata("metadata", metadata)
+        history = statuses is None
+        return reads.facts_about(self._scope, entity, wanted, relation, as_of, history, meta)
+
+    def list_facts(
+        self,
+        *,
+        entity: str | Sequence[str] | None = None,
+        relation: str | None = None,
+        statuses: Collection[str] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        recorded_after: datetime | None = None,
+        recorded_before: datetime | None = None,
+        as_of: datetime | None = None,
+        limit: int = DEFAULT_LIST_LIMIT,
+        cursor: str | None = None,
+    ) -> FactPage:
+        """One page of the namespace's facts, oldest first (by ``recorded_at``, then id),
+        filtered as ``search`` filters (every given condition holds); by default the active
+        ones. ``next_cursor`` of a page, passed as ``cursor`` with the same filters, asks
+        for the next one (``memstore.cursors``; None: that was the last)."""
+        given = dict(
+            entity=entity, relation=relation, statuses=statuses, metadata=metadata,
+            recorded_after=recorded_after, recorded_before=recorded_before, as_of=as_of,
+            limit=limit, cursor=cursor,
+        )  # fmt: skip
+        q, read, after = checks.fact_listing(self.namespace, given)
+        wanted = checks.read_statuses(q.statuses, q.as_of)
+        return reads.list_facts(self._scope, q, wanted, read, after)
 
     def neighborhood(
         self,
@@ -435,10 +464,13 @@ class Store:
         recorded_after: datetime | None = None,
         recorded_before: datetime | None = None,
         expand: bool = False,
+        min_score: float | None = None,
+        metadata: Mapping[str, Any] | None = None,
     ) -> list[SearchHit]:
         """The ``k`` facts that best match ``query``, best first, by meaning and full text
         fused (``mode="hybrid"``) or one side (``"vector"``, ``"text"``), filtered as
-        ``facts_about`` reads; ``expand`` adds facts one hop away (``memstore.search``)."""
+        ``facts_about`` reads; ``expand`` adds facts one hop away; ``min_score`` drops
+        hits whose ``relevance`` (0..1) is below it (``memstore.search``)."""
         q = checks.search_query(
             query,
             k,
@@ -450,9 +482,31 @@ class Store:
             recorded_after,
             recorded_before,
             expand,
+            min_score,
+            metadata,
         )
         wanted = checks.read_statuses(q.statuses, q.as_of)
         return search.search_facts(self._scope, self._index, q, wanted)
+
+    def recall(
+        self,
+        query: str,
+        *,
+        budget_tokens: int = recalling.DEFAULT_BUDGET_TOKENS,
+        k: int = recalling.DEFAULT_K,
+        entity: str | Sequence[str] | None = None,
+        statuses: Collection[str] | None = None,
+        as_of: datetime | None = None,
+        min_score: float | None = recalling.DEFAULT_MIN_SCORE,
+    ) -> recalling.Recall:
+        """The memories relevant to ``query`` as a block for a prompt, one line each (the
+        statement, when it held, confidence, source), best first, within ``budget_tokens``
+        (counted with the MiniLM tokenizer); of the ``k`` best active facts (or
+        ``statuses``) whose relevance reaches ``min_score``. No match: an empty block
+        (``memstore.recall``)."""
+        q, budget = checks.recall_query(query, budget_tokens, k, entity, statuses, as_of, min_score)
+        wanted = checks.read_statuses(q.statuses, q.as_of)
+        return recalling.recall(self._scope, self._index, q, wanted, budget)
 
     def search_evidence(
         self,
@@ -464,11 +518,13 @@ class Store:
         current_only: bool = True,
         recorded_after: datetime | None = None,
         recorded_before: datetime | None = None,
+        min_score: float | None = None,
     ) -> list[EvidenceHit]:
         """The ``k`` chunks of live evidence (as ``get_evidence``) that best match ``query``,
-        ranked like ``search``; ``current_only`` skips versions a refreshed source replaced."""
+        ranked and thresholded like ``search``; ``current_only`` skips versions a refreshed
+        source replaced."""
         q = checks.evidence_query(
-            query, k, mode, source, current_only, recorded_after, recorded_before
+            query, k, mode, source, current_only, recorded_after, recorded_before, min_score
         )
         return search.search_evidence(self._scope, self._index, q)
 

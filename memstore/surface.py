@@ -14,7 +14,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from memstore.fronts import EVIDENCE_FILTERS, REJECTION_FILTERS, SEARCH_FILTERS
+from memstore.fronts import (
+    EVIDENCE_FILTERS,
+    LIST_FILTERS,
+    RECALL_FILTERS,
+    REJECTION_FILTERS,
+    SEARCH_FILTERS,
+)
 
 __all__ = ["FILTERS", "SURFACE", "Exposed", "Front", "Hidden", "Surface"]
 
@@ -55,12 +61,25 @@ FILTERS: dict[str, tuple[str, ...]] = {
     "export_rejections": REJECTION_FILTERS,
     "search": SEARCH_FILTERS,
     "search_evidence": EVIDENCE_FILTERS,
+    "recall": RECALL_FILTERS,
+    "list_facts": LIST_FILTERS,
 }
 
 _PYTHON = "a library call of the process that holds the store"
 _SERVER_RUNS_IT = "the servers run re-verification themselves (scheduler settings)"
-_AGENT_TOOLS = "agents get a small set of tools: remember, recall, verify, audit, erase"
-_CLI_SEARCH = "the CLI's search looks up words; filtered search: the REST API or Python"
+_AGENT_TOOLS = (
+    "agents get a small set of tools: remember, recall, search, verify, audit, "
+    "supersede (correct), retract (forget), erase"
+)
+_CLI_SEARCH = (
+    "the CLI's search takes words, relevance and recording time; the other filters: "
+    "memstore recall, the REST API or Python"
+)
+_AGENT_SEARCH = "agents search active memory, by meaning and keywords together"
+_CLI_SEARCH_TAKES = ("mode", "min_score", "recorded_after", "recorded_before")
+#: Filter names of the REST API's query strings and the CLI's options (one status or
+#: ``KEY=VALUE`` item per repetition: ``fronts.metadata_items``).
+_REST_FILTER_NAMES = {"statuses": "status", "metadata": "meta"}
 _AGENT_AUDIT = "agents filter the audit log by verdict, words and time only"
 _NOT_YET = "no correction over this front yet (issue 27, goal 6)"
 
@@ -83,10 +102,10 @@ SURFACE: dict[str, Surface] = {
         Exposed("remember_conversation"),
     ),
     "supersede": Surface(
-        Hidden(_NOT_YET), Exposed("POST /facts/{fact_id}/supersede"), Hidden(_NOT_YET)
+        Hidden(_NOT_YET), Exposed("POST /facts/{fact_id}/supersede"), Exposed("supersede")
     ),
     "retract": Surface(
-        Exposed("retract"), Exposed("POST /facts/{fact_id}/retract"), Hidden(_NOT_YET)
+        Exposed("retract"), Exposed("POST /facts/{fact_id}/retract"), Exposed("retract")
     ),
     "erase": Surface(Exposed("erase"), Exposed("POST /facts/{fact_id}/erase"), Exposed("erase")),
     "erase_rejection": Surface(
@@ -101,6 +120,11 @@ SURFACE: dict[str, Surface] = {
         Hidden("neighbors with --hops 0"),
         Hidden("the neighborhood with hops=0"),
         Hidden(_AGENT_TOOLS),
+    ),
+    "list_facts": Surface(
+        Exposed("list", renamed=_REST_FILTER_NAMES),
+        Exposed("GET /facts", renamed=_REST_FILTER_NAMES),
+        Exposed("list_memories"),
     ),
     "neighborhood": Surface(
         Exposed("neighbors"), Exposed("GET /entities/{name}/neighborhood"), Hidden(_AGENT_TOOLS)
@@ -163,33 +187,22 @@ SURFACE: dict[str, Surface] = {
     "search": Surface(
         Exposed(
             "search",
-            omits={name: _CLI_SEARCH for name in SEARCH_FILTERS if name != "mode"},
+            omits={name: _CLI_SEARCH for name in SEARCH_FILTERS if name not in _CLI_SEARCH_TAKES},
         ),
-        Exposed(
-            "GET /search",
-            renamed={"statuses": "status"},
-            omits={
-                "recorded_after": "not offered over REST yet",
-                "recorded_before": "not offered over REST yet",
-            },
-        ),
-        Exposed(
-            "recall",
-            omits={name: "an agent recalls by words only" for name in SEARCH_FILTERS},
-        ),
+        Exposed("GET /search", renamed=_REST_FILTER_NAMES),
+        Exposed("search", omits={name: _AGENT_SEARCH for name in ("mode", "statuses", "expand")}),
+    ),
+    "recall": Surface(
+        Exposed("recall", renamed={"statuses": "status"}),
+        Exposed("GET /recall", renamed={"statuses": "status"}),
+        Exposed("recall", omits={"statuses": "an agent recalls active memory"}),
     ),
     "search_evidence": Surface(
         Exposed(
             "search",
-            omits={name: _CLI_SEARCH for name in EVIDENCE_FILTERS if name != "mode"},
+            omits={name: _CLI_SEARCH for name in EVIDENCE_FILTERS if name not in _CLI_SEARCH_TAKES},
         ),
-        Exposed(
-            "GET /search/evidence",
-            omits={
-                "recorded_after": "not offered over REST yet",
-                "recorded_before": "not offered over REST yet",
-            },
-        ),
+        Exposed("GET /search/evidence"),
         Hidden(_AGENT_TOOLS),
     ),
     "reindex": Surface(Exposed("reindex"), Hidden(_PYTHON), Hidden(_PYTHON)),

@@ -13,7 +13,7 @@ import time
 import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -25,6 +25,7 @@ from lancedb.index import FTS, IvfHnswSq
 
 from memstore.embeddings import Embedder, Matrix, embed_checked
 from memstore.locks import Lock, file_lock
+from memstore.metadata import tokens
 
 # LanceDB warns on each index listing of a table with a vector index that its statistics
 # will stop including the IVF centroids; memstore reads only index columns, so it opts in.
@@ -43,6 +44,8 @@ _META_EMBEDDER = b"memstore.embedder"
 _META_DIMENSIONS = b"memstore.dimensions"
 #: In a local index directory: the file whose lock a process holds while it writes.
 LOCK_FILE = ".memstore-write.lock"
+#: A fact row's metadata tokens; added to the facts table of an index made before it.
+METADATA_FIELD = pa.field("metadata", pa.list_(pa.string()))
 
 
 @dataclass(frozen=True)
@@ -58,6 +61,8 @@ class FactDoc:
     recorded_at: datetime
     valid_from: datetime | None = None
     valid_to: datetime | None = None
+    #: The fact's metadata as ``key=value`` tokens (``memstore.metadata.tokens``).
+    metadata: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -91,6 +96,8 @@ class Filter:
     recorded_before: datetime | None = None
     sources: Sequence[str] = ()
     exclude_ids: Sequence[str] = ()
+    #: Facts whose metadata holds each of these keys and values.
+    metadata: Mapping[str, Any] = field(default_factory=dict)
 
     def sql(self, table: str) -> str:
         time_column = "recorded_us" if table == FACTS else "created_us"
@@ -100,7 +107,8 @@ class Filter:
         if self.relation is not None:
             parts.append(f"relation = {_quote(self.relation)}")
         parts += [f"array_has(entity_ids, {_quote(e)})" for e in self.entity_ids]
-        if self.as_of is not None:
+        parts += [f"array_has(metadata, {_quote(t)})" for t in tokens(self.metadata)]
+        if self.as_of is not None:  # hypergraph.holds_at, on the index's columns
             at = _micros(self.as_of)
             parts.append(f"(valid_from_us IS NULL OR valid_from_us <= {at})")
             parts.append(f"(valid_to_us IS NULL OR valid_to_us > {at})")
@@ -149,6 +157,7 @@ def _schema(table: str, dimensions: int, embedder: str) -> pa.Schema:
             pa.field("recorded_us", pa.int64()),
             pa.field("valid_from_us", pa.int64()),
             pa.field("valid_to_us", pa.int64()),
+            METADATA_FIELD,
         ]
     else:
         own = [
@@ -234,6 +243,7 @@ class SearchIndex:
                 "recorded_us": _micros(d.recorded_at),
                 "valid_from_us": _micros(d.valid_from),
                 "valid_to_us": _micros(d.valid_to),
+                "metadata": list(d.metadata),
             }
             for d in docs
         ]
@@ -453,6 +463,8 @@ class SearchIndex:
                 schema=_schema(name, self.embedder.dimensions, self.embedder.name),
                 exist_ok=True,
             )
+        if name == FACTS and METADATA_FIELD.name not in table.schema.names:
+            table.add_columns(METADATA_FIELD)  # an index from before metadata: none yet
         if not any(ix.columns == ["text"] for ix in table.list_indices()):
             table.create_index("text", config=FTS(with_position=False), replace=True)
         return table

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -59,24 +60,16 @@ log = logging.getLogger(__name__)
 Written = FactPublic | RejectionPublic
 
 
+@dataclass
 class WritePath:
     """Writes new facts into one scope, keeping its graph and search index in step."""
 
-    def __init__(
-        self,
-        scope: Scope,
-        graph: GraphView,
-        index: IndexHandle,
-        limits: Limits,
-        near_duplicate: float | None,
-        policy: Callable[[], reverification.ReverifyPolicy],
-    ) -> None:
-        self.scope = scope
-        self.graph = graph
-        self.index = index
-        self.limits = limits
-        self.near_duplicate = near_duplicate
-        self.policy = policy
+    scope: Scope
+    graph: GraphView
+    index: IndexHandle
+    limits: Limits
+    near_duplicate: float | None
+    policy: Callable[[], reverification.ReverifyPolicy]
 
     def check_gated(self, hook: WriteHook, count: int, field: str, what: str = "facts") -> None:
         """That the gate may check ``count`` claims in one call (``Ungated`` checks none)."""
@@ -192,6 +185,7 @@ class WritePath:
             verified_at=now if admission.status == FactStatus.VERIFIED else None,
             next_check_at=next_check(admission, policy, now),
             supersedes_id=supersedes,
+            meta=new.metadata or None,
             **admission.gate_fields(),
         )
         session.add(row)
@@ -325,12 +319,16 @@ def next_check(
     return policy.after_decision(now)
 
 
-def check_correction(scope: Scope, old_id: str, new: FactCreate) -> None:
-    """That the fact ``old_id`` exists and is open, and ``new`` can correct it now."""
+def check_correction(scope: Scope, old_id: str, new: FactCreate) -> FactCreate:
+    """That the fact ``old_id`` exists and is open, and ``new`` can correct it now;
+    returns ``new``, with the old version's metadata when it brings none of its own."""
     old = scope.get_row(old_id)
     if old.status not in OPEN_STATUSES:
         raise InvalidInput("old_id", f"fact {old_id} is {old.status} and cannot be superseded")
     check_correction_end(new, utcnow())
+    if "metadata" in new.model_fields_set:
+        return new
+    return new.model_copy(update={"metadata": old.meta or {}})
 
 
 def check_correction_end(new: FactCreate, now: datetime) -> datetime:

@@ -1,6 +1,10 @@
-"""Row counts per table, read beside the store: what a refused write must leave as it was."""
+"""SQL and files read beside the store: row counts per table (what a refused write must
+leave as it was) and where a text is still held (what an erase must leave nothing of)."""
 
 from __future__ import annotations
+
+import json
+from pathlib import Path
 
 import sqlalchemy as sa
 from sqlmodel import SQLModel
@@ -19,3 +23,27 @@ def row_counts(url: str) -> dict[str, int]:
             }
     finally:
         engine.dispose()
+
+
+def sql_holding(url: str, needle: str) -> list[str]:
+    """``table.column`` of every SQL value (text or JSON) that contains ``needle``."""
+    engine = sa.create_engine(url)
+    found: list[str] = []
+    try:
+        with engine.connect() as conn:
+            for table in SQLModel.metadata.sorted_tables:
+                for row in conn.execute(sa.select(table)).mappings():
+                    for column, value in row.items():
+                        if needle.lower() in json.dumps(value, default=str).lower():
+                            found.append(f"{table.name}.{column}")
+    finally:
+        engine.dispose()
+    return found
+
+
+def files_holding(root: Path, needle: str) -> list[str]:
+    """Files under ``root`` whose bytes contain ``needle``."""
+    raw = needle.encode()
+    return sorted(
+        str(p.relative_to(root)) for p in root.rglob("*") if p.is_file() and raw in p.read_bytes()
+    )

@@ -26,7 +26,7 @@ from memstore.surface import FILTERS, SURFACE, Exposed, Hidden
 NOT_FILTERS = {
     # CLI
     "store", "namespace", "as_json", "query", "k", "evidence", "index", "order_by",
-    "limit", "offset", "output", "counts",
+    "limit", "offset", "output", "counts", "budget_tokens", "cursor",
     # REST
     "q", "descending", "by",
 }  # fmt: skip

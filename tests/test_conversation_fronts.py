@@ -190,7 +190,7 @@ async def test_mcp_lists_the_tool(mcp: Client) -> None:
     tools = {t.name: t for t in (await mcp.list_tools()).tools}
     tool = tools["remember_conversation"]
     assert tool.input_schema["required"] == ["messages"]
-    assert set(tool.input_schema["properties"]) == {"messages", "on_conflict"}
+    assert set(tool.input_schema["properties"]) == {"messages", "on_conflict", "metadata"}
     assert tool.annotations is not None and tool.annotations.read_only_hint is False
     assert (tool.description or "").startswith("Remember what a conversation states")
 

@@ -24,9 +24,8 @@ import anyio
 import lancedb
 import pytest
 import sqlalchemy as sa
-from db_rows import row_counts
+from db_rows import files_holding, row_counts, sql_holding
 from fastapi.testclient import TestClient
-from sqlmodel import SQLModel
 from typer.testing import CliRunner
 
 import memstore
@@ -111,22 +110,6 @@ def texts(hits: Sequence[Any]) -> str:
     return " | ".join(h.text for h in hits)
 
 
-def sql_holding(url: str, needle: str) -> list[str]:
-    """``table.column`` of every SQL value (text or JSON) that contains ``needle``."""
-    engine = sa.create_engine(url)
-    found: list[str] = []
-    try:
-        with engine.connect() as conn:
-            for table in SQLModel.metadata.sorted_tables:
-                for row in conn.execute(sa.select(table)).mappings():
-                    for column, value in row.items():
-                        if needle.lower() in json.dumps(value, default=str).lower():
-                            found.append(f"{table.name}.{column}")
-    finally:
-        engine.dispose()
-    return found
-
-
 def index_holding(index: Path, needle: str) -> list[str]:
     """Ids of the LanceDB rows (read with lancedb itself) whose text contains ``needle``."""
     db = lancedb.connect(index)
@@ -135,14 +118,6 @@ def index_holding(index: Path, needle: str) -> list[str]:
         rows = db.open_table(name).search().select(["id", "text"]).limit(None).to_arrow()
         found += [r["id"] for r in rows.to_pylist() if needle.lower() in r["text"].lower()]
     return found
-
-
-def files_holding(root: Path, needle: str) -> list[str]:
-    """Files under ``root`` whose bytes contain ``needle``."""
-    raw = needle.encode()
-    return sorted(
-        str(p.relative_to(root)) for p in root.rglob("*") if p.is_file() and raw in p.read_bytes()
-    )
 
 
 # -- evidence reads show live memory only ----------------------------------------------
@@ -545,7 +520,7 @@ def test_the_rest_api_erases_a_fact_and_a_rejection(tmp_path: Path) -> None:
         job = ssn_hook_store.add_fact(fact(f"Alice works at {EMPLOYER}.", EMPLOYER_SAID))
         rejection = ssn_rejection(ssn_hook_store)
     settings = load_settings(
-        ssn_hook_store={"url": str(data)},
+        store={"url": str(data)},
         server={"api_keys": {KEY: [NS], WRITER: [NS]}, "erase_keys": [KEY]},
     )
     headers = {"Authorization": f"Bearer {KEY}"}

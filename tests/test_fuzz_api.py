@@ -35,6 +35,17 @@ MESSAGE = st.fixed_dictionaries(
 WHEN = st.one_of(st.none(), st.datetimes(timezones=st.just(UTC)), st.datetimes(), ANY)
 SPAN = st.one_of(st.none(), st.timedeltas(timedelta(-5), timedelta(days=5000)), ANY)
 COUNT = st.one_of(st.integers(-5, 10**7), st.booleans(), ANY)
+SCORE = st.one_of(st.none(), st.floats(-1, 2), st.floats(), ANY)
+#: Metadata (a write's or a filter's): keys good and bad, values scalar or not.
+META = st.one_of(
+    st.none(),
+    st.dictionaries(
+        st.one_of(st.sampled_from(["user", "n", "bad key"]), TEXT),
+        st.one_of(TEXT, st.integers(), st.floats(), st.booleans(), st.none(), ANY),
+        max_size=3,
+    ),
+    ANY,
+)
 WORDS = st.sampled_from(["verdict", "day", "created_at", "hybrid", "text", "jsonl", "csv"])
 WHERE_KEYS = ["verdict", "text", "since", "until", "entity", "relation", "backend", "bogus"]
 WHERE = st.dictionaries(st.sampled_from(WHERE_KEYS), st.one_of(ANY, WHEN), max_size=2)
@@ -76,7 +87,11 @@ def calls(ids: list[str], names: list[str], out: Path) -> dict[str, st.SearchStr
             st.builds(lambda f, w: {**w, **f}, kw(format=st.one_of(WORDS, ANY)), WHERE),
         ),
         "facts_about": call(
-            name, relation=ANY, as_of=WHEN, statuses=st.one_of(st.lists(WORDS), ANY)
+            name,
+            relation=ANY,
+            as_of=WHEN,
+            statuses=st.one_of(st.lists(WORDS), ANY),
+            metadata=META,
         ),
         "get_evidence": call(ANY),
         "get_fact": call(fact_id),
@@ -84,6 +99,17 @@ def calls(ids: list[str], names: list[str], out: Path) -> dict[str, st.SearchStr
         "graph": call(),
         "history": call(fact_id),
         "index_backlog": call(),
+        "list_facts": call(
+            entity=st.one_of(name, st.lists(name, max_size=2)),
+            relation=ANY,
+            statuses=st.one_of(st.lists(WORDS), ANY),
+            metadata=META,
+            recorded_after=WHEN,
+            recorded_before=WHEN,
+            as_of=WHEN,
+            limit=COUNT,
+            cursor=st.one_of(st.none(), TEXT, ANY),
+        ),
         "mark_due": call(st.one_of(st.none(), st.lists(fact_id, max_size=3), ANY)),
         "neighborhood": call(
             st.one_of(name, st.lists(name, max_size=3)), COUNT, relation=ANY, as_of=WHEN
@@ -122,6 +148,17 @@ def calls(ids: list[str], names: list[str], out: Path) -> dict[str, st.SearchStr
             recorded_after=WHEN,
             recorded_before=WHEN,
             expand=ANY,
+            min_score=SCORE,
+            metadata=META,
+        ),
+        "recall": call(
+            ANY,
+            budget_tokens=COUNT,
+            k=COUNT,
+            entity=st.one_of(name, st.lists(name, max_size=2)),
+            statuses=st.one_of(st.lists(WORDS), ANY),
+            as_of=WHEN,
+            min_score=SCORE,
         ),
         "search_evidence": call(
             ANY,
@@ -131,6 +168,7 @@ def calls(ids: list[str], names: list[str], out: Path) -> dict[str, st.SearchStr
             current_only=ANY,
             recorded_after=WHEN,
             recorded_before=WHEN,
+            min_score=SCORE,
         ),
         "set_reverify_policy": call(recheck_after=SPAN, retry_after=SPAN),
         "stats": call(),

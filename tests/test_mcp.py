@@ -201,7 +201,7 @@ async def recall_over_http(url: str, fact_id: str, key: str | None) -> None:
         Client(streamable_http_client(url, http_client=http)) as client,
     ):
         assert client.server_info is not None and client.server_info.name == "memstore"
-        hits = (await call(client, "recall", {"query": "Where does Alice work?"}))["result"]
+        hits = (await call(client, "recall", {"query": "Where does Alice work?"}))["facts"]
         assert [h["fact_id"] for h in hits] == [fact_id]
         assert hits[0]["statement"] == ACME
 
@@ -318,15 +318,19 @@ async def wait_until_listening(proc: subprocess.Popen[bytes], port: int, log: Pa
 # -- stdio ------------------------------------------------------------------------
 
 
-async def test_lists_five_tools_with_input_schemas(served: Served) -> None:
+async def test_lists_its_tools_with_input_schemas(served: Served) -> None:
     tools = {t.name: t for t in (await served.client.list_tools()).tools}
     # erase is a right of its own: over stdio only with --allow-erase (tests/test_erase.py)
     assert set(tools) == {
         "remember",
         "remember_conversation",
         "recall",
+        "search",
+        "supersede",
+        "retract",
         "verify_claim",
         "audit_rejections",
+        "list_memories",
     }
     remember = tools["remember"].input_schema
     assert remember["required"] == ["statement", "members", "evidence"]
@@ -336,6 +340,7 @@ async def test_lists_five_tools_with_input_schemas(served: Served) -> None:
         "evidence",
         "relation",
         "confidence",
+        "metadata",
     }
     assert remember["properties"]["evidence"]["items"] == {"type": "string"}
     member = remember["$defs"]["Member"]
@@ -385,13 +390,13 @@ async def test_remembering_the_same_fact_again_stores_nothing_new(served: Served
 
 
 async def test_recall_finds_the_stored_fact_and_not_the_refused_one(served: Served) -> None:
-    hits = (await call(served.client, "recall", {"query": "What is Alice allergic to?"}))["result"]
+    hits = (await call(served.client, "recall", {"query": "What is Alice allergic to?"}))["facts"]
     assert [h["fact_id"] for h in hits] == [served.stored["fact_id"]]
     [hit] = hits
     assert hit["statement"] == PEANUTS["statement"] and hit["status"] == "verified"
     assert hit["members"] == PEANUTS["members"] and hit["score"] > 0
     none = await call(served.client, "recall", {"query": "shellfish", "k": 3})
-    assert all("shellfish" not in h["statement"] for h in none["result"])
+    assert all("shellfish" not in h["statement"] for h in none["facts"])
 
 
 async def test_audit_lists_the_refusal(served: Served) -> None:
@@ -464,7 +469,7 @@ async def test_a_time_out_of_range_in_utc_is_a_readable_tool_error(
 
 
 async def test_a_server_on_alice_never_returns_bobs_facts(served: Served) -> None:
-    hits = (await call(served.client, "recall", {"query": BOB, "k": 50}))["result"]
+    hits = (await call(served.client, "search", {"query": BOB, "k": 50}))["result"]
     assert hits, "alice's own peanut fact should match"
     assert all("Bob" not in h["statement"] for h in hits)
     assert all(m["name"] != "Bob" for h in hits for m in h["members"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import lancedb
 import pytest
 import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata
@@ -13,6 +14,7 @@ from sqlmodel import SQLModel
 
 import memstore
 from memstore import db
+from memstore.vectors import FACTS
 
 
 def _engine(tmp_path: Path) -> sa.Engine:
@@ -197,3 +199,43 @@ def test_upgrading_closes_the_world_time_of_facts_superseded_before(
         hits = store.search("Acme", mode="text", as_of=mid)
         assert [h.fact.id for h in hits] == [acme.id]
         assert acme.id not in {h.fact.id for h in store.search("Acme", mode="text", as_of=late)}
+
+
+@pytest.mark.both_databases
+def test_upgrading_gives_facts_and_an_older_search_index_metadata(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    """Revision 0007 adds ``metadata`` to facts and rejections (none for the rows there);
+    a search index made before it gets its column when a store opens it."""
+    index = tmp_path / "ix"
+
+    def open_store() -> memstore.Store:
+        return memstore.open(data_dir, "user:alice", hook=memstore.Ungated(), index=index)
+
+    def fact(person: str, **extra: object) -> dict[str, object]:
+        said = f"{person}: I work at Acme."
+        return {
+            "statement": f"{person} works at Acme.",
+            "members": [person],
+            "evidence": [said],
+            **extra,
+        }
+
+    with open_store() as store:
+        old = store.add_fact(fact("Alice"))
+        url = store.url
+    engine = sa.create_engine(url)
+    try:
+        db.downgrade(engine, "0006")  # as an older release left the database
+        assert "metadata" not in {c["name"] for c in sa.inspect(engine).get_columns("facts")}
+    finally:
+        engine.dispose()
+    lancedb.connect(index).open_table(FACTS).drop_columns(["metadata"])  # and the index
+    with open_store() as store:
+        assert store.get_fact(old.id).metadata == {}
+        new = store.add_fact(fact("Bob", metadata={"team": "red"}))
+        assert {h.fact.id for h in store.search("works at Acme", mode="text")} == {old.id, new.id}
+        hits = store.search("works at Acme", mode="text", metadata={"team": "red"})
+        assert [h.fact.id for h in hits] == [new.id]
+        assert [f.id for f in store.list_facts(metadata={"team": "red"}).items] == [new.id]
+    assert "metadata" in lancedb.connect(index).open_table(FACTS).schema.names

@@ -62,7 +62,7 @@ def test_openapi_lists_the_routes_and_keeps_422_for_the_gate(api: Api) -> None:
     paths = schema["paths"]
     ns = "/v1/namespaces/{namespace}"
     expected = {
-        f"{ns}/facts": {"post"},
+        f"{ns}/facts": {"get", "post"},
         f"{ns}/facts/batch": {"post"},
         f"{ns}/facts/{{fact_id}}": {"get"},
         f"{ns}/facts/{{fact_id}}/retract": {"post"},
@@ -72,6 +72,7 @@ def test_openapi_lists_the_routes_and_keeps_422_for_the_gate(api: Api) -> None:
         f"{ns}/conversations": {"post"},
         f"{ns}/search": {"get"},
         f"{ns}/search/evidence": {"get"},
+        f"{ns}/recall": {"get"},
         f"{ns}/entities/{{name}}/neighborhood": {"get"},
         f"{ns}/rejections": {"get"},
         f"{ns}/rejections/counts": {"get"},

@@ -14,7 +14,9 @@ import pytest
 from rest_server import KEYS, serving
 
 from memstore.config import load_settings
+from memstore.recall import DEFAULT_BUDGET_TOKENS, DEFAULT_MIN_SCORE
 from memstore.rest import create_app
+from memstore.schemas import DEFAULT_LIST_LIMIT
 
 
 class Assets(HTMLParser):
@@ -68,3 +70,42 @@ def test_a_docs_page_loads_only_local_assets(
 def test_the_docs_pages_stay_out_of_the_schema(client: httpx.Client) -> None:
     paths = client.get("/openapi.json").json()["paths"]
     assert not [path for path in paths if "docs" in path or "redoc" in path]
+
+
+def test_the_docs_describe_recall_and_the_search_filters(client: httpx.Client) -> None:
+    """What /docs shows of recall and of search's relevance and recording-time filters."""
+    paths = client.get("/openapi.json").json()["paths"]
+    recall = paths["/v1/namespaces/{namespace}/recall"]["get"]
+    assert recall["summary"] == "Recall memories for a prompt" and recall["description"]
+    params = {p["name"]: p for p in recall["parameters"] if p["in"] == "query"}
+    assert set(params) == {"q", "budget_tokens", "k", "entity", "status", "as_of", "min_score"}
+    assert params["min_score"]["schema"]["default"] == DEFAULT_MIN_SCORE
+    assert params["budget_tokens"]["schema"]["default"] == DEFAULT_BUDGET_TOKENS
+    for path in ("search", "search/evidence"):
+        search = paths[f"/v1/namespaces/{{namespace}}/{path}"]["get"]["parameters"]
+        described = {p["name"] for p in search if p.get("description")}
+        assert {"recorded_after", "recorded_before", "min_score"} <= described, path
+    assert all(p.get("description") for p in params.values())
+
+
+def test_the_docs_describe_listing_and_metadata(client: httpx.Client) -> None:
+    """What /docs shows of listing facts a page at a time and of metadata."""
+    schema = client.get("/openapi.json").json()
+    paths = schema["paths"]
+    listing = paths["/v1/namespaces/{namespace}/facts"]["get"]
+    assert listing["summary"] == "List facts" and listing["description"]
+    params = {p["name"]: p for p in listing["parameters"] if p["in"] == "query"}
+    assert set(params) == {
+        "entity", "relation", "status", "meta", "recorded_after", "recorded_before", "as_of",
+        "limit", "cursor",
+    }  # fmt: skip
+    assert all(p.get("description") for p in params.values())
+    assert params["limit"]["schema"]["default"] == DEFAULT_LIST_LIMIT
+    assert listing["responses"]["200"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/FactPage"
+    }
+    search = paths["/v1/namespaces/{namespace}/search"]["get"]["parameters"]
+    assert "KEY:=JSON" in next(p["description"] for p in search if p["name"] == "meta")
+    for model in ("FactCreate", "FactPublic", "RejectionPublic"):
+        described = schema["components"]["schemas"][model]["properties"]["metadata"]
+        assert "Not evidence" in described["description"], model

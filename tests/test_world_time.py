@@ -17,6 +17,7 @@ from samples import works_at
 from workers import HashedWords
 
 import memstore
+from hypergraph import holds_at
 from memstore import FactStatus, InvalidInput, Store
 from memstore.config import load_settings
 from memstore.rest import create_app
@@ -149,3 +150,48 @@ def test_rest_search_as_of_sees_the_version_valid_then(data_dir: Path, tmp_path:
 
         assert found("2022-06-01T00:00:00Z") == [old.json()["id"]]
         assert found("2023-06-01T00:00:00Z") == [new.json()["id"]]
+
+
+# -- one rule: hypergraph.holds_at, and every read that mirrors it ------------------------
+
+
+@pytest.mark.parametrize(
+    ("valid_from", "valid_to", "as_of", "holds"),
+    [
+        (None, None, at(2020), True),
+        (at(2020), None, at(2020), True),  # the start belongs to the validity
+        (at(2020), None, at(2020) - TICK, False),
+        (None, at(2022), at(2022) - TICK, True),
+        (None, at(2022), at(2022), False),  # the end does not
+        (at(2020), at(2022), at(2020), True),
+        (at(2020), at(2022), at(2022), False),
+        (at(2020), at(2020), at(2020), False),  # an empty validity holds nowhere
+    ],
+)
+def test_holds_at_is_half_open(
+    valid_from: datetime | None, valid_to: datetime | None, as_of: datetime, holds: bool
+) -> None:
+    assert holds_at(valid_from, valid_to, as_of) is holds
+
+
+def test_every_read_answers_as_holds_at(hashed_store: Store) -> None:
+    """SQL (``facts_about``), the search index (``search``) and the graph
+    (``neighborhood``) agree with ``holds_at`` at each edge: at the start, at the end,
+    a tick either side, with either end open."""
+    spans: dict[str, tuple[datetime | None, datetime | None]] = {}
+    for company, start, end in [
+        ("Always", None, None),
+        ("Since", at(2020), None),
+        ("Until", None, at(2022)),
+        ("Between", at(2020), at(2022)),
+    ]:
+        fact = hashed_store.add_fact(**works_at(company=company, valid_from=start, valid_to=end))
+        spans[fact.id] = (start, end)
+    for when in (at(2020) - TICK, at(2020), at(2020) + TICK, at(2022) - TICK, at(2022)):
+        expected = sorted(i for i, (start, end) in spans.items() if holds_at(start, end, when))
+        by_sql = sorted(f.id for f in hashed_store.facts_about("Alice", as_of=when))
+        by_index = sorted(h.fact.id for h in hashed_store.search(QUESTION, as_of=when))
+        by_graph = sorted(f.id for f in hashed_store.neighborhood("Alice", as_of=when).facts)
+        assert by_sql == by_index == by_graph == expected, when
+    assert len(hashed_store.facts_about("Alice", as_of=at(2020))) == 4
+    assert len(hashed_store.facts_about("Alice", as_of=at(2022))) == 2

@@ -11,6 +11,7 @@ from collections import deque
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from types import TracebackType
+from typing import Self
 
 
 class Cancelled(Exception):
@@ -210,7 +211,26 @@ class ModelLock:
             self.release()
 
 
-class VerifierBackend:
+class Closing:
+    """``with`` support for anything with a ``close()``: the block's end closes it.
+    Backends, the chat endpoint, memstore's extractor and Store share it."""
+
+    def close(self) -> None:
+        """Release models, sessions or connections. A no-op by default."""
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+class VerifierBackend(Closing):
     """Estimates P(claim is true | context) for batches of (claim, context) pairs.
 
     Subclasses implement ``estimate_many``. ``deterministic`` backends (same input,
@@ -238,17 +258,3 @@ class VerifierBackend:
 
     def estimate(self, claim: str, context: str) -> float:
         return self.estimate_many([(claim, context)])[0]
-
-    def close(self) -> None:
-        """Release models, sessions or connections. A no-op by default."""
-
-    def __enter__(self) -> VerifierBackend:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import os
-import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal
@@ -22,10 +20,10 @@ from typing import Any, Literal
 import httpx
 
 from gate.backends.base import CallControl, VerifierBackend
+from gate.backends.endpoint import ChatEndpoint
 from gate.backends.hf_causal import PROMPT
 
 Mode = Literal["auto", "logprobs", "sampling"]
-RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 
 
 class BackendError(RuntimeError):
@@ -89,23 +87,25 @@ class OpenAIBackend(VerifierBackend):
         self.mode = mode
         self.top_logprobs = top_logprobs
         self.samples = max(1, samples)
-        self.retries = max(0, retries)
-        self.backoff = backoff
         self.concurrency = max(1, concurrency)
         self.max_context_chars = max_context_chars
         self.deterministic = mode == "logprobs"
-        key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY", "")
-        headers = {"Authorization": f"Bearer {key}"} if key else {}
-        self._client = client or httpx.Client(
-            base_url=base_url.rstrip("/"), headers=headers, timeout=timeout
+        self._endpoint = ChatEndpoint(
+            base_url,
+            api_key,
+            "OPENAI_API_KEY",
+            timeout=timeout,
+            retries=retries,
+            backoff=backoff,
+            client=client,
         )
-        self._owns_client = client is None
         self._sampling = mode == "sampling"
 
     @property
     def identity(self) -> str:
         digest = hashlib.sha256(self.prompt.encode()).hexdigest()[:12]
-        return f"{self.name}:{str(self._client.base_url).rstrip('/')}:{self.model}:{digest}"
+        base_url = str(self._endpoint.client.base_url).rstrip("/")
+        return f"{self.name}:{base_url}:{self.model}:{digest}"
 
     def estimate_many(
         self, pairs: Sequence[tuple[str, str]], control: CallControl | None = None
@@ -169,25 +169,15 @@ class OpenAIBackend(VerifierBackend):
 
     def _post(self, payload: dict[str, Any]) -> dict[str, Any]:
         """POST /chat/completions with retries on transport errors and retryable statuses."""
-        attempt = 0
-        while True:
-            try:
-                response = self._client.post("/chat/completions", json=payload)
-                if response.status_code not in RETRY_STATUS or attempt == self.retries:
-                    response.raise_for_status()
-                    body = response.json()
-                    if not isinstance(body, dict):
-                        raise BackendError("the server's answer is not a JSON object")
-                    return body
-            except httpx.TransportError:
-                if attempt == self.retries:
-                    raise
-            time.sleep(self.backoff * 2**attempt)
-            attempt += 1
+        response, _ = self._endpoint.post(payload)
+        response.raise_for_status()
+        body = response.json()
+        if not isinstance(body, dict):
+            raise BackendError("the server's answer is not a JSON object")
+        return body
 
     def close(self) -> None:
-        if self._owns_client:
-            self._client.close()
+        self._endpoint.close()
 
 
 def _first_top_logprobs(body: dict[str, Any]) -> list[dict[str, Any]] | None:

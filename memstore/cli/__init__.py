@@ -27,7 +27,7 @@ The package, bottom up: ``console`` (output, exit codes, ``fail``), ``render``
 (settings and the store from the options), ``program`` (the Typer app and the
 ``command`` decorator); then one module per group of commands, imported below in
 the order ``--help`` lists them: ``configure``, ``writes``, ``conversations``,
-``reads``, ``auditing``, ``upkeep``, ``servers``, ``extras``.
+``reads``, ``listing``, ``auditing``, ``upkeep``, ``servers``, ``extras``.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from memstore.cli import configure as configure
 from memstore.cli import writes as writes
 from memstore.cli import conversations as conversations
 from memstore.cli import reads as reads
+from memstore.cli import listing as listing
 from memstore.cli import auditing as auditing
 from memstore.cli import upkeep as upkeep
 from memstore.cli import servers as servers

@@ -10,12 +10,19 @@ from rich.table import Table
 
 from memstore.cli.console import Exit, err, fail, out
 from memstore.cli.context import open_store, settings
-from memstore.cli.parsing import JsonOption, NamespaceOption, StoreOption, read_messages
+from memstore.cli.parsing import (
+    JsonOption,
+    MetaOption,
+    NamespaceOption,
+    StoreOption,
+    read_messages,
+)
 from memstore.cli.program import command
 from memstore.cli.render import num, to_json
 from memstore.conversations.conversation import ConversationReport, remember_as_configured
 from memstore.conversations.llm import ExtractorError
 from memstore.errors import InvalidInput
+from memstore.fronts import metadata_items
 
 #: How each outcome is shown in the table.
 _SHOWN = {
@@ -57,18 +64,21 @@ def remember_conversation(
             show_default=False,
         ),
     ] = None,
+    meta: MetaOption = None,
     store: StoreOption = None,
     namespace: NamespaceOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Remember what a conversation states: extract facts from its messages (the
     extractor of the conversations settings), gate each against the message it came
-    from, and supersede what they replace. Exit 0 once every fact was decided, even
-    if some were refused (see them: memstore audit); 2 for bad input.
+    from, and supersede what they replace; --meta goes on every fact written. Exit 0
+    once every fact was decided, even if some were refused (see them: memstore audit);
+    2 for bad input.
 
     A message: {"role": "user", "name": "Alice", "content": "I'm allergic to peanuts."}
     """
     messages = read_messages(file)
+    metadata = metadata_items(meta)
     if on_conflict not in (None, "supersede", "flag"):
         raise InvalidInput("on_conflict", f"{on_conflict!r} is not supersede or flag")
     chosen = settings(ctx, store, namespace).conversations
@@ -81,6 +91,7 @@ def remember_conversation(
                     chosen,
                     on_conflict=on_conflict,  # type: ignore[arg-type]
                     context_turns=context_turns,
+                    metadata=metadata,
                 )
         except ExtractorError as exc:
             fail(

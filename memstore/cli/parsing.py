@@ -35,6 +35,31 @@ NamespaceOption = Annotated[
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+EntityOption = Annotated[
+    list[str] | None,
+    typer.Option(help="Only facts with this entity as a member (repeat: with all of them)."),
+]
+StatusOption = Annotated[
+    list[str] | None,
+    typer.Option(help="Fact statuses (repeat; default: verified and unverified)."),
+]
+AsOfOption = Annotated[
+    str | None, typer.Option(help="Only facts that held at this world time (ISO 8601 or 7d).")
+]
+RecordedAfterOption = Annotated[
+    str | None, typer.Option(help="Recorded at or after this time (ISO 8601 or 7d).")
+]
+RecordedBeforeOption = Annotated[
+    str | None, typer.Option(help="Recorded before this time (ISO 8601 or 7d).")
+]
+MetaOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--meta",
+        help="Metadata: KEY=TEXT, or KEY:=JSON for a number, true, false or null (repeat).",
+        show_default=False,
+    ),
+]
 IndexOption = Annotated[
     str | None,
     typer.Option(

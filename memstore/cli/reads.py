@@ -1,18 +1,37 @@
-"""Commands that read memory: ``get``, ``neighbors``, ``history``, ``search`` and ``stats``."""
+"""Commands that read memory: ``get``, ``neighbors``, ``history``, ``search``, ``recall``
+and ``stats``."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
 
-from memstore.cli.console import out
+from memstore.checks import MAX_RECALL_TOKENS
+from memstore.cli.console import err, out
 from memstore.cli.context import open_store
-from memstore.cli.parsing import IndexOption, JsonOption, NamespaceOption, StoreOption
+from memstore.cli.parsing import (
+    AsOfOption,
+    EntityOption,
+    IndexOption,
+    JsonOption,
+    NamespaceOption,
+    RecordedAfterOption,
+    RecordedBeforeOption,
+    StatusOption,
+    StoreOption,
+    when,
+)
 from memstore.cli.program import command
-from memstore.cli.render import num, print_facts, to_json
+from memstore.cli.render import metadata_text, num, print_facts, to_json
 from memstore.fronts import fact_history
+from memstore.recall import DEFAULT_BUDGET_TOKENS, DEFAULT_K, DEFAULT_MIN_SCORE
+
+MinScoreOption = Annotated[
+    float | None,
+    typer.Option(min=0.0, max=1.0, help="Leave out hits whose relevance (0..1) is below it."),
+]
 
 
 @command()
@@ -46,6 +65,7 @@ def get(
             fact.next_check_at.isoformat(timespec="seconds") if fact.next_check_at else "",
         ),
         ("evidence", ", ".join(c.evidence_id for c in fact.citations)),
+        ("metadata", metadata_text(fact.metadata)),
     ):
         table.add_row(name, value)
     out.print(table)
@@ -134,28 +154,42 @@ def search(
     evidence: Annotated[
         bool, typer.Option("--evidence", help="Search evidence chunks instead of facts.")
     ] = False,
+    min_score: MinScoreOption = None,
+    recorded_after: RecordedAfterOption = None,
+    recorded_before: RecordedBeforeOption = None,
     index: IndexOption = None,
     store: StoreOption = None,
     namespace: NamespaceOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Facts (or evidence) of a namespace that best match QUERY, by meaning and keywords."""
+    filters: dict[str, Any] = {
+        "mode": mode,
+        "min_score": min_score,
+        "recorded_after": when("recorded_after", recorded_after),
+        "recorded_before": when("recorded_before", recorded_before),
+    }
     with open_store(ctx, store, namespace, index=index) as opened:
         if evidence:
-            chunks = opened.search_evidence(query, k, mode=mode)
+            chunks = opened.search_evidence(query, k, **filters)
         else:
-            facts = opened.search(query, k, mode=mode)
+            facts = opened.search(query, k, **filters)
     if as_json:
         typer.echo(to_json(chunks if evidence else facts))
         return
     if evidence:
-        table = Table("#", "score", "source", "version", "text")
+        table = Table("#", "score", "rel.", "source", "version", "text")
         for n, chunk in enumerate(chunks, 1):
             table.add_row(
-                str(n), f"{chunk.score:.4f}", chunk.source, str(chunk.version), chunk.text
+                str(n),
+                f"{chunk.score:.4f}",
+                f"{chunk.relevance:.2f}",
+                chunk.source,
+                str(chunk.version),
+                chunk.text,
             )
     else:
-        table = Table("#", "score")
+        table = Table("#", "score", "rel.")
         table.add_column("fact", no_wrap=True, min_width=32)
         table.add_column("status")
         table.add_column("conf.")
@@ -165,6 +199,7 @@ def search(
             table.add_row(
                 str(n),
                 f"{hit.score:.4f}",
+                f"{hit.relevance:.2f}",
                 fact.id,
                 fact.status,
                 f"{fact.confidence:.2f}",
@@ -173,6 +208,53 @@ def search(
     out.print(table)
     if table.row_count == 0:
         out.print(f"Nothing in namespace {opened.namespace!r} matches; try other words or -n.")
+
+
+@command()
+def recall(
+    ctx: typer.Context,
+    query: Annotated[str, typer.Argument(help="What the next turn is about, in words.")],
+    budget_tokens: Annotated[
+        int,
+        typer.Option(
+            "--budget",
+            min=1,
+            max=MAX_RECALL_TOKENS,
+            help="Tokens the block may hold (the MiniLM tokenizer's).",
+        ),
+    ] = DEFAULT_BUDGET_TOKENS,
+    k: Annotated[
+        int, typer.Option("-k", min=1, max=1000, help="Memories considered, best first.")
+    ] = DEFAULT_K,
+    entity: EntityOption = None,
+    status: StatusOption = None,
+    as_of: AsOfOption = None,
+    min_score: Annotated[
+        float, typer.Option(min=0.0, max=1.0, help="The relevance (0..1) a memory needs.")
+    ] = DEFAULT_MIN_SCORE,
+    index: IndexOption = None,
+    store: StoreOption = None,
+    namespace: NamespaceOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Print the memories relevant to QUERY as a block for a prompt: one line each (the
+    statement, when it held, confidence, source), best first, within --budget tokens."""
+    with open_store(ctx, store, namespace, index=index) as opened:
+        found = opened.recall(
+            query,
+            budget_tokens=budget_tokens,
+            k=k,
+            entity=entity or None,
+            statuses=status or None,
+            as_of=when("as_of", as_of),
+            min_score=min_score,
+        )
+    if as_json:
+        typer.echo(to_json(found))
+    elif found.text:
+        typer.echo(found.text)
+    else:
+        err.print(f"Nothing in namespace {opened.namespace!r} is relevant enough to recall.")
 
 
 @command()

@@ -40,6 +40,13 @@ def print_facts(facts: Sequence[FactPublic], title: str) -> None:
     out.print(table)
 
 
+def metadata_text(metadata: dict[str, Any]) -> str:
+    """Metadata as ``--meta`` takes it: ``key=text`` for a string, else ``key:=json``."""
+    return ", ".join(
+        f"{k}={v}" if isinstance(v, str) else f"{k}:={json.dumps(v)}" for k, v in metadata.items()
+    )
+
+
 def print_rejection(rejection: RejectionPublic) -> None:
     """The gate's rejection of a fact, its numbers and where the audit log keeps it
     (to stderr)."""

@@ -16,6 +16,7 @@ from memstore.cli.console import Exit, err, fail, out
 from memstore.cli.context import open_store, settings
 from memstore.cli.parsing import (
     JsonOption,
+    MetaOption,
     NamespaceOption,
     StoreOption,
     fact_from_options,
@@ -25,6 +26,7 @@ from memstore.cli.program import command
 from memstore.cli.render import num, to_json
 from memstore.config import Settings
 from memstore.errors import ErrFactNotGrounded, InvalidInput
+from memstore.fronts import metadata_items
 from memstore.limits import Limits
 from memstore.schemas import DEFAULT_STATED_CONFIDENCE, ClaimCheck, FactPublic, RejectionPublic
 
@@ -72,24 +74,28 @@ def add(
     ungated: Annotated[
         bool, typer.Option("--ungated", help="Store without the gate (recorded as ungated).")
     ] = False,
+    meta: MetaOption = None,
     store: StoreOption = None,
     namespace: NamespaceOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Remember a fact if its evidence grounds it; exit 3 if the gate rejects it.
+    --meta adds the caller's metadata (not evidence: the gate never reads it).
 
     Example: memstore add "Alice is allergic to peanuts." -m Alice:person:patient
     -m peanuts:food:allergen -e "Alice: I'm allergic to peanuts."
     """
     if file is not None:
-        if statement or member or evidence or evidence_file or quote or relation:
+        if statement or member or evidence or evidence_file or quote or relation or meta:
             raise InvalidInput("file", "give a --file or a statement with options, not both")
         items = read_facts(file)
     else:
         if statement is None:
             raise InvalidInput("statement", "missing; give it as an argument, or use --file")
         items = [fact_from_options(statement, member, evidence, evidence_file, quote)]
-        items[0].update(relation=relation, confidence=confidence)
+        items[0].update(
+            relation=relation, confidence=confidence, metadata=metadata_items(meta) or {}
+        )
     with open_store(ctx, store, namespace, create=True) as opened:
         if file is None:
             try:

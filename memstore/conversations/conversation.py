@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from memstore import checks
 from memstore.conversations.extractors import Candidate, EmbeddedExtractor, Extractor, fact_of
 from memstore.conversations.messages import Message, parse_messages
 from memstore.conversations.reconcile import SINGLE_VALUED, replaced_by
@@ -80,17 +81,20 @@ def remember_conversation(
     on_conflict: OnConflict = "supersede",
     single_valued: Collection[str] = SINGLE_VALUED,
     context_turns: int = CONTEXT_TURNS,
+    metadata: Mapping[str, Any] | None = None,
 ) -> ConversationReport:
-    """Extract candidate facts from ``messages`` and write each through the store's gate."""
+    """Extract candidate facts from ``messages`` and write each through the store's gate,
+    with ``metadata`` when given (a correction without it keeps the old version's)."""
     if on_conflict not in ("supersede", "flag"):
         raise InvalidInput("on_conflict", "must be 'supersede' or 'flag'")
     if isinstance(context_turns, bool) or not isinstance(context_turns, int) or context_turns < 0:
         raise InvalidInput("context_turns", "must be a whole number >= 0")
+    meta = None if metadata is None else checks.metadata("metadata", metadata)
     turns = parse_messages(messages)
     extractor = extractor or EmbeddedExtractor()
     candidates = extractor.extract(turns)
     outcomes = [
-        _remember_one(store, c, turns, on_conflict, single_valued, context_turns)
+        _remember_one(store, c, turns, on_conflict, single_valued, context_turns, meta)
         for c in candidates
     ]
     return ConversationReport(extractor=extractor.name, messages=len(turns), candidates=outcomes)
@@ -103,8 +107,11 @@ def _remember_one(
     on_conflict: OnConflict,
     single_valued: Collection[str],
     context_turns: int,
+    metadata: Mapping[str, Any] | None,
 ) -> CandidateOutcome:
     fact = fact_of(candidate, turns, context_turns)
+    if metadata is not None:
+        fact["metadata"] = metadata
     base = CandidateOutcome(
         statement=candidate.statement,
         members=[CandidateMember(name=n, kind=k, role=r) for n, k, r in candidate.members],
@@ -146,6 +153,7 @@ def remember_as_configured(
     *,
     on_conflict: OnConflict | None = None,
     context_turns: int | None = None,
+    metadata: Mapping[str, Any] | None = None,
 ) -> ConversationReport:
     """``store.remember_conversation`` with the extractor and defaults the ``conversations``
     settings choose (what the REST API, the MCP server and the CLI call); a given
@@ -158,6 +166,7 @@ def remember_as_configured(
             on_conflict=settings.on_conflict if on_conflict is None else on_conflict,
             single_valued=frozenset(settings.single_valued),
             context_turns=settings.context_turns if context_turns is None else context_turns,
+            metadata=metadata,
         )
     finally:
         close = getattr(extractor, "close", None)

@@ -31,17 +31,16 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
-import time
 from collections.abc import Sequence
 from datetime import datetime
-from types import TracebackType
 from typing import Annotated, Any, Literal
 
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from gate.backends.base import Closing
+from gate.backends.endpoint import RETRY_STATUS, ChatEndpoint
 from memstore.conversations.extractors import Candidate, fact_of
 from memstore.conversations.messages import Message
 from memstore.errors import MemstoreError
@@ -53,8 +52,6 @@ logger = logging.getLogger(__name__)
 
 #: The environment variable the API key is read from when none is given.
 API_KEY_ENV = "MEMSTORE_EXTRACTOR_API_KEY"
-#: HTTP statuses worth retrying (overloaded, rate-limited, gateway trouble).
-RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 ResponseFormat = Literal["auto", "json_schema", "json_object"]
 
 #: Bounds the schema puts on the answer (a grammar enforces them on llama.cpp servers,
@@ -161,7 +158,7 @@ class _Fact(BaseModel):
     quote: Annotated[str, Field(min_length=1)]
 
 
-class LLMExtractor:
+class LLMExtractor(Closing):
     """Candidate facts from an OpenAI-compatible chat endpoint (see the module).
 
     ``max_messages`` most recent messages are sent, fewer when they exceed
@@ -200,8 +197,6 @@ class LLMExtractor:
             raise ValueError("max_messages, max_chars, max_facts and max_tokens must be >= 1")
         self.model = model
         self.timeout = timeout
-        self.retries = max(0, retries)
-        self.backoff = max(0.0, backoff)
         self.max_messages = max_messages
         self.max_chars = max_chars
         self.max_facts = max_facts
@@ -217,12 +212,15 @@ class LLMExtractor:
         self._format: Literal["json_schema", "json_object"] = (
             "json_object" if response_format == "json_object" else "json_schema"
         )
-        key = api_key if api_key is not None else os.environ.get(api_key_env, "")
-        headers = {"Authorization": f"Bearer {key}"} if key else {}
-        self._client = client or httpx.Client(
-            base_url=base_url.rstrip("/"), headers=headers, timeout=timeout
+        self._endpoint = ChatEndpoint(
+            base_url,
+            api_key,
+            api_key_env,
+            timeout=timeout,
+            retries=retries,
+            backoff=backoff,
+            client=client,
         )
-        self._owns_client = client is None
 
     @property
     def format_in_use(self) -> Literal["json_schema", "json_object"]:
@@ -230,7 +228,8 @@ class LLMExtractor:
         return self._format
 
     def __repr__(self) -> str:  # never shows the key
-        return f"LLMExtractor(model={self.model!r}, base_url={str(self._client.base_url)!r})"
+        base_url = str(self._endpoint.client.base_url)
+        return f"LLMExtractor(model={self.model!r}, base_url={base_url!r})"
 
     # -- the request -------------------------------------------------------------------
 
@@ -319,42 +318,39 @@ class LLMExtractor:
 
     def _post(self, payload: dict[str, Any]) -> dict[str, Any]:
         """POST /chat/completions, retried with backoff; ExtractorError when it fails."""
-        attempt = 0
-        while True:
+        attempts = self._endpoint.retries + 1
+        try:
+            response, attempts = self._endpoint.post(payload, self._retryable)
+        except httpx.TimeoutException as exc:
+            raise ExtractorError(
+                f"the extractor endpoint did not answer within {self.timeout}s "
+                f"({attempts} attempts): {type(exc).__name__}"
+            ) from exc
+        except httpx.HTTPError as exc:
+            raise ExtractorError(
+                f"the extractor endpoint could not be reached ({attempts} attempts):"
+                f" {type(exc).__name__}: {exc}"
+            ) from exc
+        status = response.status_code
+        if status < 400:
             try:
-                response = self._client.post("/chat/completions", json=payload)
-            except httpx.TimeoutException as exc:
-                if attempt >= self.retries:
-                    raise ExtractorError(
-                        f"the extractor endpoint did not answer within {self.timeout}s "
-                        f"({attempt + 1} attempts): {type(exc).__name__}"
-                    ) from exc
-            except httpx.HTTPError as exc:
-                if attempt >= self.retries:
-                    raise ExtractorError(
-                        f"the extractor endpoint could not be reached ({attempt + 1} attempts):"
-                        f" {type(exc).__name__}: {exc}"
-                    ) from exc
-            else:
-                status = response.status_code
-                if status < 400:
-                    try:
-                        body = response.json()
-                    except ValueError as exc:
-                        raise ExtractorError("the extractor endpoint's answer is not JSON") from exc
-                    if not isinstance(body, dict):
-                        raise ExtractorError("the extractor endpoint's answer is not an object")
-                    return body
-                detail = response.text[:300]
-                if self._refuses_format(status, detail):
-                    raise _FormatRefused(f"HTTP {status}: {detail}")
-                if status not in RETRY_STATUS or attempt >= self.retries:
-                    raise ExtractorError(
-                        f"the extractor endpoint answered HTTP {status} "
-                        f"({attempt + 1} attempts): {detail}"
-                    )
-            time.sleep(self.backoff * 2**attempt)
-            attempt += 1
+                body = response.json()
+            except ValueError as exc:
+                raise ExtractorError("the extractor endpoint's answer is not JSON") from exc
+            if not isinstance(body, dict):
+                raise ExtractorError("the extractor endpoint's answer is not an object")
+            return body
+        detail = response.text[:300]
+        if self._refuses_format(status, detail):
+            raise _FormatRefused(f"HTTP {status}: {detail}")
+        raise ExtractorError(
+            f"the extractor endpoint answered HTTP {status} ({attempts} attempts): {detail}"
+        )
+
+    def _retryable(self, response: httpx.Response) -> bool:
+        """A retryable status, unless it is the server refusing the ``json_schema`` form."""
+        status = response.status_code
+        return status in RETRY_STATUS and not self._refuses_format(status, response.text[:300])
 
     def _refuses_format(self, status: int, detail: str) -> bool:
         """Whether the server refused the ``json_schema`` form (auto mode falls back)."""
@@ -431,19 +427,7 @@ class LLMExtractor:
     # -- lifecycle ---------------------------------------------------------------------
 
     def close(self) -> None:
-        if self._owns_client:
-            self._client.close()
-
-    def __enter__(self) -> LLMExtractor:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
+        self._endpoint.close()
 
 
 class _Dropped(Exception):

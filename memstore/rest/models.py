@@ -9,10 +9,12 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSche
 
 from memstore.conversations.messages import MAX_MESSAGES, Message
 from memstore.fronts import HistoryPublic
+from memstore.metadata import Metadata
 from memstore.models import MAX_STATEMENT_CHARS
 from memstore.schemas import (
     DEFAULT_STATED_CONFIDENCE,
     MAX_EVIDENCE_ITEMS,
+    METADATA_DOC,
     FactCreate,
     FactPublic,
     RejectionPublic,
@@ -127,6 +129,9 @@ class ConversationRequest(BaseModel):
     messages: Annotated[list[Message], Field(min_length=1, max_length=MAX_MESSAGES)]
     on_conflict: Literal["supersede", "flag"] | None = None
     context_turns: Annotated[int, Field(ge=0, le=50)] | None = None
+    metadata: Metadata | None = Field(
+        default=None, description=f"On every fact written. {METADATA_DOC}"
+    )
 
 
 class HealthPublic(BaseModel):

@@ -6,6 +6,7 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import Depends, Query
+from pydantic import BaseModel, Field
 
 from memstore.fronts import rejection_where
 from memstore.rejections import MAX_PAGE, ORDER_BY
@@ -17,28 +18,22 @@ from memstore.schemas import ErasurePublic, RejectionPublic
 router = namespace_router()
 
 
-def _filters(
-    verdict: Annotated[list[str] | None, Query(description="Verdict names.")] = None,
-    since: Annotated[datetime | None, Query(description="Created at or after.")] = None,
-    until: Annotated[datetime | None, Query(description="Created before.")] = None,
-    text: Annotated[str | None, Query(description="Substring of the statement.")] = None,
-    entity: Annotated[str | None, Query(description="A member, by name or alias.")] = None,
-    relation: str | None = None,
-    source: Annotated[str | None, Query(description="Evidence source.")] = None,
-    min_gap: Annotated[float | None, Query(description="Budget gap >= (bits).")] = None,
-    max_gap: Annotated[float | None, Query(description="Budget gap <= (bits).")] = None,
-) -> dict[str, Any]:
-    return rejection_where(
-        verdict=verdict,
-        since=since,
-        until=until,
-        text=text,
-        entity=entity,
-        relation=relation,
-        source=source,
-        min_gap=min_gap,
-        max_gap=max_gap,
-    )
+class RejectionQuery(BaseModel):
+    """The audit log's filters as query parameters, under ``Store.rejections``' names."""
+
+    verdict: Annotated[list[str] | None, Field(description="Verdict names.")] = None
+    since: Annotated[datetime | None, Field(description="Created at or after.")] = None
+    until: Annotated[datetime | None, Field(description="Created before.")] = None
+    text: Annotated[str | None, Field(description="Substring of the statement.")] = None
+    entity: Annotated[str | None, Field(description="A member, by name or alias.")] = None
+    relation: str | None = None
+    source: Annotated[str | None, Field(description="Evidence source.")] = None
+    min_gap: Annotated[float | None, Field(description="Budget gap >= (bits).")] = None
+    max_gap: Annotated[float | None, Field(description="Budget gap <= (bits).")] = None
+
+
+def _filters(query: Annotated[RejectionQuery, Query()]) -> dict[str, Any]:
+    return rejection_where(**query.model_dump())
 
 
 Filters = Annotated[dict[str, Any], Depends(_filters)]

@@ -3,9 +3,9 @@ answers, and the router factory."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Query
 
 from memstore.rest.models import ErrorPublic, NotGroundedPublic
 
@@ -32,6 +32,17 @@ ERASE_ERRORS: dict[int | str, dict[str, Any]] = {
         "description": "The key may not use this namespace, or may not erase (server.erase_keys)",
     },
 }
+
+
+#: A metadata filter in a query string: one ``KEY=TEXT`` or ``KEY:=JSON`` item per
+#: repetition (``memstore.fronts.metadata_items``).
+Meta = Annotated[
+    list[str] | None,
+    Query(
+        description="Metadata every fact holds: KEY=TEXT (a string) or KEY:=JSON (a number, "
+        "true, false or null), e.g. meta=user=alice&meta=priority:=2."
+    ),
+]
 
 
 def namespace_router() -> APIRouter:

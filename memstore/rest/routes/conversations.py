@@ -35,4 +35,5 @@ def remember_conversation(
         settings,
         on_conflict=body.on_conflict,
         context_turns=body.context_turns,
+        metadata=body.metadata,
     )

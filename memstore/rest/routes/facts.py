@@ -1,10 +1,13 @@
-"""Routes for facts: remember (one or a batch), get, retract, erase, correct, history."""
+"""Routes for facts: remember (one or a batch), list, get, retract, erase, correct,
+history."""
 
 from __future__ import annotations
 
-from fastapi import Response
+from typing import Annotated
 
-from memstore.fronts import fact_history
+from fastapi import Query, Response
+
+from memstore.fronts import fact_history, metadata_items
 from memstore.rest.auth import Eraser, NamespaceStore
 from memstore.rest.errors import param_names
 from memstore.rest.models import (
@@ -16,8 +19,24 @@ from memstore.rest.models import (
     RetractRequest,
     StoredResult,
 )
-from memstore.rest.routes.common import ERASE_ERRORS, NOT_FOUND, NOT_GROUNDED, namespace_router
-from memstore.schemas import ErasurePublic, FactCreate, FactPublic, RejectionPublic
+from memstore.rest.routes.common import (
+    ERASE_ERRORS,
+    NOT_FOUND,
+    NOT_GROUNDED,
+    Meta,
+    namespace_router,
+)
+from memstore.rest.routes.search import AsOf, Entities, RecordedAfter, RecordedBefore, Statuses
+from memstore.schemas import (
+    DEFAULT_LIST_LIMIT,
+    MAX_CURSOR_CHARS,
+    MAX_LIST_LIMIT,
+    ErasurePublic,
+    FactCreate,
+    FactPage,
+    FactPublic,
+    RejectionPublic,
+)
 from memstore.source_policy import refuse_remote_sources
 
 router = namespace_router()
@@ -51,6 +70,41 @@ def add_facts(batch: BatchRequest, store: NamespaceStore) -> BatchResult:
         for r in store.add_facts(batch.facts)
     ]
     return BatchResult(results=results)
+
+
+@router.get("/facts", tags=["facts"], summary="List facts", responses=NOT_FOUND)
+def list_facts(
+    store: NamespaceStore,
+    entity: Entities = None,
+    relation: Annotated[str | None, Query(description="Only facts with this relation.")] = None,
+    status: Statuses = None,
+    meta: Meta = None,
+    recorded_after: RecordedAfter = None,
+    recorded_before: RecordedBefore = None,
+    as_of: AsOf = None,
+    limit: Annotated[
+        int, Query(ge=1, le=MAX_LIST_LIMIT, description="Facts per page.")
+    ] = DEFAULT_LIST_LIMIT,
+    cursor: Annotated[
+        str | None,
+        Query(max_length=MAX_CURSOR_CHARS, description="The previous page's next_cursor."),
+    ] = None,
+) -> FactPage:
+    """The namespace's facts a page at a time, oldest first (by recording time, then id),
+    filtered like search; by default the active ones. Pass a page's ``next_cursor`` as
+    ``cursor``, with the same filters, for the next page (null: that was the last)."""
+    with param_names({"statuses": "status", "metadata": "meta"}):
+        return store.list_facts(
+            entity=entity,
+            relation=relation,
+            statuses=status or None,
+            metadata=metadata_items(meta),
+            recorded_after=recorded_after,
+            recorded_before=recorded_before,
+            as_of=as_of,
+            limit=limit,
+            cursor=cursor,
+        )
 
 
 @router.get("/facts/{fact_id}", tags=["facts"], summary="Get a fact", responses=NOT_FOUND)

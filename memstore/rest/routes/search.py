@@ -1,5 +1,5 @@
-"""Routes for search and the graph: facts, evidence passages, an entity's
-neighborhood."""
+"""Routes for search and the graph: facts, evidence passages, recall for a prompt, an
+entity's neighborhood."""
 
 from __future__ import annotations
 
@@ -8,9 +8,12 @@ from typing import Annotated
 
 from fastapi import Query
 
+from memstore.checks import MAX_RECALL_TOKENS
+from memstore.fronts import metadata_items
+from memstore.recall import DEFAULT_BUDGET_TOKENS, DEFAULT_K, DEFAULT_MIN_SCORE, Recall
 from memstore.rest.auth import NamespaceStore
 from memstore.rest.errors import param_names
-from memstore.rest.routes.common import NOT_FOUND, namespace_router
+from memstore.rest.routes.common import NOT_FOUND, Meta, namespace_router
 from memstore.schemas import (
     MAX_QUERY_CHARS,
     MAX_SEARCH_K,
@@ -23,12 +26,26 @@ from memstore.schemas import (
 router = namespace_router()
 
 #: Store argument names -> the query parameters that carry them.
-_QUERY_NAMES = {"query": "q", "statuses": "status"}
+_QUERY_NAMES = {"query": "q", "statuses": "status", "metadata": "meta"}
 
 QueryText = Annotated[
     str, Query(min_length=1, max_length=MAX_QUERY_CHARS, description="The query.")
 ]
 K = Annotated[int, Query(ge=1, le=MAX_SEARCH_K, description="How many hits.")]
+MinScore = Annotated[
+    float | None,
+    Query(ge=0, le=1, description="Leave out hits whose relevance (0..1) is below it."),
+]
+RecordedAfter = Annotated[datetime | None, Query(description="Recorded at or after.")]
+RecordedBefore = Annotated[datetime | None, Query(description="Recorded before.")]
+Entities = Annotated[
+    list[str] | None, Query(description="Each hit has every named entity as a member.")
+]
+Statuses = Annotated[
+    list[str] | None,
+    Query(description="Fact statuses (default: verified, unverified; pending = not yet checked)."),
+]
+AsOf = Annotated[datetime | None, Query(description="Valid at this world time.")]
 
 
 @router.get("/search", tags=["search"], summary="Search facts", responses=NOT_FOUND)
@@ -38,19 +55,16 @@ def search(
     k: K = 10,
     mode: SearchMode = "hybrid",
     relation: str | None = None,
-    entity: Annotated[
-        list[str] | None, Query(description="Each hit has every named entity as a member.")
-    ] = None,
-    status: Annotated[
-        list[str] | None,
-        Query(
-            description="Fact statuses (default: verified, unverified; pending = not yet checked)."
-        ),
-    ] = None,
+    entity: Entities = None,
+    status: Statuses = None,
     expand: Annotated[
         bool, Query(description="Also return facts one hop away through a hit's entities.")
     ] = False,
-    as_of: Annotated[datetime | None, Query(description="Valid at this world time.")] = None,
+    as_of: AsOf = None,
+    recorded_after: RecordedAfter = None,
+    recorded_before: RecordedBefore = None,
+    min_score: MinScore = None,
+    meta: Meta = None,
 ) -> list[SearchHit]:
     """Facts that best match ``q`` by meaning and keywords, best first."""
     with param_names(_QUERY_NAMES):
@@ -63,6 +77,44 @@ def search(
             statuses=status or None,
             expand=expand,
             as_of=as_of,
+            recorded_after=recorded_after,
+            recorded_before=recorded_before,
+            min_score=min_score,
+            metadata=metadata_items(meta),
+        )
+
+
+@router.get("/recall", tags=["search"], summary="Recall memories for a prompt")
+def recall(
+    store: NamespaceStore,
+    q: QueryText,
+    budget_tokens: Annotated[
+        int,
+        Query(ge=1, le=MAX_RECALL_TOKENS, description="Tokens the block may hold (MiniLM)."),
+    ] = DEFAULT_BUDGET_TOKENS,
+    k: Annotated[
+        int, Query(ge=1, le=MAX_SEARCH_K, description="Memories considered, best first.")
+    ] = DEFAULT_K,
+    entity: Entities = None,
+    status: Statuses = None,
+    as_of: AsOf = None,
+    min_score: Annotated[
+        float, Query(ge=0, le=1, description="The relevance (0..1) a memory needs; 0: any.")
+    ] = DEFAULT_MIN_SCORE,
+) -> Recall:
+    """The memories relevant to ``q`` as a block of text for a prompt (``text``: one line
+    per memory with when it held, confidence and source, best first, within
+    ``budget_tokens``) and the memories it shows (``hits``). Nothing relevant: an empty
+    block."""
+    with param_names(_QUERY_NAMES):
+        return store.recall(
+            q,
+            budget_tokens=budget_tokens,
+            k=k,
+            entity=entity,
+            statuses=status or None,
+            as_of=as_of,
+            min_score=min_score,
         )
 
 
@@ -76,10 +128,22 @@ def search_evidence(
     current_only: Annotated[
         bool, Query(description="Skip versions a refreshed source replaced.")
     ] = True,
+    recorded_after: RecordedAfter = None,
+    recorded_before: RecordedBefore = None,
+    min_score: MinScore = None,
 ) -> list[EvidenceHit]:
     """Evidence passages that best match ``q``, best first."""
     with param_names(_QUERY_NAMES):
-        return store.search_evidence(q, k, mode=mode, source=source, current_only=current_only)
+        return store.search_evidence(
+            q,
+            k,
+            mode=mode,
+            source=source,
+            current_only=current_only,
+            recorded_after=recorded_after,
+            recorded_before=recorded_before,
+            min_score=min_score,
+        )
 
 
 @router.get(

@@ -1,0 +1,83 @@
+"""``list``: the facts of a namespace a page at a time, filtered (``Store.list_facts``)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from memstore.cli.console import err, out
+from memstore.cli.context import open_store
+from memstore.cli.parsing import (
+    AsOfOption,
+    EntityOption,
+    JsonOption,
+    MetaOption,
+    NamespaceOption,
+    RecordedAfterOption,
+    RecordedBeforeOption,
+    StatusOption,
+    StoreOption,
+    when,
+)
+from memstore.cli.program import command
+from memstore.cli.render import metadata_text, to_json
+from memstore.fronts import metadata_items
+from memstore.schemas import DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT
+
+
+@command("list")
+def list_facts(
+    ctx: typer.Context,
+    entity: EntityOption = None,
+    relation: Annotated[str | None, typer.Option("--relation", "-r")] = None,
+    status: StatusOption = None,
+    meta: MetaOption = None,
+    recorded_after: RecordedAfterOption = None,
+    recorded_before: RecordedBeforeOption = None,
+    as_of: AsOfOption = None,
+    limit: Annotated[
+        int, typer.Option(min=1, max=MAX_LIST_LIMIT, help="Facts per page.")
+    ] = DEFAULT_LIST_LIMIT,
+    cursor: Annotated[
+        str | None, typer.Option(help="Where the previous page ended (it prints the option).")
+    ] = None,
+    store: StoreOption = None,
+    namespace: NamespaceOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """List the facts of a namespace, oldest first, a page at a time; with the filters
+    given, those that match them all. Pass the printed --cursor for the next page."""
+    with open_store(ctx, store, namespace, index=False) as opened:
+        page = opened.list_facts(
+            entity=entity or None,
+            relation=relation,
+            statuses=status or None,
+            metadata=metadata_items(meta),
+            recorded_after=when("recorded_after", recorded_after),
+            recorded_before=when("recorded_before", recorded_before),
+            as_of=when("as_of", as_of),
+            limit=limit,
+            cursor=cursor,
+        )
+    if as_json:
+        typer.echo(to_json(page))
+        return
+    table = Table("recorded (UTC)", "status")
+    table.add_column("fact", no_wrap=True, min_width=32)
+    table.add_column("statement", ratio=1)
+    table.add_column("metadata")
+    for fact in page.items:
+        table.add_row(
+            fact.recorded_at.strftime("%Y-%m-%d %H:%M:%S"),
+            fact.status,
+            fact.id,
+            fact.statement,
+            metadata_text(fact.metadata),
+        )
+    out.print(table)
+    if page.next_cursor is not None:
+        err.print(f"more: repeat with --cursor {page.next_cursor}")
+    elif not page.items:
+        out.print(f"No facts in namespace {opened.namespace!r} match.")

@@ -1,0 +1,79 @@
+"""Page cursors of ``Store.list_facts``: opaque to callers, checked when they come back.
+
+Listing pages by keyset: a cursor names the last fact of a page by (recorded_at, id),
+the order of the listing, and the listing it belongs to (a digest of the namespace and
+the filters). It is URL-safe base64 of that with a checksum in front. A cursor that was
+cut, edited or made up is refused, as is one given with other filters or in another
+namespace: ``InvalidInput`` naming ``cursor``. The checksum has no secret key: it tells
+a damaged cursor from a good one; a forged one could only start a listing the caller
+may read anyway at another place.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from memstore.errors import InvalidInput
+
+VERSION = 1
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
+_CHECK_BYTES = 8
+_GARBLED = "is not a cursor this store gave out (cut short or edited); start again without one"
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    """Where a page ended: its last fact's ``recorded_at`` and ``id``."""
+
+    recorded_at: datetime
+    id: str
+
+
+def listing(namespace: str, filters: dict[str, Any]) -> str:
+    """The digest that ties a cursor to one listing: its namespace and its filters."""
+    text = json.dumps([namespace, filters], sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def encode(position: Position, read: str) -> str:
+    """The cursor of the page after ``position`` in the listing ``read``."""
+    micros = (position.recorded_at - _EPOCH) // _MICROSECOND
+    body = json.dumps([VERSION, micros, position.id, read], separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(_check(body) + body).rstrip(b"=").decode("ascii")
+
+
+def decode(cursor: str, read: str) -> Position:
+    """The position ``cursor`` names; InvalidInput on ``cursor`` unless this store gave it
+    out for the listing ``read``."""
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+    except (binascii.Error, ValueError):
+        raise InvalidInput("cursor", _GARBLED) from None
+    check, body = raw[:_CHECK_BYTES], raw[_CHECK_BYTES:]
+    if len(check) < _CHECK_BYTES or check != _check(body):
+        raise InvalidInput("cursor", _GARBLED)
+    try:
+        version, micros, fact_id, made_for = json.loads(body)
+        if version != VERSION or not isinstance(micros, int) or not isinstance(fact_id, str):
+            raise ValueError("unknown layout")
+        recorded_at = _EPOCH + micros * _MICROSECOND
+    except (ValueError, TypeError, OverflowError):
+        raise InvalidInput("cursor", _GARBLED) from None
+    if made_for != read:
+        raise InvalidInput(
+            "cursor",
+            "belongs to another listing (other filters or another namespace); give the "
+            "filters of the first page, or start again without a cursor",
+        )
+    return Position(recorded_at, fact_id)
+
+
+def _check(body: bytes) -> bytes:
+    return hashlib.blake2b(body, digest_size=_CHECK_BYTES, person=b"memstore-cursor").digest()
