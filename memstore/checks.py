@@ -379,5 +379,5 @@ def fact_listing(
     a cursor of another listing, or a damaged one, is InvalidInput on ``cursor``."""
     fields = {**fields, "entity": [] if fields.get("entity") is None else fields["entity"]}
     q = parse(FactListQuery, None, fields)
-    read = cursors.listing(namespace, q.model_dump(mode="json", exclude={"limit", "cursor"}))
+    read = cursors.listing(namespace, q.model_dump(mode="json", include=cursors.LISTING))
     return q, read, None if q.cursor is None else cursors.decode(q.cursor, read)

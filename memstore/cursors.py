@@ -2,11 +2,13 @@
 
 Listing pages by keyset: a cursor names the last fact of a page by (recorded_at, id),
 the order of the listing, and the listing it belongs to (a digest of the namespace and
-the filters). It is URL-safe base64 of that with a checksum in front. A cursor that was
-cut, edited or made up is refused, as is one given with other filters or in another
-namespace: ``InvalidInput`` naming ``cursor``. The checksum has no secret key: it tells
-a damaged cursor from a good one; a forged one could only start a listing the caller
-may read anyway at another place.
+the filters that pick facts, ``LISTING``). It is URL-safe base64 of that with a
+checksum in front. A cursor that was cut, edited or made up is refused, as is one
+given with other filters or in another namespace: ``InvalidInput`` naming ``cursor``.
+The time bounds are no part of the digest: a relative time (the CLI's ``7d``) moves
+between two pages, and any bounds read on correctly from the cursor's place. The
+checksum has no secret key: it tells a damaged cursor from a good one; a forged one
+could only start a listing the caller may read anyway at another place.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from typing import Any
 from memstore.errors import InvalidInput
 
 VERSION = 1
+#: The filters a cursor is tied to (``Store.list_facts``' arguments).
+LISTING: set[str] = {"entity", "relation", "statuses", "metadata"}
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
 _CHECK_BYTES = 8

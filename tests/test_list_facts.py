@@ -167,8 +167,10 @@ def test_a_cursor_is_refused_when_edited_or_used_for_another_listing(
         pytest.raises(InvalidInput, match="cursor: belongs to another listing"),
     ):
         bob.list_facts(limit=1, cursor=cursor)
-    # The page size is no part of the listing: a cursor serves any limit.
+    # Page size and time bounds are no part of the listing (the CLI's "7d" moves on).
     assert len(store.list_facts(limit=2, cursor=cursor).items) == 2
+    later = store.list_facts(limit=2, cursor=cursor, recorded_after=datetime(2020, 1, 1))
+    assert len(later.items) == 2
 
 
 def test_the_async_store_lists_too(tmp_path: Path) -> None:

@@ -273,6 +273,11 @@ def test_cli_adds_with_meta_and_lists_a_page_at_a_time(cli: Any) -> None:
     rest = cli("list", "--meta", "team=red", "--cursor", data["next_cursor"], "--json")
     assert [f["id"] for f in json.loads(rest.stdout)["items"]] == [third]
     assert json.loads(rest.stdout)["next_cursor"] is None
+    recent = ["list", "--recorded-after", "1d", "--limit", "2", "--json"]  # 1d: now - 1 day
+    first_two = json.loads(cli(*recent).stdout)
+    more = cli(*recent, "--cursor", first_two["next_cursor"])
+    assert more.exit_code == 0, more.output
+    assert [f["id"] for f in json.loads(more.stdout)["items"]] == [third]
     everyone = cli("list")
     assert everyone.exit_code == 0 and "more:" not in everyone.stderr
     assert all(f"{p} works at Acme." in everyone.stdout for p in ("Ann", "Ben", "Cat"))
