@@ -17,7 +17,6 @@ from gate.backends.base import Closing
 from hypergraph import HyperGraph
 from memstore import audit, checks, db, entities, hooks, indexing, reads, rejection_reads, search
 from memstore import recall as recalling
-from memstore import reverify as reverification
 from memstore.admission import WriteHook
 from memstore.background import BackgroundReverifier
 from memstore.checks import MAX_BATCH, parse
@@ -25,12 +24,12 @@ from memstore.conversations import Extractor, Message, conversation
 from memstore.conversations.conversation import CONTEXT_TURNS, SINGLE_VALUED, OnConflict
 from memstore.duplicates import DEFAULT_NEAR_DUPLICATE
 from memstore.embeddings import Embedder
-from memstore.errors import ErrFactNotGrounded, InvalidInput, MemstoreError
+from memstore.errors import ErrFactNotGrounded, InvalidInput
 from memstore.index_handle import index_uri
 from memstore.limits import Limits
 from memstore.opening import open_parts
-from memstore.providers import DEFAULT_HTTP_TIMEOUT_S
 from memstore.remembering import claims_of, remember
+from memstore.reverify_calls import ReverifyCalls
 from memstore.schemas import (
     DEFAULT_LIST_LIMIT,
     DEFAULT_STATED_CONFIDENCE,
@@ -56,13 +55,11 @@ from memstore.write_path import check_correction
 __all__ = ["DEFAULT_NAMESPACE", "DEFAULT_NEAR_DUPLICATE", "MAX_BATCH", "Store"]
 
 DEFAULT_NAMESPACE = "default"
-#: How often ``start_reverifier()`` looks for due facts.
-DEFAULT_REVERIFY_EVERY = timedelta(minutes=5)
 #: A store opening with more queued index changes than this says it is replaying them.
 REPLAY_NOTICE_AT = 1_000
 
 
-class Store(Closing):
+class Store(ReverifyCalls, Closing):
     """Long-term memory for one namespace. Use as a context manager or call ``close()``.
 
     ``path_or_url``: a data directory (SQLite at ``<dir>/memstore.db``) or a SQLAlchemy URL.
@@ -384,66 +381,6 @@ class Store(Closing):
         """An entity by name or alias."""
         return reads.entity(self._scope, name)
 
-    # -- re-verification -------------------------------------------------------
-
-    def reverify(
-        self,
-        *,
-        limit: int = reverification.DEFAULT_LIMIT,
-        batch: int = reverification.DEFAULT_BATCH,
-        lease: timedelta = reverification.DEFAULT_LEASE,
-        gate: Gate | str | None = None,
-        policy: GatePolicy | None = None,
-        fetch_timeout: float = DEFAULT_HTTP_TIMEOUT_S,
-        progress: Callable[[int, int], None] | None = None,
-    ) -> reverification.ReverifyReport:
-        """Re-verify up to ``limit`` due facts against their refetched sources, ``batch`` per
-        call of the store's gate (or ``gate``/``policy``), each leased for ``lease``."""
-        checks.reverify_options(limit, batch, lease, fetch_timeout)
-        hook = hooks.reverify_hook(self.hook, gate, policy)
-        return self._reverification.run(hook, limit, batch, lease, fetch_timeout, progress)
-
-    def mark_due(self, fact_ids: Sequence[str] | None = None) -> int:
-        """Make facts due for re-verification now: the listed ones, or every open fact
-        the gate looks after (ungated facts are never re-verified). Returns how many."""
-        ids = None if fact_ids is None else checks.strings("fact_ids", fact_ids, "fact ids")
-        return self._reverification.mark_due(ids)
-
-    def reverify_policy(self) -> reverification.ReverifyPolicy:
-        """The re-verification schedule this store uses: the namespace's stored policy
-        (or the defaults), with what was given to ``open()`` on top."""
-        return self._reverification.policy()
-
-    def set_reverify_policy(
-        self, *, recheck_after: timedelta | None = None, retry_after: timedelta | None = None
-    ) -> reverification.ReverifyPolicy:
-        """Store the namespace's re-verification policy for every process; unset fields
-        keep their value. Scheduled facts keep their time (``mark_due()`` moves them)."""
-        changes = checks.positive_fields(recheck_after=recheck_after, retry_after=retry_after)
-        return self._reverification.set_policy(changes)
-
-    def count_due(self) -> int:
-        """Facts whose re-verification is due now."""
-        return self._reverification.count_due()
-
-    def start_reverifier(
-        self, every: timedelta = DEFAULT_REVERIFY_EVERY, **options: Any
-    ) -> BackgroundReverifier:
-        """Run ``reverify(**options)`` every ``every`` on a background thread, from now until
-        ``stop_reverifier()`` or ``close()``; leases keep several processes' runs apart."""
-        if self._reverifier is not None and self._reverifier.running:
-            raise MemstoreError("a re-verifier is already running; stop_reverifier() first")
-        checks.call_options(self.reverify, options)
-        self._reverifier = BackgroundReverifier(self, checks.positive("every", every), options)
-        self._reverifier.start()
-        return self._reverifier
-
-    def stop_reverifier(self, wait: bool = True) -> None:
-        """Stop the background re-verifier (waiting for a run in progress by default)."""
-        if self._reverifier is not None:
-            self._reverifier.stop(wait=wait)
-            self._reverifier = None
-
     def get_evidence(self, evidence_id: str) -> EvidencePublic:
         """One stored evidence version by id, while it backs live memory (a fact whose
         newest version is not retracted cites it); the audit log shows the rest."""
@@ -472,19 +409,9 @@ class Store(Closing):
         ``facts_about`` reads; ``expand`` adds facts one hop away; ``min_score`` drops
         hits whose ``relevance`` (0..1) is below it (``memstore.search``)."""
         q = checks.search_query(
-            query,
-            k,
-            mode,
-            relation,
-            entity,
-            statuses,
-            as_of,
-            recorded_after,
-            recorded_before,
-            expand,
-            min_score,
-            metadata,
-        )
+            query, k, mode, relation, entity, statuses, as_of, recorded_after, recorded_before,
+            expand, min_score, metadata,
+        )  # fmt: skip
         wanted = checks.read_statuses(q.statuses, q.as_of)
         return search.search_facts(self._scope, self._index, q, wanted)
 
