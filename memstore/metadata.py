@@ -64,6 +64,11 @@ def _value(key: str, value: object) -> Value:
     if value is None or isinstance(value, bool | str):
         if isinstance(value, str) and "\x00" in value:
             raise ValueError(f"value of {key!r} must not contain NUL characters")
+        if isinstance(value, str) and not value.isascii():
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                raise ValueError(f"value of {key!r} must be valid Unicode text") from None
         return value
     if isinstance(value, int):
         if not -_INT_RANGE <= value <= _INT_RANGE:

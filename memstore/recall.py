@@ -108,9 +108,9 @@ def recall(
     sources = _sources(scope, [h.fact for h in hits])
     lines: list[str] = []
     tokens = 0
-    for hit in hits:
+    for hit in hits:  # WordPiece counts add up across the "\n" between lines: one pass each
         line = memory_line(hit.fact, sources.get(hit.fact.id, []))
-        total = count_tokens("\n".join([*lines, line]))
+        total = tokens + count_tokens(line)
         if total > budget:
             break
         lines.append(line)

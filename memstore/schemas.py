@@ -170,8 +170,17 @@ class FactCreate(_Input):
     )
     valid_from: UTCDatetime = None
     valid_to: UTCDatetime = None
-    #: Left out of a correction (``supersede``): the old version's metadata carries over.
+    #: Left out of a correction (``supersede``), or null: the old version's metadata
+    #: carries over; ``{}`` clears it.
     metadata: MetadataInput = Field(default_factory=dict, description=METADATA_DOC)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _null_metadata_is_not_given(cls, data: Any) -> Any:
+        """``metadata: null`` means what leaving it out means, on every front."""
+        if isinstance(data, dict) and "metadata" in data and data["metadata"] is None:
+            return {k: v for k, v in data.items() if k != "metadata"}
+        return data
 
     @field_validator("members")
     @classmethod

@@ -52,9 +52,8 @@ def rank(handle: IndexHandle, table: str, query: str, mode: str, where: Filter, 
     Each side returns more than ``k`` rows, so hits that SQL drops (a status changed
     by another process) or a ``min_score`` drops leave room for the next ones. The
     fused score (reciprocal rank fusion) only orders; ``relevance`` is what a threshold
-    can use: the cosine similarity of the query's and the row's embeddings, clipped to
-    [0, 1] (from the vector side, or for rows only the text side found, their stored
-    vectors).
+    can use: the cosine similarity of the query's and the row's stored embeddings, clipped
+    to [0, 1], whichever side found the row.
     """
     index = handle.ready()
     window = max(3 * k, 30)
@@ -74,8 +73,9 @@ def rank(handle: IndexHandle, table: str, query: str, mode: str, where: Filter, 
             sides[i].update(vector_rank=position, similarity=similarity)
         for position, i in enumerate(by_text.ids, start=1):
             sides[i]["text_rank"] = position
-        known = {i: s["similarity"] for i, s in sides.items() if "similarity" in s}
-        for i, score in relevance(index, table, vector, list(fused), known).items():
+        # From the stored vectors, never the search's distances: past DEFAULT_VECTOR_INDEX_AT
+        # rows those come from quantized vectors, and min_score must mean one thing.
+        for i, score in relevance(index, table, vector, list(fused)).items():
             sides[i]["relevance"] = score
     # Equal fused scores (first on one side, second on the other) go by meaning.
     order = sorted(fused, key=lambda i: (-fused[i], -sides[i].get("similarity", -1.0), i))
@@ -83,17 +83,12 @@ def rank(handle: IndexHandle, table: str, query: str, mode: str, where: Filter, 
 
 
 def relevance(
-    index: SearchIndex,
-    table: str,
-    vector: Matrix,
-    ids: Sequence[str],
-    known: dict[str, float] | None = None,
+    index: SearchIndex, table: str, vector: Matrix, ids: Sequence[str]
 ) -> dict[str, float]:
     """Per id, the cosine similarity of its stored vector and ``vector`` (the query's)
-    clipped to [0, 1]; ``known`` similarities are taken as they are."""
-    similarity = dict(known or {})
-    missing = [i for i in ids if i not in similarity]
-    for i, (_, stored) in index.vectors(table, missing).items():
+    clipped to [0, 1]."""
+    similarity: dict[str, float] = {}
+    for i, (_, stored) in index.vectors(table, list(ids)).items():
         similarity[i] = float(np.dot(vector, stored))
     return {i: min(1.0, max(0.0, similarity.get(i, 0.0))) for i in ids}
 

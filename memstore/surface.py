@@ -73,7 +73,7 @@ _AGENT_TOOLS = (
 )
 _CLI_SEARCH = (
     "the CLI's search takes words, relevance and recording time; the other filters: "
-    "memstore recall, the REST API or Python"
+    "memstore list, the REST API or Python"
 )
 _AGENT_SEARCH = "agents search active memory, by meaning and keywords together"
 _CLI_SEARCH_TAKES = ("mode", "min_score", "recorded_after", "recorded_before")

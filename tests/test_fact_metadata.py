@@ -80,11 +80,14 @@ def test_a_correction_keeps_the_old_metadata_unless_it_brings_its_own(store: Sto
     assert kept.metadata == {"source": "chat", "turn": 1}
     own = store.supersede(kept.id, works_at(company="Initech", metadata={"turn": 7}))
     assert own.metadata == {"turn": 7}
-    cleared = store.supersede(own.id, works_at(company="Umbrella", metadata={}))
+    null = store.supersede(own.id, works_at(company="Hooli", metadata=None))  # as left out
+    assert null.metadata == {"turn": 7}
+    cleared = store.supersede(null.id, works_at(company="Umbrella", metadata={}))
     assert cleared.metadata == {}
     assert [v.metadata for v in store.history(cleared.id)] == [
         {"source": "chat", "turn": 1},
         {"source": "chat", "turn": 1},
+        {"turn": 7},
         {"turn": 7},
         {},
     ]
@@ -234,6 +237,7 @@ BAD_METADATA = [
     ({"n": float("inf")}, "finite"),
     ({"n": 2**63}, "out of range"),
     ({"s": "a\x00b"}, "NUL"),
+    ({"s": "a\ud800b"}, "valid Unicode text"),  # a lone surrogate
     ({f"k{i}": i for i in range(MAX_METADATA_KEYS + 1)}, f"at most {MAX_METADATA_KEYS} keys"),
     ({"s": "x" * MAX_METADATA_CHARS}, f"at most {MAX_METADATA_CHARS} characters"),
 ]
