@@ -11,7 +11,7 @@ BENCH_STAMP := $(VENV)/.bench-stamp
 # or pip pulls the CUDA build (several GB).
 TORCH  := torch==2.13.0
 # PostgreSQL server binaries for the tests' PostgreSQL leg (Debian's package);
-# tests/postgres_server.py starts a throwaway server on 127.0.0.1.
+# tests/support/postgres_server.py starts a throwaway server on 127.0.0.1.
 PG_CTL := $(firstword $(wildcard /usr/lib/postgresql/*/bin/pg_ctl))
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT    := DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get -y -q

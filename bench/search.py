@@ -24,7 +24,7 @@ from measure import RESULTS, directory_mib, percentiles, provenance, save
 
 import memstore
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "support"))
 from distractors import distractors
 
 PEANUTS = {

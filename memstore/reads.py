@@ -39,7 +39,7 @@ from memstore.scope import Scope
 
 def valid_at(as_of: datetime, *, history: bool) -> list[Any]:
     """SQL conditions: the fact holds at world time ``as_of`` (half-open validity), the
-    SQL mirror of ``hypergraph.holds_at`` (tests/test_world_time.py keeps them in step).
+    SQL mirror of ``hypergraph.holds_at`` (tests/memstore/test_world_time.py keeps them in step).
 
     With ``history`` (a read on default statuses), a superseded fact counts only with
     a closed world time: facts superseded before ``supersede`` closed it (no

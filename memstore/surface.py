@@ -4,7 +4,7 @@ command, the REST route, the MCP tool), or why that front does not expose it.
 Fronts keep their own names (users depend on them); this table maps the Store's name
 to each. Where a method takes filters (``memstore.fronts``), an exposed front offers
 each of them, under the Store's name unless ``renamed``, or lists it in ``omits``
-with the reason. ``tests/test_api_surface.py`` fails when a public Store method is
+with the reason. ``tests/memstore/test_api_surface.py`` fails when a public Store method is
 missing here, when a named command, route or tool does not exist, and when a front's
 filters differ from what this table says.
 """

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from scripted import supports_its_own_words
 
-BENCH = Path(__file__).resolve().parent.parent / "bench"
+BENCH = Path(__file__).resolve().parents[2] / "bench"
 sys.path.insert(0, str(BENCH))
 
 import conversation_data  # noqa: E402

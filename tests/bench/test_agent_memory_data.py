@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-BENCH = Path(__file__).resolve().parent.parent / "bench"
+BENCH = Path(__file__).resolve().parents[2] / "bench"
 DATA = BENCH / "data" / "agent_memory"
 SPLITS = ("train", "dev", "test")
 FILES = ("generated.jsonl", *(f"{s}.jsonl" for s in SPLITS))

@@ -12,7 +12,7 @@ import pytest
 
 import memstore
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def python_blocks(markdown: str) -> list[str]:

@@ -320,7 +320,7 @@ async def wait_until_listening(proc: subprocess.Popen[bytes], port: int, log: Pa
 
 async def test_lists_its_tools_with_input_schemas(served: Served) -> None:
     tools = {t.name: t for t in (await served.client.list_tools()).tools}
-    # erase is a right of its own: over stdio only with --allow-erase (tests/test_erase.py)
+    # erase is a right of its own: over stdio only with --allow-erase (tests/memstore/test_erase.py)
     assert set(tools) == {
         "remember",
         "remember_conversation",

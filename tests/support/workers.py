@@ -1,6 +1,6 @@
 """Child processes for the crash and soak tests, and what they share with the parent.
 
-``python tests/workers.py OPERATION STORE INDEX ACKED START [SECONDS [THREADS]]`` opens
+``python tests/support/workers.py OPERATION STORE INDEX ACKED START [SECONDS [THREADS]]`` opens
 the store, prints ``ready`` and runs OPERATION until it is killed (or SECONDS pass; a
 ``soak`` then prints the calls it completed as JSON; ``add_one`` opens the store at
 the wall-clock time SECONDS and adds one fact). Every write the store returns
