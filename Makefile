@@ -13,10 +13,11 @@ TORCH  := torch==2.13.0
 # PostgreSQL server binaries for the tests' PostgreSQL leg (Debian's package);
 # tests/support/postgres_server.py starts a throwaway server on 127.0.0.1.
 PG_CTL := $(firstword $(wildcard /usr/lib/postgresql/*/bin/pg_ctl))
+CHROMEDRIVER := $(shell command -v chromedriver)
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT    := DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get -y -q
 
-.PHONY: install demo test lint clean postgres train-verifier train-verifier-mix bench bench-large
+.PHONY: install demo test lint clean postgres browser train-verifier train-verifier-mix bench bench-large
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -44,8 +45,15 @@ ifeq ($(PG_CTL),)
 	$(APT) install postgresql || ($(APT) update && $(APT) install postgresql)
 endif
 
-test: install lint $(SERVER_STAMP) postgres
-	MEMSTORE_REQUIRE_POSTGRES=1 $(PY) -m pytest
+# Headless Chromium and its chromedriver (Debian's, so their versions match) for the
+# audit page's browser tests (tests/memstore/rest/test_audit_page_browser.py).
+browser:
+ifeq ($(CHROMEDRIVER),)
+	$(APT) install chromium chromium-driver || ($(APT) update && $(APT) install chromium chromium-driver)
+endif
+
+test: install lint $(SERVER_STAMP) postgres browser
+	MEMSTORE_REQUIRE_POSTGRES=1 MEMSTORE_REQUIRE_BROWSER=1 $(PY) -m pytest
 
 # The conversations step's llm extractor runs against a llama.cpp server too.
 $(BENCH_STAMP): $(STAMP) $(SERVER_STAMP)

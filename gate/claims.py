@@ -148,12 +148,15 @@ def _ids_in(text: str) -> list[str]:
 
 # -- sentences ------------------------------------------------------------------------
 
-#: Sentence-final punctuation, closing quotes/brackets and trailing citation markers.
-_END = re.compile(r"[.!?]+[\"'\u201d\u2019)]*(?:\s*\[[^\]\n]{1,60}\])*(?=\s|$)")
-_TAIL = re.compile(r"[.!?]+[\"'\u201d\u2019)]*(?:\s*\[[^\]\n]{1,60}\])*\s*$")
+#: What may follow a sentence's final punctuation: closing quotes/brackets, then
+#: citation markers.
+_CLOSING = r"[\"'\u201d\u2019)]*(?:\s*\[[^\]\n]{1,60}\])*"
+#: Sentence-final punctuation with what closes it.
+_END = re.compile(rf"[.!?]+{_CLOSING}(?=\s|$)")
+_TAIL = re.compile(rf"[.!?]+{_CLOSING}\s*$")
 _LIST_ITEM = re.compile(r"(?:[-*•+]|\d{1,3}[.)]|#{1,6})\s+")
 _HEADING = re.compile(r"\s*#{1,6}\s+")
-_LINE_END = re.compile(r"[.!?:][\"'\u201d\u2019)]*(?:\s*\[[^\]\n]{1,60}\])*\s*$")
+_LINE_END = re.compile(rf"[.!?:]{_CLOSING}\s*$")
 ABBREVIATIONS = frozenset(
     "mr mrs ms dr prof sr jr st vs e.g i.e inc ltd co corp no fig approx dept est "
     "u.s u.k u.n mt ft vol al jan feb mar apr jun jul aug sep sept oct nov dec".split()

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from pydantic import ConfigDict
+from pydantic import BaseModel, ConfigDict
 
 from gate.verdict import GateNumbers
 from memstore.errors import MemstoreError
@@ -49,8 +49,9 @@ class Candidate:
     citations: tuple[CitedSpan, ...] = ()
 
 
-class Admission(GateNumbers):
-    """A hook's decision with the numbers behind it (names as in the gate's Verdict)."""
+class _Decided(BaseModel):
+    """Admission's fields before the gate numbers (a base, so the fields keep the order
+    they had when Admission was a dataclass)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -58,9 +59,31 @@ class Admission(GateNumbers):
     verdict: str
     status: FactStatus
     confidence: float
+
+
+class Admission(GateNumbers, _Decided):
+    """A hook's decision with the numbers behind it (names as in the gate's Verdict).
+
+    Fields go by keyword or, as when Admission was a dataclass, by position in this
+    order: accepted, verdict, status, confidence, p0, p1, required_bits, observed_bits,
+    budget_gap, backend, latency_ms, reason.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
     backend: str | None = None
     latency_ms: float | None = None
     reason: str | None = None
+
+    def __init__(self, *args: Any, **fields: Any) -> None:
+        names = list(type(self).model_fields)
+        if len(args) > len(names):
+            raise TypeError(f"Admission takes at most {len(names)} positional arguments")
+        for name, value in zip(names, args, strict=False):
+            if name in fields:
+                raise TypeError(f"Admission got {name!r} both by position and by keyword")
+            fields[name] = value
+        super().__init__(**fields)
 
     def gate_fields(self) -> dict[str, Any]:
         """The numbers under the ``GateFields`` column names (facts, history, rejections)."""

@@ -106,6 +106,9 @@ class AsyncStore:
     count_rejections = _threaded(Store.count_rejections)
     export_rejections = _threaded(Store.export_rejections)
     verify_audit_chain = _threaded(Store.verify_audit_chain)
+    # human labels
+    add_label = _threaded(Store.add_label)
+    labels = _threaded(Store.labels)
     # re-verification
     reverify = _threaded(Store.reverify)
     mark_due = _threaded(Store.mark_due)

@@ -46,6 +46,7 @@ from pydantic_settings import (
 
 from gate import ConfigError, Gate, HallucinationConfig
 from gate.config import YamlSettings, read_yaml
+from memstore.drift import DriftSettings
 from memstore.limits import DEFAULT_MAX_CLAIMS, DEFAULT_MAX_EVIDENCE_CHARS
 from memstore.names import check_namespace
 from memstore.reverify import DEFAULT_BATCH, DEFAULT_LEASE, DEFAULT_LIMIT
@@ -66,6 +67,8 @@ DEFAULT_MAX_OPEN_STORES = 64
 DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
 #: ``server.store_idle_timeout``.
 DEFAULT_STORE_IDLE_TIMEOUT = timedelta(minutes=10)
+#: ``server.session_ttl``: an audit page sign-in lasts a working day.
+DEFAULT_SESSION_TTL = timedelta(hours=8)
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d)?\s*$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -202,6 +205,8 @@ class ServerSettings(_Section):
     #: API keys that may also erase (facts and audit rejections, for good); each must be
     #: one of ``api_keys``. Empty: no key may erase over REST or MCP over HTTP.
     erase_keys: list[str] = Field(default_factory=list)
+    #: How long a sign-in to the audit page (``/audit/{namespace}``) lasts.
+    session_ttl: Duration = DEFAULT_SESSION_TTL
 
     @field_validator("store_idle_timeout", mode="before")
     @classmethod
@@ -306,6 +311,8 @@ class Settings(YamlSettings):
     sources: SourcesSettings = Field(default_factory=SourcesSettings)
     #: How facts are extracted from conversations and reconciled with older ones.
     conversations: ConversationSettings = Field(default_factory=ConversationSettings)
+    #: Drift alarms on the gate's verdicts and the error budget (``Store.drift``).
+    drift: DriftSettings = Field(default_factory=DriftSettings)
 
     @field_validator(
         "store", "hallucination", "scheduler", "server", "sources", "conversations", mode="before"

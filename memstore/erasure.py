@@ -4,11 +4,12 @@ it held, leaving a tombstone (``erasures``) in the audit chain.
 Retraction hides a fact; an erase removes its rows: the versions along its
 supersession chain, their members, citations and verification history, the evidence
 versions no other fact or rejection cites (a URI source goes with all its versions,
-or stays whole), the entities no other fact names, and a rejection's member and
-evidence index rows. The search index follows through the outbox (``indexing``).
-The tombstone keeps ids, sha256 content hashes, the reason, who and when, and the
-chain links of the removed audit rows so ``audit.verify`` still walks the chain.
-Everything here runs inside the caller's transaction.
+or stays whole), the entities no other fact names, a rejection's member and evidence
+index rows, and the human labels on what it removes (``labels``). The search index
+follows through the outbox (``indexing``). The tombstone keeps ids, sha256 content
+hashes, the reason, who and when, and the chain links of the removed audit rows so
+``audit.verify`` still walks the chain. Everything here runs inside the caller's
+transaction.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 import sqlalchemy as sa
 from sqlmodel import Session, col, select
 
-from memstore import audit, db, indexing
+from memstore import audit, db, indexing, labels
 from memstore.evidence import INLINE_SOURCE, content_hash
 from memstore.models import (
     AuditHead,
@@ -89,6 +90,7 @@ def erase_fact(
         .values(supersedes_id=None, superseded_by_id=None)
     )
     session.exec(sa.delete(Fact).where(col(Fact.id).in_(ids)))
+    labels.drop(session, namespace, ids)
     _drop_orphan_entities(session, entities)
     dropped, kept, touched = _drop_unheld_evidence(session, namespace, cited | checked)
     indexing.enqueue(session, namespace, OutboxKind.FACT, ids)
@@ -126,6 +128,7 @@ def erase_rejection(
     for model in (RejectionMember, RejectionEvidence):
         session.exec(sa.delete(model).where(col(model.rejection_id) == rejection_id))
     session.exec(sa.delete(Rejection).where(col(Rejection.id) == rejection_id))
+    labels.drop(session, namespace, [rejection_id])
     dropped, kept, touched = _drop_unheld_evidence(session, namespace, evidence_ids)
     indexing.enqueue(session, namespace, OutboxKind.EVIDENCE, touched)
     erasure = Erasure(

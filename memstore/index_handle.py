@@ -135,7 +135,7 @@ class IndexHandle:
         """Write every queued change (all namespaces) now; returns how many. Raises."""
         index = self.ready()
         try:
-            return indexing.sync(self.scope.session, index)
+            return indexing.sync(self.scope.session, index).rows
         except MemstoreError:
             raise
         except Exception as exc:

@@ -80,6 +80,15 @@ def pending(session: Session, namespace: str | None = None) -> int:
     return int(session.exec(query).one())
 
 
+@dataclass
+class Synced:
+    """What ``sync`` applied: outbox rows, and the facts and chunks they wrote."""
+
+    rows: int = 0
+    facts: int = 0
+    chunks: int = 0
+
+
 def sync(
     sessions: Sessions,
     index: SearchIndex,
@@ -87,32 +96,14 @@ def sync(
     namespace: str | None = None,
     targets: Collection[str] | None = None,
     vectors: Mapping[str, Matrix] = {},
-) -> int:
-    """Apply queued outbox rows (of ``namespace`` / ``targets`` when given) to the index.
-
-    Returns how many outbox rows were applied. An index failure propagates with the
-    rows still queued.
-    """
-    return _drain(sessions, index, namespace=namespace, targets=targets, vectors=vectors).rows
-
-
-@dataclass
-class _Drained:
-    rows: int = 0
-    facts: int = 0
-    chunks: int = 0
-
-
-def _drain(
-    sessions: Sessions,
-    index: SearchIndex,
-    *,
-    namespace: str | None = None,
-    targets: Collection[str] | None = None,
-    vectors: Mapping[str, Matrix] = {},
     progress: Callable[[int], None] | None = None,
-) -> _Drained:
-    done = _Drained()
+) -> Synced:
+    """Apply queued outbox rows (of ``namespace`` / ``targets`` when given) to the index;
+    ``progress`` hears the rows applied so far after each batch.
+
+    An index failure propagates with the rows still queued.
+    """
+    done = Synced()
     groups: list[Collection[str] | None] = [None]
     if targets is not None:
         groups = list(db.chunks(list(dict.fromkeys(targets))))
@@ -200,7 +191,7 @@ def rebuild(
     if index.mismatch() is not None:
         index.reset()
     report = None if progress is None else (lambda done: progress(min(done, total), total))
-    drained = _drain(sessions, index, progress=report)
+    drained = sync(sessions, index, progress=report)
     _prune(sessions, index)
     index.maintain()
     return Rebuilt(facts=drained.facts, chunks=drained.chunks)

@@ -39,12 +39,12 @@ import threading
 from collections.abc import Awaitable, Callable, Iterator, MutableMapping, Sequence
 from contextlib import contextmanager, nullcontext, redirect_stdout
 from datetime import datetime
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from gate import ConfigError, Verdict, VerdictStatus
-from gate.verdict import GATE_NUMBERS
+from gate.verdict import GATE_NUMBERS, GateNumbers
 from memstore.checks import MAX_RECALL_TOKENS
 from memstore.config import (
     ConversationSettings,
@@ -57,7 +57,13 @@ from memstore.conversations.conversation import CandidateOutcome, remember_as_co
 from memstore.conversations.messages import MAX_MESSAGES
 from memstore.conversations.messages import Message as ConversationMessage
 from memstore.errors import ErrFactNotGrounded, InvalidInput, MemstoreError, StorageError
-from memstore.fronts import rejection_where
+from memstore.fronts import (
+    LIST_FILTERS,
+    RECALL_FILTERS,
+    SEARCH_FILTERS,
+    given_filters,
+    rejection_where,
+)
 from memstore.models import FactStatus
 from memstore.names import check_namespace
 from memstore.recall import DEFAULT_BUDGET_TOKENS, DEFAULT_K, DEFAULT_MIN_SCORE
@@ -173,8 +179,9 @@ BudgetGap = Annotated[
 ]
 
 
-class _GateNumbers(BaseModel):
-    """The gate's measurements, in every result that carries a verdict."""
+class _GateNumbers(GateNumbers):
+    """The gate's measurements (``gate.verdict.GateNumbers``, described for the agent),
+    in every result that carries a verdict."""
 
     p0: P0 = None
     p1: P1 = None
@@ -466,6 +473,15 @@ def build_server(
         instructions=INSTRUCTIONS.format(namespace=store.namespace),
     )
 
+    def gated(write: Callable[[], FactPublic]) -> Remembered:
+        """What a gated ``write`` did: stored, or refused by the gate (a normal result)."""
+        try:
+            return _stored(write())
+        except ErrFactNotGrounded as exc:
+            return _refused(exc.rejection)
+        except MemstoreError as exc:
+            raise failed(exc) from exc
+
     def remember(
         statement: Statement,
         members: Members,
@@ -481,12 +497,7 @@ def build_server(
         same fact twice stores it once (deduplicated=true).
         """
         fact = _fact(statement, members, evidence, relation, confidence, metadata)
-        try:
-            return _stored(store.add_fact(fact))
-        except ErrFactNotGrounded as exc:
-            return _refused(exc.rejection)
-        except MemstoreError as exc:
-            raise failed(exc) from exc
+        return gated(lambda: store.add_fact(fact))
 
     conversation_settings = conversations or ConversationSettings()
 
@@ -504,11 +515,8 @@ def build_server(
             )
         except MemstoreError as exc:
             raise failed(exc) from exc
-        return RememberedConversation(
-            extractor=report.extractor,
-            messages=report.messages,
-            candidates=[_candidate(c) for c in report.candidates],
-        )
+        candidates = [_candidate(c) for c in report.candidates]
+        return _shown(RememberedConversation, report, candidates=candidates)
 
     def supersede(
         fact_id: FactId,
@@ -527,12 +535,7 @@ def build_server(
         fact is unchanged. Without metadata the correction keeps the old fact's.
         """
         fact = _fact(statement, members, evidence, relation, confidence, metadata)
-        try:
-            return _stored(store.supersede(fact_id, fact))
-        except ErrFactNotGrounded as exc:
-            return _refused(exc.rejection)
-        except MemstoreError as exc:
-            raise failed(exc) from exc
+        return gated(lambda: store.supersede(fact_id, fact))
 
     def retract(
         fact_id: FactId,
@@ -547,12 +550,7 @@ def build_server(
             fact = store.retract(fact_id, reason)
         except MemstoreError as exc:
             raise failed(exc) from exc
-        return Retracted(
-            fact_id=fact.id,
-            statement=fact.statement,
-            status=fact.status,
-            reason=fact.retraction_reason,
-        )
+        return _shown(Retracted, fact, fact_id=fact.id, reason=fact.retraction_reason)
 
     def recall(
         query: QueryText,
@@ -580,18 +578,11 @@ def build_server(
                 query,
                 budget_tokens=budget_tokens,
                 k=k,
-                entity=entity,
-                as_of=as_of,
-                min_score=min_score,
+                **given_filters(RECALL_FILTERS, locals()),
             )
         except MemstoreError as exc:
             raise failed(exc) from exc
-        return Recalled(
-            text=found.text,
-            facts=[_recalled(hit) for hit in found.hits],
-            tokens=found.tokens,
-            left_out=found.left_out,
-        )
+        return _shown(Recalled, found, facts=[_recalled(hit) for hit in found.hits])
 
     def search(
         query: QueryText,
@@ -607,17 +598,7 @@ def build_server(
         """Search memory by meaning and keywords, with filters; the best matching facts
         first, each with its id, members, status and relevance."""
         try:
-            hits = store.search(
-                query,
-                k,
-                entity=entity,
-                relation=relation,
-                as_of=as_of,
-                recorded_after=recorded_after,
-                recorded_before=recorded_before,
-                min_score=min_score,
-                metadata=metadata,
-            )
+            hits = store.search(query, k, **given_filters(SEARCH_FILTERS, locals()))
         except MemstoreError as exc:
             raise failed(exc) from exc
         return [_recalled(hit) for hit in hits]
@@ -641,18 +622,11 @@ def build_server(
         """List what memory holds, oldest first, a page at a time, with filters (no query:
         every fact that matches them). Pass next_cursor back as cursor, with the same
         filters, for the next page."""
+        filters = given_filters(LIST_FILTERS, locals())
+        if statuses is not None:
+            filters["statuses"] = [s.value for s in statuses]
         try:
-            page = store.list_facts(
-                entity=entity,
-                relation=relation,
-                statuses=None if statuses is None else [s.value for s in statuses],
-                metadata=metadata,
-                recorded_after=recorded_after,
-                recorded_before=recorded_before,
-                as_of=as_of,
-                limit=limit,
-                cursor=cursor,
-            )
+            page = store.list_facts(**filters, limit=limit, cursor=cursor)
         except MemstoreError as exc:
             raise failed(exc) from exc
         return MemoryPage(memories=[_memory(f) for f in page.items], next_cursor=page.next_cursor)
@@ -718,15 +692,8 @@ def build_server(
                 done = store.erase_rejection(str(rejection_id), reason, by=by)
         except MemstoreError as exc:
             raise failed(exc) from exc
-        return Erased(
-            tombstone_id=done.id,
-            target=done.target,
-            target_id=done.target_id,
-            fact_ids=done.fact_ids,
-            evidence_ids=[e["id"] for e in done.evidence],
-            kept_evidence_ids=done.kept_evidence_ids,
-            log_pending=done.log_pending,
-        )
+        evidence_ids = [e["id"] for e in done.evidence]
+        return _shown(Erased, done, tombstone_id=done.id, evidence_ids=evidence_ids)
 
     keyed = keys is not None and bool(keys.api_keys)
 
@@ -777,24 +744,30 @@ def _require_sdk() -> None:
         raise ImportError(INSTALL_HINT) from None
 
 
+_Shown = TypeVar("_Shown", bound=BaseModel)
+
+
+def _shown(model: type[_Shown], source: object, **given: Any) -> _Shown:
+    """``model`` with ``given`` and, for each of its other fields, ``source``'s attribute of
+    that name (a nested model from attributes too: a ``MemberPublic`` as a ``Member``)."""
+    same = {name: getattr(source, name) for name in model.model_fields if name not in given}
+    return model.model_validate(same | given, from_attributes=True)
+
+
 def _numbers(source: Any) -> dict[str, Any]:
     return {name: getattr(source, name) for name in GATE_NUMBERS}
 
 
 def _stored(fact: FactPublic) -> Remembered:
-    return Remembered(
+    # The verdict, status, confidence, duplicates and the gate's numbers: the fact's own.
+    return _shown(
+        Remembered,
+        fact,
         stored=True,
-        verdict=fact.verdict,
         fact_id=fact.id,
-        status=fact.status,
-        confidence=fact.confidence,
-        deduplicated=fact.deduplicated,
-        near_duplicates=[
-            NearDuplicate(fact_id=d.fact_id, statement=d.statement, similarity=d.similarity)
-            for d in fact.near_duplicates
-        ],
         reason=fact.status_reason,
-        **_numbers(fact),
+        rejection_id=None,
+        hint=None,
     )
 
 
@@ -811,17 +784,14 @@ def _refused(rejection: RejectionPublic) -> Remembered:
 
 def _candidate(outcome: CandidateOutcome) -> CandidateSummary:
     found = outcome.fact or outcome.rejection
-    return CandidateSummary(
-        statement=outcome.statement,
-        outcome=outcome.outcome,
-        message=outcome.message,
+    return _shown(
+        CandidateSummary,
+        outcome,
         verdict=None if found is None else found.verdict,
         p1=None if found is None else found.p1,
         fact_id=None if outcome.fact is None else outcome.fact.id,
         rejection_id=None if outcome.rejection is None else outcome.rejection.id,
         reason=None if outcome.rejection is None else outcome.rejection.reason,
-        replaced=outcome.replaced,
-        conflicts=outcome.conflicts,
     )
 
 
@@ -848,52 +818,28 @@ def _fact(
 
 
 def _memory(fact: FactPublic) -> Memory:
-    return Memory(
-        fact_id=fact.id,
-        statement=fact.statement,
-        relation=fact.relation,
-        members=[Member(name=m.name, kind=m.kind, role=m.role) for m in fact.members],
-        status=fact.status,
-        confidence=fact.confidence,
-        metadata=fact.metadata,
-        recorded_at=fact.recorded_at,
-        valid_from=fact.valid_from,
-        valid_to=fact.valid_to,
-    )
+    return _shown(Memory, fact, fact_id=fact.id)
 
 
 def _recalled(hit: SearchHit) -> RecalledFact:
-    return RecalledFact(
-        **_memory(hit.fact).model_dump(),
-        score=hit.score,
-        relevance=hit.relevance,
-        similarity=hit.similarity,
-    )
+    """The hit's fact as ``_memory`` shows it, with the hit's score, relevance, similarity."""
+    return _shown(RecalledFact, hit, **_memory(hit.fact).model_dump())
 
 
 def _claim_verdict(verdict: Verdict) -> ClaimVerdict:
-    return ClaimVerdict(
-        status=verdict.status.value,
-        accepted=verdict.accepted,
-        confidence=verdict.confidence,
-        reason=verdict.reason,
-        **_numbers(verdict),
-    )
+    return _shown(ClaimVerdict, verdict, status=verdict.status.value)
 
 
 def _rejection(rejection: RejectionPublic) -> Rejection:
-    return Rejection(
+    return _shown(
+        Rejection,
+        rejection,
         rejection_id=rejection.id,
-        statement=rejection.statement,
-        verdict=rejection.verdict,
-        reason=rejection.reason,
         members=[
             Member(name=m["name"], kind=m.get("kind", "entity"), role=m.get("role", "member"))
             for m in rejection.members
         ],
         evidence=[e.text[:EVIDENCE_PREVIEW] for e in rejection.evidence],
-        created_at=rejection.created_at,
-        **_numbers(rejection),
     )
 
 

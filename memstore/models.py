@@ -438,3 +438,39 @@ class IndexOutbox(SQLModel, table=True):
     kind: str = Field(max_length=16)
     target_id: str = Field(max_length=32, index=True)
     created_at: datetime = _when(nullable=False)
+
+
+class LabelKind(StrEnum):
+    """What a person says of the gate's decision (docs/design.md, Human labels)."""
+
+    #: On a rejection: "this refusal was wrong" (the evidence did carry the fact).
+    FALSE_REJECTION = "false_rejection"
+    #: On a stored fact: "this fact should not have been stored".
+    FALSE_ADMISSION = "false_admission"
+
+
+class LabelBase(SQLModel):
+    """A person's verdict on one gate decision: data for an error budget and for training
+    the verifier. ``labelled_by`` names who (an API key's fingerprint, never the key)."""
+
+    kind: str = Field(max_length=32)
+    #: The rejection (``false_rejection``) or fact (``false_admission``) it is about.
+    target_id: str = Field(max_length=32)
+    note: str | None = Field(default=None, sa_type=sa.Text)
+    labelled_by: str = Field(max_length=MAX_NAME_CHARS)
+    created_at: datetime = _when(nullable=False)
+
+
+class Label(LabelBase, table=True):
+    """A human label; one per (kind, target, person): giving it again changes nothing."""
+
+    __tablename__ = "labels"
+    __table_args__ = (
+        UniqueConstraint(
+            "namespace", "kind", "target_id", "labelled_by", name="uq_labels_target_by"
+        ),
+        Index("ix_labels_namespace_created_at", "namespace", "created_at"),
+    )
+
+    id: str = Field(default_factory=new_id, primary_key=True, max_length=32)
+    namespace: str = _ns()

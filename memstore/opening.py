@@ -28,20 +28,13 @@ from memstore.write_path import WritePath
 class Settings(Protocol):
     """A store's checked settings (the ``Store`` itself), read once here."""
 
-    @property
-    def namespace(self) -> str: ...
-    @property
-    def url(self) -> str: ...
-    @property
-    def data_dir(self) -> Path | None: ...
-    @property
-    def index_uri(self) -> str | None: ...
-    @property
-    def limits(self) -> Limits: ...
-    @property
-    def sources(self) -> SourcePolicy: ...
-    @property
-    def near_duplicate(self) -> float | None: ...
+    namespace: str
+    url: str
+    data_dir: Path | None
+    index_uri: str | None
+    limits: Limits
+    sources: SourcePolicy
+    near_duplicate: float | None
 
 
 @dataclass

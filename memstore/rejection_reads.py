@@ -9,9 +9,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
-from memstore import audit, rejections
+from memstore import audit, labels, rejections
 from memstore.errors import NotFound
-from memstore.models import Rejection
+from memstore.models import LabelKind, Rejection
 from memstore.schemas import RejectionFilter, RejectionPublic
 from memstore.scope import Scope
 
@@ -53,13 +53,14 @@ def count(scope: Scope, query: RejectionFilter, by: str) -> dict[str, int]:
 
 
 def export(scope: Scope, query: RejectionFilter, dest: str | Path | TextIO, format: str) -> int:
-    """Write every matching rejection to ``dest`` (a path, replaced atomically, or an open
-    text file) in ``format``; returns how many."""
+    """Write every matching rejection, with the human labels on it, to ``dest`` (a path,
+    replaced atomically, or an open text file) in ``format``; returns how many."""
     with scope.session() as session:
+        said = labels.by_target(session, scope.namespace, LabelKind.FALSE_REJECTION)
         rows = rejections.iterate(session, scope.namespace, query)
         if not isinstance(dest, str | Path):
-            return rejections.write(rows, dest, format)
-        return write_atomically(Path(dest), lambda out: rejections.write(rows, out, format))
+            return rejections.write(rows, dest, format, said)
+        return write_atomically(Path(dest), lambda out: rejections.write(rows, out, format, said))
 
 
 def verify_chain(scope: Scope) -> audit.ChainReport:

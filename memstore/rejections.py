@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Literal, TextIO, get_args
 
 import sqlalchemy as sa
@@ -24,7 +24,13 @@ from memstore.models import (
     RejectionMember,
 )
 from memstore.names import normalize_key
-from memstore.schemas import EvidencePublic, FactCreate, RejectionFilter, RejectionPublic
+from memstore.schemas import (
+    EvidencePublic,
+    FactCreate,
+    LabelPublic,
+    RejectionFilter,
+    RejectionPublic,
+)
 
 OrderBy = Literal["created_at", "budget_gap", "p1", "p0", "observed_bits", "required_bits"]
 ORDER_BY: tuple[str, ...] = get_args(OrderBy)
@@ -52,6 +58,7 @@ CSV_COLUMNS = (
     "metadata",
     "chain_seq",
     "chain_hash",
+    "labels",
 )
 
 
@@ -214,29 +221,43 @@ def hydrate(session: Session, rows: Sequence[Rejection]) -> list[RejectionPublic
     ]
 
 
-def write(rows: Iterable[RejectionPublic], out: TextIO, fmt: str) -> int:
-    """Write rejections as JSON lines or CSV; return how many were written."""
-    written = 0
-    if fmt == "jsonl":
-        for row in rows:
-            out.write(row.model_dump_json() + "\n")
-            written += 1
-        return written
+def write(
+    rows: Iterable[RejectionPublic],
+    out: TextIO,
+    fmt: str,
+    labels: Mapping[str, Sequence[LabelPublic]] | None = None,
+) -> int:
+    """Write rejections as JSON lines or CSV, each with the human labels on it (``labels``
+    by rejection id; written as a list of kind, labelled_by, note, created_at and id);
+    return how many."""
     writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS, extrasaction="ignore")
-    writer.writeheader()
+    if fmt == "csv":
+        writer.writeheader()
+    written = 0
     for row in rows:
         data = row.model_dump(mode="json")
-        data["evidence"] = [
-            {"id": e["id"], "source": e["source"], "text": e["text"]} for e in data["evidence"]
+        data["labels"] = [
+            label.model_dump(mode="json", exclude={"namespace", "target_id"})
+            for label in (labels or {}).get(row.id, ())
         ]
-        writer.writerow(
-            {
-                k: json.dumps(v, ensure_ascii=False) if isinstance(v, list | dict) else csv_cell(v)
-                for k, v in data.items()
-            }
-        )
+        if fmt == "jsonl":
+            out.write(json.dumps(data, ensure_ascii=False) + "\n")
+        else:
+            writer.writerow(_csv_row(data))
         written += 1
     return written
+
+
+def _csv_row(data: dict[str, Any]) -> dict[str, Any]:
+    """A rejection's cells: evidence cut to id, source and text, lists and dicts as JSON,
+    text made safe for spreadsheets."""
+    data["evidence"] = [
+        {"id": e["id"], "source": e["source"], "text": e["text"]} for e in data["evidence"]
+    ]
+    return {
+        k: json.dumps(v, ensure_ascii=False) if isinstance(v, list | dict) else csv_cell(v)
+        for k, v in data.items()
+    }
 
 
 #: A text cell starting with one of these is a formula to a spreadsheet (OWASP's list).

@@ -28,6 +28,8 @@ from memstore.models import (
     MAX_STATEMENT_CHARS,
     ErasureBase,
     FactBase,
+    LabelBase,
+    LabelKind,
     RejectionBase,
     VerificationBase,
 )
@@ -569,3 +571,37 @@ class StoreStats(BaseModel):
     rejections: dict[str, int]
     due_for_reverification: int
     index_backlog: int
+
+
+MAX_NOTE_CHARS = 2_000
+MAX_LABEL_PAGE = 1_000
+
+
+def _note(value: str) -> str | None:
+    return check_text(value).strip() or None
+
+
+class LabelCreate(_Input):
+    """A person's verdict on one decision (``Store.add_label``): ``kind``, the rejection
+    or fact it is about, who gives it (``by``) and an optional ``note`` (blank: none)."""
+
+    kind: LabelKind
+    target_id: Annotated[str, Field(min_length=1, max_length=32)]
+    by: Name
+    note: Annotated[str, Field(max_length=MAX_NOTE_CHARS), AfterValidator(_note)] | None = None
+
+
+class LabelQuery(_Input):
+    """Which labels ``Store.labels`` lists (every given condition holds), and the page."""
+
+    kind: LabelKind | None = None
+    target_id: Annotated[str, Field(min_length=1, max_length=32)] | None = None
+    limit: Annotated[int, Field(ge=1, le=MAX_LABEL_PAGE, strict=True)] = 100
+    offset: Annotated[int, Field(ge=0, strict=True)] = 0
+
+
+class LabelPublic(LabelBase):
+    """A human label as stored: who gave it (``labelled_by``), when, on what."""
+
+    id: str
+    namespace: str

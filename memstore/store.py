@@ -2,7 +2,8 @@
 and hands the work on: ``opening`` wires the parts around one ``scope`` (sessions and
 hydration); writes go to ``write_path``, ``remembering`` and ``forgetting``; reads to
 ``reads``, ``rejection_reads`` and ``graph_view``; search to ``search`` and ``index_handle``;
-re-verification to ``reverifying`` and ``background``.
+re-verification to ``reverifying`` and ``background``; human labels (``label_calls``) to
+``labels``.
 """
 
 from __future__ import annotations
@@ -15,17 +16,29 @@ from typing import Any, TextIO
 from gate import Claim, Gate, GatePolicy, Verdict
 from gate.backends.base import Closing
 from hypergraph import HyperGraph
-from memstore import audit, checks, db, entities, hooks, indexing, reads, rejection_reads, search
+from memstore import (
+    audit,
+    checks,
+    db,
+    drift,
+    entities,
+    hooks,
+    indexing,
+    reads,
+    rejection_reads,
+    search,
+)
 from memstore import recall as recalling
 from memstore.admission import WriteHook
 from memstore.background import BackgroundReverifier
 from memstore.checks import MAX_BATCH, parse
-from memstore.conversations import Extractor, Message, conversation
-from memstore.conversations.conversation import CONTEXT_TURNS, SINGLE_VALUED, OnConflict
+from memstore.conversations import conversation
+from memstore.drift import DriftReport, DriftSettings
 from memstore.duplicates import DEFAULT_NEAR_DUPLICATE
 from memstore.embeddings import Embedder
 from memstore.errors import ErrFactNotGrounded, InvalidInput
 from memstore.index_handle import index_uri
+from memstore.label_calls import LabelCalls
 from memstore.limits import Limits
 from memstore.opening import open_parts
 from memstore.remembering import claims_of, remember
@@ -59,7 +72,7 @@ DEFAULT_NAMESPACE = "default"
 REPLAY_NOTICE_AT = 1_000
 
 
-class Store(ReverifyCalls, Closing):
+class Store(ReverifyCalls, LabelCalls, Closing):
     """Long-term memory for one namespace. Use as a context manager or call ``close()``.
 
     ``path_or_url``: a data directory (SQLite at ``<dir>/memstore.db``) or a SQLAlchemy URL.
@@ -189,23 +202,9 @@ class Store(ReverifyCalls, Closing):
         hook = self._hook(gate, policy, ungated)
         return remember(self._writes, claims, texts, members, relation, hook, meta)
 
-    def remember_conversation(
-        self,
-        messages: Iterable[Message | Mapping[str, Any]],
-        *,
-        extractor: Extractor | None = None,
-        on_conflict: OnConflict = "supersede",
-        single_valued: Collection[str] = SINGLE_VALUED,
-        context_turns: int = CONTEXT_TURNS,
-        metadata: Mapping[str, Any] | None = None,
-    ) -> conversation.ConversationReport:
-        """Extract facts from ``messages`` (default: the embedded extractor), gate each against
-        its turn and supersede what it replaces (``memstore.conversations``); ``metadata``
-        goes on every fact written (a correction without it keeps the old version's)."""
-        return conversation.remember_conversation(
-            self, messages, extractor=extractor, on_conflict=on_conflict,
-            single_valued=single_valued, context_turns=context_turns, metadata=metadata,
-        )  # fmt: skip
+    #: ``store.remember_conversation(messages, *, extractor, on_conflict, ...)``: the
+    #: function of ``memstore.conversations.conversation``, called with this store.
+    remember_conversation = conversation.remember_conversation
 
     def supersede(
         self,
@@ -365,6 +364,12 @@ class Store(ReverifyCalls, Closing):
         """Report any tampering with this namespace's rejection and verification rows
         (``report.ok``, ``report.problems``); keep ``report.head`` to detect a rewrite."""
         return rejection_reads.verify_chain(self._scope)
+
+    def drift(self, settings: DriftSettings | Mapping[str, Any] | None = None) -> DriftReport:
+        """Whether the gate's verdicts drifted: per backend, a CUSUM over the acceptance
+        rate and the mean p1 of the latest gated writes (``memstore.drift``); an alarm is
+        in ``report.alarms`` and logged once when it starts."""
+        return drift.report(self._scope, parse(DriftSettings, settings, {}, prefix="settings"))
 
     def verify_claim(
         self,

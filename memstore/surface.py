@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from memstore.fronts import (
     EVIDENCE_FILTERS,
+    FILTER_PARAMS,
     LIST_FILTERS,
     RECALL_FILTERS,
     REJECTION_FILTERS,
@@ -77,11 +78,12 @@ _CLI_SEARCH = (
 )
 _AGENT_SEARCH = "agents search active memory, by meaning and keywords together"
 _CLI_SEARCH_TAKES = ("mode", "min_score", "recorded_after", "recorded_before")
-#: Filter names of the REST API's query strings and the CLI's options (one status or
-#: ``KEY=VALUE`` item per repetition: ``fronts.metadata_items``).
-_REST_FILTER_NAMES = {"statuses": "status", "metadata": "meta"}
 _AGENT_AUDIT = "agents filter the audit log by verdict, words and time only"
 _NOT_YET = "no correction over this front yet (issue 27, goal 6)"
+_AUDIT_PAGE = (
+    "people give and read labels on the audit page (GET /audit/{namespace}, served by "
+    "memstore serve); rejection exports carry them"
+)
 
 SURFACE: dict[str, Surface] = {
     # lifecycle
@@ -122,8 +124,8 @@ SURFACE: dict[str, Surface] = {
         Hidden(_AGENT_TOOLS),
     ),
     "list_facts": Surface(
-        Exposed("list", renamed=_REST_FILTER_NAMES),
-        Exposed("GET /facts", renamed=_REST_FILTER_NAMES),
+        Exposed("list", renamed=FILTER_PARAMS),
+        Exposed("GET /facts", renamed=FILTER_PARAMS),
         Exposed("list_memories"),
     ),
     "neighborhood": Surface(
@@ -160,6 +162,10 @@ SURFACE: dict[str, Surface] = {
         Hidden(_AGENT_TOOLS),
     ),
     "verify_audit_chain": Surface(Hidden(_PYTHON), Hidden(_PYTHON), Hidden(_PYTHON)),
+    "drift": Surface(Exposed("drift"), Exposed("GET /drift"), Hidden(_AGENT_TOOLS)),
+    # human labels
+    "add_label": Surface(Hidden(_AUDIT_PAGE), Hidden(_AUDIT_PAGE), Hidden(_AGENT_TOOLS)),
+    "labels": Surface(Hidden(_AUDIT_PAGE), Hidden(_AUDIT_PAGE), Hidden(_AGENT_TOOLS)),
     "verify_claim": Surface(
         Exposed("verify"), Exposed("POST /verify_claim"), Exposed("verify_claim")
     ),
@@ -189,7 +195,7 @@ SURFACE: dict[str, Surface] = {
             "search",
             omits={name: _CLI_SEARCH for name in SEARCH_FILTERS if name not in _CLI_SEARCH_TAKES},
         ),
-        Exposed("GET /search", renamed=_REST_FILTER_NAMES),
+        Exposed("GET /search", renamed=FILTER_PARAMS),
         Exposed("search", omits={name: _AGENT_SEARCH for name in ("mode", "statuses", "expand")}),
     ),
     "recall": Surface(

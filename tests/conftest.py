@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from http_site import Site, serve
 from postgres_server import PostgresServer, find_bindir
-from scripted import supports_its_own_words
+from scripted import states, supports_its_own_words
 
 import memstore
 from gate import Gate, ScriptedBackend
@@ -70,6 +71,35 @@ def store(data_dir: Path) -> Iterator[Store]:
     """
     with memstore.open(data_dir, namespace="user:alice", hook=memstore.Ungated()) as s:
         yield s
+
+
+@pytest.fixture
+def opener(data_dir: Path) -> Iterator[Callable[..., Store]]:
+    """Opens stores on the test's data directory (namespace ``user:alice``) with the
+    options given; closes every one after the test."""
+    opened: list[Store] = []
+
+    def open_(**options: Any) -> Store:
+        opened.append(memstore.open(data_dir, namespace="user:alice", **options))
+        return opened[-1]
+
+    yield open_
+    for s in opened:
+        s.close()
+
+
+@pytest.fixture
+def scripted_backend() -> ScriptedBackend:
+    """A verifier that is a rule, not a model: high where the context states the claim
+    (``scripted.states``). A module with its own rule overrides this fixture, and
+    ``scripted_gate`` then uses that rule."""
+    return ScriptedBackend(states)
+
+
+@pytest.fixture
+def scripted_gate(scripted_backend: ScriptedBackend) -> Gate:
+    """A gate over ``scripted_backend``."""
+    return Gate(scripted_backend)
 
 
 @pytest.fixture

@@ -63,6 +63,19 @@ def set_threads(threads: int | None) -> None:
         torch.set_num_threads(max(1, threads))
 
 
+def load_pretrained(auto_model: Any, model: str | Path, threads: int | None) -> tuple[Any, Any]:
+    """The tokenizer and the model (an ``auto_model`` class, in eval mode) at ``model``
+    (see ``model_source``), with torch's threads bounded first (``set_threads``)."""
+    from transformers import AutoTokenizer
+
+    set_threads(threads)
+    source, kwargs = model_source(model)
+    tokenizer = AutoTokenizer.from_pretrained(source, **kwargs)
+    loaded = auto_model.from_pretrained(source, **kwargs)
+    loaded.eval()
+    return tokenizer, loaded
+
+
 class HFCausalBackend(VerifierBackend):
     """A causal LM asked "is the claim true?", scored from its next-token distribution."""
 
@@ -80,20 +93,18 @@ class HFCausalBackend(VerifierBackend):
     ) -> None:
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
         import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
+        from transformers import AutoModelForCausalLM
         from transformers.utils import logging as hf_logging
 
         hf_logging.disable_progress_bar()
-        set_threads(threads)
-        source, kwargs = model_source(model if model is not None else smollm2_gguf())
+        self._tokenizer, self._model = load_pretrained(
+            AutoModelForCausalLM, model if model is not None else smollm2_gguf(), threads
+        )
         self.model = str(model if model is not None else "SmolLM2-135M-Instruct.Q4_1.gguf")
         self.prompt = prompt
         self.batch_size = max(1, batch_size)
         self.max_context_tokens = max_context_tokens
         self._torch = torch
-        self._tokenizer = AutoTokenizer.from_pretrained(source, **kwargs)
-        self._model = AutoModelForCausalLM.from_pretrained(source, **kwargs)
-        self._model.eval()
         self._tokenizer.padding_side = "left"
         if self._tokenizer.pad_token_id is None:
             self._tokenizer.pad_token = self._tokenizer.eos_token
@@ -159,4 +170,4 @@ class HFCausalBackend(VerifierBackend):
         return [float(p) for p in torch.sigmoid(yes - no)]
 
     def close(self) -> None:
-        self._model = None  # type: ignore[assignment]
+        self._model = None

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from gate.backends.base import CallControl, ModelLock, VerifierBackend
-from gate.backends.hf_causal import model_source, set_threads
+from gate.backends.hf_causal import load_pretrained
 
 ENTAILMENT_NAMES = ("entail", "support", "consistent", "faithful", "grounded")
 
@@ -55,17 +55,15 @@ class HFNLIBackend(VerifierBackend):
     ) -> None:
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
         import torch
-        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+        from transformers import AutoModelForSequenceClassification
 
-        set_threads(threads)
-        source, kwargs = model_source(model)
+        self._tokenizer, self._model = load_pretrained(
+            AutoModelForSequenceClassification, model, threads
+        )
         self.model = str(model)
         self.batch_size = max(1, batch_size)
         self.max_length = max_length
         self._torch = torch
-        self._tokenizer = AutoTokenizer.from_pretrained(source, **kwargs)
-        self._model = AutoModelForSequenceClassification.from_pretrained(source, **kwargs)
-        self._model.eval()
         id2label = {int(k): str(v) for k, v in self._model.config.id2label.items()}
         self.entailment = entailment_index(id2label, entailment_label)
         self._lock = ModelLock()

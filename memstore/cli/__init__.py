@@ -7,7 +7,8 @@ Global options (before the command, or after it): ``--store`` / ``$MEMSTORE_URL`
 Exit codes: 0 done; 1 internal error (the database or the index failed);
 2 bad input (bad option or value, unknown id, bad config, no store where one is
 needed); 3 the grounding gate rejected a fact; 4 ``verify`` could not check the claim
-(the verifier timed out or failed: no verdict either way).
+(the verifier timed out or failed: no verdict either way); 5 ``drift`` found an alarm
+or a spent error budget.
 
 Which commands may create a store: only ``init``, ``add`` and
 ``remember-conversation`` (the first fact creates it), ``serve`` and ``mcp`` (they

@@ -1,4 +1,5 @@
-"""The audit log of rejected facts: ``audit`` lists, counts and exports it."""
+"""The audit log of rejected facts (``audit`` lists, counts and exports it) and the
+gate's drift alarms (``drift``)."""
 
 from __future__ import annotations
 
@@ -9,13 +10,13 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from memstore.cli.console import out
-from memstore.cli.context import open_store
-from memstore.cli.parsing import NamespaceOption, StoreOption, when
+from memstore.cli.console import Exit, out
+from memstore.cli.context import open_store, settings
+from memstore.cli.parsing import NamespaceOption, StoreOption, store_filters
 from memstore.cli.program import command
 from memstore.cli.render import num, to_json
 from memstore.errors import InvalidInput
-from memstore.fronts import rejection_where
+from memstore.fronts import REJECTION_FILTERS, rejection_where
 
 
 @command()
@@ -51,17 +52,7 @@ def audit(
     """Facts the gate rejected, newest first: what was claimed, the verdict and its numbers."""
     if output not in ("table", "json", "jsonl", "csv"):
         raise InvalidInput("format", f"{output!r} is not table, json, jsonl or csv")
-    where = rejection_where(
-        verdict=verdict,
-        since=when("since", since),
-        until=when("until", until),
-        text=text,
-        entity=entity,
-        relation=relation,
-        source=source,
-        min_gap=min_gap,
-        max_gap=max_gap,
-    )
+    where = rejection_where(**store_filters(ctx, REJECTION_FILTERS))
     with open_store(ctx, store, namespace, index=False) as opened:
         if counts is not None:
             numbers = opened.count_rejections(by=counts, **where)
@@ -101,3 +92,40 @@ def audit(
         out.print(f"First {limit}; more with --offset {offset + limit} or --format csv.")
     if rows:
         out.print("p0, p1, bits and the evidence of each: --format json, or --format csv")
+
+
+@command()
+def drift(
+    ctx: typer.Context,
+    output: Annotated[str, typer.Option("--format", help="table or json.")] = "table",
+    store: StoreOption = None,
+    namespace: NamespaceOption = None,
+) -> None:
+    """Whether the gate's verdicts drifted (a CUSUM per backend over the acceptance rate
+    and mean p1 of the latest gated writes) and how much of the error budget people's
+    labels spent; exit 5 when an alarm is raised or a budget is spent."""
+    if output not in ("table", "json"):
+        raise InvalidInput("format", f"{output!r} is not table or json")
+    chosen = settings(ctx, store, namespace)
+    with open_store(ctx, store, namespace, index=False) as opened:
+        report = opened.drift(chosen.drift)
+    if output == "json":
+        typer.echo(report.model_dump_json(indent=2))
+    else:
+        table = Table(title=f"Gate drift in {report.namespace}", title_justify="left")
+        for column in ("backend", "metric", "writes", "baseline", "recent", "alarm"):
+            table.add_column(column, justify="right" if column == "writes" else "left")
+        for s in report.streams:
+            r = s.result
+            alarm = f"{r.direction} at write {r.alarm_at}" if r.alarm else "-"
+            shown = (num(r.baseline_mean), num(r.recent_mean)) if r.ready else ("too few", "")
+            table.add_row(s.backend, s.metric, str(s.writes), *shown, alarm)
+        out.print(table)
+        budgets = Table("error budget", "decided", "marked wrong", "rate", "allowed", "burn")
+        for b in report.budgets:
+            rate = "-" if b.rate is None else f"{b.rate:.1%}"
+            burn = "-" if b.burn is None else f"{b.burn:.2f}"
+            budgets.add_row(b.kind, str(b.decided), str(b.labelled), rate, f"{b.allowed:.1%}", burn)
+        out.print(budgets)
+    if report.alarms or report.spent:
+        raise typer.Exit(Exit.DRIFT)

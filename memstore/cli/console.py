@@ -21,6 +21,7 @@ class Exit(IntEnum):
     BAD_INPUT = 2
     REJECTED = 3
     UNCHECKED = 4
+    DRIFT = 5
 
 
 class MessageConsole(Console):

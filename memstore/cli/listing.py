@@ -19,11 +19,11 @@ from memstore.cli.parsing import (
     RecordedBeforeOption,
     StatusOption,
     StoreOption,
-    when,
+    store_filters,
 )
 from memstore.cli.program import command
 from memstore.cli.render import metadata_text, to_json
-from memstore.fronts import metadata_items
+from memstore.fronts import LIST_FILTERS
 from memstore.schemas import DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT
 
 
@@ -50,17 +50,7 @@ def list_facts(
     """List the facts of a namespace, oldest first, a page at a time; with the filters
     given, those that match them all. Pass the printed --cursor for the next page."""
     with open_store(ctx, store, namespace, index=False) as opened:
-        page = opened.list_facts(
-            entity=entity or None,
-            relation=relation,
-            statuses=status or None,
-            metadata=metadata_items(meta),
-            recorded_after=when("recorded_after", recorded_after),
-            recorded_before=when("recorded_before", recorded_before),
-            as_of=when("as_of", as_of),
-            limit=limit,
-            cursor=cursor,
-        )
+        page = opened.list_facts(**store_filters(ctx, LIST_FILTERS), limit=limit, cursor=cursor)
     if as_json:
         typer.echo(to_json(page))
         return

@@ -1,10 +1,14 @@
-"""Option parsing shared by the commands: the common options, facts from options or
-a file, times and durations."""
+"""Option parsing shared by the commands: the common options, the Store's filters from
+a command's options, facts from options or a file, times and durations.
+
+A command that filters declares each filter as an option under the Store's name (or its
+``memstore.fronts.FILTER_PARAMS`` name) and hands them on with ``store_filters``."""
 
 from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Collection
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Annotated, Any
@@ -14,6 +18,7 @@ import yaml
 
 from memstore.config import NAMESPACE_ENV, URL_ENV, parse_duration
 from memstore.errors import InvalidInput
+from memstore.fronts import FILTER_PARAMS, metadata_items
 from memstore.schemas import to_utc
 
 StoreOption = Annotated[
@@ -35,6 +40,7 @@ NamespaceOption = Annotated[
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+FactIdArgument = Annotated[str, typer.Argument(metavar="FACT_ID", show_default=False)]
 EntityOption = Annotated[
     list[str] | None,
     typer.Option(help="Only facts with this entity as a member (repeat: with all of them)."),
@@ -68,6 +74,28 @@ IndexOption = Annotated[
         "$MEMSTORE_INDEX_URI for a database URL).",
     ),
 ]
+
+
+#: Filters that take a time: ISO 8601, or a span back from now such as 7d (``when``).
+TIME_FILTERS = frozenset({"since", "until", "as_of", "recorded_after", "recorded_before"})
+
+
+def store_filters(ctx: typer.Context, names: Collection[str]) -> dict[str, Any]:
+    """The filters among ``names`` (``memstore.fronts.LIST_FILTERS``, ...) that the
+    command offers, from its parsed options (``ctx.params``, read in the order declared)
+    as the Store takes them: under the Store's names, times read by ``when``, metadata
+    items by ``metadata_items``, a repeatable option not given as None."""
+    options = {FILTER_PARAMS.get(name, name): name for name in names}
+    where: dict[str, Any] = {}
+    for option, value in ctx.params.items():
+        name = options.get(option)
+        if name in TIME_FILTERS:
+            where[name] = when(name, value)
+        elif name == "metadata":
+            where[name] = metadata_items(value)
+        elif name is not None:
+            where[name] = (list(value) or None) if isinstance(value, list | tuple) else value
+    return where
 
 
 def fact_from_options(

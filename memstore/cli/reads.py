@@ -3,7 +3,7 @@ and ``stats``."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.table import Table
@@ -14,6 +14,7 @@ from memstore.cli.context import open_store
 from memstore.cli.parsing import (
     AsOfOption,
     EntityOption,
+    FactIdArgument,
     IndexOption,
     JsonOption,
     NamespaceOption,
@@ -21,11 +22,11 @@ from memstore.cli.parsing import (
     RecordedBeforeOption,
     StatusOption,
     StoreOption,
-    when,
+    store_filters,
 )
 from memstore.cli.program import command
 from memstore.cli.render import metadata_text, num, print_facts, to_json
-from memstore.fronts import fact_history
+from memstore.fronts import EVIDENCE_FILTERS, RECALL_FILTERS, SEARCH_FILTERS, fact_history
 from memstore.recall import DEFAULT_BUDGET_TOKENS, DEFAULT_K, DEFAULT_MIN_SCORE
 
 MinScoreOption = Annotated[
@@ -37,7 +38,7 @@ MinScoreOption = Annotated[
 @command()
 def get(
     ctx: typer.Context,
-    fact_id: Annotated[str, typer.Argument(metavar="FACT_ID", show_default=False)],
+    fact_id: FactIdArgument,
     store: StoreOption = None,
     namespace: NamespaceOption = None,
     as_json: JsonOption = False,
@@ -163,12 +164,7 @@ def search(
     as_json: JsonOption = False,
 ) -> None:
     """Facts (or evidence) of a namespace that best match QUERY, by meaning and keywords."""
-    filters: dict[str, Any] = {
-        "mode": mode,
-        "min_score": min_score,
-        "recorded_after": when("recorded_after", recorded_after),
-        "recorded_before": when("recorded_before", recorded_before),
-    }
+    filters = store_filters(ctx, EVIDENCE_FILTERS if evidence else SEARCH_FILTERS)
     with open_store(ctx, store, namespace, index=index) as opened:
         if evidence:
             chunks = opened.search_evidence(query, k, **filters)
@@ -240,15 +236,8 @@ def recall(
     """Print the memories relevant to QUERY as a block for a prompt: one line each (the
     statement, when it held, confidence, source), best first, within --budget tokens."""
     with open_store(ctx, store, namespace, index=index) as opened:
-        found = opened.recall(
-            query,
-            budget_tokens=budget_tokens,
-            k=k,
-            entity=entity or None,
-            statuses=status or None,
-            as_of=when("as_of", as_of),
-            min_score=min_score,
-        )
+        filters = store_filters(ctx, RECALL_FILTERS)
+        found = opened.recall(query, budget_tokens=budget_tokens, k=k, **filters)
     if as_json:
         typer.echo(to_json(found))
     elif found.text:

@@ -15,6 +15,7 @@ from gate import Verdict, VerdictStatus, default_gate
 from memstore.cli.console import Exit, err, fail, out
 from memstore.cli.context import open_store, settings
 from memstore.cli.parsing import (
+    FactIdArgument,
     JsonOption,
     MetaOption,
     NamespaceOption,
@@ -175,7 +176,7 @@ def verify(
 @command()
 def retract(
     ctx: typer.Context,
-    fact_id: Annotated[str, typer.Argument(metavar="FACT_ID", show_default=False)],
+    fact_id: FactIdArgument,
     reason: Annotated[str, typer.Option("--reason", help="Why it is no longer memory.")],
     store: StoreOption = None,
     namespace: NamespaceOption = None,

@@ -83,8 +83,10 @@ def remember_conversation(
     context_turns: int = CONTEXT_TURNS,
     metadata: Mapping[str, Any] | None = None,
 ) -> ConversationReport:
-    """Extract candidate facts from ``messages`` and write each through the store's gate,
-    with ``metadata`` when given (a correction without it keeps the old version's)."""
+    """Extract facts from ``messages`` (default: the embedded extractor), gate each against
+    its turn and supersede what it replaces (``memstore.conversations``); ``metadata``
+    goes on every fact written (a correction without it keeps the old version's).
+    ``Store.remember_conversation`` is this function, called with the store."""
     if on_conflict not in ("supersede", "flag"):
         raise InvalidInput("on_conflict", "must be 'supersede' or 'flag'")
     if isinstance(context_turns, bool) or not isinstance(context_turns, int) or context_turns < 0:

@@ -17,7 +17,8 @@ The package: ``models`` (request and response bodies), ``pool`` (the stores of t
 namespaces in use), ``state`` (what the routes share), ``auth`` (API keys and the
 namespace's store), ``errors`` (errors as JSON), ``routes`` (one module per area),
 ``metrics`` and ``body_limit`` (middleware), ``docs`` (the schema and the docs
-pages) and ``app`` (``create_app`` and ``run``).
+pages), ``page`` (the audit page at ``/audit/{namespace}``: HTML, outside the schema)
+and ``app`` (``create_app`` and ``run``).
 """
 
 from __future__ import annotations

@@ -16,7 +16,8 @@ from memstore.config import Settings
 from memstore.rest.body_limit import BodyLimit
 from memstore.rest.docs import openapi_schema, operation_id, serve_docs
 from memstore.rest.errors import add_exception_handlers
-from memstore.rest.metrics import HTTPMetrics, MetricsMiddleware
+from memstore.rest.metrics import DriftGauges, HTTPMetrics, MetricsMiddleware
+from memstore.rest.page import add_audit_page
 from memstore.rest.routes import ROUTERS
 from memstore.rest.state import ServerState
 
@@ -61,9 +62,11 @@ def create_app(settings: Settings) -> FastAPI:
     app.state.memstore = state
     app.state.stores = state.stores
     app.state.http_metrics = HTTPMetrics()
+    app.state.drift_gauges = DriftGauges()
     for router in ROUTERS:
         app.include_router(router)
     serve_docs(app)
+    add_audit_page(app, settings)
     app.add_middleware(BodyLimit, limit=settings.server.max_body_bytes)
     app.add_middleware(MetricsMiddleware, metrics=app.state.http_metrics)
     add_exception_handlers(app)

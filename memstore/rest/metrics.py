@@ -1,12 +1,14 @@
-"""HTTP metrics: request counts and latency by method, route template and status, in
-a Prometheus registry of the app's own (served by ``GET /metrics``)."""
+"""HTTP metrics (request counts and latency by method, route template and status) and the
+gate's drift gauges, in Prometheus registries of the app's own (served by
+``GET /metrics``)."""
 
 from __future__ import annotations
 
 import time
 
-from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
+from memstore.drift import DriftReport
 from memstore.rest.asgi import ASGIApp, Message, Receive, Scope, Send
 
 #: Route label of requests that matched no route (keeps the metrics' label set bounded).
@@ -60,3 +62,40 @@ class MetricsMiddleware:
             method = str(scope.get("method", ""))
             self.metrics.requests.labels(method, template, str(status)).inc()
             self.metrics.latency.labels(method, template).observe(time.perf_counter() - start)
+
+
+class DriftGauges:
+    """The last drift report of each namespace the server was asked about (``GET /drift``
+    or the audit page): the CUSUM sums, the alarms and the error budgets' burn."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        self.sums = Gauge(
+            "memstore_gate_drift_cusum",
+            "CUSUM sum of a gated-write stream (in batch-mean sds) by direction",
+            ["namespace", "backend", "metric", "direction"],
+            registry=self.registry,
+        )
+        self.alarms = Gauge(
+            "memstore_gate_drift_alarm",
+            "1 while a stream's CUSUM has passed its threshold",
+            ["namespace", "backend", "metric"],
+            registry=self.registry,
+        )
+        self.burn = Gauge(
+            "memstore_gate_error_budget_burn",
+            "Share of decisions people marked wrong over the share allowed (1: spent)",
+            ["namespace", "kind"],
+            registry=self.registry,
+        )
+
+    def observe(self, report: DriftReport) -> None:
+        """Set the gauges from ``report``."""
+        for stream in report.streams:
+            names = (report.namespace, stream.backend, stream.metric)
+            self.sums.labels(*names, "up").set(stream.result.upper)
+            self.sums.labels(*names, "down").set(stream.result.lower)
+            self.alarms.labels(*names).set(1.0 if stream.alarm else 0.0)
+        for budget in report.budgets:
+            if budget.burn is not None:
+                self.burn.labels(report.namespace, budget.kind).set(budget.burn)

@@ -1,13 +1,20 @@
 """What the routes share, kept on ``app.state.memstore``: the settings, the pool of
-stores and a probe of the database."""
+stores and a probe of the database; and the drift report every front of the server
+reads the same way."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from fastapi import Request
 
 from memstore.config import Settings
+from memstore.drift import DriftReport
 from memstore.probes import DatabaseProbe
 from memstore.rest.pool import NamespaceStores
+
+if TYPE_CHECKING:
+    from memstore.store import Store
 
 
 class ServerState:
@@ -32,3 +39,11 @@ def server_state(request: Request) -> ServerState:
     """The state of the app serving ``request``."""
     state: ServerState = request.app.state.memstore
     return state
+
+
+def drift_report(request: Request, store: Store) -> DriftReport:
+    """``store``'s drift report under the server's ``drift`` settings; it also sets the
+    drift gauges ``GET /metrics`` serves."""
+    report = store.drift(server_state(request).settings.drift)
+    request.app.state.drift_gauges.observe(report)
+    return report

@@ -7,11 +7,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from gate_samples import ALLERGY, OTHER_FOODS, REJECTED, REPEATABILITY_PAIRS
+from gate_samples import ALLERGY, OTHER_FOODS, REJECTED, repeatable_estimates, scrubbed_support
 from safetensors import safe_open
 
 import gate
-from gate import Citation, ContextItem, Gate, VerdictStatus
+from gate import Gate, VerdictStatus
 from gate.backends.crossencoder import CrossEncoderBackend
 from gate.backends.crossencoder.backend import CARD, FROZEN, WEIGHTS
 from gate.evidence import REMOVED
@@ -50,13 +50,12 @@ def test_paraphrases_of_what_someone_said_are_supported(ce_backend: CrossEncoder
 
 def test_one_changed_detail_loses_the_support(ce_backend: CrossEncoderBackend) -> None:
     context = "[1] Bob: I have worked at Acme since 2019. My wife Dana teaches in Leeds."
-    true, employer, city = ce_backend.estimate_many(
-        [
-            ("Bob's wife teaches in Leeds.", context),
-            ("Bob works at Initech.", context),
-            ("Bob's wife teaches in Paris.", context),
-        ]
+    claims = (
+        "Bob's wife teaches in Leeds.",
+        "Bob works at Initech.",
+        "Bob's wife teaches in Paris.",
     )
+    true, employer, city = ce_backend.estimate_many([(claim, context) for claim in claims])
     assert true > 0.5 > max(employer, city), (true, employer, city)
 
 
@@ -87,12 +86,7 @@ def test_another_drink_than_the_one_said_is_not_supported(ce_backend: CrossEncod
 def test_probabilities_are_repeatable_and_batch_independent(
     ce_backend: CrossEncoderBackend,
 ) -> None:
-    pairs = REPEATABILITY_PAIRS
-    batched = ce_backend.estimate_many(pairs)
-    single = [ce_backend.estimate(claim, context) for claim, context in pairs]
-    assert batched == pytest.approx(single, abs=1e-5)
-    assert ce_backend.estimate_many(pairs) == pytest.approx(batched, abs=1e-9)
-    assert all(0.0 < p < 1.0 for p in batched)
+    batched = repeatable_estimates(ce_backend, tolerance=1e-5)
     assert batched[1] > 0.5 > batched[2]  # a swapped employer loses support
     assert batched[3] < 0.5  # a changed number is not supported
 
@@ -100,27 +94,15 @@ def test_probabilities_are_repeatable_and_batch_independent(
 @pytest.mark.xfail(strict=True, reason="ce-1 passes a false sentence after a true one it repeats")
 def test_a_claim_is_as_supported_as_its_weakest_sentence(ce_backend: CrossEncoderBackend) -> None:
     context = "[1] Tom: I moved to Oslo in 2015. I teach chemistry at the university there."
-    one, both, wrong_second = ce_backend.estimate_many(
-        [
-            ("Tom moved to Oslo in 2015.", context),
-            ("Tom moved to Oslo in 2015. He teaches chemistry.", context),
-            ("Tom moved to Oslo in 2015. He teaches history.", context),
-        ]
-    )
+    moved = "Tom moved to Oslo in 2015."
+    claims = (moved, f"{moved} He teaches chemistry.", f"{moved} He teaches history.")
+    one, both, wrong_second = ce_backend.estimate_many([(claim, context) for claim in claims])
     assert min(one, both) > 0.5 > wrong_second
 
 
 def test_scrubbing_the_cited_sentence_removes_the_support(ce_backend: CrossEncoderBackend) -> None:
-    text = "I grew up in Porto. I'm allergic to peanuts. My sister lives in Lisbon."
-    start = text.index("I'm allergic")
-    end = text.index("My sister")
-    verdict = Gate(ce_backend).check(
-        "The user is allergic to peanuts.",
-        [ContextItem("m1", text)],
-        citations=[Citation("m1", start, end)],
-    )
-    assert verdict.p1 is not None and verdict.p0 is not None
-    assert verdict.p0 < 0.5 < verdict.p1
+    p0, p1 = scrubbed_support(ce_backend)
+    assert p0 < 0.5 < p1
 
 
 def test_an_empty_context_gives_low_support(ce_backend: CrossEncoderBackend) -> None:

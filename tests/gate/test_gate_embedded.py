@@ -6,10 +6,10 @@ import json
 from collections.abc import Iterator
 
 import pytest
-from gate_samples import ALLERGY, OTHER_FOODS, REJECTED, REPEATABILITY_PAIRS
+from gate_samples import ALLERGY, OTHER_FOODS, REJECTED, repeatable_estimates, scrubbed_support
 
 import gate
-from gate import Citation, ContextItem, Gate, VerdictStatus
+from gate import VerdictStatus
 from gate.backends.embedded import Calibration, EmbeddedBackend
 from gate.backends.embedded.backend import PARAMS_PATH
 from gate.backends.embedded.features import FEATURES, segments, split
@@ -48,12 +48,7 @@ def test_the_default_gate_refuses_another_thing_than_the_one_said() -> None:
 def test_probabilities_are_repeatable_and_batch_independent(
     embedded_backend: EmbeddedBackend,
 ) -> None:
-    pairs = REPEATABILITY_PAIRS
-    batched = embedded_backend.estimate_many(pairs)
-    single = [embedded_backend.estimate(claim, context) for claim, context in pairs]
-    assert batched == pytest.approx(single, abs=1e-6)
-    assert embedded_backend.estimate_many(pairs) == pytest.approx(batched, abs=1e-9)
-    assert all(0.0 < p < 1.0 for p in batched)
+    batched = repeatable_estimates(embedded_backend, tolerance=1e-6)
     supported, swapped = batched[1], batched[2]
     assert supported > swapped  # a swapped employer loses support
     assert batched[3] < 0.5  # a changed number is not supported
@@ -62,16 +57,8 @@ def test_probabilities_are_repeatable_and_batch_independent(
 def test_scrubbing_the_cited_sentence_removes_the_support(
     embedded_backend: EmbeddedBackend,
 ) -> None:
-    text = "I grew up in Porto. I'm allergic to peanuts. My sister lives in Lisbon."
-    start = text.index("I'm allergic")
-    end = text.index("My sister")
-    verdict = Gate(embedded_backend).check(
-        "The user is allergic to peanuts.",
-        [ContextItem("m1", text)],
-        citations=[Citation("m1", start, end)],
-    )
-    assert verdict.p1 is not None and verdict.p0 is not None
-    assert verdict.p0 < 0.5 < verdict.p1
+    p0, p1 = scrubbed_support(embedded_backend)
+    assert p0 < 0.5 < p1
 
 
 def test_contexts_lose_their_tags_and_scrubbed_spans() -> None:

@@ -38,12 +38,8 @@ def reasons(claim: str, context: str) -> float:
 
 @pytest.fixture
 def scripted_backend() -> ScriptedBackend:
+    """Overrides the shared one (tests/conftest.py): ``scripted_gate`` reasons by RULES."""
     return ScriptedBackend(reasons)
-
-
-@pytest.fixture
-def scripted_gate(scripted_backend: ScriptedBackend) -> Gate:
-    return Gate(scripted_backend)
 
 
 CONTEXT = ["Ana chairs the board.", "The board meets on Tuesday."]

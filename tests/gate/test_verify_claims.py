@@ -76,17 +76,7 @@ def test_the_invented_half_of_a_compound_sentence_is_flagged_alone(real_gate: Ga
 
 
 # -- a scripted verifier: the context states the claim word for word, or not -------------------
-
-
-@pytest.fixture
-def scripted_backend() -> ScriptedBackend:
-    return ScriptedBackend(states)
-
-
-@pytest.fixture
-def scripted_gate(scripted_backend: ScriptedBackend) -> Gate:
-    return Gate(scripted_backend)
-
+# (``scripted_gate`` and ``scripted_backend``: tests/conftest.py)
 
 CONTEXT = ["Paris is in France. The Louvre is in Paris.", "Rome is in Italy."]
 TEXT = "Paris is in France [1]. The Louvre is in Berlin [1]. Rome is in Italy [2]."

@@ -13,8 +13,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import threading
-import time
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -26,6 +24,8 @@ import pytest
 import sqlalchemy as sa
 from db_rows import files_holding, row_counts, sql_holding
 from fastapi.testclient import TestClient
+from hooks import ScriptedHook, admit, refuse
+from rest_server import serving
 from typer.testing import CliRunner
 
 import memstore
@@ -50,35 +50,15 @@ KEY = "erase-test-key-0123456789abcdef"
 WRITER = "erase-test-writer-0123456789ab"
 
 
-class RejectSSN:
-    """A write hook that refuses facts about social security numbers, admits the rest."""
-
-    name = "reject-ssn"
-
-    def admit_many(self, candidates: Sequence[Candidate]) -> list[Admission]:
-        return [self._decide(c) for c in candidates]
-
-    @staticmethod
-    def _decide(candidate: Candidate) -> Admission:
-        if "social security" in candidate.statement:
-            return Admission(
-                accepted=False,
-                verdict="unsupported",
-                status=FactStatus.UNVERIFIED,
-                confidence=0.0,
-                reason="personal identifiers are not memory",
-            )
-        return Admission(
-            accepted=True,
-            verdict="grounded",
-            status=FactStatus.VERIFIED,
-            confidence=0.9,
-            reason="scripted",
-        )
+def reject_ssn(candidate: Candidate) -> Admission:
+    """Refuses facts about social security numbers, admits the rest."""
+    if "social security" in candidate.statement:
+        return refuse(reason="personal identifiers are not memory")
+    return admit(confidence=0.9, reason="scripted")
 
 
 def open_store(data_dir: Path, index: Path | bool) -> Store:
-    return memstore.open(data_dir, NS, hook=RejectSSN(), index=index)
+    return memstore.open(data_dir, NS, hook=ScriptedHook(reject_ssn), index=index)
 
 
 @pytest.fixture
@@ -94,6 +74,21 @@ def fact(statement: str, *evidence: str, employer: str = EMPLOYER) -> dict[str, 
         "members": [("Alice", "person", "employee"), (employer, "org", "employer")],
         "evidence": list(evidence),
     }
+
+
+def add_home(store: Store) -> memstore.FactPublic:
+    """Alice lives in Lisbon, on the evidence that the employer fact may share."""
+    return store.add_fact(
+        statement="Alice lives in Lisbon.",
+        members=[("Alice", "person", "resident"), ("Lisbon", "city", "home")],
+        evidence=[SHARED_SAID],
+    )
+
+
+def add_job_and_home(store: Store) -> tuple[memstore.FactPublic, memstore.FactPublic]:
+    """Alice's job, on her employer's words and the shared text, and her home."""
+    job = store.add_fact(fact(f"Alice works at {EMPLOYER}.", EMPLOYER_SAID, SHARED_SAID))
+    return job, add_home(store)
 
 
 def ssn_rejection(ssn_hook_store: Store) -> memstore.RejectionPublic:
@@ -142,12 +137,7 @@ def test_a_rejected_writes_evidence_is_in_the_audit_log_and_not_in_evidence_read
 def test_a_retracted_facts_evidence_leaves_evidence_reads_unless_a_live_fact_cites_it(
     ssn_hook_store: Store,
 ) -> None:
-    job = ssn_hook_store.add_fact(fact(f"Alice works at {EMPLOYER}.", EMPLOYER_SAID, SHARED_SAID))
-    home = ssn_hook_store.add_fact(
-        statement="Alice lives in Lisbon.",
-        members=[("Alice", "person", "resident"), ("Lisbon", "city", "home")],
-        evidence=[SHARED_SAID],
-    )
+    job, home = add_job_and_home(ssn_hook_store)
     moved = ssn_hook_store.supersede(
         job.id, fact(f"Alice works in payroll at {EMPLOYER}.", MOVED_SAID)
     )
@@ -184,11 +174,7 @@ def test_erase_leaves_nothing_of_the_fact_in_sql_the_index_or_any_read(
         moved = ssn_hook_store.supersede(
             job.id, fact(f"Alice works in payroll at {EMPLOYER}.", MOVED_SAID)
         )
-        home = ssn_hook_store.add_fact(
-            statement="Alice lives in Lisbon.",
-            members=[("Alice", "person", "resident"), ("Lisbon", "city", "home")],
-            evidence=[SHARED_SAID],
-        )
+        home = add_home(ssn_hook_store)
         ssn_hook_store.mark_due()  # a scheduled check of the chain must not keep it either
         assert sql_holding(ssn_hook_store.url, EMPLOYER) and index_holding(index, EMPLOYER)
 
@@ -270,12 +256,7 @@ def test_erasing_a_rejection_removes_it_and_its_evidence(
 def test_shared_evidence_stays_while_another_fact_or_rejection_cites_it(
     ssn_hook_store: Store,
 ) -> None:
-    job = ssn_hook_store.add_fact(fact(f"Alice works at {EMPLOYER}.", EMPLOYER_SAID, SHARED_SAID))
-    home = ssn_hook_store.add_fact(
-        statement="Alice lives in Lisbon.",
-        members=[("Alice", "person", "resident"), ("Lisbon", "city", "home")],
-        evidence=[SHARED_SAID],
-    )
+    job, home = add_job_and_home(ssn_hook_store)
     with pytest.raises(ErrFactNotGrounded) as refused:  # cites the employer evidence too
         ssn_hook_store.add_fact(
             statement="Alice's social security number is on file at work.",
@@ -614,7 +595,6 @@ def test_mcp_over_http_erases_only_for_erase_keys_and_records_the_key(
     key is in server.erase_keys; the tombstone names the key by its fingerprint."""
     pytest.importorskip("mcp")
     import httpx2
-    import uvicorn
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
 
@@ -626,15 +606,8 @@ def test_mcp_over_http_erases_only_for_erase_keys_and_records_the_key(
         server={"api_keys": {KEY: [NS], WRITER: [NS]}, "erase_keys": [KEY]}
     ).server
     app = http_app(build_server(ssn_hook_store, keys=server), server, NS, "127.0.0.1")
-    http = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning"))
-    thread = threading.Thread(target=http.run, daemon=True)
-    thread.start()
-    while not http.started:
-        assert thread.is_alive(), "the server failed to start"
-        time.sleep(0.02)
-    url = f"http://127.0.0.1:{http.servers[0].sockets[0].getsockname()[1]}{HTTP_PATH}"
 
-    async def as_key(key: str, calls: list[dict[str, str]]) -> tuple[set[str], list[Any]]:
+    async def as_key(url: str, key: str, calls: list[dict[str, str]]) -> tuple[set[str], list[Any]]:
         headers = {"Authorization": f"Bearer {key}"}
         async with (
             httpx2.AsyncClient(headers=headers, timeout=60) as client,
@@ -644,13 +617,10 @@ def test_mcp_over_http_erases_only_for_erase_keys_and_records_the_key(
             return names, [await session.call_tool("erase", c) for c in calls]
 
     both = [{"reason": REASON, "fact_id": job.id}, {"reason": REASON, "rejection_id": rejection.id}]
-    try:
-        writer_tools, refused = anyio.run(as_key, WRITER, both)
+    with serving(app) as base:
+        writer_tools, refused = anyio.run(as_key, base + HTTP_PATH, WRITER, both)
         assert ssn_hook_store.get_fact(job.id).id == job.id  # nothing erased
-        eraser_tools, done = anyio.run(as_key, KEY, both)
-    finally:
-        http.should_exit = True
-        thread.join(timeout=60)
+        eraser_tools, done = anyio.run(as_key, base + HTTP_PATH, KEY, both)
     assert "erase" in writer_tools and "erase" in eraser_tools
     for result in refused:
         assert result.is_error and "server.erase_keys" in str(result.content)

@@ -47,6 +47,7 @@ META = st.one_of(
     ANY,
 )
 WORDS = st.sampled_from(["verdict", "day", "created_at", "hybrid", "text", "jsonl", "csv"])
+MODE = st.one_of(WORDS, ANY)  # how a search ranks
 WHERE_KEYS = ["verdict", "text", "since", "until", "entity", "relation", "backend", "bogus"]
 WHERE = st.dictionaries(st.sampled_from(WHERE_KEYS), st.one_of(ANY, WHEN), max_size=2)
 # The same examples every run, so CI is repeatable; explore with more examples and
@@ -72,12 +73,30 @@ def calls(ids: list[str], names: list[str], out: Path) -> dict[str, st.SearchStr
     def call(*args: st.SearchStrategy[Any], **fields: st.SearchStrategy[Any]) -> Any:
         return st.tuples(st.tuples(*args), kw(**fields))
 
+    # When it was recorded: list_facts, search and search_evidence take the same bounds.
+    recorded = {"recorded_after": WHEN, "recorded_before": WHEN}
+    # What list_facts and search both filter by (they select facts alike).
+    filters = {
+        "relation": ANY,
+        "entity": st.one_of(name, st.lists(name, max_size=2)),
+        "statuses": st.one_of(st.lists(WORDS), ANY),
+        "as_of": WHEN,
+        **recorded,
+    }
+
     return {
         "add_alias": call(name, ANY),
+        "add_label": st.tuples(
+            st.tuples(
+                st.one_of(st.sampled_from(["false_rejection", "false_admission"]), ANY), fact_id
+            ),
+            st.fixed_dictionaries({"by": ANY}, optional={"note": ANY}),
+        ),
         "add_fact": st.tuples(st.tuples(FACT), st.just({})),
         "add_facts": call(st.one_of(st.lists(FACT, max_size=3), ANY)),
         "count_due": call(),
         "count_rejections": st.tuples(st.tuples(st.one_of(WORDS, ANY)), WHERE),
+        "drift": call(st.one_of(st.fixed_dictionaries({}, optional={"window": ANY}), ANY)),
         "entity": call(name),
         # Never a real id: an erase would take the facts the other methods are fuzzed on.
         "erase": call(ANY, ANY, by=ANY),
@@ -100,15 +119,7 @@ def calls(ids: list[str], names: list[str], out: Path) -> dict[str, st.SearchStr
         "history": call(fact_id),
         "index_backlog": call(),
         "list_facts": call(
-            entity=st.one_of(name, st.lists(name, max_size=2)),
-            relation=ANY,
-            statuses=st.one_of(st.lists(WORDS), ANY),
-            metadata=META,
-            recorded_after=WHEN,
-            recorded_before=WHEN,
-            as_of=WHEN,
-            limit=COUNT,
-            cursor=st.one_of(st.none(), TEXT, ANY),
+            **filters, metadata=META, limit=COUNT, cursor=st.one_of(st.none(), TEXT, ANY)
         ),
         "mark_due": call(st.one_of(st.none(), st.lists(fact_id, max_size=3), ANY)),
         "neighborhood": call(
@@ -138,18 +149,7 @@ def calls(ids: list[str], names: list[str], out: Path) -> dict[str, st.SearchStr
         ),
         "reverify_policy": call(),
         "search": call(
-            ANY,
-            COUNT,
-            mode=st.one_of(WORDS, ANY),
-            relation=ANY,
-            entity=st.one_of(name, st.lists(name, max_size=2)),
-            statuses=st.one_of(st.lists(WORDS), ANY),
-            as_of=WHEN,
-            recorded_after=WHEN,
-            recorded_before=WHEN,
-            expand=ANY,
-            min_score=SCORE,
-            metadata=META,
+            ANY, COUNT, mode=MODE, **filters, expand=ANY, min_score=SCORE, metadata=META
         ),
         "recall": call(
             ANY,
@@ -161,15 +161,9 @@ def calls(ids: list[str], names: list[str], out: Path) -> dict[str, st.SearchStr
             min_score=SCORE,
         ),
         "search_evidence": call(
-            ANY,
-            COUNT,
-            mode=st.one_of(WORDS, ANY),
-            source=ANY,
-            current_only=ANY,
-            recorded_after=WHEN,
-            recorded_before=WHEN,
-            min_score=SCORE,
+            ANY, COUNT, mode=MODE, source=ANY, current_only=ANY, **recorded, min_score=SCORE
         ),
+        "labels": call(kind=ANY, target_id=ANY, limit=COUNT, offset=COUNT),
         "set_reverify_policy": call(recheck_after=SPAN, retry_after=SPAN),
         "stats": call(),
         "supersede": st.tuples(st.tuples(fact_id, FACT), st.just({})),

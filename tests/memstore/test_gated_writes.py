@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
@@ -32,19 +32,6 @@ DAY = timedelta(hours=24)
 
 def scripted(p0: float, p1: float, **gate_options: object) -> Gate:
     return Gate(ScriptedBackend.fixed(p0, p1), **gate_options)  # type: ignore[arg-type]
-
-
-@pytest.fixture
-def gated_opener(data_dir: Path) -> Iterator[Callable[..., Store]]:
-    opened: list[Store] = []
-
-    def open_(**options: object) -> Store:
-        opened.append(memstore.open(data_dir, namespace="user:alice", **options))  # type: ignore[arg-type]
-        return opened[-1]
-
-    yield open_
-    for s in opened:
-        s.close()
 
 
 def assert_invisible(store: Store, rejection_id: str) -> None:
@@ -78,7 +65,7 @@ ACCEPTED_ROWS = [
 
 @pytest.mark.parametrize(("p0", "p1", "policy", "verdict", "status", "confidence"), ACCEPTED_ROWS)
 def test_accepted_rows_store_the_fact_with_the_gate_numbers(
-    gated_opener: Callable[..., Store],
+    opener: Callable[..., Store],
     p0: float,
     p1: float,
     policy: GatePolicy | None,
@@ -86,7 +73,7 @@ def test_accepted_rows_store_the_fact_with_the_gate_numbers(
     status: str,
     confidence: float | None,
 ) -> None:
-    store = gated_opener(gate=scripted(p0, p1), policy=policy)
+    store = opener(gate=scripted(p0, p1), policy=policy)
     fact = store.add_fact(**allergy("peanuts"))
     assert (fact.verdict, fact.status, fact.p0, fact.p1) == (verdict, status, p0, p1)
     assert fact.required_bits is not None and fact.observed_bits is not None
@@ -115,13 +102,13 @@ REJECTED_ROWS = [
 
 @pytest.mark.parametrize(("p0", "p1", "policy", "verdict"), REJECTED_ROWS)
 def test_rejected_rows_raise_and_leave_only_an_audit_row(
-    gated_opener: Callable[..., Store],
+    opener: Callable[..., Store],
     p0: float,
     p1: float,
     policy: GatePolicy | None,
     verdict: str,
 ) -> None:
-    store = gated_opener(gate=scripted(p0, p1), policy=policy)
+    store = opener(gate=scripted(p0, p1), policy=policy)
     before = row_counts(store.url)
     with pytest.raises(ErrFactNotGrounded) as err:
         store.add_fact(**allergy("shellfish"))
@@ -140,9 +127,9 @@ def test_rejected_rows_raise_and_leave_only_an_audit_row(
     assert_invisible(store, rejection.id)
 
 
-def test_no_evidence_is_rejected_before_any_model_call(gated_opener: Callable[..., Store]) -> None:
+def test_no_evidence_is_rejected_before_any_model_call(opener: Callable[..., Store]) -> None:
     backend = ScriptedBackend.fixed(0.01, 0.99)
-    store = gated_opener(gate=Gate(backend))
+    store = opener(gate=Gate(backend))
     with pytest.raises(ErrFactNotGrounded) as err:
         store.add_fact(**works_at(evidence=[]))
     assert err.value.verdict == "no_evidence" and err.value.rejection.p1 is None
@@ -150,12 +137,12 @@ def test_no_evidence_is_rejected_before_any_model_call(gated_opener: Callable[..
 
 
 def test_a_verifier_error_stores_pending_and_retries_soon(
-    gated_opener: Callable[..., Store],
+    opener: Callable[..., Store],
 ) -> None:
     def broken(claim: str, context: str) -> float:
         raise RuntimeError("model server is down")
 
-    store = gated_opener(gate=Gate(ScriptedBackend(broken)), retry_after=timedelta(minutes=2))
+    store = opener(gate=Gate(ScriptedBackend(broken)), retry_after=timedelta(minutes=2))
     fact = store.add_fact(**allergy("peanuts"))
     assert (fact.status, fact.verdict) == (FactStatus.PENDING, "verifier_error")
     assert fact.confidence == pytest.approx(0.95 * 0.5) and fact.p1 is None
@@ -167,7 +154,7 @@ def test_a_verifier_error_stores_pending_and_retries_soon(
 
 
 def test_a_verifier_that_never_answers_cannot_hold_up_a_write(
-    gated_opener: Callable[..., Store],
+    opener: Callable[..., Store],
 ) -> None:
     never = threading.Event()
 
@@ -176,7 +163,7 @@ def test_a_verifier_that_never_answers_cannot_hold_up_a_write(
         return 0.5
 
     deadline = 0.3
-    store = gated_opener(gate=Gate(ScriptedBackend(hang), deadline=deadline))
+    store = opener(gate=Gate(ScriptedBackend(hang), deadline=deadline))
     store.add_fact(**works_at(), ungated=True)  # open the database before timing
     started = time.perf_counter()
     fact = store.add_fact(**allergy("peanuts"))
@@ -224,12 +211,12 @@ def test_the_embedded_gate_grounds_and_rejects_a_batch(data_dir: Path) -> None:
 
 
 def test_a_batch_is_one_model_call_and_each_item_stands_alone(
-    gated_opener: Callable[..., Store],
+    opener: Callable[..., Store],
 ) -> None:
     backend = ScriptedBackend(
         lambda claim, context: 0.02 if REMOVED in context else (0.99 if "peanut" in claim else 0.1)
     )
-    store = gated_opener(gate=Gate(backend))
+    store = opener(gate=Gate(backend))
     results = store.add_facts(
         [allergy("peanuts"), allergy("shellfish"), works_at(statement="Alice likes peanuts.")]
     )
@@ -243,10 +230,10 @@ def test_a_batch_is_one_model_call_and_each_item_stands_alone(
 
 
 def test_a_bad_item_fails_the_batch_before_anything_is_checked_or_written(
-    gated_opener: Callable[..., Store],
+    opener: Callable[..., Store],
 ) -> None:
     backend = ScriptedBackend.fixed(0.01, 0.99)
-    store = gated_opener(gate=Gate(backend))
+    store = opener(gate=Gate(backend))
     before = row_counts(store.url)
     with pytest.raises(InvalidInput) as err:
         store.add_facts([allergy("peanuts"), allergy("milk", statement="  ")])
@@ -263,10 +250,10 @@ def test_a_bad_item_fails_the_batch_before_anything_is_checked_or_written(
 
 
 def test_aliases_naming_one_entity_twice_fail_before_the_gate(
-    gated_opener: Callable[..., Store],
+    opener: Callable[..., Store],
 ) -> None:
     backend = ScriptedBackend.fixed(0.01, 0.99)
-    store = gated_opener(gate=Gate(backend))
+    store = opener(gate=Gate(backend))
     store.add_fact(**works_at(person="Robert"), ungated=True)
     store.add_alias("Robert", "Bob")
     fact = works_at(members=[("Robert", "person", "employee"), ("Bob", "person", "employee")])
@@ -278,8 +265,8 @@ def test_aliases_naming_one_entity_twice_fail_before_the_gate(
 # -- settings per store and per call, and explicit ungated writes -----------------------
 
 
-def test_per_call_settings_override_the_store(gated_opener: Callable[..., Store]) -> None:
-    store = gated_opener(gate=scripted(0.97, 0.98))
+def test_per_call_settings_override_the_store(opener: Callable[..., Store]) -> None:
+    store = opener(gate=scripted(0.97, 0.98))
     assert store.add_fact(**allergy("peanuts")).verdict == "prior_sufficient"
     with pytest.raises(ErrFactNotGrounded):
         store.add_fact(**allergy("milk"), policy=GatePolicy(prior_sufficient="reject"))
@@ -288,9 +275,9 @@ def test_per_call_settings_override_the_store(gated_opener: Callable[..., Store]
     assert store.add_fact(**allergy("soy")).verdict == "prior_sufficient"  # store settings kept
 
 
-def test_an_ungated_write_is_explicit_and_recorded(gated_opener: Callable[..., Store]) -> None:
+def test_an_ungated_write_is_explicit_and_recorded(opener: Callable[..., Store]) -> None:
     backend = ScriptedBackend.fixed(0.5, 0.05)  # would reject everything
-    store = gated_opener(gate=Gate(backend))
+    store = opener(gate=Gate(backend))
     fact = store.add_fact(**allergy("shellfish"), ungated=True)
     assert (fact.verdict, fact.status, fact.p1, fact.next_check_at) == (
         "ungated",
@@ -346,9 +333,9 @@ def test_bad_call_gate_settings_name_the_field(data_dir: Path) -> None:
 
 
 def test_a_rejected_supersession_leaves_the_old_fact_alone(
-    gated_opener: Callable[..., Store],
+    opener: Callable[..., Store],
 ) -> None:
-    store = gated_opener(gate=scripted(0.01, 0.99))
+    store = opener(gate=scripted(0.01, 0.99))
     old = store.add_fact(**allergy("peanuts"))
     with pytest.raises(ErrFactNotGrounded):
         store.supersede(old.id, **allergy("shellfish"), gate=scripted(0.5, 0.05))

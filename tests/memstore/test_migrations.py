@@ -153,24 +153,13 @@ def test_upgrading_closes_the_world_time_of_facts_superseded_before(
         tea = store.add_fact(**said("Bob", "likes tea", "fan"), valid_from=t0)
         coffee = store.supersede(tea.id, **said("Bob", "likes coffee", "fan"), valid_from=t1)
         url = store.url
-    facts = sa.table(
-        "facts",
-        sa.column("id", sa.String),
-        sa.column("valid_from", sa.DateTime),
-        sa.column("valid_to", sa.DateTime),
-        sa.column("superseded_at", sa.DateTime),
-    )
-    outbox = sa.table(
-        "index_outbox",
-        sa.column("namespace", sa.String),
-        sa.column("kind", sa.String),
-        sa.column("target_id", sa.String),
-        sa.column("created_at", sa.DateTime),
-    )
     naive = t1.replace(tzinfo=None)
     engine = sa.create_engine(url)
     try:
         with engine.begin() as conn:  # as an older release left them, in SQL and the index
+            tables = sa.MetaData()  # read from the database, as they are
+            facts = sa.Table("facts", tables, autoload_with=conn)
+            outbox = sa.Table("index_outbox", tables, autoload_with=conn)
             old = facts.c.id.in_([acme.id, tea.id])
             conn.execute(facts.update().where(old).values(valid_to=None))
             conn.execute(facts.update().where(facts.c.id == tea.id).values(superseded_at=naive))

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 from db_rows import row_counts
-from scripted import states
 
 import memstore
 from gate import Claim, ClaimKind, Gate, GatePolicy, ScriptedBackend
@@ -20,25 +19,17 @@ EVIDENCE = ["Alice works at Acme.", "Alice lives in Berlin."]
 
 
 @pytest.fixture
-def scripted_backend() -> ScriptedBackend:
-    return ScriptedBackend(states)
-
-
-@pytest.fixture
 def scripted_opener(
-    data_dir: Path, scripted_backend: ScriptedBackend
-) -> Iterator[Callable[..., Store]]:
-    opened: list[Store] = []
+    opener: Callable[..., Store], scripted_backend: ScriptedBackend
+) -> Callable[..., Store]:
+    """Opens stores without a search index, gated by ``scripted_backend`` (``states``:
+    tests/conftest.py) unless told otherwise."""
 
-    def open_(**options: object) -> Store:
+    def open_(**options: Any) -> Store:
         options.setdefault("gate", Gate(scripted_backend))
-        store = memstore.open(data_dir, namespace="user:alice", index=False, **options)  # type: ignore[arg-type]
-        opened.append(store)
-        return store
+        return opener(index=False, **options)
 
-    yield open_
-    for store in opened:
-        store.close()
+    return open_
 
 
 def by_content(report: RememberReport) -> dict[str, ClaimOutcome]:

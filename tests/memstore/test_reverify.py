@@ -12,10 +12,11 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import lancedb
 import pytest
@@ -52,18 +53,15 @@ def scripted_backend() -> ScriptedBackend:
 
 @pytest.fixture
 def scripted_opener(
-    data_dir: Path, scripted_backend: ScriptedBackend
-) -> Iterator[Callable[..., Store]]:
-    opened: list[Store] = []
+    opener: Callable[..., Store], scripted_backend: ScriptedBackend
+) -> Callable[..., Store]:
+    """Opens stores gated by the oracle unless told otherwise."""
 
-    def open_(**options: object) -> Store:
+    def open_(**options: Any) -> Store:
         options.setdefault("gate", Gate(scripted_backend, deadline=30))
-        opened.append(memstore.open(data_dir, namespace=NS, **options))  # type: ignore[arg-type]
-        return opened[-1]
+        return opener(**options)
 
-    yield open_
-    for s in opened:
-        s.close()
+    return open_
 
 
 @pytest.fixture
@@ -87,6 +85,26 @@ def remember(
     )
 
 
+def remember_profile(reverify_store: Store, tmp_path: Path) -> tuple[Path, FactPublic]:
+    """A fact cited from a real file, ``profile.md`` holding V1, and that file."""
+    path = tmp_path / "profile.md"
+    path.write_text(V1, encoding="utf-8")
+    return path, remember(reverify_store, V1, path.as_uri())
+
+
+def remember_many(reverify_store: Store, count: int) -> list[FactPublic]:
+    """``count`` distinct facts, each cited from its own inline text."""
+    return [
+        remember(
+            reverify_store,
+            V1 + f"\nAlice lives in Paris ({i}).",
+            "inline",
+            statement=f"Alice lives in Paris ({i}).",
+        )
+        for i in range(count)
+    ]
+
+
 def recheck(reverify_store: Store, **options: object) -> memstore.ReverifyReport:
     reverify_store.mark_due()
     return reverify_store.reverify(**options)  # type: ignore[arg-type]
@@ -102,9 +120,7 @@ def versions(reverify_store: Store, fact_id: str) -> list[list[int]]:
 def test_a_changed_file_makes_a_fact_stale_and_changing_it_back_verifies_it_again(
     reverify_store: Store, tmp_path: Path
 ) -> None:
-    path = tmp_path / "profile.md"
-    path.write_text(V1, encoding="utf-8")
-    fact = remember(reverify_store, V1, path.as_uri())
+    path, fact = remember_profile(reverify_store, tmp_path)
     assert fact.status == "verified"
     assert reverify_store.count_due() == 0  # due in 24 hours
 
@@ -151,9 +167,7 @@ def test_a_changed_file_makes_a_fact_stale_and_changing_it_back_verifies_it_agai
 def test_a_contradicting_version_makes_the_fact_contradicted(
     reverify_store: Store, tmp_path: Path
 ) -> None:
-    path = tmp_path / "profile.md"
-    path.write_text(V1, encoding="utf-8")
-    fact = remember(reverify_store, V1, path.as_uri())
+    path, fact = remember_profile(reverify_store, tmp_path)
     path.write_text(DENIAL, encoding="utf-8")
     report = recheck(reverify_store)
     [check] = report.checks
@@ -172,9 +186,7 @@ def test_a_contradicting_version_makes_the_fact_contradicted(
 def test_citations_are_re_anchored_across_reformatting(
     reverify_store: Store, tmp_path: Path
 ) -> None:
-    path = tmp_path / "profile.md"
-    path.write_text(V1, encoding="utf-8")
-    fact = remember(reverify_store, V1, path.as_uri())
+    path, fact = remember_profile(reverify_store, tmp_path)
     moved = "Profile\n=======\n\nAbout: ALICE  lives\nin Paris, and works as a data engineer.\n"
     path.write_text(moved, encoding="utf-8")
     [check] = recheck(reverify_store).checks
@@ -189,9 +201,7 @@ def test_citations_are_re_anchored_across_reformatting(
 def test_a_deleted_file_makes_its_facts_stale_without_asking_the_model(
     reverify_store: Store, scripted_backend: ScriptedBackend, tmp_path: Path
 ) -> None:
-    path = tmp_path / "profile.md"
-    path.write_text(V1, encoding="utf-8")
-    fact = remember(reverify_store, V1, path.as_uri())
+    path, fact = remember_profile(reverify_store, tmp_path)
     path.unlink()
     asked = len(scripted_backend.batches)
     [check] = recheck(reverify_store).checks
@@ -329,15 +339,7 @@ def test_registered_callables_are_refreshed(reverify_store: Store) -> None:
 
 
 def test_only_due_facts_are_checked_in_due_order_up_to_the_limit(reverify_store: Store) -> None:
-    facts = [
-        remember(
-            reverify_store,
-            V1 + f"\nAlice lives in Paris ({i}).",
-            "inline",
-            statement=f"Alice lives in Paris ({i}).",
-        )
-        for i in range(5)
-    ]
+    facts = remember_many(reverify_store, 5)
     assert reverify_store.reverify().checks == []
     assert reverify_store.mark_due([facts[3].id, facts[1].id, facts[4].id]) == 3
     assert reverify_store.count_due() == 3
@@ -404,15 +406,7 @@ def stuck_run(scripted_opener: Callable[..., Store], facts: int, lease: timedelt
     blocking = Blocking()
     stuck = scripted_opener(gate=Gate(ScriptedBackend(blocking, deterministic=False), deadline=60))
     other = scripted_opener()
-    written = [
-        remember(
-            other,
-            V1 + f"\nAlice lives in Paris ({i}).",
-            "inline",
-            statement=f"Alice lives in Paris ({i}).",
-        )
-        for i in range(facts)
-    ]
+    written = remember_many(other, facts)
     other.mark_due()
     result: list[memstore.ReverifyReport] = []
     thread = threading.Thread(target=lambda: result.append(stuck.reverify(lease=lease)))
@@ -477,15 +471,7 @@ print(json.dumps([c.fact_id for c in report.checks if c.outcome != "skipped"]))
 def test_two_worker_processes_never_check_a_fact_twice(
     reverify_store: Store, data_dir: Path, tmp_path: Path
 ) -> None:
-    facts = [
-        remember(
-            reverify_store,
-            V1 + f"\nAlice lives in Paris ({i}).",
-            "inline",
-            statement=f"Alice lives in Paris ({i}).",
-        )
-        for i in range(24)
-    ]
+    facts = remember_many(reverify_store, 24)
     reverify_store.mark_due()
     script, go = tmp_path / "worker.py", tmp_path / "go"
     script.write_text(WORKER, encoding="utf-8")
@@ -565,9 +551,7 @@ def test_another_process_making_a_fact_stale_hides_it_from_this_stores_reads(
     scripted_opener: Callable[..., Store], tmp_path: Path
 ) -> None:
     reader, worker = scripted_opener(), scripted_opener()
-    path = tmp_path / "profile.md"
-    path.write_text(V1, encoding="utf-8")
-    fact = remember(reader, V1, path.as_uri())
+    path, fact = remember_profile(reader, tmp_path)
     assert [f.id for f in reader.neighborhood("Alice").facts] == [fact.id]
     path.unlink()
     assert [c.outcome for c in recheck(worker).checks] == ["stale"]
@@ -587,9 +571,7 @@ def test_the_search_index_follows_re_verification(
 ) -> None:
     index = tmp_path / "search-index"
     reverify_store = scripted_opener(index=index)
-    path = tmp_path / "profile.md"
-    path.write_text(V1, encoding="utf-8")
-    fact = remember(reverify_store, V1, path.as_uri())
+    path, fact = remember_profile(reverify_store, tmp_path)
     assert [h.fact.id for h in reverify_store.search("Where does Alice live?")] == [fact.id]
 
     path.write_text(UNRELATED, encoding="utf-8")

@@ -183,14 +183,20 @@ def test_format_duration(value: timedelta, text: str) -> None:
 # -- precedence -------------------------------------------------------------------------
 
 
-def test_environment_beats_yaml_field_by_field(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    path = write(tmp_path, FULL_YAML)
+@pytest.fixture
+def yaml_under_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """FULL_YAML on disk, and an environment that sets two of its fields: the memory
+    gate's min_confidence (0.7) and the scheduler's period (90 seconds)."""
     monkeypatch.setenv("MEMSTORE_HALLUCINATION__MEMORY_GATE__MIN_CONFIDENCE", "0.7")
     monkeypatch.setenv("MEMSTORE_SCHEDULER__EVERY", "90")
+    return write(tmp_path, FULL_YAML)
+
+
+def test_environment_beats_yaml_field_by_field(
+    yaml_under_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("MEMSTORE_SERVER__API_KEYS", f'{{"{ALICE_KEY}": ["shared"]}}')
-    settings = load_settings(path)
+    settings = load_settings(yaml_under_env)
     assert settings.hallucination.memory_gate.min_confidence == 0.7
     assert settings.hallucination.policy().min_p1 == 0.7
     assert settings.scheduler.every == timedelta(seconds=90)
@@ -216,14 +222,9 @@ def test_environment_beats_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
     assert settings.store.recheck_after == timedelta(hours=6)
 
 
-def test_keywords_beat_environment_and_yaml(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    path = write(tmp_path, FULL_YAML)
-    monkeypatch.setenv("MEMSTORE_HALLUCINATION__MEMORY_GATE__MIN_CONFIDENCE", "0.7")
-    monkeypatch.setenv("MEMSTORE_SCHEDULER__EVERY", "90")
+def test_keywords_beat_environment_and_yaml(yaml_under_env: Path) -> None:
     settings = load_settings(
-        path,
+        yaml_under_env,
         hallucination={"memory_gate": {"min_confidence": 0.9}},
         scheduler={"every": "1m"},
         store={"namespace": "user:dave"},

@@ -10,7 +10,7 @@ import os
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ import httpx
 import pytest
 from db_rows import row_counts
 from http_site import Site
+from local_server import QuietHandler, local_server, running
 from rest_server import serving
 
 import memstore
@@ -72,7 +73,7 @@ class Routes:
 def routes_server(routes: Routes) -> Iterator[int]:
     """Serve ``routes`` on a free port of 127.0.0.1; yields the port."""
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         def do_GET(self) -> None:
             routes.asked.append(self.path)
             route = routes.routes.get(self.path)
@@ -81,17 +82,8 @@ def routes_server(routes: Routes) -> Iterator[int]:
                 return
             route(self)
 
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with running(local_server(Handler)) as server:
         yield int(server.server_address[1])
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def fact(person: str, evidence: list[Any]) -> dict[str, Any]:

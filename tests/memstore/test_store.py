@@ -172,19 +172,15 @@ def test_retract_is_a_soft_delete(store: Store) -> None:
 
 def test_facts_about_filters_relation_and_world_time(store: Store) -> None:
     t = datetime(2022, 1, 1, tzinfo=UTC)
+    moved = {
+        "relation": "based_in",
+        "evidence": ["Acme moved from Berlin to Munich on 1 January 2022."],
+    }
     berlin = store.add_fact(
-        statement="Acme was based in Berlin.",
-        members=["Acme", "Berlin"],
-        relation="based_in",
-        evidence=["Acme moved from Berlin to Munich on 1 January 2022."],
-        valid_to=t,
+        statement="Acme was based in Berlin.", members=["Acme", "Berlin"], valid_to=t, **moved
     )
     munich = store.add_fact(
-        statement="Acme is based in Munich.",
-        members=["Acme", "Munich"],
-        relation="based_in",
-        evidence=["Acme moved from Berlin to Munich on 1 January 2022."],
-        valid_from=t,
+        statement="Acme is based in Munich.", members=["Acme", "Munich"], valid_from=t, **moved
     )
     timeless = store.add_fact(**works_at())
     assert {f.id for f in store.facts_about("Acme", relation="based_in")} == {berlin.id, munich.id}

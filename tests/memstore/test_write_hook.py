@@ -2,49 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
 from db_rows import row_counts
+from hooks import ScriptedHook, admit, refuse
 from samples import ALLERGY, works_at
 from samples import allergy as cited_allergy
 
 import memstore
-from memstore import Admission, Candidate, ErrFactNotGrounded, FactStatus, MemstoreError
-
-
-class ScriptedHook:
-    """Decides by a callable, and records every candidate it was shown."""
-
-    name = "scripted"
-
-    def __init__(self, decide: Callable[[Candidate], Admission]) -> None:
-        self.decide = decide
-        self.seen: list[Candidate] = []
-
-    def admit_many(self, candidates: Sequence[Candidate]) -> list[Admission]:
-        self.seen.extend(candidates)
-        return [self.decide(c) for c in candidates]
+from memstore import Admission, Candidate, ErrFactNotGrounded, MemstoreError
 
 
 def reject_shellfish(c: Candidate) -> Admission:
     if "shellfish" in c.statement:
-        return Admission(
-            accepted=False,
-            verdict="unsupported",
-            status=FactStatus.UNVERIFIED,
-            confidence=0.0,
-            p0=0.30,
-            p1=0.10,
-            backend="scripted",
-            reason="evidence speaks of peanuts",
-        )
-    return Admission(
-        accepted=True,
-        verdict="grounded",
-        status=FactStatus.VERIFIED,
+        return refuse(p0=0.30, p1=0.10, backend="scripted", reason="evidence speaks of peanuts")
+    return admit(
         confidence=0.8,
         p0=0.2,
         p1=0.9,

@@ -4,7 +4,7 @@ the haystack for the search tests (deterministic: a seeded generator)."""
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 FIRST = (
@@ -28,77 +28,50 @@ def _person(rng: random.Random) -> str:
 
 
 Made = tuple[str, list[tuple[str, str, str]], str]  # statement, members, relation
+#: One kind of fact: (what the thing is drawn from, the sentence, the thing's kind and
+#: role, the relation). ``{x}`` is the thing; ``{month}``, where the sentence has one, is
+#: drawn after it; ``{day}`` is the fact's number folded into a month.
+Kind = tuple[Sequence[str] | Callable[[random.Random], str], str, str, str, str]
+
+#: What is said of someone else, by the fact's number modulo 10.
+SAID_OF: tuple[Kind, ...] = (
+    (CITIES, "{person} lives in {x}.", "city", "place", "lives_in"),
+    (COMPANIES, "{person} works at {x}.", "org", "employer", "works_at"),
+    (FOODS, "{person} loves {x}.", "food", "liked", "likes"),
+    (PETS, "{person} has {x}.", "animal", "pet", "owns"),
+    (LANGUAGES, "{person} speaks {x}.", "language", "spoken", "speaks"),
+    (HOBBIES, "{person} took up {x} last year.", "activity", "hobby", "hobby"),
+    (BOOKS, "{person} is reading {x}.", "book", "read", "reads"),
+    (MONTHS, "{person}'s birthday is in {x}.", "month", "when", "birthday"),
+    # Other people's allergies: the hardest distractors for the allergy question.
+    (ALLERGENS, "{person} is allergic to {x}.", "allergen", "allergen", "allergic_to"),
+    (CITIES, "{person} visited {x} in {month}.", "city", "place", "visited"),
+)
+#: What the user did, by the fact's number modulo 5.
+USER_DID: tuple[Kind, ...] = (
+    (FOODS, "The user ordered {x} on {month} {day}.", "food", "ordered", "ordered"),
+    (_person, "The user met {x} for coffee.", "person", "met", "met"),
+    (CITIES, "The user plans a trip to {x}.", "city", "place", "plans_trip"),
+    (HOBBIES, "The user wants to try {x}.", "activity", "hobby", "wants"),
+    (BOOKS, "The user finished reading {x}.", "book", "read", "reads"),
+)
+
+
+def _fact(rng: random.Random, n: int, subject: str, kind: Kind) -> Made:
+    """The ``n``-th fact, of ``kind``, about ``subject`` (a person's name or "user")."""
+    pool, sentence, thing_kind, role, relation = kind
+    thing = pool(rng) if callable(pool) else rng.choice(pool)
+    month = rng.choice(MONTHS) if "{month}" in sentence else ""
+    statement = sentence.format(person=subject, x=thing, month=month, day=n % 28 + 1)
+    return statement, [(subject, "person", "subject"), (thing, thing_kind, role)], relation
 
 
 def _about_someone(rng: random.Random, n: int) -> Made:
-    person = _person(rng)
-    statement, others, relation = _said_of(rng, n, person)
-    return statement, [(person, "person", "subject"), *others], relation
-
-
-def _said_of(rng: random.Random, n: int, person: str) -> Made:
-    kind = n % 10
-    if kind == 0:
-        city = rng.choice(CITIES)
-        return f"{person} lives in {city}.", [(city, "city", "place")], "lives_in"
-    if kind == 1:
-        org = rng.choice(COMPANIES)
-        return f"{person} works at {org}.", [(org, "org", "employer")], "works_at"
-    if kind == 2:
-        food = rng.choice(FOODS)
-        return f"{person} loves {food}.", [(food, "food", "liked")], "likes"
-    if kind == 3:
-        pet = rng.choice(PETS)
-        return f"{person} has {pet}.", [(pet, "animal", "pet")], "owns"
-    if kind == 4:
-        lang = rng.choice(LANGUAGES)
-        return f"{person} speaks {lang}.", [(lang, "language", "spoken")], "speaks"
-    if kind == 5:
-        hobby = rng.choice(HOBBIES)
-        return f"{person} took up {hobby} last year.", [(hobby, "activity", "hobby")], "hobby"
-    if kind == 6:
-        book = rng.choice(BOOKS)
-        return f"{person} is reading {book}.", [(book, "book", "read")], "reads"
-    if kind == 7:
-        month = rng.choice(MONTHS)
-        return f"{person}'s birthday is in {month}.", [(month, "month", "when")], "birthday"
-    if kind == 8:
-        # Other people's allergies: the hardest distractors for the allergy question.
-        allergen = rng.choice(ALLERGENS)
-        return (
-            f"{person} is allergic to {allergen}.",
-            [(allergen, "allergen", "allergen")],
-            ("allergic_to"),
-        )
-    city = rng.choice(CITIES)
-    return f"{person} visited {city} in {rng.choice(MONTHS)}.", [(city, "city", "place")], "visited"
+    return _fact(rng, n, _person(rng), SAID_OF[n % 10])
 
 
 def _about_the_user(rng: random.Random, n: int) -> Made:
-    statement, others, relation = _user_did(rng, n)
-    return statement, [("user", "person", "subject"), *others], relation
-
-
-def _user_did(rng: random.Random, n: int) -> Made:
-    kind = n % 5
-    if kind == 0:
-        food = rng.choice(FOODS)
-        return (
-            f"The user ordered {food} on {rng.choice(MONTHS)} {n % 28 + 1}.",
-            [(food, "food", "ordered")],
-            "ordered",
-        )
-    if kind == 1:
-        person = _person(rng)
-        return f"The user met {person} for coffee.", [(person, "person", "met")], "met"
-    if kind == 2:
-        city = rng.choice(CITIES)
-        return f"The user plans a trip to {city}.", [(city, "city", "place")], "plans_trip"
-    if kind == 3:
-        hobby = rng.choice(HOBBIES)
-        return f"The user wants to try {hobby}.", [(hobby, "activity", "hobby")], "wants"
-    book = rng.choice(BOOKS)
-    return f"The user finished reading {book}.", [(book, "book", "read")], "reads"
+    return _fact(rng, n, "user", USER_DID[n % 5])
 
 
 def distractors(count: int, seed: int = 7) -> Iterator[dict[str, Any]]:

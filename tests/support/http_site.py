@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import hashlib
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from email.utils import formatdate
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from local_server import QuietHandler, local_server, running
 
 
 class Site:
@@ -27,7 +27,7 @@ class Site:
 def serve(state: Site) -> Iterator[str]:
     """Serve ``state`` on a free port; yields the base URL."""
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         def do_GET(self) -> None:
             state.requests.append(dict(self.headers))
             status, body = state.pages.get(self.path, (404, "not found"))
@@ -47,14 +47,5 @@ def serve(state: Site) -> Iterator[str]:
             self.end_headers()
             self.wfile.write(data)
 
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with running(local_server(Handler)) as server:
         yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()

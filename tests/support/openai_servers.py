@@ -17,8 +17,10 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any
+
+from local_server import QuietHandler, running
 
 
 def claim_of(body: dict[str, Any]) -> str:
@@ -43,13 +45,10 @@ def top_logprobs(p_yes: float, *, drop: str | None = None) -> list[dict[str, Any
     ]
 
 
-class Handler(BaseHTTPRequestHandler):
+class Handler(QuietHandler):
     """Behaviour is chosen by ``server.mode``."""
 
     server: FakeServer
-
-    def log_message(self, format: str, *args: Any) -> None:  # quiet
-        pass
 
     def do_POST(self) -> None:
         server = self.server
@@ -124,14 +123,8 @@ class FakeServer(ThreadingHTTPServer):
 def serving(
     mode: str, failures: int = 0, drop: str | None = None, delay: float = 0.0
 ) -> Iterator[FakeServer]:
-    server = FakeServer(mode, failures, drop, delay)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with running(FakeServer(mode, failures, drop, delay)) as server:
         yield server
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 @contextmanager
@@ -179,13 +172,10 @@ class Reply:
     finish_reason: str = "stop"
 
 
-class ScriptedHandler(BaseHTTPRequestHandler):
+class ScriptedHandler(QuietHandler):
     """Answers each POST with the server's next reply (the last one repeats)."""
 
     server: ScriptedServer
-
-    def log_message(self, format: str, *args: Any) -> None:  # quiet
-        pass
 
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length", 0))
@@ -227,11 +217,5 @@ class ScriptedServer(ThreadingHTTPServer):
 @contextmanager
 def scripted(*replies: Reply) -> Iterator[ScriptedServer]:
     """A chat endpoint that answers with ``replies`` in turn, recording each request."""
-    server = ScriptedServer(list(replies))
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    try:
+    with running(ScriptedServer(list(replies)), poll=0.05) as server:
         yield server
-    finally:
-        server.shutdown()
-        server.server_close()

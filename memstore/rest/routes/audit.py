@@ -1,18 +1,21 @@
-"""Routes for the audit log of rejected facts: list, count, get, erase."""
+"""Routes for the audit log of rejected facts (list, count, get, erase) and the gate's
+drift alarms."""
 
 from __future__ import annotations
 
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from fastapi import Depends, Query
+from fastapi import Depends, Query, Request
 from pydantic import BaseModel, Field
 
+from memstore.drift import DriftReport
 from memstore.fronts import rejection_where
 from memstore.rejections import MAX_PAGE, ORDER_BY
 from memstore.rest.auth import Eraser, NamespaceStore
 from memstore.rest.models import EraseRequest
 from memstore.rest.routes.common import ERASE_ERRORS, NOT_FOUND, namespace_router
+from memstore.rest.state import drift_report
 from memstore.schemas import ErasurePublic, RejectionPublic
 
 router = namespace_router()
@@ -88,3 +91,12 @@ def erase_rejection(
     cites; answers the tombstone that takes its place in the audit chain. Only keys
     listed in ``server.erase_keys`` may erase (403 ``forbidden`` for the others)."""
     return store.erase_rejection(rejection_id, body.reason, by=by)
+
+
+@router.get("/drift", tags=["audit"], summary="Drift alarms and the error budget")
+def drift(request: Request, store: NamespaceStore) -> DriftReport:
+    """Whether the gate's verdicts drifted: per verifier backend, a CUSUM over the
+    acceptance rate and the mean p1 of the latest gated writes (``alarms``), and the error
+    budgets the audit page's labels spend (``spent``), under the server's ``drift``
+    settings. It also sets the drift gauges of ``GET /metrics``."""
+    return drift_report(request, store)

@@ -1,12 +1,15 @@
 """What the routes of a namespace share: the path prefix, the documented error
-answers, and the router factory."""
+answers, the router factory, and the query parameters of the reads (the fact filters
+of search and listing as one dependency)."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Depends, Query
 
+from memstore.fronts import metadata_items
 from memstore.rest.models import ErrorPublic, NotGroundedPublic
 
 PREFIX = "/v1/namespaces/{namespace:path}"
@@ -44,7 +47,52 @@ Meta = Annotated[
     ),
 ]
 
+#: The filters of the reads (search, recall, listing) as query parameters.
+RecordedAfter = Annotated[datetime | None, Query(description="Recorded at or after.")]
+RecordedBefore = Annotated[datetime | None, Query(description="Recorded before.")]
+Entities = Annotated[
+    list[str] | None, Query(description="Each hit has every named entity as a member.")
+]
+Statuses = Annotated[
+    list[str] | None,
+    Query(description="Fact statuses (default: verified, unverified; pending = not yet checked)."),
+]
+AsOf = Annotated[datetime | None, Query(description="Valid at this world time.")]
+
 
 def namespace_router() -> APIRouter:
     """A router for routes under ``/v1/namespaces/{namespace}/`` that answer ``ERRORS``."""
     return APIRouter(prefix=PREFIX, responses=ERRORS)
+
+
+def _recorded(
+    recorded_after: RecordedAfter = None, recorded_before: RecordedBefore = None
+) -> dict[str, Any]:
+    return {"recorded_after": recorded_after, "recorded_before": recorded_before}
+
+
+#: The recording-time window of the searches and the listing, as the Store takes it.
+Recorded = Annotated[dict[str, Any], Depends(_recorded)]
+
+
+def _fact_filters(
+    recorded: Recorded,
+    entity: Entities = None,
+    relation: Annotated[str | None, Query(description="Only facts with this relation.")] = None,
+    status: Statuses = None,
+    meta: Meta = None,
+    as_of: AsOf = None,
+) -> dict[str, Any]:
+    return {
+        **recorded,
+        "relation": relation,
+        "entity": entity,
+        "statuses": status or None,
+        "metadata": metadata_items(meta),
+        "as_of": as_of,
+    }
+
+
+#: Which facts search and listing read (``memstore.fronts.LIST_FILTERS``), as the Store
+#: takes them; a bad ``meta`` item is a 400 naming ``meta``.
+FactFilters = Annotated[dict[str, Any], Depends(_fact_filters)]

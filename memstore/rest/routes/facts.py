@@ -7,7 +7,7 @@ from typing import Annotated
 
 from fastapi import Query, Response
 
-from memstore.fronts import fact_history, metadata_items
+from memstore.fronts import FILTER_PARAMS, fact_history
 from memstore.rest.auth import Eraser, NamespaceStore
 from memstore.rest.errors import param_names
 from memstore.rest.models import (
@@ -23,10 +23,9 @@ from memstore.rest.routes.common import (
     ERASE_ERRORS,
     NOT_FOUND,
     NOT_GROUNDED,
-    Meta,
+    FactFilters,
     namespace_router,
 )
-from memstore.rest.routes.search import AsOf, Entities, RecordedAfter, RecordedBefore, Statuses
 from memstore.schemas import (
     DEFAULT_LIST_LIMIT,
     MAX_CURSOR_CHARS,
@@ -75,13 +74,7 @@ def add_facts(batch: BatchRequest, store: NamespaceStore) -> BatchResult:
 @router.get("/facts", tags=["facts"], summary="List facts", responses=NOT_FOUND)
 def list_facts(
     store: NamespaceStore,
-    entity: Entities = None,
-    relation: Annotated[str | None, Query(description="Only facts with this relation.")] = None,
-    status: Statuses = None,
-    meta: Meta = None,
-    recorded_after: RecordedAfter = None,
-    recorded_before: RecordedBefore = None,
-    as_of: AsOf = None,
+    filters: FactFilters,
     limit: Annotated[
         int, Query(ge=1, le=MAX_LIST_LIMIT, description="Facts per page.")
     ] = DEFAULT_LIST_LIMIT,
@@ -93,18 +86,8 @@ def list_facts(
     """The namespace's facts a page at a time, oldest first (by recording time, then id),
     filtered like search; by default the active ones. Pass a page's ``next_cursor`` as
     ``cursor``, with the same filters, for the next page (null: that was the last)."""
-    with param_names({"statuses": "status", "metadata": "meta"}):
-        return store.list_facts(
-            entity=entity,
-            relation=relation,
-            statuses=status or None,
-            metadata=metadata_items(meta),
-            recorded_after=recorded_after,
-            recorded_before=recorded_before,
-            as_of=as_of,
-            limit=limit,
-            cursor=cursor,
-        )
+    with param_names(FILTER_PARAMS):
+        return store.list_facts(limit=limit, cursor=cursor, **filters)
 
 
 @router.get("/facts/{fact_id}", tags=["facts"], summary="Get a fact", responses=NOT_FOUND)

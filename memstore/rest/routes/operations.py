@@ -44,12 +44,14 @@ def health(request: Request, response: Response) -> HealthPublic:
     responses={200: {"content": {CONTENT_TYPE_LATEST: {}}, "description": "Metrics"}},
 )
 def metrics(request: Request) -> Response:
-    """The gate's metrics (claims, verdicts, latency, cache) and HTTP requests by method,
-    route and status, in the Prometheus text format. Needs no API key."""
+    """The gate's metrics (claims, verdicts, latency, cache), HTTP requests by method,
+    route and status, and the last drift report's gauges per namespace (``GET /drift``),
+    in the Prometheus text format. Needs no API key."""
     state = server_state(request)
     parts = []
     gate = state.settings.gate()
     if gate is not None:
         parts.append(gate.metrics.prometheus())
     parts.append(prometheus_text(request.app.state.http_metrics.registry).decode("utf-8"))
+    parts.append(prometheus_text(request.app.state.drift_gauges.registry).decode("utf-8"))
     return Response("".join(parts), media_type=CONTENT_TYPE_LATEST)

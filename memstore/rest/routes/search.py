@@ -3,17 +3,24 @@ entity's neighborhood."""
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Annotated
+from typing import Annotated, Any
 
-from fastapi import Query
+from fastapi import Depends, Query
 
 from memstore.checks import MAX_RECALL_TOKENS
-from memstore.fronts import metadata_items
+from memstore.fronts import FILTER_PARAMS
 from memstore.recall import DEFAULT_BUDGET_TOKENS, DEFAULT_K, DEFAULT_MIN_SCORE, Recall
 from memstore.rest.auth import NamespaceStore
 from memstore.rest.errors import param_names
-from memstore.rest.routes.common import NOT_FOUND, Meta, namespace_router
+from memstore.rest.routes.common import (
+    NOT_FOUND,
+    AsOf,
+    Entities,
+    FactFilters,
+    Recorded,
+    Statuses,
+    namespace_router,
+)
 from memstore.schemas import (
     MAX_QUERY_CHARS,
     MAX_SEARCH_K,
@@ -26,7 +33,7 @@ from memstore.schemas import (
 router = namespace_router()
 
 #: Store argument names -> the query parameters that carry them.
-_QUERY_NAMES = {"query": "q", "statuses": "status", "metadata": "meta"}
+_QUERY_NAMES = {"query": "q", **FILTER_PARAMS}
 
 QueryText = Annotated[
     str, Query(min_length=1, max_length=MAX_QUERY_CHARS, description="The query.")
@@ -36,52 +43,29 @@ MinScore = Annotated[
     float | None,
     Query(ge=0, le=1, description="Leave out hits whose relevance (0..1) is below it."),
 ]
-RecordedAfter = Annotated[datetime | None, Query(description="Recorded at or after.")]
-RecordedBefore = Annotated[datetime | None, Query(description="Recorded before.")]
-Entities = Annotated[
-    list[str] | None, Query(description="Each hit has every named entity as a member.")
-]
-Statuses = Annotated[
-    list[str] | None,
-    Query(description="Fact statuses (default: verified, unverified; pending = not yet checked)."),
-]
-AsOf = Annotated[datetime | None, Query(description="Valid at this world time.")]
+
+
+def _ranking(k: K = 10, mode: SearchMode = "hybrid", min_score: MinScore = None) -> dict[str, Any]:
+    return {"k": k, "mode": mode, "min_score": min_score}
+
+
+#: How both searches (facts and evidence) rank and cut their hits, as the Store takes it.
+Ranking = Annotated[dict[str, Any], Depends(_ranking)]
 
 
 @router.get("/search", tags=["search"], summary="Search facts", responses=NOT_FOUND)
 def search(
     store: NamespaceStore,
     q: QueryText,
-    k: K = 10,
-    mode: SearchMode = "hybrid",
-    relation: str | None = None,
-    entity: Entities = None,
-    status: Statuses = None,
+    ranking: Ranking,
+    filters: FactFilters,
     expand: Annotated[
         bool, Query(description="Also return facts one hop away through a hit's entities.")
     ] = False,
-    as_of: AsOf = None,
-    recorded_after: RecordedAfter = None,
-    recorded_before: RecordedBefore = None,
-    min_score: MinScore = None,
-    meta: Meta = None,
 ) -> list[SearchHit]:
     """Facts that best match ``q`` by meaning and keywords, best first."""
     with param_names(_QUERY_NAMES):
-        return store.search(
-            q,
-            k,
-            mode=mode,
-            relation=relation,
-            entity=entity,
-            statuses=status or None,
-            expand=expand,
-            as_of=as_of,
-            recorded_after=recorded_after,
-            recorded_before=recorded_before,
-            min_score=min_score,
-            metadata=metadata_items(meta),
-        )
+        return store.search(q, **ranking, expand=expand, **filters)
 
 
 @router.get("/recall", tags=["search"], summary="Recall memories for a prompt")
@@ -122,27 +106,17 @@ def recall(
 def search_evidence(
     store: NamespaceStore,
     q: QueryText,
-    k: K = 10,
-    mode: SearchMode = "hybrid",
+    ranking: Ranking,
+    recorded: Recorded,
     source: Annotated[list[str] | None, Query(description="Evidence sources.")] = None,
     current_only: Annotated[
         bool, Query(description="Skip versions a refreshed source replaced.")
     ] = True,
-    recorded_after: RecordedAfter = None,
-    recorded_before: RecordedBefore = None,
-    min_score: MinScore = None,
 ) -> list[EvidenceHit]:
     """Evidence passages that best match ``q``, best first."""
     with param_names(_QUERY_NAMES):
         return store.search_evidence(
-            q,
-            k,
-            mode=mode,
-            source=source,
-            current_only=current_only,
-            recorded_after=recorded_after,
-            recorded_before=recorded_before,
-            min_score=min_score,
+            q, **ranking, source=source, current_only=current_only, **recorded
         )
 
 

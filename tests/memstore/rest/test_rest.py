@@ -76,6 +76,7 @@ def test_openapi_lists_the_routes_and_keeps_422_for_the_gate(api: Api) -> None:
         f"{ns}/entities/{{name}}/neighborhood": {"get"},
         f"{ns}/rejections": {"get"},
         f"{ns}/rejections/counts": {"get"},
+        f"{ns}/drift": {"get"},
         f"{ns}/rejections/{{rejection_id}}": {"get"},
         f"{ns}/rejections/{{rejection_id}}/erase": {"post"},
         f"{ns}/verify_claim": {"post"},
