@@ -41,6 +41,8 @@ STEPS: dict[str, list[str]] = {
     # Ingest is most of it (~18 min); each latency series stops after 10 s.
     "store-100k": ["store_scale.py", "--facts", "100000", "--budget", "10", "--hub-repeats", "2"],
     "peer-mem0": ["peer_mem0.py"],
+    # The audit page's list, one rejection and GET /drift over 100,000 rejections.
+    "audit-page": ["audit_page.py", "--rejections", "100000"],
     # 22 conversations, embedded then llm (starts a llama.cpp server with SmolLM2-135M).
     "conversations": ["conversations.py"],
 }

@@ -7,7 +7,7 @@ normal; a batch mean is close to it), each batch mean standardized with the base
 z = (batch mean - mean) / (sd / sqrt(batch)), and two sums are kept:
 ``upper = max(0, upper + z - k)`` and ``lower = max(0, lower - z - k)``. An alarm is
 raised when either passes ``h``. The defaults (500, 25, k = 1, h = 5) leave room for
-the baseline's own estimation error: ``tests/gate/test_drift.py`` checks that seeded
+the baseline's own estimation error: ``tests/gate/test_cusum.py`` checks that seeded
 unchanged streams stay quiet and that a drop in the acceptance rate from 0.6 to 0.45
 is caught within a few hundred writes.
 No storage here: ``memstore.drift`` reads the streams from SQL.
@@ -47,6 +47,7 @@ class Cusum(BaseModel):
     observations: int
     baseline_mean: float | None = None
     baseline_sd: float | None = None
+    #: The mean of every value after the baseline (a late change shows in it diluted).
     recent_mean: float | None = None
     upper: float = 0.0
     lower: float = 0.0

@@ -106,6 +106,7 @@ class AsyncStore:
     count_rejections = _threaded(Store.count_rejections)
     export_rejections = _threaded(Store.export_rejections)
     verify_audit_chain = _threaded(Store.verify_audit_chain)
+    drift = _threaded(Store.drift)
     # human labels
     add_label = _threaded(Store.add_label)
     labels = _threaded(Store.labels)

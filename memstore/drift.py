@@ -29,8 +29,9 @@ log = logging.getLogger(__name__)
 NO_BACKEND = "(none)"
 Metric = Literal["acceptance", "p1"]
 
-#: Streams alarmed at their last report in this process, so each alarm is logged once.
-_alarmed: set[tuple[str, str, str]] = set()
+#: (database, namespace, backend, metric) of the streams alarmed at their namespace's last
+#: report in this process, so an alarm is logged once, when it starts.
+_alarmed: set[tuple[str, str, str, str]] = set()
 _alarmed_lock = threading.Lock()
 
 
@@ -160,11 +161,12 @@ def report(scope: Scope, settings: DriftSettings) -> DriftReport:
         since = writes[0].chain_seq if writes else 0
         error_budgets = budgets(session, scope.namespace, since, allowed)
     found = judge(scope.namespace, writes, settings, error_budgets)
-    keys = {(scope.namespace, s.backend, s.metric): s for s in found.streams}
+    where = (scope.engine.url.render_as_string(hide_password=True), scope.namespace)
+    alarmed = {(*where, s.backend, s.metric): s for s in found.alarms}
     with _alarmed_lock:
-        started = [s for key, s in keys.items() if s.alarm and key not in _alarmed]
-        _alarmed.difference_update(key for key, s in keys.items() if not s.alarm)
-        _alarmed.update(key for key, s in keys.items() if s.alarm)
+        started = [s for key, s in alarmed.items() if key not in _alarmed]
+        _alarmed.difference_update([key for key in _alarmed if key[:2] == where])
+        _alarmed.update(alarmed)
     for stream in started:
         log.warning(
             "gate drift in namespace %r, backend %r: %s went %s (baseline %.3f, recent %.3f)",

@@ -4,6 +4,7 @@ gate's drift gauges, in Prometheus registries of the app's own (served by
 
 from __future__ import annotations
 
+import threading
 import time
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
@@ -65,37 +66,39 @@ class MetricsMiddleware:
 
 
 class DriftGauges:
-    """The last drift report of each namespace the server was asked about (``GET /drift``
-    or the audit page): the CUSUM sums, the alarms and the error budgets' burn."""
+    """How many namespaces the server last saw drifting, per backend and metric, and
+    how many have spent an error budget, per kind; from each namespace's latest report
+    (``GET /drift`` or the audit page). ``/metrics`` needs no key, so no namespace is
+    named: ``GET /drift`` with a key says which."""
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
-        self.sums = Gauge(
-            "memstore_gate_drift_cusum",
-            "CUSUM sum of a gated-write stream (in batch-mean sds) by direction",
-            ["namespace", "backend", "metric", "direction"],
-            registry=self.registry,
-        )
         self.alarms = Gauge(
-            "memstore_gate_drift_alarm",
-            "1 while a stream's CUSUM has passed its threshold",
-            ["namespace", "backend", "metric"],
+            "memstore_gate_drift_alarms",
+            "Namespaces whose latest drift report has an alarm, by backend and metric",
+            ["backend", "metric"],
             registry=self.registry,
         )
-        self.burn = Gauge(
-            "memstore_gate_error_budget_burn",
-            "Share of decisions people marked wrong over the share allowed (1: spent)",
-            ["namespace", "kind"],
+        self.spent = Gauge(
+            "memstore_gate_error_budgets_spent",
+            "Namespaces whose latest drift report has this error budget spent",
+            ["kind"],
             registry=self.registry,
         )
+        self._lock = threading.Lock()
+        self._alarmed: dict[str, set[tuple[str, str]]] = {}
+        self._spent: dict[str, set[str]] = {}
 
     def observe(self, report: DriftReport) -> None:
-        """Set the gauges from ``report``."""
-        for stream in report.streams:
-            names = (report.namespace, stream.backend, stream.metric)
-            self.sums.labels(*names, "up").set(stream.result.upper)
-            self.sums.labels(*names, "down").set(stream.result.lower)
-            self.alarms.labels(*names).set(1.0 if stream.alarm else 0.0)
-        for budget in report.budgets:
-            if budget.burn is not None:
-                self.burn.labels(report.namespace, budget.kind).set(budget.burn)
+        """Replace ``report.namespace``'s part of the gauges with ``report``'s."""
+        with self._lock:
+            self._alarmed[report.namespace] = {(s.backend, s.metric) for s in report.alarms}
+            self._spent[report.namespace] = {b.kind for b in report.spent}
+            self.alarms.clear()
+            self.spent.clear()
+            for streams in self._alarmed.values():
+                for backend, metric in streams:
+                    self.alarms.labels(backend, metric).inc()
+            for kinds in self._spent.values():
+                for kind in kinds:
+                    self.spent.labels(kind).inc()

@@ -157,6 +157,20 @@ def test_a_small_store_scale_run_reports_every_measure_consistently(tmp_path: Pa
     assert "| ungated ingest, facts/s |" in table and "| - |" not in table
 
 
+def test_a_small_audit_page_run_times_every_page(tmp_path: Path) -> None:
+    out = tmp_path / "audit_page_150.json"
+    _run("audit_page.py", "--rejections", "150", "--repeats", "3", "--out", str(out))
+    result = json.loads(out.read_text())
+    assert result["rejections"] == 150 and result["commit"] and result["machine"]["cpus"]
+    assert result["ingest"]["per_s"] > 0
+    assert set(result["latency"]) == {
+        "list", "list_by_verdict", "list_by_words", "list_deep_page", "one_rejection", "drift_api"
+    }  # fmt: skip
+    for name, series in result["latency"].items():
+        assert series["samples"] == 3 and 0 < series["p50_ms"] <= series["p95_ms"], name
+    assert result["goal"]["met"] == (result["latency"]["list"]["p95_ms"] <= 300)
+
+
 def test_a_small_gate_quality_run_scores_every_dataset(tmp_path: Path) -> None:
     out = tmp_path / "gate_quality_embedded-ce.json"
     _run(

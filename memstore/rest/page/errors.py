@@ -35,8 +35,11 @@ def as_page_errors() -> Iterator[None]:
         raise PageError(404, str(exc)) from None
 
 
-def sign_in_target(request: Request) -> str:
-    """Where a sign-in returns to: the page that asked (path and query)."""
+def sign_in_target(request: Request, base: str) -> str:
+    """Where a sign-in returns to: the page that asked (path and query), or ``base`` when
+    a form asked (a POST route is no page to return to)."""
+    if request.method != "GET":
+        return base
     query = request.url.query
     return request.url.path + (f"?{query}" if query else "")
 
@@ -54,7 +57,7 @@ async def on_page_error(request: Request, exc: Exception) -> HTMLResponse:
             namespace=namespace,
             base=base,
             reason=exc.reason,
-            next=sign_in_target(request),
+            next=sign_in_target(request, base),
         )
         response.headers["WWW-Authenticate"] = 'Bearer realm="memstore audit"'
         return response

@@ -87,6 +87,7 @@ AuditPage = Annotated[Page, Depends(_page, scope="function")]
 def sign_in(request: Request, namespace: str, key: FormText = "", next: FormText = "") -> Response:
     """Take the key once; the browser gets a session cookie and goes back where it was."""
     namespace = _namespace(namespace)
+    session.check_same_site(request)
     key = key.strip()
     if not key:
         raise PageError(422, "enter an API key", "key")

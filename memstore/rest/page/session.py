@@ -124,6 +124,22 @@ def check_key(request: Request, key: str, namespace: str) -> None:
         raise PageError(403, f"this API key may not use namespace {namespace!r}")
 
 
+def check_same_site(request: Request) -> None:
+    """PageError 403 for a sign-in posted from another site (login CSRF: signing a
+    browser in with someone else's key), told by the browser's ``Sec-Fetch-Site`` or,
+    without it, ``Origin`` (a client that sends neither is no browser another site
+    can drive)."""
+    fetched_from = request.headers.get("sec-fetch-site")
+    origin = request.headers.get("origin")
+    if fetched_from is not None:
+        foreign = fetched_from not in ("same-origin", "none")
+    else:
+        here = f"{request.url.scheme}://{request.url.netloc}"
+        foreign = origin is not None and origin != "null" and origin != here
+    if foreign:
+        raise PageError(403, "sign in from this page's own form")
+
+
 def check_csrf(who: Viewer, token: str | None) -> None:
     """A form that changes state: a session must send its CSRF token (a key in a header
     needs none: a browser never adds one to a forged request)."""
@@ -133,13 +149,18 @@ def check_csrf(who: Viewer, token: str | None) -> None:
         raise PageError(403, "the form's CSRF token is missing or wrong: reload the page")
 
 
+def cookie_path(request: Request) -> str:
+    """The pages' path, under the app's root path when it is served below one."""
+    return str(request.scope.get("root_path", "")).rstrip("/") + COOKIE_PATH
+
+
 def set_cookie(request: Request, response: Response, token: str) -> None:
     """Hand the browser its session token: HttpOnly, SameSite=Strict, Secure over https."""
     response.set_cookie(
         COOKIE,
         token,
         max_age=int(sessions(request).ttl.total_seconds()),
-        path=COOKIE_PATH,
+        path=cookie_path(request),
         secure=request.url.scheme == "https",
         httponly=True,
         samesite="strict",
@@ -150,7 +171,7 @@ def clear_cookie(request: Request, response: Response) -> None:
     """Tell the browser to drop its session cookie."""
     response.delete_cookie(
         COOKIE,
-        path=COOKIE_PATH,
+        path=cookie_path(request),
         secure=request.url.scheme == "https",
         httponly=True,
         samesite="strict",

@@ -62,7 +62,7 @@ def alerts(report: DriftReport) -> list[Alert]:
             Alert(
                 "warning",
                 f"The gate's {what} {went} ({stream.backend}).",
-                f"{result.baseline_mean:.2f} over the baseline, {result.recent_mean:.2f} since,"
+                f"{result.baseline_mean:.2f} over the baseline, {result.recent_mean:.2f} since it,"
                 f" over the latest {stream.writes} gated writes: a changed verifier, prompt or"
                 " source shows up this way.",
             )
@@ -122,8 +122,8 @@ def parse_filters(params: Mapping[str, Sequence[str]]) -> Filters:
     if _DAY.fullmatch(text["until"]):
         try:
             where["until"] = (date.fromisoformat(text["until"]) + timedelta(days=1)).isoformat()
-        except ValueError:
-            raise InvalidInput("until", "is not a day (YYYY-MM-DD)") from None
+        except (ValueError, OverflowError):  # 2026-02-30; 9999-12-31 has no next day
+            raise InvalidInput("until", "is not a day (YYYY-MM-DD) before 9999-12-31") from None
     limit = _whole(params, "limit", PAGE_SIZE, 1, MAX_PAGE_SIZE)
     return Filters(shown, where, limit, _whole(params, "offset", 0, 0, 10**12))
 
@@ -134,7 +134,10 @@ def _whole(
     given = (params.get(name) or [""])[-1].strip()
     if not given:
         return default
-    if not given.isdigit() or not low <= int(given) <= high:
+    # ASCII digits only ("²".isdigit() is true), and few enough for int() to take
+    if not (given.isascii() and given.isdigit() and len(given) <= 13) or not (
+        low <= int(given) <= high
+    ):
         raise InvalidInput(name, f"must be a whole number from {low} to {high}")
     return int(given)
 
@@ -328,10 +331,10 @@ class MovedFacts:
 def moved_facts(store: Store, cursor: str | None, limit: int = PAGE_SIZE) -> MovedFacts:
     """Facts now ``stale`` or ``contradicted``, oldest recorded first (keyset pages)."""
     page = store.list_facts(statuses=MOVED, limit=limit, cursor=cursor)
-    said: dict[str, list[LabelPublic]] = {}
-    for label in store.labels(kind=LabelKind.FALSE_ADMISSION, limit=1000):
-        said.setdefault(label.target_id, []).append(label)
-    items = [_moved(store, fact, said.get(fact.id, [])) for fact in page.items]
+    items = [
+        _moved(store, fact, store.labels(kind=LabelKind.FALSE_ADMISSION, target_id=fact.id))
+        for fact in page.items
+    ]
     return MovedFacts(items, page.next_cursor)
 
 

@@ -104,6 +104,43 @@ def test_signing_in_sets_a_strict_http_only_cookie_holding_a_token_not_the_key(
     assert ALICE_KEY not in page.text
 
 
+def test_the_cookie_path_follows_the_root_path(audited: tuple[Path, Audited]) -> None:
+    app = create_app(page_settings(audited[0]))
+    with TestClient(app, root_path="/mem", follow_redirects=False) as below:
+        response = below.post(f"{PAGE}/sign-in", data={"key": ALICE_KEY, "next": PAGE})
+    assert "path=/mem/audit" in {
+        p.strip().lower() for p in response.headers["set-cookie"].split(";")
+    }
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [{"Sec-Fetch-Site": "cross-site"}, {"Origin": "https://evil.example"}],
+    ids=["fetch-metadata", "origin"],
+)
+def test_a_sign_in_posted_from_another_site_is_refused(
+    client: TestClient, headers: dict[str, str]
+) -> None:
+    client.cookies.clear()
+    response = client.post(
+        f"{PAGE}/sign-in", data={"key": ALICE_KEY, "next": PAGE}, headers=headers
+    )
+    assert response.status_code == 403 and "set-cookie" not in response.headers
+    same = client.post(
+        f"{PAGE}/sign-in",
+        data={"key": ALICE_KEY, "next": PAGE},
+        headers={"Sec-Fetch-Site": "same-origin", "Origin": "http://testserver"},
+    )
+    assert same.status_code == 303
+
+
+def test_a_refused_sign_in_returns_to_the_list_not_to_the_form_route(client: TestClient) -> None:
+    client.cookies.clear()
+    refused = client.post(f"{PAGE}/sign-in", data={"key": "wrong-key", "next": PAGE + "/facts"})
+    assert refused.status_code == 401
+    assert f'name="next" value="{PAGE}"' in refused.text.replace("&#34;", '"')
+
+
 def test_the_cookie_is_secure_over_https(audited: tuple[Path, Audited]) -> None:
     app = create_app(page_settings(audited[0]))
     with TestClient(app, base_url="https://testserver", follow_redirects=False) as secure:
@@ -326,11 +363,14 @@ def test_exports_hold_the_filtered_rejections_with_their_labels(
     [
         (f"{PAGE}?since=yesterday", "since"),
         (f"{PAGE}?until=2026-02-30", "until"),
+        (f"{PAGE}?until=9999-12-31", "until"),  # no next day: was a 500
         (f"{PAGE}?min_gap=lots", "min_gap"),
         (f"{PAGE}?min_gap=3&max_gap=1", "max_gap"),
         (f"{PAGE}?verdict=maybe", "verdict"),
         (f"{PAGE}?limit=0", "limit"),
         (f"{PAGE}?offset=-1", "offset"),
+        (f"{PAGE}?offset=%C2%B2", "offset"),  # "²" is a digit to str.isdigit, not to int
+        (f"{PAGE}?limit={'9' * 5000}", "limit"),  # past int()'s digit limit
         (f"{PAGE}/export?format=xml", "format"),
         (f"{PAGE}/export?format=csv&min_gap=x", "min_gap"),
         ("/audit/user alice!", "namespace"),
