@@ -9,7 +9,8 @@ is), then serves the real app in
 process (FastAPI's TestClient, the API key in a header) and times, ``repeats`` times
 each: the list's first page (with its chart and the drift report behind the banners),
 the list filtered by verdict and by words, a page deep in the list, one rejection's
-page (its chain check included), and ``GET /drift``. Results go to
+page (its neighbourhood of the audit chain checked), and ``GET /drift``; and, at most 3
+times, the chain page, which walks the whole audit chain. Results go to
 ``bench/results/audit_page_<rejections>.json`` with the machine, date, commit and
 command. The goal (issue 28): the list in <= 300 ms p95 at 100,000 rejections.
 """
@@ -129,6 +130,7 @@ def main(argv: list[str] | None = None) -> int:
                 "list_by_words": timed(client, page, args.repeats, text="Company 42."),
                 "list_deep_page": timed(client, page, args.repeats, offset=args.rejections // 2),
                 "one_rejection": timed(client, f"{page}/rejections/{one}", args.repeats),
+                "whole_chain": timed(client, f"{page}/chain", min(args.repeats, 3)),
                 "drift_api": timed(client, f"/v1/namespaces/{NS}/drift", args.repeats),
             }
     list_p95 = result["latency"]["list"]["p95_ms"]

@@ -151,27 +151,37 @@ class ChainReport:
     rows: int = 0
     head: str = GENESIS
     problems: list[ChainProblem] = field(default_factory=list)
+    #: The positions walked (first, last); None: the whole chain.
+    span: tuple[int, int] | None = None
 
     @property
     def ok(self) -> bool:
         return not self.problems
 
 
-def verify(session: Session, namespace: str) -> ChainReport:
-    """Walk every audited row of ``namespace`` in chain order and report each break."""
-    report = ChainReport(namespace)
+def verify(session: Session, namespace: str, span: tuple[int, int] | None = None) -> ChainReport:
+    """Walk the audited rows of ``namespace`` in chain order and report each break: the
+    whole chain, or only positions ``span`` (first, last; a row's neighbourhood, which
+    checks its content, its link to the row before and the next row's link to it)."""
+    report = ChainReport(namespace, span=span)
     for table, model in TABLES.items():
         outside = select(model).where(model.namespace == namespace, col(model.chain_seq).is_(None))
         for stray in cast("list[AuditRow]", session.exec(outside).all()):
             report.problems.append(
                 ChainProblem("inserted", None, table, stray.id, "row is outside the chain")
             )
-    expected, prev = 1, GENESIS
-    for seq, group in itertools.groupby(_in_chain_order(session, namespace), key=lambda r: r[0]):
+    first, last_asked = span if span is not None else (1, None)
+    expected: int = first
+    prev: str | None = GENESIS if first == 1 else None  # None: the row before is not read
+    rows = _in_chain_order(session, namespace, first, last_asked)
+    for seq, group in itertools.groupby(rows, key=lambda r: r[0]):
         # Of rows sharing a sequence number, the one that hashes and links right is the
         # original; the others were inserted.
         links = sorted(
-            ((table, row, _hashes(table, row), row.chain_prev == prev) for _, table, row in group),
+            (
+                (table, row, _hashes(table, row), prev is None or row.chain_prev == prev)
+                for _, table, row in group
+            ),
             key=lambda link: (not link[2], not link[3]),
         )
         (table, row, hashes, linked), extra = links[0], links[1:]
@@ -199,6 +209,15 @@ def verify(session: Session, namespace: str) -> ChainReport:
     head = session.get(AuditHead, namespace)
     last = expected - 1
     head_seq, head_hash = (head.seq, head.hash) if head is not None else (0, GENESIS)
+    report.head = head_hash
+    if last_asked is not None and head_seq > last_asked:  # the head is past the span
+        if last < last_asked:
+            report.problems.append(
+                ChainProblem(
+                    "deleted", last_asked, None, None, f"rows {expected}-{last_asked} are missing"
+                )
+            )
+        return report
     if head_seq > last:
         report.problems.append(
             ChainProblem("deleted", head_seq, None, None, f"rows {last + 1}-{head_seq} are missing")
@@ -207,11 +226,10 @@ def verify(session: Session, namespace: str) -> ChainReport:
         report.problems.append(
             ChainProblem("inserted", last, None, None, f"rows after {head_seq} were appended")
         )
-    elif head_hash != prev:
+    elif prev is not None and head_hash != prev:
         report.problems.append(
             ChainProblem("edited", last, None, None, "the last row is not the recorded head")
         )
-    report.head = head_hash
     return report
 
 
@@ -224,14 +242,17 @@ def _hashes(table: str, row: AuditRow | ErasedLink) -> bool:
 
 
 def _in_chain_order(
-    session: Session, namespace: str
+    session: Session, namespace: str, first: int = 1, last: int | None = None
 ) -> Iterator[tuple[int, str, AuditRow | ErasedLink]]:
-    """Rows of every audited table and the links of erased rows, merged by sequence
-    number, read in pages."""
+    """Rows of every audited table and the links of erased rows at positions ``first``
+    to ``last`` (None: the end), merged by sequence number, read in pages."""
     streams: list[Iterator[tuple[int, str, AuditRow | ErasedLink]]] = [
-        _paged(session, namespace, table, model) for table, model in TABLES.items()
+        _paged(session, namespace, table, model, first, last) for table, model in TABLES.items()
     ]
-    streams.append(_erased(session, namespace))
+    erased = _erased(session, namespace)
+    streams.append(
+        item for item in erased if first <= item[0] and (last is None or item[0] <= last)
+    )
     yield from heapq.merge(*streams, key=lambda item: item[0])
 
 
@@ -250,13 +271,20 @@ def _erased(session: Session, namespace: str) -> Iterator[tuple[int, str, Erased
 
 
 def _paged(
-    session: Session, namespace: str, table: str, model: type[AuditRow]
+    session: Session,
+    namespace: str,
+    table: str,
+    model: type[AuditRow],
+    first: int = 1,
+    last: int | None = None,
 ) -> Iterator[tuple[int, str, AuditRow | ErasedLink]]:
-    after: int | None = None
+    after: int | None = first - 1 if first > 1 else None  # from 1: any position, even < 1
     while True:
         query = select(model).where(model.namespace == namespace, col(model.chain_seq).isnot(None))
         if after is not None:
             query = query.where(col(model.chain_seq) > after)
+        if last is not None:
+            query = query.where(col(model.chain_seq) <= last)
         page = cast(
             "list[AuditRow]", session.exec(query.order_by(col(model.chain_seq)).limit(_PAGE)).all()
         )

@@ -242,6 +242,17 @@ def rejection_page(order_by: str, descending: object, limit: object, offset: obj
     integer("offset", offset, 0, 2**63 - 1, "2**63 - 1")
 
 
+def chain_span(span: object) -> tuple[int, int] | None:
+    """A range of audit chain positions (first, last), both from 1, first <= last."""
+    if span is None:
+        return None
+    if not isinstance(span, tuple | list) or len(span) != 2:
+        raise InvalidInput("span", "must be (first, last) chain positions, or None")
+    first = integer("span", span[0], 1, 2**63 - 1, "2**63 - 1")
+    last = integer("span", span[1], first, 2**63 - 1, "2**63 - 1")
+    return first, last
+
+
 def export_format(dest: object, format: str | None) -> str:
     """Where an export goes (a path or an open text file) and its format: given, or
     from the path's suffix."""

@@ -321,8 +321,8 @@ class RejectionBase(GateFields, ChainFields):
 class Rejection(RejectionBase, table=True):
     __tablename__ = "rejections"
     __table_args__ = (
-        Index("ix_rejections_namespace_created_at", "namespace", "created_at"),
-        Index("ix_rejections_namespace_verdict", "namespace", "verdict"),
+        Index("ix_rejections_namespace_created_at_seq", "namespace", "created_at", "chain_seq"),
+        Index("ix_rejections_namespace_verdict_created_at", "namespace", "verdict", "created_at"),
         Index("ix_rejections_namespace_chain_seq", "namespace", "chain_seq", unique=True),
     )
 

@@ -63,13 +63,13 @@ def export(scope: Scope, query: RejectionFilter, dest: str | Path | TextIO, form
         return write_atomically(Path(dest), lambda out: rejections.write(rows, out, format, said))
 
 
-def verify_chain(scope: Scope) -> audit.ChainReport:
-    """Walk the namespace's rejection and verification rows and report any tampering:
-    ``report.ok`` is False when a row was edited, inserted or deleted behind the store's
-    back, ``report.problems`` names each; ``report.head``, kept elsewhere, detects a
-    chain rewritten wholesale."""
+def verify_chain(scope: Scope, span: tuple[int, int] | None = None) -> audit.ChainReport:
+    """Walk the namespace's rejection and verification rows (all, or positions ``span``)
+    and report any tampering: ``report.ok`` is False when a row was edited, inserted or
+    deleted behind the store's back, ``report.problems`` names each; ``report.head``,
+    kept elsewhere, detects a chain rewritten wholesale."""
     with scope.session() as session:
-        return audit.verify(session, scope.namespace)
+        return audit.verify(session, scope.namespace, span)
 
 
 def write_atomically(path: Path, write: Callable[[TextIO], int]) -> int:

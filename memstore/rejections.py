@@ -110,14 +110,16 @@ def query(
     limit: int = 100,
     offset: int = 0,
 ) -> list[RejectionPublic]:
-    """One page of matching rejections. NULL numbers sort last either way."""
+    """One page of matching rejections. NULL numbers sort last either way (``created_at``
+    is never NULL: its order is the index's, ``(namespace, created_at, chain_seq)``)."""
     column = col(getattr(Rejection, order_by))
     direction = column.desc() if descending else column.asc()
     tiebreak = col(Rejection.chain_seq).desc() if descending else col(Rejection.chain_seq).asc()
+    nulls_last = [] if order_by == "created_at" else [column.is_(None)]
     rows = session.exec(
         select(Rejection)
         .where(*conditions(session, namespace, where))
-        .order_by(column.is_(None), direction, tiebreak, col(Rejection.id))
+        .order_by(*nulls_last, direction, tiebreak, col(Rejection.id))
         .offset(offset)
         .limit(limit)
     ).all()

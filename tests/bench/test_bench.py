@@ -164,7 +164,8 @@ def test_a_small_audit_page_run_times_every_page(tmp_path: Path) -> None:
     assert result["rejections"] == 150 and result["commit"] and result["machine"]["cpus"]
     assert result["ingest"]["per_s"] > 0
     assert set(result["latency"]) == {
-        "list", "list_by_verdict", "list_by_words", "list_deep_page", "one_rejection", "drift_api"
+        "list", "list_by_verdict", "list_by_words", "list_deep_page", "one_rejection",
+        "whole_chain", "drift_api",
     }  # fmt: skip
     for name, series in result["latency"].items():
         assert series["samples"] == 3 and 0 < series["p50_ms"] <= series["p95_ms"], name

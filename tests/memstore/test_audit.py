@@ -321,3 +321,53 @@ def test_inserted_rows_are_caught(
         ("inserted", "f" * 32),
         ("inserted", "e" * 32),
     ]
+
+
+# -- a row's neighbourhood of the chain (chain order: 2 verifications, then shellfish 3,
+# milk 4, bob 5, cotton 6, none 7) ----------------------------------------------------------
+
+
+def span_problems(store: Store, span: tuple[int, int]) -> list[tuple[str, str | None]]:
+    return [(p.kind, p.row_id) for p in store.verify_audit_chain(span=span).problems]
+
+
+def test_a_span_walks_only_its_rows(
+    audited: tuple[Store, dict[str, RejectionPublic], datetime],
+) -> None:
+    store, made, _ = audited
+    report = store.verify_audit_chain(span=(3, 5))
+    assert report.ok and report.rows == 3 and report.span == (3, 5)
+    assert store.verify_audit_chain(span=(6, 9)).rows == 2  # past the head: up to it
+    sql(store, "UPDATE rejections SET p1 = 0.9 WHERE id = :id", id=made["shellfish"].id)
+    assert span_problems(store, (4, 6)) == []  # the edit is outside; the whole walk sees it
+    assert span_problems(store, (3, 5)) == [("edited", made["shellfish"].id)]
+    assert kinds(store) == ["edited"]
+
+
+def test_a_span_catches_a_broken_link_a_deleted_row_and_a_deleted_head(
+    audited: tuple[Store, dict[str, RejectionPublic], datetime],
+) -> None:
+    store, made, _ = audited
+    engine = sa.create_engine(store.url)
+    with Session(engine) as session, session.begin():
+        row = session.get(Rejection, made["milk"].id)
+        assert row is not None
+        row.p1 = 0.9
+        row.chain_hash = row_hash(row.chain_prev or "", "rejections", row.model_dump())
+    engine.dispose()
+    assert span_problems(store, (3, 5)) == [("edited", made["bob"].id)]
+    assert span_problems(store, (3, 4)) == []  # bob's link is what shows the rewrite
+    delete_rejection(store, made["cotton"].id)
+    assert span_problems(store, (5, 7)) == [("deleted", made["none"].id)]
+    delete_rejection(store, made["none"].id)
+    assert span_problems(store, (6, 8)) == [("deleted", None)]
+
+
+@pytest.mark.parametrize("span", [(0, 1), (3, 2), (1, 2, 3), "12", (1, True), (1.0, 2)])
+def test_a_bad_span_is_refused(
+    audited: tuple[Store, dict[str, RejectionPublic], datetime], span: object
+) -> None:
+    store, _, _ = audited
+    with pytest.raises(InvalidInput) as err:
+        store.verify_audit_chain(span=span)  # type: ignore[arg-type]
+    assert err.value.field == "span"

@@ -1,5 +1,6 @@
 """The audit page's routes under ``/audit/{namespace}``: the rejections (list, one,
-export), the facts re-verification moved, human labels, signing in and out.
+export), the facts re-verification moved, the audit chain, human labels, signing in
+and out.
 
 Every route answers HTML (the export: CSV or JSON lines) and stays out of the OpenAPI
 schema. The list is last: ``{namespace:path}`` would take the other routes' paths.
@@ -164,6 +165,12 @@ def moved_facts(page: AuditPage, cursor: str | None = None) -> HTMLResponse:
     with as_page_errors():
         moved = views.moved_facts(page.store, cursor or None)
     return page.show("facts.html", moved=moved)
+
+
+@router.get(NS + "/chain")
+def chain(page: AuditPage) -> HTMLResponse:
+    """The whole audit chain walked: every audited row's content and link checked."""
+    return page.show("chain.html", chain=page.store.verify_audit_chain())
 
 
 @router.get(NS)

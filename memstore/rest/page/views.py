@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 from urllib.parse import urlencode
 
@@ -24,6 +24,7 @@ from memstore.schemas import (
     EvidencePublic,
     FactPublic,
     LabelPublic,
+    RejectionFilter,
     RejectionPublic,
     VerificationPublic,
 )
@@ -161,7 +162,8 @@ def rejection_list(store: Store, filters: Filters) -> RejectionList:
     by_verdict = store.count_rejections("verdict", **filters.where)
     total = sum(by_verdict.values())
     rows = store.rejections(limit=filters.limit, offset=filters.offset, **filters.where)
-    days, per_day = _per_day(store, filters.where, by_verdict)
+    newest = rows[:1] if not filters.offset else store.rejections(limit=1, **filters.where)
+    days, per_day = _per_day(store, filters.where, by_verdict, newest)
     label = f"Rejections per day by verdict, {days[0]} to {days[-1]}" if days else "No rejections"
     newer = None
     if filters.offset:
@@ -174,19 +176,28 @@ def rejection_list(store: Store, filters: Filters) -> RejectionList:
 
 
 def _per_day(
-    store: Store, where: dict[str, Any], by_verdict: dict[str, int]
+    store: Store,
+    where: dict[str, Any],
+    by_verdict: dict[str, int],
+    newest: list[RejectionPublic],
 ) -> tuple[list[str], dict[str, list[int]]]:
-    """The last ``CHART_DAYS`` days up to the newest rejection, and each verdict's count
-    on each of them (a count per verdict: the Store counts by day or by verdict)."""
+    """The last ``CHART_DAYS`` days up to the ``newest`` rejection, and each verdict's
+    count on each of them. Only those days are counted (a verdict's count per day is a
+    range of the (namespace, verdict, created_at) index)."""
+    if not newest:
+        return [], {}
+    last = newest[0].created_at.astimezone(UTC).date()
+    start = datetime.combine(last - timedelta(days=CHART_DAYS - 1), time(), UTC)
+    given = RejectionFilter.model_validate(where).since
+    recent = {**where, "since": max(start, given) if given else start}
     counts = {
-        verdict: store.count_rejections("day", **{**where, "verdict": [verdict]})
+        verdict: store.count_rejections("day", **{**recent, "verdict": [verdict]})
         for verdict in by_verdict
     }
     seen = sorted({day for per in counts.values() for day in per})
     if not seen:
         return [], {}
-    last = date.fromisoformat(seen[-1])
-    first = max(date.fromisoformat(seen[0]), last - timedelta(days=CHART_DAYS - 1))
+    first = date.fromisoformat(seen[0])
     days = [(first + timedelta(days=i)).isoformat() for i in range((last - first).days + 1)]
     return days, {v: [per.get(d, 0) for d in days] for v, per in counts.items()}
 
@@ -226,9 +237,18 @@ def rejection_detail(store: Store, rejection_id: str, policy: GatePolicy) -> Rej
         evidence_views(rejection),
         probability_chart(rejection, policy),
         bits_chart(rejection, policy),
-        store.verify_audit_chain(),
+        row_links(store, rejection),
         said,
     )
+
+
+def row_links(store: Store, rejection: RejectionPublic) -> ChainReport:
+    """The audit chain around ``rejection``: its content, its link to the row before and
+    the next row's link to it (the chain page walks the whole chain, reading every row)."""
+    seq = rejection.chain_seq
+    if seq is None:  # outside the chain: the walk's stray check names it
+        return store.verify_audit_chain(span=(1, 1))
+    return store.verify_audit_chain(span=(max(seq - 1, 1), seq + 1))
 
 
 def evidence_views(rejection: RejectionPublic) -> list[EvidenceView]:

@@ -263,7 +263,7 @@ def test_a_rejection_shows_its_claim_evidence_numbers_and_chain(
     assert "<title>observed bits: 1.652</title>" in html
     assert "stated confidence = 0.99" in html and "min p1 = 0.50" in html
     assert "scripted" in html and " ms</dd>" in html
-    assert re.search(r'id="chain-status">Intact: \d+ rows checked', html)
+    assert 'id="chain-status">Intact here: 3 rows checked' in html
 
 
 def test_a_tampered_audit_chain_shows_on_the_rejection(tmp_path: Path) -> None:
@@ -277,6 +277,23 @@ def test_a_tampered_audit_chain_shows_on_the_rejection(tmp_path: Path) -> None:
         html = fresh.get(f"{PAGE}/rejections/{made['unsupported'].id}", headers=ALICE).text
     assert 'role="alert">Tampered: 1 problem found.' in html
     assert "this rejection" in html
+
+
+def test_the_chain_page_walks_the_whole_chain(tmp_path: Path) -> None:
+    made = fill(tmp_path / "memdata", tmp_path / "files").rejections
+    settings = page_settings(tmp_path / "memdata")
+    with TestClient(create_app(settings)) as fresh:
+        html = fresh.get(f"{PAGE}/chain", headers=ALICE).text
+    assert re.search(r'id="chain-status">Intact: \d+ rows checked', html)
+    engine = sa.create_engine(f"sqlite:///{tmp_path / 'memdata' / 'memstore.db'}")
+    with engine.begin() as conn:
+        edited = sa.text("UPDATE rejections SET p1 = 0.99 WHERE id = :id")
+        conn.execute(edited, {"id": made["unsupported"].id})
+    engine.dispose()
+    with TestClient(create_app(settings)) as fresh:
+        html = fresh.get(f"{PAGE}/chain", headers=ALICE).text
+    assert 'role="alert">Tampered: 1 problem found' in html
+    assert f'<a href="/audit/user:alice/rejections/{made["unsupported"].id}">' in html
 
 
 def test_an_unknown_rejection_is_404(client: TestClient) -> None:

@@ -61,6 +61,18 @@ def browser(downloads: Path) -> Iterator[Any]:
         yield driver
 
 
+@pytest.fixture
+def signed_in(browser: Any, site: tuple[str, Audited, Path]) -> Any:
+    """The browser with a session: signed in through the form unless it already is, so
+    each test runs alone or in any order."""
+    browser.get(site[0])
+    if browser.get_cookie(COOKIE) is None:
+        heading(browser, "Sign in")
+        shown(browser, "input#key").send_keys(ALICE_KEY, Keys.ENTER)
+        heading(browser, "Rejections")
+    return browser
+
+
 @pytest.fixture(scope="module")
 def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
     where = screenshot_dir(tmp_path_factory.mktemp("screenshots"))
@@ -101,6 +113,8 @@ def test_signing_in_through_the_form(
 ) -> None:
 
     page, made, _ = site
+    browser.get(page)
+    browser.delete_all_cookies()  # signed out, whatever ran before
     visit(browser, page, "Sign in")
     save_page(browser, shots / "01-sign-in.png")
     key = shown(browser, "input#key")
@@ -114,6 +128,7 @@ def test_signing_in_through_the_form(
     save_page(browser, shots / "02-rejections.png")
 
 
+@pytest.mark.usefixtures("signed_in")
 def test_filtering_the_list(browser: Any, site: tuple[str, Audited, Path], shots: Path) -> None:
 
     page, made, _ = site
@@ -127,6 +142,7 @@ def test_filtering_the_list(browser: Any, site: tuple[str, Audited, Path], shots
     save_page(browser, shots / "03-filtered.png")
 
 
+@pytest.mark.usefixtures("signed_in")
 def test_the_keyboard_reaches_the_filters_and_opens_a_row_with_enter(
     browser: Any, site: tuple[str, Audited, Path], shots: Path
 ) -> None:
@@ -155,6 +171,7 @@ def test_the_keyboard_reaches_the_filters_and_opens_a_row_with_enter(
     save_page(browser, shots / "04-keyboard-opened.png")
 
 
+@pytest.mark.usefixtures("signed_in")
 def test_marking_a_refusal_wrong(
     browser: Any, site: tuple[str, Audited, Path], shots: Path
 ) -> None:
@@ -177,20 +194,34 @@ def test_marking_a_refusal_wrong(
     save_page(browser, shots / "06-labelled.png")
 
 
+@pytest.mark.usefixtures("signed_in")
 def test_exporting_what_is_on_screen(
     browser: Any, site: tuple[str, Audited, Path], downloads: Path
 ) -> None:
-    page, made, _ = site
+    page, made, data = site
+    refusal = made.rejections["insufficient"]
+    with open_store(data) as store:  # this test's own label: tests run in any order
+        store.add_label("false_rejection", refusal.id, by="exporter", note="Exported, too.")
     visit(browser, f"{page}?verdict=insufficient_evidence", "Rejections")
     shown(browser, "a#export-csv").click()
     saved = downloads / "rejections-user_alice.csv"
     wait(browser).until(lambda _: saved.exists() and saved.stat().st_size > 0)
     with saved.open(newline="", encoding="utf-8") as f:
         [row] = list(csv.DictReader(f))
-    assert row["id"] == made.rejections["insufficient"].id
-    assert "She is one: see her profile." in row["labels"]
+    assert row["id"] == refusal.id
+    assert "Exported, too." in row["labels"]
 
 
+@pytest.mark.usefixtures("signed_in")
+def test_checking_the_whole_chain(browser: Any, site: tuple[str, Audited, Path]) -> None:
+    page, made, _ = site
+    visit(browser, f"{page}/rejections/{made.rejections['unsupported'].id}", "Rejected claim")
+    shown(browser, "a#whole-chain").click()
+    heading(browser, "Audit chain")
+    assert shown(browser, "#chain-status").text.startswith("Intact:")
+
+
+@pytest.mark.usefixtures("signed_in")
 def test_moved_facts_page(browser: Any, site: tuple[str, Audited, Path], shots: Path) -> None:
     page, made, _ = site
     visit(browser, f"{page}/facts", "Facts re-verification moved")
@@ -198,6 +229,7 @@ def test_moved_facts_page(browser: Any, site: tuple[str, Audited, Path], shots: 
     save_page(browser, shots / "07-facts.png")
 
 
+@pytest.mark.usefixtures("signed_in")
 def test_text_contrast_meets_wcag_aa(browser: Any, site: tuple[str, Audited, Path]) -> None:
 
     page, _, _ = site
