@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from samples import works_at
 
+import memstore
 from gate import Gate, ScriptedBackend
 from gate.drift import CusumSettings
 from gate.evidence import REMOVED
@@ -62,6 +64,22 @@ def test_a_drop_in_the_acceptance_rate_raises_an_alarm(
     # logged when the alarm starts, not on every report
     logged = [r.getMessage() for r in caplog.records if "gate drift" in r.getMessage()]
     assert len(logged) == 2 and all("'scripted:handler'" in line for line in logged)
+
+
+def test_each_database_logs_its_own_alarm_once(
+    opener: Callable[..., Store], tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Two stores with the same namespace in two databases: one alarm each, logged once."""
+    gate = Gate(ScriptedBackend(admits_kept))
+    first = opener(gate=gate)
+    with memstore.open(tmp_path / "other", namespace="user:alice", gate=gate) as second:
+        for store in (first, second):
+            write(store, "kkkrr" * 12 + "krrrr" * 8, 0)
+        with caplog.at_level(logging.WARNING, logger="memstore.drift"):
+            for store in (first, second, first, second):
+                assert store.drift(SMALL).alarms
+    logged = [r.getMessage() for r in caplog.records if "gate drift" in r.getMessage()]
+    assert len(logged) == 4  # acceptance and p1, in each database, when each started
 
 
 def test_ungated_writes_and_other_backends_are_judged_apart(

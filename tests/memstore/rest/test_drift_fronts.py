@@ -22,7 +22,9 @@ from memstore import RejectionPublic
 from memstore.cli import app as cli_app
 from memstore.cli.console import Exit
 from memstore.config import Settings, load_settings
+from memstore.drift import DriftSettings, GatedWrite, judge
 from memstore.rest import create_app
+from memstore.rest.metrics import DriftGauges
 
 NS = "user:alice"
 ALICE = {"X-API-Key": ALICE_KEY}
@@ -144,3 +146,33 @@ def test_the_cli_exits_5_on_an_alarm_and_0_when_quiet(drifted: Path, tmp_path: P
     assert "at write" not in calm.stdout and "false_rejection" in calm.stdout
     bad = drift(drifted, "--format", "xml")
     assert bad.exit_code == Exit.BAD_INPUT and "format" in bad.output
+
+
+def gated(pattern: str) -> list[GatedWrite]:
+    """Gated writes of one backend: ``k`` admitted (p1 0.9), ``r`` refused (p1 0.1)."""
+    return [
+        GatedWrite(
+            chain_seq=n + 1, backend="b", admitted=mark == "k", p1=0.9 if mark == "k" else 0.1
+        )
+        for n, mark in enumerate(pattern)
+    ]
+
+
+def gauge(gauges: DriftGauges, metric: str) -> float | None:
+    labels = {"backend": "b", "metric": metric}
+    return gauges.registry.get_sample_value("memstore_gate_drift_alarms", labels)
+
+
+def test_gauges_count_namespaces_and_forget_a_cleared_alarm() -> None:
+    settings = DriftSettings(**DRIFT)
+    drifting, quiet = gated("kkkrr" * 12 + "krrrr" * 8), gated("kkkrr" * 20)
+    gauges = DriftGauges()
+    gauges.observe(judge("user:alice", drifting, settings))
+    gauges.observe(judge("user:alice", drifting, settings))  # replaced, not added
+    assert gauge(gauges, "acceptance") == 1.0
+    gauges.observe(judge("user:bob", drifting, settings))
+    assert gauge(gauges, "acceptance") == 2.0
+    gauges.observe(judge("user:alice", quiet, settings))  # alice's alarm cleared
+    assert gauge(gauges, "acceptance") == 1.0
+    gauges.observe(judge("user:bob", quiet, settings))
+    assert gauge(gauges, "acceptance") is None  # no namespace left: no series
