@@ -8,7 +8,8 @@ read against the evidence sentences most about it, packed into about
 pieces by the tokenizer exactly as at inference. The context is rendered as the gate
 renders it (``[1] ...``), so item tags and scrubbed spans are dropped the same way.
 
-Components (each balanced on its own, so the whole mix is about 50% supported):
+Components (each but ``people`` balanced on its own, so the whole mix is about 50%
+supported):
 
 - ``nli``: ``../shared/data/nli/pairs.jsonl``, per source the larger class subsampled
   to the smaller one (optionally capped per class);
@@ -24,7 +25,18 @@ Components (each balanced on its own, so the whole mix is about 50% supported):
 - ``grounding``: the *fit* split of ``../shared/data/grounding`` less the documents held
   out as dev (``training.crossencoder.is_dev``), sentence-labelled as the
   old training script does (``labelled_pairs``), balanced per source by repeating the
-  smaller class.
+  smaller class;
+- ``people`` (off unless a file is given: ``DataPaths.people``, ``--people FILE``): the
+  labels people gave on the audit page, written by ``python -m training.labels`` (a
+  wrong refusal: supported; a fact that should not have been stored: not supported).
+  They are the store's own writes on which the gate was wrong, judged by a person, so
+  each weighs like an agent-memory row: read the same way, repeated ``people_repeat``
+  times. They are not balanced: people mostly flag one kind of mistake, and repeating
+  a handful of the rarer kind until it matches the other would learn those few claims
+  by heart. What an unbalanced component costs is a prior shift of at most
+  ``people pairs / mix pairs`` (about 2% for 100 one-sentence labels), which the
+  Platt calibration fitted on dev at export takes out. The shipped model's mix has
+  none, and without a file the mix is, pair for pair, the one it was before.
 
 Never used: the agent-memory ``test`` split (not even read) and the grounding *check*
 split. Dev: the agent-memory ``dev`` split and the held-out fit documents.
@@ -54,7 +66,7 @@ from typing import Any
 from gate.backends.crossencoder.reading import EVIDENCE_WORDS, read
 from gate.backends.embedded.features import segments
 from gate.evidence import Citation, ContextItem, render, scrub
-from training import datasets, perturb
+from training import datasets, labels, perturb
 from training.crossencoder import is_dev, labelled_pairs, least_supported
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -91,6 +103,8 @@ class MixConfig:
     am_hard_per_claim: int = 3
     am_hard_repeat: int = 4
     grounding_repeat: int = 1
+    #: How often the ``people`` component goes in (only with a labels file).
+    people_repeat: int = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,13 +114,18 @@ class DataPaths:
     nli: Path = NLI_PAIRS
     grounding: Path | None = None  # None: training.datasets.default_data_dir()
     agent_memory: Path = AGENT_MEMORY
+    #: The labels people gave (``python -m training.labels``); None: no ``people`` component.
+    people: Path | None = None
 
     def describe(self) -> dict[str, str]:
-        return {
+        out = {
             "nli": str(self.nli),
             "grounding": str(self.grounding or datasets.default_data_dir()),
             "agent_memory": str(self.agent_memory),
         }
+        if self.people is not None:
+            out["people"] = str(self.people)
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +190,20 @@ def load_nli(path: Path = NLI_PAIRS) -> list[tuple[str, ClaimRow]]:
                 )
                 out.append((r["source"], row))
     return out
+
+
+def load_people(path: Path) -> list[ClaimRow]:
+    """The labelled decisions of a ``training.labels`` file; the row id is
+    ``people/<namespace>/<target id>``."""
+    return [
+        ClaimRow(
+            id=f"people/{e.namespace}/{e.target_id}",
+            claim=e.claim,
+            evidence=tuple(e.evidence),
+            label=e.label,
+        )
+        for e in labels.load(path)
+    ]
 
 
 def grounding_split(
@@ -340,6 +373,13 @@ def am_hard_component(
     return [p for _ in range(config.am_hard_repeat) for p in once]
 
 
+def people_component(rows: Sequence[ClaimRow], config: MixConfig) -> list[MixPair]:
+    """The labelled decisions read as the backend reads them, each ``people_repeat``
+    times (not balanced: the module docstring says why)."""
+    pairs = [p for r in rows for p in claim_pairs(r, "people")]
+    return [p for _ in range(config.people_repeat) for p in pairs]
+
+
 def grounding_component(
     train_rows: Sequence[datasets.Example], config: MixConfig, rng: random.Random
 ) -> list[MixPair]:
@@ -388,7 +428,7 @@ class Mix:
 
 
 def component_of(source: str) -> str:
-    for name in ("nli-hard", "am-hard", "grounding", "nli"):
+    for name in ("nli-hard", "am-hard", "grounding", "nli", "people"):
         if source.startswith(name):
             return name
     return "am"
@@ -439,6 +479,8 @@ def build(config: MixConfig, paths: DataPaths | None = None, *, quiet: bool = Fa
         am_hard_component(am_train, config, random.Random(rng.random())),
         grounding_component(g_train, config, random.Random(rng.random())),
     ]
+    if paths.people is not None:  # no draw from rng: the other parts stay as they were
+        parts.append(people_component(load_people(paths.people), config))
     pairs = [p for part in parts for p in part]
     rng.shuffle(pairs)
     mix = Mix(pairs, config, am_dev, g_dev)

@@ -286,7 +286,11 @@ def start_or_resume(out: Path, setup: Setup, given: dict[str, Any]) -> tuple[Set
         hyper = Hyper(**stored["hyper"])
         mix_config = MixConfig(**stored["mix"]["config"])
         paths = DataPaths(**{k: Path(v) for k, v in stored["paths"].items()})
-        current = {**dataclasses.asdict(hyper), **dataclasses.asdict(mix_config)}
+        current = {
+            **dataclasses.asdict(hyper),
+            **dataclasses.asdict(mix_config),
+            "people": stored["paths"].get("people"),
+        }
         clash = {k: (v, current[k]) for k, v in given.items() if k in current and current[k] != v}
         if clash:
             raise SystemExit(
@@ -506,6 +510,12 @@ def _parser() -> argparse.ArgumentParser:
     data.add_argument("--nli", type=Path, default=None)
     data.add_argument("--grounding", type=Path, default=None)
     data.add_argument("--agent-memory", type=Path, default=None)
+    data.add_argument(
+        "--people",
+        type=Path,
+        default=None,
+        help="labels people gave on the audit page (python -m training.labels); default none",
+    )
     fixed = p.add_argument_group("settings (fixed when the run starts; default in brackets)")
     seen: set[str] = set()
     for cls in (Hyper, MixConfig):
@@ -546,6 +556,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         for f in dataclasses.fields(cls)
         if getattr(args, f.name) is not None
     }
+    if args.people is not None:
+        if not args.people.is_file():
+            raise SystemExit(f"--people: {args.people} is not a file")
+        given["people"] = str(args.people)  # a run started without it cannot take it on
     hyper = Hyper(**{k: v for k, v in given.items() if k in Hyper.__dataclass_fields__})
     mix_config = MixConfig(
         **{k: v for k, v in given.items() if k in MixConfig.__dataclass_fields__}
@@ -555,6 +569,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         nli=args.nli or defaults.nli,
         grounding=args.grounding,
         agent_memory=args.agent_memory or defaults.agent_memory,
+        people=args.people,
     )
     setup, mix, stored = start_or_resume(out, Setup(hyper, mix_config, paths), given)
     record = train_chunk(
