@@ -5,47 +5,119 @@
 ...     fact = store.add_fact(statement=..., members=[...], evidence=[...])
 """
 
-from memstore.admission import Admission, Candidate, CitedSpan, EvidenceItem, Ungated, WriteHook
-from memstore.aio import AsyncStore
-from memstore.config import Settings, load_settings
-from memstore.conversations import Message
-from memstore.conversations.conversation import ConversationReport
-from memstore.errors import (
-    ErrFactNotGrounded,
-    InvalidInput,
-    MemstoreError,
-    NotFound,
-    StorageError,
-    TooLarge,
-)
-from memstore.gating import GateHook
-from memstore.limits import Limits
-from memstore.models import FactStatus
-from memstore.names import normalize_key
-from memstore.open_store import open
-from memstore.providers import register_source, unregister_source
-from memstore.reverify import FactCheck, ReverifyPolicy, ReverifyReport
-from memstore.schemas import (
-    CitationCreate,
-    CitationPublic,
-    ClaimOutcome,
-    EntityPublic,
-    ErasurePublic,
-    EvidenceCreate,
-    EvidencePublic,
-    FactCreate,
-    FactPage,
-    FactPublic,
-    MemberCreate,
-    MemberPublic,
-    NeighborhoodPublic,
-    RejectionFilter,
-    RejectionPublic,
-    RememberReport,
-    StoreStats,
-    VerificationPublic,
-)
-from memstore.store import Store
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memstore.admission import Admission, Candidate, CitedSpan, EvidenceItem, Ungated, WriteHook
+    from memstore.aio import AsyncStore
+    from memstore.config import Settings, load_settings
+    from memstore.conversations import Message
+    from memstore.conversations.conversation import ConversationReport
+    from memstore.errors import (
+        ErrFactNotGrounded,
+        InvalidInput,
+        MemstoreError,
+        NotFound,
+        StorageError,
+        TooLarge,
+    )
+    from memstore.gating import GateHook
+    from memstore.limits import Limits
+    from memstore.models import FactStatus
+    from memstore.names import normalize_key
+    from memstore.object_store import ObjectStore
+    from memstore.open_store import open
+    from memstore.providers import register_source, unregister_source
+    from memstore.reverify import FactCheck, ReverifyPolicy, ReverifyReport
+    from memstore.schemas import (
+        CitationCreate,
+        CitationPublic,
+        ClaimOutcome,
+        EntityPublic,
+        ErasurePublic,
+        EvidenceCreate,
+        EvidencePublic,
+        FactCreate,
+        FactPage,
+        FactPublic,
+        MemberCreate,
+        MemberPublic,
+        NeighborhoodPublic,
+        RejectionFilter,
+        RejectionPublic,
+        RememberReport,
+        StoreStats,
+        VerificationPublic,
+    )
+    from memstore.store import Store
+
+#: Each public name and the module that defines it: imported on first use, so
+#: ``import memstore`` (and the CLI's ``--help``) does not load the store, LanceDB or a model.
+_EXPORTS: dict[str, str] = {
+    "Admission": "memstore.admission",
+    "AsyncStore": "memstore.aio",
+    "Candidate": "memstore.admission",
+    "CitationCreate": "memstore.schemas",
+    "CitationPublic": "memstore.schemas",
+    "CitedSpan": "memstore.admission",
+    "ClaimOutcome": "memstore.schemas",
+    "ConversationReport": "memstore.conversations.conversation",
+    "EntityPublic": "memstore.schemas",
+    "ErasurePublic": "memstore.schemas",
+    "ErrFactNotGrounded": "memstore.errors",
+    "EvidenceCreate": "memstore.schemas",
+    "EvidenceItem": "memstore.admission",
+    "EvidencePublic": "memstore.schemas",
+    "FactCheck": "memstore.reverify",
+    "FactCreate": "memstore.schemas",
+    "FactPage": "memstore.schemas",
+    "FactPublic": "memstore.schemas",
+    "FactStatus": "memstore.models",
+    "GateHook": "memstore.gating",
+    "InvalidInput": "memstore.errors",
+    "Limits": "memstore.limits",
+    "MemberCreate": "memstore.schemas",
+    "MemberPublic": "memstore.schemas",
+    "MemstoreError": "memstore.errors",
+    "Message": "memstore.conversations",
+    "NeighborhoodPublic": "memstore.schemas",
+    "NotFound": "memstore.errors",
+    "ObjectStore": "memstore.object_store",
+    "RejectionFilter": "memstore.schemas",
+    "RejectionPublic": "memstore.schemas",
+    "RememberReport": "memstore.schemas",
+    "ReverifyPolicy": "memstore.reverify",
+    "ReverifyReport": "memstore.reverify",
+    "Settings": "memstore.config",
+    "StorageError": "memstore.errors",
+    "Store": "memstore.store",
+    "StoreStats": "memstore.schemas",
+    "TooLarge": "memstore.errors",
+    "Ungated": "memstore.admission",
+    "VerificationPublic": "memstore.schemas",
+    "WriteHook": "memstore.admission",
+    "load_settings": "memstore.config",
+    "normalize_key": "memstore.names",
+    "open": "memstore.open_store",
+    "register_source": "memstore.providers",
+    "unregister_source": "memstore.providers",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name's module when the name is first used."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'memstore' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})
+
 
 __version__ = "0.1.0"
 
@@ -78,6 +150,7 @@ __all__ = [
     "Message",
     "NeighborhoodPublic",
     "NotFound",
+    "ObjectStore",
     "RejectionFilter",
     "RejectionPublic",
     "RememberReport",

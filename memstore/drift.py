@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Iterable
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 from sqlmodel import Session, col, select
@@ -21,7 +21,9 @@ from sqlmodel import Session, col, select
 from gate.drift import Cusum, CusumSettings, cusum
 from memstore.error_budget import Budget, budgets
 from memstore.models import LabelKind, Rejection, Verification
-from memstore.scope import Scope
+
+if TYPE_CHECKING:
+    from memstore.scope import Scope
 
 log = logging.getLogger(__name__)
 
