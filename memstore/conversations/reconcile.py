@@ -3,7 +3,10 @@
 A candidate replaces an active fact about the same subject when
 
 - both carry a relation declared single-valued (``lives_in``: one can live in one
-  place at a time) and their statements differ, or
+  place at a time), both are said of the subject itself (its first member, which
+  each statement starts with, not in the possessive: "Maya's sister Ines lives in
+  Porto" is not where Maya lives, and moving her sister does not move Maya) and their
+  statements differ, or
 - the gate, reading the old fact against the candidate's source message, finds it
   contradicted (p1 below the contradiction threshold and below p0).
 
@@ -34,13 +37,19 @@ def same_statement(a: str, b: str) -> bool:
     return normalize_key(a.rstrip(".")) == normalize_key(b.rstrip("."))
 
 
+def said_of(statement: str, name: str) -> bool:
+    """Whether ``statement`` is said of ``name`` itself: it starts with the name, and
+    not as a possessive ("Maya's sister ...")."""
+    return normalize_key(statement).startswith(normalize_key(name) + " ")
+
+
 def active_about(store: Store, subject: str) -> list[FactPublic]:
-    """The subject's active facts, newest first (none if the store does not know it)."""
+    """The subject's ``MAX_COMPARED`` newest active facts, newest first (none if the store
+    does not know it)."""
     try:
-        facts = store.facts_about(subject)
+        return store.facts_about(subject, limit=MAX_COMPARED)
     except NotFound:
         return []
-    return facts[::-1]
 
 
 def replaced_by(
@@ -54,10 +63,19 @@ def replaced_by(
     subject = candidate.members[0][0]
     found: list[FactPublic] = []
     why: dict[str, str] = {}
-    for old in active_about(store, subject)[:MAX_COMPARED]:
+    olds = active_about(store, subject)
+    own = {store.entity(subject).id} if olds else set()
+    single = candidate.relation in single_valued and said_of(candidate.statement, subject)
+    for old in olds:
         if same_statement(old.statement, candidate.statement):
             continue
-        if candidate.relation in single_valued and old.relation == candidate.relation:
+        if (
+            single
+            and old.relation == candidate.relation
+            and bool(old.members)
+            and old.members[0].entity_id in own
+            and said_of(old.statement, old.members[0].name)
+        ):
             found.append(old)
             why[old.id] = f"{candidate.relation} holds one value at a time"
             continue

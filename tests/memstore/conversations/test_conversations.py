@@ -300,3 +300,35 @@ def test_a_fact_holds_from_its_message_time(words_store: Store) -> None:
     assert outcome.fact is not None
     assert outcome.fact.valid_from is not None
     assert outcome.fact.valid_from.isoformat() == "2026-03-01T08:30:00+00:00"
+
+
+@pytest.mark.both_databases
+def test_a_move_leaves_where_a_relative_lives(words_store: Store) -> None:
+    first = remember_conversation(
+        words_store,
+        [{"role": "user", "name": "Maya", "content": "My sister Ines lives in Porto."}],
+    )
+    sister = first.candidates[0].fact
+    assert sister is not None
+    later = remember_conversation(
+        words_store, [{"role": "user", "name": "Maya", "content": "I moved to Lisbon in May."}]
+    )
+    [moved] = later.candidates
+    assert moved.outcome == "stored" and moved.replaced == []
+    assert words_store.get_fact(sister.id).status == "verified"
+
+
+@pytest.mark.both_databases
+def test_a_relative_moving_leaves_where_the_user_lives(words_store: Store) -> None:
+    first = remember_conversation(
+        words_store, [{"role": "user", "name": "Maya", "content": "I live in Boston."}]
+    )
+    home = first.candidates[0].fact
+    assert home is not None
+    later = remember_conversation(
+        words_store,
+        [{"role": "user", "name": "Maya", "content": "My sister Ines moved to Lyon."}],
+    )
+    [moved] = later.candidates
+    assert moved.outcome == "stored" and moved.replaced == []
+    assert words_store.get_fact(home.id).status == "verified"
