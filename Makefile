@@ -53,7 +53,7 @@ ifeq ($(CHROMEDRIVER),)
 endif
 
 test: install lint $(SERVER_STAMP) postgres browser
-	MEMSTORE_REQUIRE_POSTGRES=1 MEMSTORE_REQUIRE_BROWSER=1 $(PY) -m pytest
+	MEMSTORE_REQUIRE_POSTGRES=1 MEMSTORE_REQUIRE_BROWSER=1 MEMSTORE_REQUIRE_S3=1 $(PY) -m pytest
 
 # The conversations step's llm extractor runs against a llama.cpp server too.
 $(BENCH_STAMP): $(STAMP) $(SERVER_STAMP)

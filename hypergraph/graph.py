@@ -7,8 +7,9 @@ One hop between entities is entity -> fact -> entity.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable, Collection, Hashable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, cast
 
@@ -65,11 +66,24 @@ class FactFilter:
 
 @dataclass(frozen=True, slots=True)
 class Neighborhood:
-    """Entities and facts reachable from a set of seed entities."""
+    """Entities and facts reachable from a set of seed entities. ``fact_distance``: the
+    hop that used each fact (1: a seed is a member); ``complete`` is False when
+    ``max_facts`` left out facts within the hops."""
 
     entities: frozenset[EntityId]
     facts: frozenset[FactId]
     distance: dict[EntityId, int]
+    fact_distance: dict[FactId, int] = field(default_factory=dict)
+    complete: bool = True
+
+
+#: How a bounded walk ranks a hop's facts (``HyperGraph.neighborhood``): a key of the
+#: fact id and attributes, highest first.
+Rank = Callable[[FactId, dict[str, Any]], Any]
+
+
+def _by_id(fact_id: FactId, attrs: dict[str, Any]) -> Any:
+    return fact_id
 
 
 class HyperGraph:
@@ -216,27 +230,65 @@ class HyperGraph:
         *,
         relation: str | Iterable[str] | None = None,
         as_of: datetime | None = None,
+        max_facts: int | None = None,
+        rank: Rank = _by_id,
     ) -> Neighborhood:
         """Entities within ``hops`` entity-fact-entity steps of the seeds, and the facts used.
 
         A fact is included when at least one of its members is within ``hops - 1``
         steps, i.e. it was traversed. ``hops=0`` returns the seeds and no facts.
+        The walk goes a hop at a time; ``max_facts`` bounds the facts it keeps: the
+        hop that would pass it keeps the facts ``rank`` puts highest (default: by id)
+        and the walk stops there, ``complete`` False.
         """
         if hops < 0:
             raise ValueError("hops must be >= 0")
+        if max_facts is not None and max_facts < 0:
+            raise ValueError("max_facts must be >= 0")
         if isinstance(seeds, list | tuple | set | frozenset):
             seed_list: list[EntityId] = list(seeds)
         else:
             seed_list = [cast(EntityId, seeds)]
-        view = self._view(FactFilter.of(relation, as_of))
-        sources = [_node(_ENTITY, s) for s in seed_list if _node(_ENTITY, s) in view]
-        if not sources:
-            return Neighborhood(frozenset(), frozenset(), {})
-        # In the bipartite graph one entity hop is two node steps.
-        lengths = nx.multi_source_dijkstra_path_length(view, sources, cutoff=2 * hops)
-        entities = {n[1]: d // 2 for n, d in lengths.items() if n[0] == _ENTITY}
-        facts = {n[1] for n, d in lengths.items() if n[0] == _FACT and d < 2 * hops}
-        return Neighborhood(frozenset(entities), frozenset(facts), entities)
+        keep = FactFilter.of(relation, as_of)
+        distance = {s: 0 for s in seed_list if self.has_entity(s)}
+        used: dict[FactId, int] = {}
+        frontier, complete = list(distance), True
+        for hop in range(1, hops + 1):
+            if not frontier:
+                break
+            found = self._facts_around(frontier, keep, used)
+            if max_facts is not None and len(used) + len(found) > max_facts:
+                attrs = self._g.nodes
+                found = heapq.nlargest(
+                    max_facts - len(used), found, key=lambda f: rank(f, attrs[_node(_FACT, f)])
+                )
+                complete = False
+            used.update((f, hop) for f in found)
+            frontier = []
+            for fact_id in found:
+                for _side, entity in self._g.neighbors(_node(_FACT, fact_id)):
+                    if entity not in distance:
+                        distance[entity] = hop
+                        frontier.append(entity)
+            if not complete:
+                break
+        return Neighborhood(frozenset(distance), frozenset(used), distance, used, complete)
+
+    def _facts_around(
+        self, entities: list[EntityId], keep: FactFilter, used: dict[FactId, int]
+    ) -> list[FactId]:
+        """The facts ``keep`` admits that have a member among ``entities``, not in ``used``."""
+        found: dict[FactId, None] = {}
+        for entity in entities:
+            for fnode in self._g.neighbors(_node(_ENTITY, entity)):
+                fact_id = fnode[1]
+                if (
+                    fact_id not in used
+                    and fact_id not in found
+                    and keep.admits(self._g.nodes[fnode])
+                ):
+                    found[fact_id] = None
+        return list(found)
 
     def connection(
         self,

@@ -6,9 +6,9 @@
 """
 
 import importlib
-from typing import TYPE_CHECKING, Any
+import typing
 
-if TYPE_CHECKING:
+if typing.TYPE_CHECKING:
     from memstore.admission import Admission, Candidate, CitedSpan, EvidenceItem, Ungated, WriteHook
     from memstore.aio import AsyncStore
     from memstore.config import Settings, load_settings
@@ -39,6 +39,7 @@ if TYPE_CHECKING:
         EvidenceCreate,
         EvidencePublic,
         FactCreate,
+        FactList,
         FactPage,
         FactPublic,
         MemberCreate,
@@ -71,6 +72,7 @@ _EXPORTS: dict[str, str] = {
     "EvidencePublic": "memstore.schemas",
     "FactCheck": "memstore.reverify",
     "FactCreate": "memstore.schemas",
+    "FactList": "memstore.schemas",
     "FactPage": "memstore.schemas",
     "FactPublic": "memstore.schemas",
     "FactStatus": "memstore.models",
@@ -105,7 +107,7 @@ _EXPORTS: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> typing.Any:
     """Import a public name's module when the name is first used."""
     module = _EXPORTS.get(name)
     if module is None:
@@ -138,6 +140,7 @@ __all__ = [
     "EvidencePublic",
     "FactCheck",
     "FactCreate",
+    "FactList",
     "FactPage",
     "FactPublic",
     "FactStatus",

@@ -22,7 +22,11 @@ from memstore.metadata import Metadata
 from memstore.metadata import check as check_metadata
 from memstore.models import ACTIVE_STATUSES, FactStatus
 from memstore.names import check_namespace, check_text, normalize_key
+from memstore.object_store import ObjectStore, is_s3
 from memstore.schemas import (
+    MAX_CURSOR_CHARS,
+    MAX_LIST_LIMIT,
+    MAX_NEIGHBORHOOD_FACTS,
     ClaimCheck,
     EvidenceQuery,
     FactCreate,
@@ -167,14 +171,34 @@ def source_policy(sources: SourcePolicy | Mapping[str, Any] | None) -> SourcePol
     """The fetch policy of a Store: given, built from a mapping, or unrestricted."""
     if sources is None:
         return SourcePolicy.unrestricted()
-    if isinstance(sources, SourcePolicy):
-        return sources
-    if not isinstance(sources, Mapping):
-        raise InvalidInput("sources", "must be a SourcePolicy or a mapping of its fields")
+    return _settings(SourcePolicy, sources, "sources")
+
+
+def object_store(
+    value: ObjectStore | Mapping[str, Any] | None, index_uri: str | None
+) -> ObjectStore | None:
+    """How a Store reaches its ``s3://`` index: given, built from a mapping, or None
+    (LanceDB's own sources, such as the ``AWS_*`` variables)."""
+    if value is None:
+        return None
+    settings = _settings(ObjectStore, value, "object_store")
+    if index_uri is not None and not is_s3(index_uri):
+        raise InvalidInput(
+            "object_store", f"applies to an s3:// index; this store's index is at {index_uri}"
+        )
+    return settings
+
+
+def _settings(model: type[M], value: object, field: str) -> M:
+    """``value`` as a ``model``: the instance itself, or built from a mapping."""
+    if isinstance(value, model):
+        return value
+    if not isinstance(value, Mapping):
+        raise InvalidInput(field, f"must be a {model.__name__} or a mapping of its fields")
     try:
-        return SourcePolicy.model_validate(dict(sources))
+        return model.model_validate(dict(value))
     except ValidationError as exc:
-        raise InvalidInput.from_validation(exc, "sources") from None
+        raise InvalidInput.from_validation(exc, field) from None
 
 
 def namespace(value: str) -> str:
@@ -224,13 +248,29 @@ def remember_inputs(evidence: object, members: object) -> Sequence[Any]:
     return evidence
 
 
-def entity_names(entities: object, hops: object) -> list[str]:
-    """The seed names of a neighborhood (one name or a list) and its ``hops``."""
+def entity_names(entities: object, hops: object, max_facts: object) -> list[str]:
+    """The seed names of a neighborhood (one name or a list), its ``hops`` and how many
+    facts its walk may keep (``max_facts``)."""
     integer("hops", hops, 0, 10)
+    integer("max_facts", max_facts, 1, MAX_NEIGHBORHOOD_FACTS)
     names = [entities] if isinstance(entities, str) else entities
     if not isinstance(names, Sequence) or not all(isinstance(n, str) for n in names):
         raise InvalidInput("entities", "must be an entity name or a list of names")
     return list(names)
+
+
+def read_page(limit: object, cursor: object) -> cursors.Page:
+    """The page of a bounded read (``facts_about``, ``history``, ``neighborhood``): at
+    most ``limit`` facts (1 to ``MAX_LIST_LIMIT``) after ``cursor`` (a page's
+    ``next_cursor``, or None)."""
+    size = integer("limit", limit, 1, MAX_LIST_LIMIT)
+    if cursor is not None and (
+        not isinstance(cursor, str) or not 0 < len(cursor) <= MAX_CURSOR_CHARS
+    ):
+        raise InvalidInput(
+            "cursor", f"must be a page's next_cursor (1 to {MAX_CURSOR_CHARS} characters), or None"
+        )
+    return cursors.Page(size, cursor)
 
 
 def rejection_page(order_by: str, descending: object, limit: object, offset: object) -> None:

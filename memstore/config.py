@@ -49,6 +49,7 @@ from gate.config import YamlSettings, read_yaml
 from memstore.drift import DriftSettings
 from memstore.limits import DEFAULT_MAX_CLAIMS, DEFAULT_MAX_EVIDENCE_CHARS
 from memstore.names import check_namespace
+from memstore.object_store import ObjectStore, check_index_uri, is_uri
 from memstore.reverify import DEFAULT_BATCH, DEFAULT_LEASE, DEFAULT_LIMIT
 from memstore.source_policy import SourcePolicy
 
@@ -134,6 +135,8 @@ class StoreSettings(_Section):
     namespace: str = "default"
     #: Search index directory or LanceDB URI; unset: the default place; false: none.
     index: str | bool | None = None
+    #: How to reach an ``s3://`` index: endpoint, region, credentials, TLS.
+    object_store: ObjectStore = Field(default_factory=ObjectStore)
     near_duplicate: float | None = Field(default=0.9, gt=0.0, le=1.0)
     vector_index_at: int = Field(default=50_000, ge=1)
     recheck_after: Duration | None = None
@@ -163,6 +166,8 @@ class StoreSettings(_Section):
             return None
         if isinstance(value, str) and not value.strip():
             raise ValueError("must be a directory or URI, or false for no index")
+        if isinstance(value, str) and is_uri(value):
+            return check_index_uri(value)
         return value
 
 
@@ -358,6 +363,7 @@ class Settings(YamlSettings):
             "recheck_after": s.recheck_after,
             "retry_after": s.retry_after,
             "sources": self.sources,
+            "object_store": s.object_store if s.object_store.configured else None,
             "limits": Limits(max_claims=s.max_claims, max_evidence_chars=s.max_evidence_chars),
         }
         if "hook" not in options and "gate" not in options:

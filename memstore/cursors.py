@@ -1,8 +1,10 @@
-"""Page cursors of ``Store.list_facts``: opaque to callers, checked when they come back.
+"""Page cursors of the bounded reads (``Store.list_facts``, ``facts_about``, ``history``,
+``neighborhood``): opaque to callers, checked when they come back.
 
-Listing pages by keyset: a cursor names the last fact of a page by (recorded_at, id),
-the order of the listing, and the listing it belongs to (a digest of the namespace and
-the filters that pick facts, ``LISTING``). It is URL-safe base64 of that with a
+Reads page by keyset: a cursor names the last fact of a page by (recorded_at, id) and,
+in a neighborhood, its hop distance (the key of the read's order), and the read it
+belongs to (a digest of the namespace, the kind of read and what picks its facts:
+for a listing the filters of ``LISTING``). It is URL-safe base64 of that with a
 checksum in front. A cursor that was cut, edited or made up is refused, as is one
 given with other filters or in another namespace: ``InvalidInput`` naming ``cursor``.
 The time bounds are no part of the digest: a relative time (the CLI's ``7d``) moves
@@ -17,6 +19,7 @@ import base64
 import binascii
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -34,10 +37,20 @@ _GARBLED = "is not a cursor this store gave out (cut short or edited); start aga
 
 @dataclass(frozen=True, slots=True)
 class Position:
-    """Where a page ended: its last fact's ``recorded_at`` and ``id``."""
+    """Where a page ended: its last fact's ``recorded_at`` and ``id`` and, in a
+    neighborhood, its hop ``distance`` (0 in the other reads)."""
 
     recorded_at: datetime
     id: str
+    distance: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """What a bounded read was asked for: at most ``limit`` facts, after ``cursor``."""
+
+    limit: int
+    cursor: str | None = None
 
 
 def listing(namespace: str, filters: dict[str, Any]) -> str:
@@ -49,8 +62,25 @@ def listing(namespace: str, filters: dict[str, Any]) -> str:
 def encode(position: Position, read: str) -> str:
     """The cursor of the page after ``position`` in the listing ``read``."""
     micros = (position.recorded_at - _EPOCH) // _MICROSECOND
-    body = json.dumps([VERSION, micros, position.id, read], separators=(",", ":")).encode()
+    fields: list[Any] = [VERSION, micros, position.id, read]
+    if position.distance:
+        fields.append(position.distance)
+    body = json.dumps(fields, separators=(",", ":")).encode()
     return base64.urlsafe_b64encode(_check(body) + body).rstrip(b"=").decode("ascii")
+
+
+def after_page(facts: Sequence[Any], more: bool, read: str, distance: int = 0) -> str | None:
+    """The cursor of the page after ``facts`` (each with ``recorded_at`` and ``id``;
+    ``distance``: the last one's hop) when ``more`` follow; None: that page was the last."""
+    if not more or not facts:
+        return None
+    return encode(Position(facts[-1].recorded_at, facts[-1].id, distance), read)
+
+
+def start(cursor: str | None, read: str) -> Position | None:
+    """Where a page of the read ``read`` starts: after the position ``cursor`` names,
+    or at the beginning (None). InvalidInput as ``decode``."""
+    return None if cursor is None else decode(cursor, read)
 
 
 def decode(cursor: str, read: str) -> Position:
@@ -64,8 +94,14 @@ def decode(cursor: str, read: str) -> Position:
     if len(check) < _CHECK_BYTES or check != _check(body):
         raise InvalidInput("cursor", _GARBLED)
     try:
-        version, micros, fact_id, made_for = json.loads(body)
-        if version != VERSION or not isinstance(micros, int) or not isinstance(fact_id, str):
+        version, micros, fact_id, made_for, *rest = json.loads(body)
+        distance = rest.pop() if rest else 0
+        if (
+            version != VERSION
+            or rest
+            or not all(isinstance(n, int) for n in (micros, distance))
+            or not isinstance(fact_id, str)
+        ):
             raise ValueError("unknown layout")
         recorded_at = _EPOCH + micros * _MICROSECOND
     except (ValueError, TypeError, OverflowError):
@@ -73,10 +109,10 @@ def decode(cursor: str, read: str) -> Position:
     if made_for != read:
         raise InvalidInput(
             "cursor",
-            "belongs to another listing (other filters or another namespace); give the "
-            "filters of the first page, or start again without a cursor",
+            "belongs to another listing (other filters, entities or fact, or another "
+            "namespace); give those of the first page, or start again without a cursor",
         )
-    return Position(recorded_at, fact_id)
+    return Position(recorded_at, fact_id, distance)
 
 
 def _check(body: bytes) -> bytes:

@@ -16,6 +16,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy.dialects.postgresql import JSONB
 
 from memstore.locks import Lock, file_lock
+from memstore.object_store import is_uri
 
 SQLITE_FILENAME = "memstore.db"
 IN_LIST_CHUNK = 500  # ids per IN (...) list; stays under every backend's parameter limit
@@ -85,6 +86,17 @@ def shared_lock(engine: sa.Engine, name: str) -> Lock | None:
     return advisory_lock(engine, name) if engine.dialect.name == "postgresql" else None
 
 
+def index_lock(engine: sa.Engine, uri: str) -> Lock | None:
+    """Held around every write of the search index at ``uri``: PostgreSQL's advisory
+    lock named after it; on SQLite, for an index at a URI (``s3://...``: no directory to
+    hold a lock file), a lock file beside the database file. None: the index's own lock
+    file in its directory (``memstore.vectors.LOCK_FILE``)."""
+    shared = shared_lock(engine, f"memstore index {uri}")
+    if shared is not None or not is_uri(uri):
+        return shared
+    return _beside_sqlite(engine, ".index.lock")
+
+
 def advisory_lock(engine: sa.Engine, name: str) -> Lock:
     """On PostgreSQL, a context manager factory holding the session advisory lock named
     ``name`` (shared by every process and machine using the database; released when
@@ -149,13 +161,20 @@ def upgrade(engine: sa.Engine, revision: str = "head") -> None:
 def migration_lock(engine: sa.Engine) -> Lock:
     """Held while migrating: a lock file beside a SQLite file, an advisory lock on
     PostgreSQL."""
-    shared = shared_lock(engine, "memstore migrations")
-    if shared is not None:
-        return shared
+    return (
+        shared_lock(engine, "memstore migrations")
+        or _beside_sqlite(engine, ".migrate.lock")
+        or nullcontext
+    )
+
+
+def _beside_sqlite(engine: sa.Engine, suffix: str) -> Lock | None:
+    """A lock file named after a SQLite database file plus ``suffix`` (None for any
+    other database, or SQLite in memory)."""
     database = engine.url.database
     if engine.dialect.name == "sqlite" and database and database != ":memory:":
-        return file_lock(Path(f"{database}.migrate.lock"))
-    return nullcontext
+        return file_lock(Path(f"{database}{suffix}"))
+    return None
 
 
 def downgrade(engine: sa.Engine, revision: str) -> None:

@@ -16,6 +16,7 @@ from memstore import checks
 from memstore.errors import InvalidInput
 from memstore.metadata import Metadata
 from memstore.schemas import (
+    DEFAULT_READ_LIMIT,
     EvidenceQuery,
     FactListQuery,
     FactPublic,
@@ -80,19 +81,24 @@ def metadata_items(items: Sequence[str] | None, field: str = "meta") -> Metadata
 
 
 class HistoryPublic(BaseModel):
-    """Every version of a fact (oldest first) and the verifications of all of them."""
+    """One page of a fact's versions (oldest first) and the verifications of them;
+    ``next_cursor`` asks for the next page (None: this is the last)."""
 
     versions: list[FactPublic]
     verifications: list[VerificationPublic]
+    next_cursor: str | None = None
 
 
-def fact_history(store: Store, fact_id: str) -> HistoryPublic:
-    """Every version along the fact's supersession chain (oldest first) and every
-    verification of those versions (gate passes and re-verifications, oldest first)."""
-    versions = store.history(fact_id)
+def fact_history(
+    store: Store, fact_id: str, limit: int = DEFAULT_READ_LIMIT, cursor: str | None = None
+) -> HistoryPublic:
+    """A page of the versions along the fact's supersession chain (oldest first,
+    ``Store.history``) and every verification of those versions (gate passes and
+    re-verifications, oldest first)."""
+    versions = store.history(fact_id, limit=limit, cursor=cursor)
     checks = [v for version in versions for v in store.verifications(version.id)]
     checks.sort(key=lambda v: (v.created_at, v.id))
-    return HistoryPublic(versions=versions, verifications=checks)
+    return HistoryPublic(versions=versions, verifications=checks, next_cursor=versions.next_cursor)
 
 
 def given_filters(names: Sequence[str], arguments: dict[str, Any]) -> dict[str, Any]:

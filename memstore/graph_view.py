@@ -13,9 +13,11 @@ from datetime import datetime
 from typing import Any, cast
 
 import sqlalchemy as sa
-from sqlmodel import col
+from sqlmodel import Session, col
 
 from hypergraph import HyperGraph
+from memstore import cursors
+from memstore.cursors import Page
 from memstore.models import ACTIVE_STATUSES, Fact, FactMember
 from memstore.schemas import FactPublic, NeighborhoodPublic
 from memstore.scope import Scope
@@ -38,6 +40,7 @@ class GraphView:
                 col(Fact.relation),
                 col(Fact.valid_from),
                 col(Fact.valid_to),
+                col(Fact.recorded_at),
                 col(FactMember.entity_id),
                 col(FactMember.role),
             )
@@ -52,12 +55,17 @@ class GraphView:
             current: str | None = None
             members: list[tuple[str, str]] = []
             attrs: dict[str, Any] = {}
-            for fact_id, relation, valid_from, valid_to, entity_id, role in conn.execute(query):
+            for fact_id, relation, valid_from, valid_to, at, entity_id, role in conn.execute(query):
                 if fact_id != current:
                     if current is not None:
                         graph.add_fact(current, members, **attrs)
                     current, members = fact_id, []
-                    attrs = {"relation": relation, "valid_from": valid_from, "valid_to": valid_to}
+                    attrs = {
+                        "relation": relation,
+                        "valid_from": valid_from,
+                        "valid_to": valid_to,
+                        "recorded_at": at,
+                    }
                 members.append((entity_id, role))
             if current is not None:
                 graph.add_fact(current, members, **attrs)
@@ -94,21 +102,76 @@ class GraphView:
                 relation=fact.relation,
                 valid_from=fact.valid_from,
                 valid_to=fact.valid_to,
+                recorded_at=fact.recorded_at,
             )
 
     def neighborhood(
-        self, names: Sequence[str], hops: int, relation: str | None, as_of: datetime | None
+        self,
+        names: Sequence[str],
+        hops: int,
+        relation: str | None,
+        as_of: datetime | None,
+        max_facts: int,
+        page: Page,
     ) -> NeighborhoodPublic:
-        """Active facts and entities within ``hops`` steps of the entities ``names``."""
+        """One page of the active facts within ``hops`` steps of the entities ``names``:
+        by hop, newest first within a hop (recorded_at, then id, descending), of the
+        ``max_facts`` the walk keeps in that order. The page's facts are read from SQL
+        (their status again: another process may have changed it), with the seeds and
+        the page's members."""
         with self.scope.session() as session:
             seeds = [self.scope.resolve(session, name, "entities").id for name in names]
+            read = cursors.listing(
+                self.scope.namespace,
+                {"read": "neighborhood", "seeds": sorted(set(seeds)), "hops": hops,
+                 "relation": relation, "max_facts": max_facts},
+            )  # fmt: skip
+            after = cursors.start(page.cursor, read)
             with self.lock:
-                hood = self.graph.neighborhood(seeds, hops, relation=relation, as_of=as_of)
-            hood_entities = cast("frozenset[str]", hood.entities)
-            facts = self.scope.facts_by_id(session, cast("frozenset[str]", hood.facts))
-            found = self.scope.entities_by_id(session, hood_entities | set(seeds))
+                hood = self.graph.neighborhood(
+                    seeds, hops, relation=relation, as_of=as_of, max_facts=max_facts, rank=_newest
+                )
+                order = sorted(
+                    (_key(fact_id, hop, self.graph.fact_attrs(fact_id))
+                     for fact_id, hop in hood.fact_distance.items()),
+                    reverse=True,
+                )  # fmt: skip
+            if after is not None:
+                start = (-after.distance, after.recorded_at, after.id)
+                order = [key for key in order if key < start]
+            facts, more = self._page(session, order, page.limit)
+            members = {m.entity_id for f in facts for m in f.members}
+            found = self.scope.entities_by_id(session, [*dict.fromkeys(seeds), *members])
+        distance = cast("dict[str, int]", hood.distance)
+        last = hood.fact_distance[facts[-1].id] if facts else 0
         return NeighborhoodPublic(
-            entities=sorted(found, key=lambda e: (hood.distance.get(e.id, 0), e.key)),
-            facts=sorted(facts, key=lambda f: (f.recorded_at, f.id)),
-            distance={e: hood.distance.get(e, 0) for e in [*seeds, *hood_entities]},
+            entities=sorted(found, key=lambda e: (distance.get(e.id, 0), e.key)),
+            facts=facts,
+            distance={e.id: distance.get(e.id, 0) for e in found},
+            next_cursor=cursors.after_page(facts, more, read, last),
+            complete=hood.complete,
         )
+
+    def _page(
+        self, session: Session, order: list[tuple[int, datetime, str]], limit: int
+    ) -> tuple[list[FactPublic], bool]:
+        """The first ``limit`` facts of ``order`` still active in SQL, and whether more
+        follow; read ``limit + 1`` ids at a time."""
+        found: list[FactPublic] = []
+        for begin in range(0, len(order), limit + 1):
+            ids = [fact_id for _hop, _at, fact_id in order[begin : begin + limit + 1]]
+            by_id = {f.id: f for f in self.scope.facts_by_id(session, ids)}
+            found += [by_id[i] for i in ids if i in by_id]
+            if len(found) > limit:
+                return found[:limit], True
+        return found, False
+
+
+def _newest(fact_id: Any, attrs: dict[str, Any]) -> tuple[datetime, str]:
+    """The rank of a fact in a bounded walk: newest first (recorded_at, then id)."""
+    return attrs["recorded_at"], str(fact_id)
+
+
+def _key(fact_id: Any, hop: int, attrs: dict[str, Any]) -> tuple[int, datetime, str]:
+    """A fact's place in a neighborhood's order, sorted descending: nearest, newest."""
+    return (-hop, *_newest(fact_id, attrs))

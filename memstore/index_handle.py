@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from typing import Any
 from memstore import db, indexing
 from memstore.embeddings import Embedder, Matrix
 from memstore.errors import InvalidInput, MemstoreError, StorageError
+from memstore.object_store import ObjectStore, check_index_uri, is_uri
 from memstore.scope import Scope
 from memstore.vectors import SearchIndex
 
@@ -36,16 +38,38 @@ def index_uri(index: str | Path | bool, data_dir: Path | None) -> str | None:
     if index is False:
         return None
     if isinstance(index, str | Path) and str(index).strip():
-        return str(Path(index).expanduser()) if "://" not in str(index) else str(index)
+        if not is_uri(str(index)):
+            return str(Path(index).expanduser())
+        try:
+            return check_index_uri(str(index))
+        except ValueError as exc:
+            raise InvalidInput("index", str(exc)) from None
     raise InvalidInput("index", "must be True, False, or a directory or LanceDB URI")
+
+
+def _reason(exc: Exception) -> str:
+    """What went wrong, short: an object store's error code and message when it sent
+    one (LanceDB's own text is a page of Rust debug output), else the exception."""
+    text = str(exc)
+    code = re.search(r"<Code>([^<]+)</Code>(?:<Message>([^<]*)</Message>)?", text)
+    if code:
+        return f"the object store answered {code.group(1)}: {code.group(2) or ''}".rstrip(": ")
+    os_error = re.search(r'Os \{ code: \d+, kind: \w+, message: "([^"]+)"', text)
+    if os_error:
+        return f"cannot reach the object store: {os_error.group(1)}"
+    return text
 
 
 class IndexHandle:
     """The index at ``uri`` (None: no search) and, when search cannot run, why not."""
 
-    def __init__(self, scope: Scope, uri: str | None) -> None:
+    def __init__(
+        self, scope: Scope, uri: str | None, object_store: ObjectStore | None = None
+    ) -> None:
         self.scope = scope
         self.uri = uri
+        #: How to reach an ``s3://`` index (None: LanceDB's defaults and ``AWS_*``).
+        self.object_store = object_store
         self.index: SearchIndex | None = None
         #: Why search cannot run, in words that say what to do; None when it can.
         self.problem: str | None = None
@@ -65,10 +89,13 @@ class IndexHandle:
                 vector_index_at=vector_index_at,
                 # PostgreSQL workers may share an index from several machines: they take
                 # turns writing it through the database; SQLite's share a lock file.
-                write_lock=db.shared_lock(self.scope.engine, f"memstore index {self.uri}"),
+                write_lock=db.index_lock(self.scope.engine, self.uri),
+                storage_options=self.object_store.storage_options() if self.object_store else {},
             )
         except Exception as exc:
-            raise StorageError(f"cannot open the search index at {self.uri}: {exc}") from exc
+            raise StorageError(
+                f"cannot open the search index at {self.uri}: {_reason(exc)}"
+            ) from exc
         mismatch = self.index.mismatch()
         if mismatch is not None:
             self.problem = (
@@ -139,7 +166,9 @@ class IndexHandle:
         except MemstoreError:
             raise
         except Exception as exc:
-            raise StorageError(f"cannot update the search index at {self.uri}: {exc}") from exc
+            raise StorageError(
+                f"cannot update the search index at {self.uri}: {_reason(exc)}"
+            ) from exc
 
     def rebuild(self, progress: Callable[[int, int], None] | None) -> indexing.Rebuilt:
         """Rebuild the index from SQL (``indexing.rebuild``); search runs again after it."""
@@ -150,7 +179,9 @@ class IndexHandle:
         except MemstoreError:
             raise
         except Exception as exc:
-            raise StorageError(f"cannot rebuild the search index at {self.uri}: {exc}") from exc
+            raise StorageError(
+                f"cannot rebuild the search index at {self.uri}: {_reason(exc)}"
+            ) from exc
         self.problem = None
         return rebuilt
 

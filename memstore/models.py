@@ -191,12 +191,19 @@ class Fact(FactBase, table=True):
 
 
 class FactMember(SQLModel, table=True):
-    """One (entity, role) of a fact."""
+    """One (entity, role) of a fact. ``recorded_at`` copies the fact's (never changed),
+    so an entity's facts come newest first from one index (``facts_about``)."""
 
     __tablename__ = "fact_members"
     __table_args__ = (
         UniqueConstraint("fact_id", "entity_id", "role", name="uq_fact_members_fact_entity_role"),
-        Index("ix_fact_members_namespace_entity_id", "namespace", "entity_id"),
+        Index(
+            "ix_fact_members_namespace_entity_recorded",
+            "namespace",
+            "entity_id",
+            "recorded_at",
+            "fact_id",
+        ),
     )
 
     id: int | None = Field(default=None, primary_key=True)
@@ -205,6 +212,7 @@ class FactMember(SQLModel, table=True):
     entity_id: str = Field(foreign_key="entities.id", max_length=32)
     role: str = Field(max_length=MAX_NAME_CHARS)
     position: int
+    recorded_at: datetime = _when(nullable=False)
 
 
 class Evidence(SQLModel, table=True):

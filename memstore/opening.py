@@ -18,6 +18,7 @@ from memstore.forgetting import Forgetting
 from memstore.graph_view import GraphView
 from memstore.index_handle import IndexHandle
 from memstore.limits import Limits
+from memstore.object_store import ObjectStore
 from memstore.reverifying import Reverification
 from memstore.scope import Scope
 from memstore.source_policy import SourcePolicy
@@ -32,6 +33,7 @@ class Settings(Protocol):
     url: str
     data_dir: Path | None
     index_uri: str | None
+    object_store: ObjectStore | None
     limits: Limits
     sources: SourcePolicy
     near_duplicate: float | None
@@ -63,7 +65,7 @@ def open_parts(
     engine = db.create_engine(settings.url)
     scope = Scope(settings.namespace, engine)
     graph = GraphView(scope)
-    index = IndexHandle(scope, settings.index_uri)
+    index = IndexHandle(scope, settings.index_uri, settings.object_store)
     rechecks = Reverification(scope, graph, index, settings.sources, override)
     policy = rechecks.policy
     writes = WritePath(scope, graph, index, settings.limits, settings.near_duplicate, policy)

@@ -8,11 +8,11 @@ from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
-from sqlmodel import and_, col, or_, select
+from sqlmodel import Session, and_, col, or_, select
 
-from memstore import db, indexing, rejections
+from memstore import cursors, db, indexing, rejections
 from memstore import reverify as reverification
-from memstore.cursors import Position, encode
+from memstore.cursors import Page, Position
 from memstore.errors import NotFound
 from memstore.models import (
     Entity,
@@ -27,6 +27,7 @@ from memstore.schemas import (
     EntityPublic,
     EvidencePublic,
     FactFilters,
+    FactList,
     FactListQuery,
     FactPage,
     FactPublic,
@@ -91,15 +92,26 @@ def facts_about(
     as_of: datetime | None,
     history: bool,
     metadata: Mapping[str, Any],
-) -> list[FactPublic]:
-    """Facts in ``wanted`` statuses that have ``entity`` as a member, oldest first; with
-    ``as_of``, those valid then (``history``: superseded facts need a closed validity);
-    with ``metadata``, those whose metadata holds it."""
+    page: Page,
+) -> FactList:
+    """One page of the facts in ``wanted`` statuses that have ``entity`` as a member,
+    newest first (by recorded_at, then id, both descending); with ``as_of``, those valid
+    then (``history``: superseded facts need a closed validity); with ``metadata``,
+    those whose metadata holds it. The members' (namespace, entity_id, recorded_at,
+    fact_id) index gives the order and the keyset: a page reads about ``limit`` rows,
+    however many facts the entity has."""
     with scope.session() as session:
         target = scope.resolve(session, entity)
+        read = cursors.listing(
+            scope.namespace,
+            {"read": "facts_about", "entity": target.id, "relation": relation,
+             "statuses": sorted(wanted), "metadata": metadata},
+        )  # fmt: skip
+        after = cursors.start(page.cursor, read)
+        at, fact_id = col(FactMember.recorded_at), col(FactMember.fact_id)
         query = (
-            select(Fact)
-            .join(FactMember, col(FactMember.fact_id) == Fact.id)
+            select(fact_id, at)
+            .join(Fact, col(Fact.id) == fact_id)
             .where(
                 FactMember.namespace == scope.namespace,
                 FactMember.entity_id == target.id,
@@ -107,14 +119,30 @@ def facts_about(
                 col(Fact.status).in_(wanted),
                 *metadata_matches(scope, metadata),
             )
-            .distinct()
-            .order_by(col(Fact.recorded_at), col(Fact.id))
+            .distinct()  # an entity in two roles of one fact
+            .order_by(at.desc(), fact_id.desc())
+            .limit(page.limit + 1)
         )
         if relation is not None:
             query = query.where(Fact.relation == relation)
         if as_of is not None:
             query = query.where(*valid_at(as_of, history=history))
-        return scope.hydrate(session, list(session.exec(query).all()))
+        if after is not None:
+            query = query.where(sa.tuple_(at, fact_id) < _keyset(at, after))
+        ids = [row[0] for row in session.exec(query).all()]
+        facts = scope.hydrate(session, rows_in_order(session, ids[: page.limit]))
+    return FactList(facts, cursors.after_page(facts, len(ids) > page.limit, read))
+
+
+def _keyset(at: Any, after: Position) -> Any:
+    """The SQL row value (recorded_at, id) of a page's last fact, typed as ``at``."""
+    return sa.tuple_(sa.literal(after.recorded_at, at.type), sa.literal(after.id))
+
+
+def rows_in_order(session: Session, ids: list[str]) -> list[Fact]:
+    """The fact rows of ``ids`` (at most a page: one query), in the order of ``ids``."""
+    found = {r.id: r for r in session.exec(select(Fact).where(col(Fact.id).in_(ids))).all()}
+    return [found[i] for i in ids if i in found]
 
 
 def list_facts(
@@ -148,22 +176,40 @@ def list_facts(
         order = query.order_by(col(Fact.recorded_at), col(Fact.id)).limit(q.limit + 1)
         rows = list(session.exec(order).all())
         page = scope.hydrate(session, rows[: q.limit])
-    more = len(rows) > q.limit
-    last = page[-1] if more else None
-    cursor = None if last is None else encode(Position(last.recorded_at, last.id), read)
-    return FactPage(items=page, next_cursor=cursor)
+    return FactPage(items=page, next_cursor=cursors.after_page(page, len(rows) > q.limit, read))
 
 
-def history(scope: Scope, fact_id: str) -> list[FactPublic]:
-    """Every version of a fact along its supersession chain, oldest first."""
+def history(scope: Scope, fact_id: str, page: Page) -> FactList:
+    """One page of the versions along a fact's supersession chain, oldest first (the
+    chain's order): recursive SQL walks the ids from the first version (or the cursor's)
+    through ``superseded_by_id``, by primary key, and stops after the page."""
     with scope.session() as session:
-        row = scope.get_row(fact_id, session)
-        chain = [row]
-        while chain[0].supersedes_id is not None:
-            chain.insert(0, scope.get_row(chain[0].supersedes_id, session))
-        while chain[-1].superseded_by_id is not None:
-            chain.append(scope.get_row(chain[-1].superseded_by_id, session))
-        return scope.hydrate(session, chain)
+        scope.get_row(fact_id, session)  # NotFound before anything else
+        read = cursors.listing(scope.namespace, {"read": "history", "fact": fact_id})
+        after = cursors.start(page.cursor, read)
+        first = _chain(session, fact_id, "supersedes_id")[-1] if after is None else after.id
+        skip = 0 if after is None else 1  # a cursor names the last version shown
+        ids = _chain(session, first, "superseded_by_id", page.limit + skip)[skip:]
+        facts = scope.hydrate(session, rows_in_order(session, ids[: page.limit]))
+    return FactList(facts, cursors.after_page(facts, len(ids) > page.limit, read))
+
+
+def _chain(session: Session, start: str, link: str, steps: int | None = None) -> list[str]:
+    """Fact ids from ``start`` along ``link`` (``supersedes_id``: to older versions,
+    ``superseded_by_id``: to newer ones), in walk order, at most ``steps`` steps (None: to
+    the end): one recursive query, each step by primary key."""
+    facts = Fact.metadata.tables[str(Fact.__tablename__)]
+    step = facts.alias()
+    walk = (
+        sa.select(facts.c.id, facts.c[link], sa.literal_column("0").label("n"))
+        .where(facts.c.id == start)
+        .cte("walk", recursive=True)
+    )
+    bound = [] if steps is None else [walk.c.n < steps]
+    walk = walk.union_all(
+        sa.select(step.c.id, step.c[link], walk.c.n + 1).where(step.c.id == walk.c[link], *bound)
+    )
+    return [str(i) for i in session.exec(select(walk.c.id).order_by(walk.c.n)).all()]
 
 
 def verifications(scope: Scope, fact_id: str) -> list[VerificationPublic]:

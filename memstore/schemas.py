@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
@@ -295,11 +296,17 @@ class VerificationPublic(VerificationBase):
 
 
 class NeighborhoodPublic(BaseModel):
-    """Entities and facts around some seed entities; ``distance`` is in entity hops."""
+    """One page of the facts around some seed entities, nearest first and newest first
+    within a hop, with the seeds and the members of those facts; ``distance`` is in
+    entity hops. ``next_cursor`` asks for the next page (None: this is the last);
+    ``complete`` is False when the walk stopped at ``max_facts`` facts, leaving out
+    farther or older ones within ``hops``."""
 
     entities: list[EntityPublic]
     facts: list[FactPublic]
     distance: dict[str, int]
+    next_cursor: str | None = None
+    complete: bool = True
 
 
 class EvidencePublic(BaseModel):
@@ -511,6 +518,27 @@ class FactPage(BaseModel):
 
     items: list[FactPublic]
     next_cursor: str | None = None
+
+
+#: Facts one page of ``facts_about``, ``history`` and ``neighborhood`` holds by default
+#: (at most ``MAX_LIST_LIMIT``).
+DEFAULT_READ_LIMIT = 100
+#: The facts a ``neighborhood`` walk keeps, nearest and newest first: by default, at most.
+DEFAULT_NEIGHBORHOOD_FACTS = 1_000
+MAX_NEIGHBORHOOD_FACTS = 100_000
+
+
+class FactList(list[FactPublic]):
+    """One page of ``Store.facts_about`` or ``Store.history``: a list of facts (it
+    compares, iterates and indexes as one) that knows where the read stopped.
+    ``next_cursor``, passed back as ``cursor``, asks for the next page; None: the last."""
+
+    def __init__(self, facts: Iterable[FactPublic] = (), next_cursor: str | None = None) -> None:
+        super().__init__(facts)
+        self.next_cursor = next_cursor
+
+    def __repr__(self) -> str:
+        return f"FactList({list.__repr__(self)}, next_cursor={self.next_cursor!r})"
 
 
 class EvidenceQuery(_SearchInput):

@@ -82,30 +82,44 @@ class Scope:
         return row
 
     def hydrate(self, session: Session, rows: Sequence[Fact]) -> list[FactPublic]:
-        """Fact rows as ``FactPublic``, with their members and citations, in order."""
+        """Fact rows as ``FactPublic``, with their members and citations, in order. Members
+        and citations are read as plain columns (no ORM objects: a page of a hundred
+        facts builds in about half the time)."""
         ids = [r.id for r in rows]
+        rows_of = session.connection().execute
         members: dict[str, list[MemberPublic]] = {i: [] for i in ids}
         citations: dict[str, list[CitationPublic]] = {i: [] for i in ids}
         for chunk in db.chunks(ids):
-            for m, e in session.exec(
-                select(FactMember, Entity)
+            for fact_id, entity_id, name, kind, role in rows_of(
+                sa.select(
+                    col(FactMember.fact_id),
+                    col(Entity.id),
+                    col(Entity.name),
+                    col(Entity.kind),
+                    col(FactMember.role),
+                )
                 .join(Entity, col(Entity.id) == FactMember.entity_id)
                 .where(col(FactMember.fact_id).in_(chunk))
                 .order_by(col(FactMember.fact_id), col(FactMember.position))
-            ).all():
-                members[m.fact_id].append(
-                    MemberPublic(entity_id=e.id, name=e.name, kind=e.kind, role=m.role)
+            ):
+                members[fact_id].append(
+                    MemberPublic(entity_id=entity_id, name=name, kind=kind, role=role)
                 )
-            for c in session.exec(
-                select(Citation).where(col(Citation.fact_id).in_(chunk)).order_by(col(Citation.id))
-            ).all():
-                citations[c.fact_id].append(
+            for fact_id, evidence_id, cited, start, end, lost_at in rows_of(
+                sa.select(
+                    col(Citation.fact_id),
+                    col(Citation.evidence_id),
+                    col(Citation.cited),
+                    col(Citation.span_start),
+                    col(Citation.span_end),
+                    col(Citation.lost_at),
+                )
+                .where(col(Citation.fact_id).in_(chunk))
+                .order_by(col(Citation.id))
+            ):
+                citations[fact_id].append(
                     CitationPublic(
-                        evidence_id=c.evidence_id,
-                        cited=c.cited,
-                        start=c.span_start,
-                        end=c.span_end,
-                        lost_at=c.lost_at,
+                        evidence_id=evidence_id, cited=cited, start=start, end=end, lost_at=lost_at
                     )
                 )
         return [
@@ -124,23 +138,26 @@ class Scope:
         ids: Collection[str],
         statuses: Collection[str] | None = ACTIVE_STATUSES,
     ) -> list[FactPublic]:
-        """These facts, keeping only ``statuses`` (None: any). The status filter is in SQL,
-        so a fact another process made stale never comes back through the graph."""
+        """These facts, keeping only ``statuses`` (None: any). The status is read from SQL,
+        so a fact another process made stale never comes back through the graph. The rows
+        are looked up by primary key only, then kept by namespace and status: a condition
+        on those columns lets SQLite's planner scan the namespace's (namespace, status)
+        index instead, a cost that grows with the store."""
+        wanted = None if statuses is None else set(statuses)
         rows: list[Fact] = []
         for chunk in db.chunks(list(ids)):
-            query = select(Fact).where(Fact.namespace == self.namespace, col(Fact.id).in_(chunk))
-            if statuses is not None:
-                query = query.where(col(Fact.status).in_(list(statuses)))
-            rows.extend(session.exec(query).all())
+            for row in session.exec(select(Fact).where(col(Fact.id).in_(chunk))).all():
+                if row.namespace == self.namespace and (wanted is None or row.status in wanted):
+                    rows.append(row)
         return self.hydrate(session, rows)
 
     def entities_by_id(self, session: Session, ids: Collection[str]) -> list[EntityPublic]:
         """These entities with their aliases, in the order of ``ids`` (unknown ids left out)."""
         found: dict[str, EntityPublic] = {}
         for chunk in db.chunks(list(ids)):
-            for e in session.exec(
-                select(Entity).where(Entity.namespace == self.namespace, col(Entity.id).in_(chunk))
-            ).all():
+            for e in session.exec(select(Entity).where(col(Entity.id).in_(chunk))).all():
+                if e.namespace != self.namespace:  # by primary key only, as ``facts_by_id``
+                    continue
                 found[e.id] = EntityPublic(
                     id=e.id,
                     namespace=e.namespace,
@@ -154,5 +171,6 @@ class Scope:
                 .where(col(EntityAlias.entity_id).in_(chunk))
                 .order_by(col(EntityAlias.id))
             ).all():
-                found[a.entity_id].aliases.append(a.alias)
+                if a.entity_id in found:
+                    found[a.entity_id].aliases.append(a.alias)
         return [found[i] for i in ids if i in found]

@@ -40,11 +40,14 @@ from memstore.errors import ErrFactNotGrounded, InvalidInput
 from memstore.index_handle import index_uri
 from memstore.label_calls import LabelCalls
 from memstore.limits import Limits
+from memstore.object_store import ObjectStore
 from memstore.opening import open_parts
 from memstore.remembering import claims_of, remember
 from memstore.reverify_calls import ReverifyCalls
 from memstore.schemas import (
     DEFAULT_LIST_LIMIT,
+    DEFAULT_NEIGHBORHOOD_FACTS,
+    DEFAULT_READ_LIMIT,
     DEFAULT_STATED_CONFIDENCE,
     EntityPublic,
     ErasurePublic,
@@ -52,6 +55,7 @@ from memstore.schemas import (
     EvidenceHit,
     EvidencePublic,
     FactCreate,
+    FactList,
     FactPage,
     FactPublic,
     NeighborhoodPublic,
@@ -85,6 +89,8 @@ class Store(ReverifyCalls, LabelCalls, Closing):
     ``index``: the LanceDB search index (default ``<data dir>/index``, or by URL the
     ``MEMSTORE_INDEX_URI`` variable; a path or URI; False: none), embedded by ``embedder``
     (default: packaged all-MiniLM-L6-v2), with a vector index from ``vector_index_at`` rows.
+    ``object_store`` (a ``memstore.ObjectStore`` or its fields) says how to reach an
+    ``s3://`` index: endpoint, region, credentials, TLS (default: LanceDB's ``AWS_*``).
     A write reports live facts with its members and an at least ``near_duplicate``
     cosine-similar statement (None: never). ``sources`` (a ``SourcePolicy`` or its fields)
     bound what re-verification fetches (default: unrestricted); ``limits`` bound one
@@ -107,6 +113,7 @@ class Store(ReverifyCalls, LabelCalls, Closing):
         vector_index_at: int = DEFAULT_VECTOR_INDEX_AT,
         sources: SourcePolicy | Mapping[str, Any] | None = None,
         limits: Limits | None = None,
+        object_store: ObjectStore | Mapping[str, Any] | None = None,
     ) -> None:
         self.namespace = checks.namespace(namespace)
         self.limits = checks.limits(limits)
@@ -117,6 +124,7 @@ class Store(ReverifyCalls, LabelCalls, Closing):
         checks.index_options(vector_index_at, embedder)
         self.url, self.data_dir = db.database_url(path_or_url)
         self.index_uri = index_uri(index, self.data_dir)
+        self.object_store = checks.object_store(object_store, self.index_uri)
         self._reverifier: BackgroundReverifier | None = None
         parts = open_parts(self, override, embedder, vector_index_at, REPLAY_NOTICE_AT)
         self._scope, self._graph, self._index = parts.scope, parts.graph, parts.index
@@ -270,15 +278,20 @@ class Store(ReverifyCalls, LabelCalls, Closing):
         as_of: datetime | None = None,
         statuses: Collection[str] | None = None,
         metadata: Mapping[str, Any] | None = None,
-    ) -> list[FactPublic]:
-        """Facts with ``entity`` (a name or alias) as a member, oldest first; by default active
-        ones, and with ``as_of`` those valid then (by default with superseded ones that held);
-        with ``metadata``, those whose metadata holds each given key and value."""
+        limit: int = DEFAULT_READ_LIMIT,
+        cursor: str | None = None,
+    ) -> FactList:
+        """Facts with ``entity`` (a name or alias) as a member, newest first (by
+        ``recorded_at``, then id), at most ``limit`` (up to 1,000); by default active ones,
+        and with ``as_of`` those valid then (by default with superseded ones that held);
+        with ``metadata``, those whose metadata holds each given key and value. A list;
+        its ``next_cursor``, passed as ``cursor`` with the same arguments, reads on."""
+        page = checks.read_page(limit, cursor)
         as_of = checks.as_utc(as_of)
         wanted = checks.read_statuses(statuses, as_of)
         meta = checks.metadata("metadata", metadata)
         history = statuses is None
-        return reads.facts_about(self._scope, entity, wanted, relation, as_of, history, meta)
+        return reads.facts_about(self._scope, entity, wanted, relation, as_of, history, meta, page)
 
     def list_facts(
         self,
@@ -313,14 +326,26 @@ class Store(ReverifyCalls, LabelCalls, Closing):
         *,
         relation: str | None = None,
         as_of: datetime | None = None,
+        limit: int = DEFAULT_READ_LIMIT,
+        cursor: str | None = None,
+        max_facts: int = DEFAULT_NEIGHBORHOOD_FACTS,
     ) -> NeighborhoodPublic:
-        """Active facts and entities within ``hops`` entity-fact-entity steps of the seeds."""
-        names = checks.entity_names(entities, hops)
-        return self._graph.neighborhood(names, hops, relation, checks.as_utc(as_of))
+        """Active facts within ``hops`` entity-fact-entity steps of the seeds, nearest
+        first and newest first within a hop, at most ``limit`` a page, with the seeds and
+        the page's members. The walk keeps at most ``max_facts`` facts (up to 100,000) in
+        that order (``complete`` False when it left some out); ``next_cursor`` reads on."""
+        names = checks.entity_names(entities, hops, max_facts)
+        page = checks.read_page(limit, cursor)
+        as_of = checks.as_utc(as_of)
+        return self._graph.neighborhood(names, hops, relation, as_of, max_facts, page)
 
-    def history(self, fact_id: str) -> list[FactPublic]:
-        """Every version of a fact along its supersession chain, oldest first."""
-        return reads.history(self._scope, fact_id)
+    def history(
+        self, fact_id: str, *, limit: int = DEFAULT_READ_LIMIT, cursor: str | None = None
+    ) -> FactList:
+        """The versions of a fact along its supersession chain, oldest first, at most
+        ``limit`` (up to 1,000). A list; its ``next_cursor``, passed as ``cursor`` with the
+        same ``fact_id``, reads on."""
+        return reads.history(self._scope, fact_id, checks.read_page(limit, cursor))
 
     def verifications(self, fact_id: str) -> list[VerificationPublic]:
         """The verification history of a fact (its first gate pass, then re-verifications)."""

@@ -119,8 +119,8 @@ SURFACE: dict[str, Surface] = {
         Exposed("get"), Exposed("GET /facts/{fact_id}"), Hidden("recall answers facts whole")
     ),
     "facts_about": Surface(
-        Hidden("neighbors with --hops 0"),
-        Hidden("the neighborhood with hops=0"),
+        Hidden("neighbors --hops 1 lists the entity's active facts, newest first"),
+        Hidden("the neighborhood with hops=1 lists the entity's active facts, newest first"),
         Hidden(_AGENT_TOOLS),
     ),
     "list_facts": Surface(

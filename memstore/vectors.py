@@ -18,10 +18,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import lancedb
 import numpy as np
 import pyarrow as pa
-from lancedb.index import FTS, IvfHnswSq
 
 from memstore.embeddings import Embedder, Matrix, embed_checked
 from memstore.locks import Lock, file_lock
@@ -143,6 +141,20 @@ def reciprocal_rank_fusion(rankings: Iterable[Ranking], k: int = 60) -> dict[str
     return fused
 
 
+def _fts() -> Any:
+    """The full-text index on ``text`` (positions off: no phrase queries)."""
+    from lancedb.index import FTS
+
+    return FTS(with_position=False)
+
+
+def _hnsw() -> Any:
+    """The vector index: HNSW over scalar-quantized vectors, cosine distance."""
+    from lancedb.index import IvfHnswSq
+
+    return IvfHnswSq(distance_type="cosine")
+
+
 def _schema(table: str, dimensions: int, embedder: str) -> pa.Schema:
     common = [
         pa.field("id", pa.string(), nullable=False),
@@ -183,14 +195,24 @@ class SearchIndex:
         *,
         vector_index_at: int = DEFAULT_VECTOR_INDEX_AT,
         write_lock: Lock | None = None,
+        storage_options: Mapping[str, str] | None = None,
     ) -> None:
         """``write_lock`` excludes other processes while this one writes (default: a
-        lock file in the index directory; none for an object-store URI)."""
+        lock file in the index directory; none for an object-store URI).
+        ``storage_options``: how LanceDB reaches an object-store URI (endpoint,
+        credentials; ``memstore.object_store``)."""
         self.uri = uri
         self.embedder = embedder
         self.vector_index_at = vector_index_at
+        import lancedb  # here, not at the top: it takes a second to import, and most
+
+        # commands (and `memstore --help`) never open an index
         # Interval 0: every read sees commits made by other processes.
-        self._db = lancedb.connect(uri, read_consistency_interval=timedelta(0))
+        self._db = lancedb.connect(
+            uri,
+            read_consistency_interval=timedelta(0),
+            storage_options=dict(storage_options or {}),
+        )
         self._lock = threading.Lock()
         self._holder: int | None = None  # the thread whose write turn it is
         if write_lock is None:
@@ -293,11 +315,9 @@ class SearchIndex:
                     if rows >= _PURGE_ROWS or n == len(sizes) - 1:
                         self._rewrite(handle, group)
                         group = []
-                handle.create_index("text", config=FTS(with_position=False), replace=True)
+                handle.create_index("text", config=_fts(), replace=True)
                 if self.has_vector_index(name):
-                    handle.create_index(
-                        "vector", config=IvfHnswSq(distance_type="cosine"), replace=True
-                    )
+                    handle.create_index("vector", config=_hnsw(), replace=True)
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", UserWarning)  # "removes every version"
                     handle.optimize(cleanup_older_than=timedelta(0))
@@ -376,7 +396,7 @@ class SearchIndex:
             if table.count_rows() >= self.vector_index_at and not self.has_vector_index(name):
                 # HNSW over scalar-quantized vectors: good recall without a PQ training step;
                 # filtered queries prefilter, so they stay exact in what they admit.
-                table.create_index("vector", config=IvfHnswSq(distance_type="cosine"))
+                table.create_index("vector", config=_hnsw())
             table.optimize(cleanup_older_than=timedelta(hours=1))
 
     # -- reads -----------------------------------------------------------------
@@ -455,9 +475,10 @@ class SearchIndex:
     def _open_table(self, name: str) -> Any:
         """Open or create ``name`` with its full-text index (also after a process was
         killed between creating a table and indexing it)."""
-        if name in self._db.list_tables().tables:
+        try:
             table = self._db.open_table(name)
-        else:
+        except ValueError:  # not there ("was not found"), though an object store may still
+            # list a dropped table's prefix (SeaweedFS keeps the empty directory)
             table = self._db.create_table(
                 name,
                 schema=_schema(name, self.embedder.dimensions, self.embedder.name),
@@ -466,7 +487,7 @@ class SearchIndex:
         if name == FACTS and METADATA_FIELD.name not in table.schema.names:
             table.add_columns(METADATA_FIELD)  # an index from before metadata: none yet
         if not any(ix.columns == ["text"] for ix in table.list_indices()):
-            table.create_index("text", config=FTS(with_position=False), replace=True)
+            table.create_index("text", config=_fts(), replace=True)
         return table
 
 

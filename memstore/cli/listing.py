@@ -7,12 +7,14 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from memstore.cli.console import err, out
+from memstore.cli.console import out
 from memstore.cli.context import open_store
 from memstore.cli.parsing import (
     AsOfOption,
+    CursorOption,
     EntityOption,
     JsonOption,
+    LimitOption,
     MetaOption,
     NamespaceOption,
     RecordedAfterOption,
@@ -22,9 +24,9 @@ from memstore.cli.parsing import (
     store_filters,
 )
 from memstore.cli.program import command
-from memstore.cli.render import metadata_text, to_json
+from memstore.cli.render import metadata_text, print_more, to_json
 from memstore.fronts import LIST_FILTERS
-from memstore.schemas import DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT
+from memstore.schemas import DEFAULT_LIST_LIMIT
 
 
 @command("list")
@@ -37,12 +39,8 @@ def list_facts(
     recorded_after: RecordedAfterOption = None,
     recorded_before: RecordedBeforeOption = None,
     as_of: AsOfOption = None,
-    limit: Annotated[
-        int, typer.Option(min=1, max=MAX_LIST_LIMIT, help="Facts per page.")
-    ] = DEFAULT_LIST_LIMIT,
-    cursor: Annotated[
-        str | None, typer.Option(help="Where the previous page ended (it prints the option).")
-    ] = None,
+    limit: LimitOption = DEFAULT_LIST_LIMIT,
+    cursor: CursorOption = None,
     store: StoreOption = None,
     namespace: NamespaceOption = None,
     as_json: JsonOption = False,
@@ -68,6 +66,6 @@ def list_facts(
         )
     out.print(table)
     if page.next_cursor is not None:
-        err.print(f"more: repeat with --cursor {page.next_cursor}")
+        print_more(page.next_cursor)
     elif not page.items:
         out.print(f"No facts in namespace {opened.namespace!r} match.")

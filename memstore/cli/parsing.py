@@ -19,7 +19,7 @@ import yaml
 from memstore.config import NAMESPACE_ENV, URL_ENV, parse_duration
 from memstore.errors import InvalidInput
 from memstore.fronts import FILTER_PARAMS, metadata_items
-from memstore.schemas import to_utc
+from memstore.schemas import MAX_LIST_LIMIT, to_utc
 
 StoreOption = Annotated[
     str | None,
@@ -65,6 +65,12 @@ MetaOption = Annotated[
         help="Metadata: KEY=TEXT, or KEY:=JSON for a number, true, false or null (repeat).",
         show_default=False,
     ),
+]
+LimitOption = Annotated[
+    int, typer.Option(min=1, max=MAX_LIST_LIMIT, help="Facts per page (up to 1,000).")
+]
+CursorOption = Annotated[
+    str | None, typer.Option(help="Where the previous page ended (it prints the option).")
 ]
 IndexOption = Annotated[
     str | None,

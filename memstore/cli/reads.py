@@ -13,10 +13,12 @@ from memstore.cli.console import err, out
 from memstore.cli.context import open_store
 from memstore.cli.parsing import (
     AsOfOption,
+    CursorOption,
     EntityOption,
     FactIdArgument,
     IndexOption,
     JsonOption,
+    LimitOption,
     NamespaceOption,
     RecordedAfterOption,
     RecordedBeforeOption,
@@ -25,9 +27,10 @@ from memstore.cli.parsing import (
     store_filters,
 )
 from memstore.cli.program import command
-from memstore.cli.render import metadata_text, num, print_facts, to_json
+from memstore.cli.render import metadata_text, num, print_facts, print_more, to_json
 from memstore.fronts import EVIDENCE_FILTERS, RECALL_FILTERS, SEARCH_FILTERS, fact_history
 from memstore.recall import DEFAULT_BUDGET_TOKENS, DEFAULT_K, DEFAULT_MIN_SCORE
+from memstore.schemas import DEFAULT_NEIGHBORHOOD_FACTS, DEFAULT_READ_LIMIT, MAX_NEIGHBORHOOD_FACTS
 
 MinScoreOption = Annotated[
     float | None,
@@ -77,13 +80,25 @@ def neighbors(
     ctx: typer.Context,
     entity: Annotated[list[str], typer.Argument(help="Entity names or aliases.")],
     hops: Annotated[int, typer.Option(min=0, max=10, help="Entity-fact-entity steps.")] = 1,
+    limit: LimitOption = DEFAULT_READ_LIMIT,
+    cursor: CursorOption = None,
+    max_facts: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            max=MAX_NEIGHBORHOOD_FACTS,
+            help="The most facts the walk keeps, nearest and newest first.",
+        ),
+    ] = DEFAULT_NEIGHBORHOOD_FACTS,
     store: StoreOption = None,
     namespace: NamespaceOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Facts and entities within HOPS steps of the given entities."""
+    """Facts within HOPS steps of the given entities, nearest first and newest first
+    within a hop, a page at a time, with the entities they link. Pass the printed
+    --cursor for the next page."""
     with open_store(ctx, store, namespace, index=False) as opened:
-        hood = opened.neighborhood(entity, hops)
+        hood = opened.neighborhood(entity, hops, limit=limit, cursor=cursor, max_facts=max_facts)
     if as_json:
         typer.echo(to_json(hood))
         return
@@ -92,6 +107,9 @@ def neighbors(
         entities.add_row(e.name, e.kind, str(hood.distance.get(e.id, 0)))
     out.print(entities)
     print_facts(hood.facts, "Facts")
+    print_more(hood.next_cursor)
+    if not hood.complete:
+        err.print(f"the walk stopped at {max_facts} facts; --max-facts reaches farther")
 
 
 @command()
@@ -100,17 +118,21 @@ def history(
     fact_id: Annotated[
         str, typer.Argument(metavar="FACT_ID", help="The fact's id.", show_default=False)
     ],
+    limit: LimitOption = DEFAULT_READ_LIMIT,
+    cursor: CursorOption = None,
     store: StoreOption = None,
     namespace: NamespaceOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Show a fact and every verification of it: what the gate said, when and why."""
+    """Show a fact and every verification of it: what the gate said, when and why; with
+    --json also its versions, oldest first, a page (--limit) at a time."""
     with open_store(ctx, store, namespace, index=False) as opened:
         fact = opened.get_fact(fact_id)
-        chain = fact_history(opened, fact_id)
-        rows = [row for row in chain.verifications if row.fact_id == fact_id]
+        chain = fact_history(opened, fact_id, limit, cursor)
+        rows = opened.verifications(fact_id)
         if as_json:
-            typer.echo(to_json({"fact": fact, "versions": chain.versions, "verifications": rows}))
+            shown = {"fact": fact, "versions": chain.versions, "verifications": rows}
+            typer.echo(to_json({**shown, "next_cursor": chain.next_cursor}))
             return
         out.print(f"[bold]{fact.statement}[/bold]")
         out.print(

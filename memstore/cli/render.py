@@ -40,6 +40,12 @@ def print_facts(facts: Sequence[FactPublic], title: str) -> None:
     out.print(table)
 
 
+def print_more(cursor: str | None) -> None:
+    """How to ask for the next page (to stderr), when there is one."""
+    if cursor is not None:
+        err.print(f"more: repeat with --cursor {cursor}")
+
+
 def metadata_text(metadata: dict[str, Any]) -> str:
     """Metadata as ``--meta`` takes it: ``key=text`` for a string, else ``key:=json``."""
     return ", ".join(

@@ -140,3 +140,41 @@ def test_neighborhood_matches_brute_force(facts: dict[str, set[str]], hops: int,
         f for f, members in facts.items() if any(expected.get(m, hops) < hops for m in members)
     }
     assert hood.facts == traversed
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    facts=fact_lists,
+    hops=st.integers(0, 4),
+    seed=st.sampled_from("abcdefghij"),
+    max_facts=st.integers(0, 12),
+)
+def test_a_bounded_neighborhood_keeps_the_first_facts_by_hop_then_rank(
+    facts: dict[str, set[str]], hops: int, seed: str, max_facts: int
+) -> None:
+    """With ``max_facts`` the walk keeps the first facts of the whole neighborhood in its
+    order (hop, then rank highest first: here the id), and says whether it left any out."""
+    g = HyperGraph()
+    for fact_id, members in facts.items():
+        g.add_fact(fact_id, [(m, "r") for m in members])
+    whole = g.neighborhood(seed, hops)
+    kept = g.neighborhood(seed, hops, max_facts=max_facts)
+    by_id = sorted(whole.facts, reverse=True)
+    order = sorted(by_id, key=lambda f: whole.fact_distance[f])  # stable: ids stay descending
+    assert kept.facts == set(order[:max_facts])
+    assert kept.complete == (len(whole.facts) <= max_facts)
+    assert kept.fact_distance == {f: whole.fact_distance[f] for f in kept.facts}
+    reached = {m for f in kept.facts for m in facts[f]} | ({seed} & whole.entities)
+    assert kept.entities == reached
+    assert kept.distance == {e: whole.distance[e] for e in reached}
+
+
+def test_a_bounded_neighborhood_ranks_by_the_given_key(office: HyperGraph) -> None:
+    newest = {"f2": 2, "f3": 3, "f4": 1}
+    hood = office.neighborhood(
+        "acme", 1, max_facts=2, rank=lambda fact_id, attrs: newest.get(str(fact_id), 0)
+    )
+    assert hood.facts == {"f2", "f3"} and not hood.complete
+    assert hood.fact_distance == {"f2": 1, "f3": 1}
+    with pytest.raises(ValueError, match="max_facts"):
+        office.neighborhood("acme", 1, max_facts=-1)

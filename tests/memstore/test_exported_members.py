@@ -10,11 +10,11 @@ import pytest
 def test_all_lists_exactly_the_public_names(package: str) -> None:
     module = importlib.import_module(package)
     exported = set(module.__all__)
-    public = {
+    public = {  # dir() and getattr(): a package may load its names on first use
         name
-        for name, value in vars(module).items()
+        for name in dir(module)
         if not name.startswith("_")
-        and not isinstance(value, types.ModuleType)
+        and not isinstance(value := getattr(module, name), types.ModuleType)
         and getattr(value, "__module__", package).split(".")[0] == package
     }
     assert exported == public

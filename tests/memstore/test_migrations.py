@@ -181,7 +181,7 @@ def test_upgrading_closes_the_world_time_of_facts_superseded_before(
         assert store.index_backlog() == 0
         assert [f.id for f in store.facts_about("Alice", as_of=mid)] == [acme.id]
         assert [f.id for f in store.facts_about("Alice", as_of=late)] == [initech.id]
-        assert [f.id for f in store.facts_about("Bob", as_of=mid)] == [tea.id, coffee.id]
+        assert [f.id for f in store.facts_about("Bob", as_of=mid)] == [coffee.id, tea.id]
         assert [f.id for f in store.facts_about("Bob", as_of=late)] == [coffee.id]
         assert store.get_fact(acme.id).valid_to == t1  # the correction's valid_from
         assert store.get_fact(tea.id).valid_to == t1  # no valid_from: when it was made
@@ -228,3 +228,41 @@ def test_upgrading_gives_facts_and_an_older_search_index_metadata(
         assert [h.fact.id for h in hits] == [new.id]
         assert [f.id for f in store.list_facts(metadata={"team": "red"}).items] == [new.id]
     assert "metadata" in lancedb.connect(index).open_table(FACTS).schema.names
+
+
+@pytest.mark.both_databases
+def test_upgrading_copies_each_facts_recording_time_to_its_members(data_dir: Path) -> None:
+    """Revision 0010 gives member rows their fact's ``recorded_at``, which ``facts_about``
+    pages by (newest first, from the members' index)."""
+    with memstore.open(data_dir, "user:alice", hook=memstore.Ungated(), index=False) as store:
+        made = [
+            store.add_fact(
+                statement=f"Alice visited {city}.", members=["Alice", city], evidence=[city]
+            )
+            for city in ("Lisbon", "Porto", "Faro")
+        ]
+        url = store.url
+    engine = sa.create_engine(url)
+    try:
+        db.downgrade(engine, "0009")  # as an older release left the database
+        assert "recorded_at" not in {
+            c["name"] for c in sa.inspect(engine).get_columns("fact_members")
+        }
+        db.upgrade(engine)
+        with engine.connect() as conn:
+            pairs = conn.execute(
+                sa.text(
+                    "SELECT m.recorded_at, f.recorded_at FROM fact_members m "
+                    "JOIN facts f ON f.id = m.fact_id"
+                )
+            ).all()
+        indexes = {i["name"] for i in sa.inspect(engine).get_indexes("fact_members")}
+    finally:
+        engine.dispose()
+    assert len(pairs) == 6 and all(member == fact for member, fact in pairs)
+    assert "ix_fact_members_namespace_entity_recorded" in indexes
+    with memstore.open(data_dir, "user:alice", hook=memstore.Ungated(), index=False) as store:
+        page = store.facts_about("Alice", limit=2)
+        assert [f.id for f in page] == [made[2].id, made[1].id]
+        rest = store.facts_about("Alice", limit=2, cursor=page.next_cursor)
+        assert [f.id for f in rest] == [made[0].id]

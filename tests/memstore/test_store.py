@@ -186,7 +186,7 @@ def test_facts_about_filters_relation_and_world_time(store: Store) -> None:
     assert {f.id for f in store.facts_about("Acme", relation="based_in")} == {berlin.id, munich.id}
     # A naive as_of is taken as UTC; facts without validity bounds are always valid.
     in_2021 = store.facts_about("Acme", as_of=datetime(2021, 6, 1))
-    assert [f.id for f in in_2021] == [berlin.id, timeless.id]
+    assert [f.id for f in in_2021] == [timeless.id, berlin.id]  # newest first
     assert [f.id for f in store.facts_about("Acme", relation="based_in", as_of=t)] == [munich.id]
     hood = store.neighborhood("Acme", relation="based_in", as_of=datetime(2021, 6, 1))
     assert [f.id for f in hood.facts] == [berlin.id]

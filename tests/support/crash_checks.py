@@ -3,6 +3,7 @@ search index in agreement, read from SQL and LanceDB directly (not through the s
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import lancedb
@@ -24,8 +25,11 @@ def sql_rows(url: str, query: str) -> list[tuple]:
         engine.dispose()
 
 
-def check_whole(url: str, index: Path) -> dict[str, str]:
-    """Every fact whole, SQL and the index in agreement; returns fact id -> status."""
+def check_whole(
+    url: str, index: Path | str, storage_options: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """Every fact whole, SQL and the index (a directory, or a URI reached with
+    ``storage_options``) in agreement; returns fact id -> status."""
     facts = dict(sql_rows(url, "SELECT id, status FROM facts WHERE namespace = :ns"))
     members = dict(sql_rows(url, "SELECT fact_id, count(*) FROM fact_members GROUP BY fact_id"))
     cited = dict(sql_rows(url, "SELECT fact_id, count(*) FROM citations GROUP BY fact_id"))
@@ -51,11 +55,12 @@ def check_whole(url: str, index: Path) -> dict[str, str]:
     )
     assert entities == keys
     assert sql_rows(url, "SELECT count(*) FROM index_outbox") == [(0,)]  # replayed at open
-    table = lancedb.connect(index).open_table(FACTS)
+    lance = lancedb.connect(index, storage_options=dict(storage_options or {}))
+    table = lance.open_table(FACTS)
     indexed = table.search().select(["id", "status"]).limit(None).to_arrow().to_pylist()
     assert len(indexed) == len(facts)  # no twins
     assert {r["id"]: r["status"] for r in indexed} == facts
-    chunks = lancedb.connect(index).open_table(CHUNKS)
+    chunks = lance.open_table(CHUNKS)
     chunk_sources = chunks.search().select(["evidence_id"]).limit(None).to_arrow()
     assert set(chunk_sources.column("evidence_id").to_pylist()) == live_evidence(url)
     return facts

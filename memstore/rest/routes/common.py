@@ -11,6 +11,7 @@ from fastapi import APIRouter, Depends, Query
 
 from memstore.fronts import metadata_items
 from memstore.rest.models import ErrorPublic, NotGroundedPublic
+from memstore.schemas import MAX_CURSOR_CHARS, MAX_LIST_LIMIT
 
 PREFIX = "/v1/namespaces/{namespace:path}"
 
@@ -58,6 +59,13 @@ Statuses = Annotated[
     Query(description="Fact statuses (default: verified, unverified; pending = not yet checked)."),
 ]
 AsOf = Annotated[datetime | None, Query(description="Valid at this world time.")]
+
+#: The page of a bounded read (listing, facts of an entity, history, neighborhood).
+Limit = Annotated[int, Query(ge=1, le=MAX_LIST_LIMIT, description="Facts per page.")]
+Cursor = Annotated[
+    str | None,
+    Query(max_length=MAX_CURSOR_CHARS, description="The previous page's next_cursor."),
+]
 
 
 def namespace_router() -> APIRouter:

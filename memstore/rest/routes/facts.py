@@ -3,9 +3,7 @@ history."""
 
 from __future__ import annotations
 
-from typing import Annotated
-
-from fastapi import Query, Response
+from fastapi import Response
 
 from memstore.fronts import FILTER_PARAMS, fact_history
 from memstore.rest.auth import Eraser, NamespaceStore
@@ -23,13 +21,14 @@ from memstore.rest.routes.common import (
     ERASE_ERRORS,
     NOT_FOUND,
     NOT_GROUNDED,
+    Cursor,
     FactFilters,
+    Limit,
     namespace_router,
 )
 from memstore.schemas import (
     DEFAULT_LIST_LIMIT,
-    MAX_CURSOR_CHARS,
-    MAX_LIST_LIMIT,
+    DEFAULT_READ_LIMIT,
     ErasurePublic,
     FactCreate,
     FactPage,
@@ -75,13 +74,8 @@ def add_facts(batch: BatchRequest, store: NamespaceStore) -> BatchResult:
 def list_facts(
     store: NamespaceStore,
     filters: FactFilters,
-    limit: Annotated[
-        int, Query(ge=1, le=MAX_LIST_LIMIT, description="Facts per page.")
-    ] = DEFAULT_LIST_LIMIT,
-    cursor: Annotated[
-        str | None,
-        Query(max_length=MAX_CURSOR_CHARS, description="The previous page's next_cursor."),
-    ] = None,
+    limit: Limit = DEFAULT_LIST_LIMIT,
+    cursor: Cursor = None,
 ) -> FactPage:
     """The namespace's facts a page at a time, oldest first (by recording time, then id),
     filtered like search; by default the active ones. Pass a page's ``next_cursor`` as
@@ -137,7 +131,10 @@ def supersede(fact_id: str, fact: FactCreate, store: NamespaceStore) -> FactPubl
 @router.get(
     "/facts/{fact_id}/history", tags=["facts"], summary="A fact's history", responses=NOT_FOUND
 )
-def history(fact_id: str, store: NamespaceStore) -> HistoryPublic:
-    """Every version along the fact's supersession chain (oldest first) and every
-    verification of those versions (gate passes and re-verifications, oldest first)."""
-    return fact_history(store, fact_id)
+def history(
+    fact_id: str, store: NamespaceStore, limit: Limit = DEFAULT_READ_LIMIT, cursor: Cursor = None
+) -> HistoryPublic:
+    """The versions along the fact's supersession chain, oldest first, a page at a time,
+    and every verification of those versions (gate passes and re-verifications, oldest
+    first). Pass a page's ``next_cursor`` as ``cursor`` for the next page (null: the last)."""
+    return fact_history(store, fact_id, limit, cursor)

@@ -15,13 +15,18 @@ from memstore.rest.errors import param_names
 from memstore.rest.routes.common import (
     NOT_FOUND,
     AsOf,
+    Cursor,
     Entities,
     FactFilters,
+    Limit,
     Recorded,
     Statuses,
     namespace_router,
 )
 from memstore.schemas import (
+    DEFAULT_NEIGHBORHOOD_FACTS,
+    DEFAULT_READ_LIMIT,
+    MAX_NEIGHBORHOOD_FACTS,
     MAX_QUERY_CHARS,
     MAX_SEARCH_K,
     EvidenceHit,
@@ -131,7 +136,22 @@ def neighborhood(
     store: NamespaceStore,
     hops: Annotated[int, Query(ge=0, le=10, description="Entity-fact-entity steps.")] = 1,
     relation: str | None = None,
+    limit: Limit = DEFAULT_READ_LIMIT,
+    cursor: Cursor = None,
+    max_facts: Annotated[
+        int,
+        Query(
+            ge=1,
+            le=MAX_NEIGHBORHOOD_FACTS,
+            description="The most facts the walk keeps, nearest and newest first.",
+        ),
+    ] = DEFAULT_NEIGHBORHOOD_FACTS,
 ) -> NeighborhoodPublic:
-    """Active facts and entities within ``hops`` steps of the entity (a name or alias)."""
+    """Active facts within ``hops`` steps of the entity (a name or alias), nearest first
+    and newest first within a hop, a page at a time, with the entity and the page's
+    members. Pass a page's ``next_cursor`` as ``cursor`` for the next page (null: the
+    last); ``complete`` is false when the walk stopped at ``max_facts`` facts."""
     with param_names({"entities": "name"}):
-        return store.neighborhood(name, hops, relation=relation)
+        return store.neighborhood(
+            name, hops, relation=relation, limit=limit, cursor=cursor, max_facts=max_facts
+        )

@@ -1,0 +1,377 @@
+"""The search index on an S3 object store (issue 29): a real one, SeaweedFS's
+``weed mini`` on 127.0.0.1 (``tests/support/s3_server.py``), started once per session.
+
+Facts written with the index at ``s3://`` are found by search, after reopening, and by
+a second store and a second process at once (LanceDB re-reads the latest version on
+every query); an erase leaves no object holding the text; a rebuild drops and recreates
+the tables there. Settings reach LanceDB from the config file or the environment, bad
+ones fail naming the field, and credentials never show in ``repr``, ``config show`` or
+an error. Several worker processes, each in its own directory, share one namespace
+through PostgreSQL and the object store and lose nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from crash_checks import check_whole, sql_rows
+from s3_server import S3Server
+from workers import NS as WORKERS_NS
+from workers import HashedWords, read_acks
+
+import memstore
+from gate import ConfigError
+from memstore import InvalidInput, ObjectStore, StorageError, Store
+from memstore.cli.configure import masked_settings
+from memstore.config import load_settings
+from memstore.embeddings import MiniLM
+from memstore.vectors import FACTS, SearchIndex
+
+NS = "user:alice"
+ALLERGY = "The user is allergic to peanuts."
+CITY = "The user lives in Lisbon."
+PET = "The user has a cat named Miso."
+WORKER = Path(__file__).resolve().parents[1] / "support" / "scale_out_worker.py"
+#: Worker processes of the scale-out test, and the facts each writes.
+WORKERS = 3
+FACTS_EACH = 12
+#: Facts the killed worker acknowledges before its SIGKILL.
+VICTIM_ACKS = 3
+
+
+def fact(statement: str, said: str) -> dict[str, Any]:
+    return {"statement": statement, "members": ["user", statement.split()[-1]], "evidence": [said]}
+
+
+FACTS_SAID = [
+    fact(ALLERGY, "User: peanuts make me sick."),
+    fact(CITY, "User: I moved to Lisbon last spring."),
+    fact(PET, "User: my cat Miso sleeps all day."),
+]
+
+
+def open_s3(target: str | Path, s3: S3Server, uri: str, **options: Any) -> Store:
+    return memstore.open(
+        target, NS, hook=memstore.Ungated(), index=uri, object_store=s3.object_store, **options
+    )
+
+
+def found(store: Store, query: str) -> list[str]:
+    return [h.fact.statement for h in store.search(query, 3)]
+
+
+@pytest.fixture
+def uri(s3: S3Server) -> str:
+    return s3.uri()
+
+
+def object_store_env(s3: S3Server) -> dict[str, str]:
+    """The object store's settings as ``MEMSTORE_STORE__OBJECT_STORE__*`` variables."""
+    return {
+        f"MEMSTORE_STORE__OBJECT_STORE__{field.upper()}": "true" if value is True else str(value)
+        for field, value in s3.object_store.items()
+    }
+
+
+# -- one store ---------------------------------------------------------------------------
+
+
+@pytest.mark.scale_out
+@pytest.mark.both_databases
+def test_facts_on_s3_are_found_after_reopening(data_dir: Path, s3: S3Server, uri: str) -> None:
+    with open_s3(data_dir, s3, uri) as store:
+        stored = store.add_facts(FACTS_SAID)
+        assert found(store, "what is the user allergic to?")[0] == ALLERGY
+        assert store.index_backlog() == 0  # written through, nothing left queued
+    assert any(key.endswith(".lance") for key in s3.objects(uri))  # it is on the store
+    with open_s3(data_dir, s3, uri) as again:
+        assert found(again, "where does the user live?")[0] == CITY
+        assert {h.fact.id for h in again.search("user", 5)} == {f.id for f in stored}
+
+
+@pytest.mark.scale_out
+@pytest.mark.both_databases
+def test_a_second_store_sees_a_write_at_once(data_dir: Path, s3: S3Server, uri: str) -> None:
+    """The documented lag is none: each query reads the index's latest version."""
+    with open_s3(data_dir, s3, uri) as writer, open_s3(data_dir, s3, uri) as reader:
+        assert reader.search("cat", 3) == []
+        pet = writer.add_fact(FACTS_SAID[2])
+        assert [h.fact.id for h in reader.search("what pet does the user have?", 3)] == [pet.id]
+        writer.retract(pet.id, "the cat was a neighbour's")
+        assert reader.search("what pet does the user have?", 3) == []
+
+
+@pytest.mark.scale_out
+@pytest.mark.both_databases
+def test_erase_leaves_no_object_holding_the_text(data_dir: Path, s3: S3Server, uri: str) -> None:
+    with open_s3(data_dir, s3, uri) as store:
+        allergy, city, _ = store.add_facts(FACTS_SAID)
+        assert s3.holding(uri, "peanuts")
+        store.erase(allergy.id, "the user asked us to forget it")
+        assert found(store, "what is the user allergic to?")[0] != ALLERGY
+        assert CITY in found(store, "where does the user live?")
+        index = SearchIndex(uri, MiniLM(), storage_options=s3.storage_options())
+        assert allergy.id not in index.ids(FACTS) and city.id in index.ids(FACTS)
+    assert s3.holding(uri, "peanuts") == []  # not in a table, an older version or an index
+
+
+@pytest.mark.scale_out
+def test_reindex_drops_and_recreates_the_tables_on_s3(
+    tmp_path: Path, s3: S3Server, uri: str
+) -> None:
+    """SeaweedFS still lists a dropped table's prefix; the rebuild must not trip on it."""
+    with open_s3(tmp_path / "data", s3, uri) as store:
+        store.add_facts(FACTS_SAID)
+        rebuilt = store.reindex()
+        assert (rebuilt.facts, rebuilt.chunks) == (3, 3)
+        assert found(store, "what is the user allergic to?")[0] == ALLERGY
+    # Built with another embedder, the index is refused until rebuilt on the store.
+    with open_s3(tmp_path / "data", s3, uri, embedder=HashedWords()) as other:
+        with pytest.raises(memstore.MemstoreError, match="reindex"):
+            other.search("peanuts")
+        assert other.reindex().facts == 3
+        assert found(other, "peanuts allergic")[0] == ALLERGY
+
+
+@pytest.mark.scale_out
+def test_sqlite_processes_take_turns_through_a_lock_file_beside_the_database(
+    tmp_path: Path, s3: S3Server, uri: str
+) -> None:
+    """An s3:// index has no directory for the usual lock file: SQLite's processes share
+    one beside the database file instead."""
+    with open_s3(tmp_path / "data", s3, uri) as store:
+        store.add_fact(FACTS_SAID[0])
+    assert (tmp_path / "data" / "memstore.db.index.lock").exists()
+    assert not list((tmp_path / "data").glob("index*"))  # no local index directory
+
+
+# -- settings ----------------------------------------------------------------------------
+
+
+@pytest.mark.scale_out
+def test_settings_from_the_environment_reach_the_index(
+    tmp_path: Path, s3: S3Server, uri: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMSTORE_STORE__URL", str(tmp_path / "data"))
+    monkeypatch.setenv("MEMSTORE_STORE__INDEX", uri)
+    for name, value in object_store_env(s3).items():
+        monkeypatch.setenv(name, value)
+    settings = load_settings()
+    assert settings.store.object_store.endpoint == s3.endpoint
+    with settings.open(NS, hook=memstore.Ungated()) as store:
+        store.add_fact(FACTS_SAID[1])
+        assert found(store, "where does the user live?") == [CITY]
+    assert s3.objects(uri)
+    shown = json.dumps(masked_settings(settings)) + repr(settings) + str(settings)
+    assert s3.secret_key not in shown and s3.access_key not in shown
+
+
+@pytest.mark.scale_out
+def test_wrong_credentials_fail_to_open_without_showing_them(
+    tmp_path: Path, s3: S3Server, uri: str
+) -> None:
+    wrong = {**s3.object_store, "secret_access_key": "not-the-secret-0123456789"}
+    with pytest.raises(StorageError) as caught:
+        memstore.open(tmp_path / "data", NS, index=uri, object_store=wrong)
+    message = str(caught.value)
+    assert uri in message and "SignatureDoesNotMatch" in message
+    assert "not-the-secret" not in message and s3.secret_key not in message
+    elsewhere = {**s3.object_store, "endpoint": "http://127.0.0.1:9", "connect_timeout": 1}
+    with pytest.raises(StorageError, match="cannot reach the object store"):
+        memstore.open(tmp_path / "data", NS, index=uri, object_store=elsewhere)
+
+
+@pytest.mark.parametrize(
+    ("store", "field"),
+    [
+        ({"index": "s3:///no-bucket"}, "store.index"),
+        ({"object_store": {"endpoint": "http://127.0.0.1:8333"}}, "store.object_store.endpoint"),
+        ({"object_store": {"endpoint": "ftp://host"}}, "store.object_store.endpoint"),
+        ({"object_store": {"access_key_id": "key-without-a-secret"}}, "store.object_store"),
+        ({"object_store": {"timeout": 0}}, "store.object_store.timeout"),
+        ({"object_store": {"endpont": "https://typo"}}, "store.object_store.endpont"),
+    ],
+)
+def test_bad_object_store_settings_name_the_field(store: dict[str, Any], field: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_settings(store=store)
+    assert caught.value.field == field
+
+
+def test_object_store_options_are_lancedbs_and_secrets_stay_masked() -> None:
+    settings = ObjectStore.model_validate(
+        {
+            "endpoint": "https://s3.example.com/",
+            "region": "eu-west-1",
+            "access_key_id": "AKIAEXAMPLE",
+            "secret_access_key": "very-secret-value",
+            "timeout": 2.5,
+        }
+    )
+    assert settings.storage_options() == {
+        "aws_endpoint": "https://s3.example.com",
+        "aws_region": "eu-west-1",
+        "aws_access_key_id": "AKIAEXAMPLE",
+        "aws_secret_access_key": "very-secret-value",
+        "timeout": "2500ms",
+    }
+    assert "very-secret-value" not in repr(settings) + str(settings.model_dump(mode="json"))
+    assert ObjectStore().storage_options() == {} and not ObjectStore().configured
+
+
+def test_object_store_options_need_an_s3_index(tmp_path: Path) -> None:
+    """Given with a local index, they would be silently ignored: refused instead."""
+    with pytest.raises(InvalidInput) as caught:
+        memstore.open(tmp_path, NS, object_store={"region": "eu-west-1"})
+    assert caught.value.field == "object_store" and "s3://" in caught.value.reason
+    with pytest.raises(InvalidInput) as bad:
+        memstore.open(tmp_path, NS, index="s3://bucket", object_store={"regio": "x"})
+    assert bad.value.field == "object_store.regio"
+    with pytest.raises(InvalidInput) as no_bucket:
+        memstore.open(tmp_path, NS, index="s3://")
+    assert no_bucket.value.field == "index"
+
+
+# -- several hosts -----------------------------------------------------------------------
+
+
+@pytest.fixture
+def worker_env(postgres: Any, s3: S3Server, uri: str) -> Iterator[dict[str, str]]:
+    """The environment of a worker host: PostgreSQL and the object store, nothing else."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMSTORE_")}
+    env["MEMSTORE_STORE__URL"] = postgres.new_database()
+    env["MEMSTORE_STORE__INDEX"] = uri
+    env.update(object_store_env(s3))
+    yield env
+
+
+def start_worker(
+    home: Path, first: int, count: int, acked: Path, env: dict[str, str]
+) -> subprocess.Popen[str]:
+    """A worker host in its own working directory ``home``."""
+    home.mkdir()
+    return subprocess.Popen(
+        [sys.executable, str(WORKER), str(first), str(count), str(acked)],
+        cwd=home, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+
+
+def finish(workers: list[subprocess.Popen[str]]) -> dict[str, int]:
+    """Wait for each worker; their counts added up."""
+    done: dict[str, int] = {}
+    for worker in workers:
+        out, err = worker.communicate(timeout=540)
+        assert worker.returncode == 0, err[-3000:]
+        for key, n in json.loads(out.splitlines()[-1]).items():
+            done[key] = done.get(key, 0) + n
+    return done
+
+
+def acked_ids(path: Path) -> set[str]:
+    return {line.split()[2] for line in read_acks(path)}
+
+
+def reopened(url: str, s3: S3Server, uri: str) -> Store:
+    """The namespace as a later host opens it (which applies what is still queued)."""
+    settings = load_settings(store={"url": url, "index": uri, "object_store": s3.object_store})
+    return settings.open(WORKERS_NS, hook=memstore.Ungated(), embedder=HashedWords())
+
+
+@pytest.mark.scale_out
+def test_worker_processes_share_one_namespace_through_postgresql_and_s3(
+    tmp_path: Path,
+    s3: S3Server,
+    uri: str,
+    worker_env: dict[str, str],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """N processes, each in its own directory, write a fixed number of facts at once,
+    each finding its own write at once and re-verifying as it goes; afterwards every
+    acknowledged fact is in SQL once and in the index once, whole, and the audit chain
+    verifies. The counts are printed."""
+    acked = tmp_path / "acked.txt"
+    started = time.monotonic()
+    done = finish(
+        [
+            start_worker(tmp_path / f"host-{w}", (w + 1) * 1000, FACTS_EACH, acked, worker_env)
+            for w in range(WORKERS)
+        ]
+    )
+    elapsed = time.monotonic() - started
+
+    stored = acked_ids(acked)
+    url = worker_env["MEMSTORE_STORE__URL"]
+    in_sql = check_whole(url, uri, s3.storage_options())  # whole, SQL and index agree
+    assert set(in_sql) == stored and len(stored) == WORKERS * FACTS_EACH
+    assert done == {
+        "stored": len(stored),
+        "found at once": len(stored),
+        "re-verified": done["re-verified"],
+    }
+    assert done["re-verified"] > 0
+    with reopened(url, s3, uri) as store:
+        assert store.verify_audit_chain().ok
+        assert store.index_backlog() == 0
+    with capsys.disabled():
+        print(
+            f"\nscale-out: {WORKERS} worker processes on PostgreSQL + {uri} ({elapsed:.0f} s): "
+            f"facts acknowledged {len(stored)}, in SQL {len(in_sql)}, in the index "
+            f"{len(in_sql)} (once each), found by their writer at once {done['found at once']}, "
+            f"re-verified {done['re-verified']}; audit chain verifies"
+        )
+
+
+@pytest.mark.scale_out
+def test_a_worker_killed_mid_write_loses_nothing_and_the_index_catches_up(
+    tmp_path: Path,
+    s3: S3Server,
+    uri: str,
+    worker_env: dict[str, str],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Beside N workers, one more is SIGKILLed once it has acknowledged a few facts: the
+    others finish their facts; every acknowledged fact is whole in SQL and the index
+    (the victim's last, unacknowledged one is whole or absent) once the next host opens
+    the namespace; the audit chain verifies."""
+    acked, victim_acked = tmp_path / "acked.txt", tmp_path / "victim.txt"
+    victim = start_worker(tmp_path / "victim", 90_000, 10_000, victim_acked, worker_env)
+    workers = [
+        start_worker(tmp_path / f"host-{w}", (w + 1) * 1000, FACTS_EACH, acked, worker_env)
+        for w in range(WORKERS)
+    ]
+    deadline = time.monotonic() + 300
+    while len(read_acks(victim_acked)) < VICTIM_ACKS:
+        assert victim.poll() is None, victim.communicate()[1][-3000:]
+        assert time.monotonic() < deadline, "the victim acknowledged too few facts in 300 s"
+        time.sleep(0.05)
+    victim.kill()
+    victim.communicate()
+    others_before_kill = len(read_acks(acked))
+    done = finish(workers)
+
+    stored, lost_with_victim = acked_ids(acked), acked_ids(victim_acked)
+    url = worker_env["MEMSTORE_STORE__URL"]
+    [(queued,)] = sql_rows(url, "SELECT count(*) FROM index_outbox")
+    with reopened(url, s3, uri) as store:  # applies what the victim left queued
+        assert store.verify_audit_chain().ok
+    in_sql = check_whole(url, uri, s3.storage_options())  # whole, SQL and index agree
+    assert len(stored) == done["stored"] == WORKERS * FACTS_EACH
+    assert stored | lost_with_victim <= set(in_sql)  # nothing acknowledged is lost
+    assert len(set(in_sql) - stored - lost_with_victim) <= 1  # the victim's last, if it committed
+    with capsys.disabled():
+        print(
+            f"\nscale-out, one worker killed: victim acknowledged {len(lost_with_victim)} before "
+            f"SIGKILL; the {WORKERS} others acknowledged {others_before_kill} before it and "
+            f"{len(stored) - others_before_kill} after it; in SQL and the index "
+            f"{len(in_sql)} facts (once each), every acknowledged one among them, "
+            f"{queued} index changes queued before the next open and none after; audit chain "
+            "verifies"
+        )
