@@ -13,7 +13,7 @@ from sqlmodel import Session, and_, col, or_, select
 from memstore import cursors, db, indexing, rejections
 from memstore import reverify as reverification
 from memstore.cursors import Page, Position
-from memstore.errors import NotFound
+from memstore.errors import InvalidInput, NotFound
 from memstore.models import (
     Entity,
     Evidence,
@@ -187,7 +187,14 @@ def history(scope: Scope, fact_id: str, page: Page) -> FactList:
         scope.get_row(fact_id, session)  # NotFound before anything else
         read = cursors.listing(scope.namespace, {"read": "history", "fact": fact_id})
         after = cursors.start(page.cursor, read)
-        first = _chain(session, fact_id, "supersedes_id")[-1] if after is None else after.id
+        first = _chain(session, fact_id, "supersedes_id")[-1]
+        if after is not None:
+            # The cursor's checksum has no key: a made-up one must still name a version
+            # of this very chain (else it could read another chain, or namespace).
+            named = _chain(session, after.id, "supersedes_id")
+            if not named or named[-1] != first:
+                raise InvalidInput("cursor", "names no version of this fact; start again")
+            first = after.id
         skip = 0 if after is None else 1  # a cursor names the last version shown
         ids = _chain(session, first, "superseded_by_id", page.limit + skip)[skip:]
         facts = scope.hydrate(session, rows_in_order(session, ids[: page.limit]))

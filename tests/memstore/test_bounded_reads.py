@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from samples import works_at
 
 import memstore
-from memstore import AsyncStore, FactList, FactPublic, InvalidInput, Store
+from memstore import AsyncStore, FactList, FactPublic, InvalidInput, Store, cursors
 from memstore.schemas import MAX_LIST_LIMIT, MAX_NEIGHBORHOOD_FACTS
 
 Opener = Callable[..., Store]
@@ -166,6 +166,22 @@ def test_history_pages_walk_the_chain_once_oldest_first(plain: Store) -> None:
     assert [f.status for f in plain.history(ids[0], limit=2)] == ["superseded"] * 2
     single = plain.add_fact(**works_at("Solo", "Acme"))
     assert plain.history(single.id) == [single] and plain.history(single.id).next_cursor is None
+
+
+@pytest.mark.both_databases
+def test_a_made_up_history_cursor_reads_no_other_chain_or_namespace(plain: Store) -> None:
+    """Cursor checksums have no key: anyone can make one, naming any fact id."""
+    secret = plain.add_fact(**works_at("Bob", "Salary 1"))
+    plain.supersede(secret.id, **works_at("Bob", "Salary 2"))
+    other = plain.add_fact(**works_at("Ann", "Co 0"))
+    with memstore.open(plain.url, "user:mallory", hook=memstore.Ungated(), index=False) as mine:
+        own = mine.add_fact(**works_at("Eve", "Co 1"))
+        for store, fact in ((mine, own), (plain, other)):
+            read = cursors.listing(store.namespace, {"read": "history", "fact": fact.id})
+            forged = cursors.encode(cursors.Position(fact.recorded_at, secret.id), read)
+            with pytest.raises(InvalidInput) as err:
+                store.history(fact.id, cursor=forged)
+            assert err.value.field == "cursor"
 
 
 # -- neighborhood -----------------------------------------------------------------------
