@@ -202,7 +202,7 @@ def latencies(
     }
     per_kind = [[n for n in world.popular(kind, queries) if n in known] for kind in KINDS]
     series["facts_about_popular"] = (
-        lambda e: len(store.facts_about(e)),
+        lambda e: len(store.facts_about(e)),  # one page: at most 100 since bounded reads
         [n for row in zip(*per_kind, strict=False) for n in row][:queries],
         5,
     )
