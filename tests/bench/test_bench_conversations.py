@@ -119,7 +119,10 @@ def test_one_conversation_is_scored_with_the_embedded_extractor(tmp_path: Path) 
     assert states["e5"] == "missed"  # a tool result: the embedded extractor reads user turns
     assert row["expected"]["e5"]["role"] == "tool"
     assert row["corrections"] == {"e1->e6": {"state": "reconciled", "superseded_by_new": True}}
-    assert row["questions"]["Where does the user live?"]["rank"] == 1
+    # Second to "The user's sister Marta lives in Braga." on words: a move of the user's
+    # leaves where a relative lives (memstore.conversations.reconcile), so both are active.
+    assert row["questions"]["Where does the user live?"]["rank"] in (1, 2)
+    assert row["questions"]["Where does the user live?"]["in_recall"]
     outcomes = {t["statement"]: t["outcome"] for t in row["traps"]}
     assert outcomes["The user lives in Porto."] == "refused"  # stale: "moved to Lisbon"
     assert outcomes["The user works at Google."] == "refused"
