@@ -266,17 +266,22 @@ def test_an_edited_verification_is_caught(
     assert kinds(store) == ["edited"]
 
 
-def test_a_row_rewritten_with_a_fresh_hash_breaks_the_next_link(
-    audited: tuple[Store, dict[str, RejectionPublic], datetime],
-) -> None:
-    store, made, _ = audited
+def rewrite_with_fresh_hash(store: Store, rejection_id: str) -> None:
+    """Edit a rejection and give it the hash its new content has, as a forger would."""
     engine = sa.create_engine(store.url)
     with Session(engine) as session, session.begin():
-        row = session.get(Rejection, made["milk"].id)
+        row = session.get(Rejection, rejection_id)
         assert row is not None
         row.p1 = 0.9
         row.chain_hash = row_hash(row.chain_prev or "", "rejections", row.model_dump())
     engine.dispose()
+
+
+def test_a_row_rewritten_with_a_fresh_hash_breaks_the_next_link(
+    audited: tuple[Store, dict[str, RejectionPublic], datetime],
+) -> None:
+    store, made, _ = audited
+    rewrite_with_fresh_hash(store, made["milk"].id)
     report = store.verify_audit_chain()
     assert [p.kind for p in report.problems] == ["edited"]
     assert report.problems[0].row_id == made["bob"].id  # the next row no longer links
@@ -348,13 +353,7 @@ def test_a_span_catches_a_broken_link_a_deleted_row_and_a_deleted_head(
     audited: tuple[Store, dict[str, RejectionPublic], datetime],
 ) -> None:
     store, made, _ = audited
-    engine = sa.create_engine(store.url)
-    with Session(engine) as session, session.begin():
-        row = session.get(Rejection, made["milk"].id)
-        assert row is not None
-        row.p1 = 0.9
-        row.chain_hash = row_hash(row.chain_prev or "", "rejections", row.model_dump())
-    engine.dispose()
+    rewrite_with_fresh_hash(store, made["milk"].id)
     assert span_problems(store, (3, 5)) == [("edited", made["bob"].id)]
     assert span_problems(store, (3, 4)) == []  # bob's link is what shows the rewrite
     delete_rejection(store, made["cotton"].id)
