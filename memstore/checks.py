@@ -273,13 +273,18 @@ def read_page(limit: object, cursor: object) -> cursors.Page:
     return cursors.Page(size, cursor)
 
 
-def rejection_page(order_by: str, descending: object, limit: object, offset: object) -> None:
-    """The ordering and paging of a ``rejections()`` read."""
+def rejection_page(
+    order_by: str, descending: object, limit: object, offset: object, cursor: object = None
+) -> None:
+    """The ordering and paging of a ``rejections()`` read: an ``offset`` or a ``cursor``."""
     if order_by not in rejections.ORDER_BY:
         raise InvalidInput("order_by", f"{order_by!r} is not one of {list(rejections.ORDER_BY)}")
     flag("descending", descending)
     integer("limit", limit, 1, rejections.MAX_PAGE)
     integer("offset", offset, 0, 2**63 - 1, "2**63 - 1")
+    read_page(1, cursor)
+    if cursor is not None and offset:
+        raise InvalidInput("offset", "give an offset or a cursor, not both")
 
 
 def chain_span(span: object) -> tuple[int, int] | None:

@@ -1,8 +1,9 @@
 """Page cursors of the bounded reads (``Store.list_facts``, ``facts_about``, ``history``,
-``neighborhood``): opaque to callers, checked when they come back.
+``neighborhood``, ``rejections``): opaque to callers, checked when they come back.
 
 Reads page by keyset: a cursor names the last fact of a page by (recorded_at, id) and,
-in a neighborhood, its hop distance (the key of the read's order), and the read it
+in a neighborhood, its hop distance (the key of the read's order); a rejections
+cursor names its last row by the ordering column's value and ``chain_seq``. Each names the read it
 belongs to (a digest of the namespace, the kind of read and what picks its facts:
 for a listing the filters of ``LISTING``). It is URL-safe base64 of that with a
 checksum in front. A cursor that was cut, edited or made up is refused, as is one
@@ -61,12 +62,10 @@ def listing(namespace: str, filters: dict[str, Any]) -> str:
 
 def encode(position: Position, read: str) -> str:
     """The cursor of the page after ``position`` in the listing ``read``."""
-    micros = (position.recorded_at - _EPOCH) // _MICROSECOND
-    fields: list[Any] = [VERSION, micros, position.id, read]
+    fields: list[Any] = [VERSION, _micros(position.recorded_at), position.id, read]
     if position.distance:
         fields.append(position.distance)
-    body = json.dumps(fields, separators=(",", ":")).encode()
-    return base64.urlsafe_b64encode(_check(body) + body).rstrip(b"=").decode("ascii")
+    return _pack(fields)
 
 
 def after_page(facts: Sequence[Any], more: bool, read: str, distance: int = 0) -> str | None:
@@ -86,15 +85,9 @@ def start(cursor: str | None, read: str) -> Position | None:
 def decode(cursor: str, read: str) -> Position:
     """The position ``cursor`` names; InvalidInput on ``cursor`` unless this store gave it
     out for the listing ``read``."""
+    fields = _unpack(cursor)
     try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
-    except (binascii.Error, ValueError):
-        raise InvalidInput("cursor", _GARBLED) from None
-    check, body = raw[:_CHECK_BYTES], raw[_CHECK_BYTES:]
-    if len(check) < _CHECK_BYTES or check != _check(body):
-        raise InvalidInput("cursor", _GARBLED)
-    try:
-        version, micros, fact_id, made_for, *rest = json.loads(body)
+        version, micros, fact_id, made_for, *rest = fields
         distance = rest.pop() if rest else 0
         if (
             version != VERSION
@@ -106,13 +99,94 @@ def decode(cursor: str, read: str) -> Position:
         recorded_at = _EPOCH + micros * _MICROSECOND
     except (ValueError, TypeError, OverflowError):
         raise InvalidInput("cursor", _GARBLED) from None
+    _same_read(made_for, read)
+    return Position(recorded_at, fact_id, distance)
+
+
+@dataclass(frozen=True, slots=True)
+class RejectionPosition:
+    """Where a page of rejections ended: its last row's value of the column the page is
+    ordered by (a time, a number, or None for a missing number) and its ``chain_seq``."""
+
+    value: datetime | float | None
+    chain_seq: int
+
+
+def after_rejections(rows: Sequence[Any], more: bool, order_by: str, read: str) -> str | None:
+    """The cursor of the page of rejections after ``rows`` (ordered by ``order_by``)
+    when ``more`` follow; None: that page was the last."""
+    if not more or not rows:
+        return None
+    value = getattr(rows[-1], order_by)
+    if isinstance(value, datetime):
+        value = _micros(value)
+    return _pack([VERSION, _REJECTIONS, value, rows[-1].chain_seq, read])
+
+
+def rejections_start(cursor: str | None, order_by: str, read: str) -> RejectionPosition | None:
+    """Where a page of rejections starts: after the row ``cursor`` names, or at the
+    beginning (None). InvalidInput on ``cursor`` unless this store gave it out for the
+    listing ``read`` (its filters and order)."""
+    if cursor is None:
+        return None
+    fields = _unpack(cursor)
+    try:
+        version, kind, value, chain_seq, made_for = fields
+        if (
+            version != VERSION
+            or kind != _REJECTIONS
+            or not isinstance(chain_seq, int)
+            or isinstance(value, bool)
+            or not (value is None or isinstance(value, int | float))
+        ):
+            raise ValueError("unknown layout")
+        if order_by == "created_at":
+            if not isinstance(value, int):
+                raise ValueError("a time is a count of microseconds")
+            value = _EPOCH + value * _MICROSECOND
+    except (ValueError, TypeError, OverflowError):
+        raise InvalidInput("cursor", _GARBLED) from None
+    _same_read(made_for, read)
+    return RejectionPosition(value, chain_seq)
+
+
+_REJECTIONS = "rejections"
+
+
+def _same_read(made_for: object, read: str) -> None:
     if made_for != read:
         raise InvalidInput(
             "cursor",
-            "belongs to another listing (other filters, entities or fact, or another "
+            "belongs to another listing (other filters, entities or fact, order or "
             "namespace); give those of the first page, or start again without a cursor",
         )
-    return Position(recorded_at, fact_id, distance)
+
+
+def _micros(when: datetime) -> int:
+    return (when - _EPOCH) // _MICROSECOND
+
+
+def _pack(fields: list[Any]) -> str:
+    body = json.dumps(fields, separators=(",", ":"), allow_nan=False).encode()
+    return base64.urlsafe_b64encode(_check(body) + body).rstrip(b"=").decode("ascii")
+
+
+def _unpack(cursor: str) -> list[Any]:
+    """The fields of a cursor whose checksum holds; InvalidInput otherwise."""
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+    except (binascii.Error, ValueError):
+        raise InvalidInput("cursor", _GARBLED) from None
+    check, body = raw[:_CHECK_BYTES], raw[_CHECK_BYTES:]
+    if len(check) < _CHECK_BYTES or check != _check(body):
+        raise InvalidInput("cursor", _GARBLED)
+    try:
+        fields = json.loads(body)
+    except ValueError:
+        raise InvalidInput("cursor", _GARBLED) from None
+    if not isinstance(fields, list):
+        raise InvalidInput("cursor", _GARBLED)
+    return fields
 
 
 def _check(body: bytes) -> bytes:

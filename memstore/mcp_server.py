@@ -319,6 +319,17 @@ class Rejection(_GateNumbers):
     created_at: datetime
 
 
+class RefusalPage(BaseModel):
+    """One page of the facts the gate refused, newest first."""
+
+    refusals: list[Rejection]
+    next_cursor: str | None = Field(
+        default=None,
+        description="Pass it as cursor, with the same filters, for the next page; "
+        "null: this is the last page.",
+    )
+
+
 class Erased(BaseModel):
     """What ``erase`` removed for good; a tombstone keeps only ids and hashes."""
 
@@ -655,16 +666,18 @@ def build_server(
             Field(description="Only refusals from this time on (ISO 8601; naive means UTC)."),
         ] = None,
         limit: Annotated[int, Field(ge=1, le=MAX_AUDIT, description="How many.")] = 20,
-    ) -> list[Rejection]:
-        """Facts the gate refused to remember, newest first, with the verdict and why."""
+        cursor: Annotated[str | None, Field(description="The previous page's next_cursor.")] = None,
+    ) -> RefusalPage:
+        """Facts the gate refused to remember, newest first, with the verdict and why, a
+        page at a time: pass next_cursor back as cursor, with the same filters."""
         where = rejection_where(
             verdict=None if verdict is None else verdict.value, text=text, since=since
         )
         try:
-            found = store.rejections(limit=limit, **where)
+            found = store.rejections(limit=limit, cursor=cursor, **where)
         except MemstoreError as exc:
             raise failed(exc) from exc
-        return [_rejection(r) for r in found]
+        return RefusalPage(refusals=[_rejection(r) for r in found], next_cursor=found.next_cursor)
 
     def erase(
         reason: Annotated[

@@ -9,10 +9,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
-from memstore import audit, labels, rejections
+from memstore import audit, cursors, labels, rejections
 from memstore.errors import NotFound
 from memstore.models import LabelKind, Rejection
-from memstore.schemas import RejectionFilter, RejectionPublic
+from memstore.schemas import RejectionFilter, RejectionList, RejectionPublic
 from memstore.scope import Scope
 
 
@@ -23,18 +23,31 @@ def page(
     descending: bool,
     limit: int,
     offset: int,
-) -> list[RejectionPublic]:
-    """One page of the rejections that match ``query``."""
+    cursor: str | None = None,
+) -> RejectionList:
+    """One page of the rejections that match ``query``: ``offset`` rows in, or after
+    the row ``cursor`` names (then with a ``next_cursor`` when more follow)."""
+    listing = {
+        "read": "rejections",
+        "order_by": order_by,
+        "descending": descending,
+        **query.model_dump(mode="json", exclude={"since", "until"}),
+    }
+    read = cursors.listing(scope.namespace, listing)
+    after = cursors.rejections_start(cursor, order_by, read)
     with scope.session() as session:
-        return rejections.query(
+        rows = rejections.query(
             session,
             scope.namespace,
             query,
             order_by=order_by,
             descending=descending,
-            limit=limit,
+            limit=limit + 1,
             offset=offset,
+            after=after,
         )
+    more = len(rows) > limit
+    return RejectionList(rows[:limit], cursors.after_rejections(rows[:limit], more, order_by, read))
 
 
 def get(scope: Scope, rejection_id: str) -> RejectionPublic:

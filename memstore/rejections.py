@@ -12,6 +12,7 @@ from sqlmodel import Session, col, select
 
 from memstore import audit, db
 from memstore.admission import Admission
+from memstore.cursors import RejectionPosition
 from memstore.evidence import PreparedEvidence
 from memstore.metadata import stored as stored_metadata
 from memstore.models import (
@@ -109,21 +110,38 @@ def query(
     descending: bool = True,
     limit: int = 100,
     offset: int = 0,
+    after: RejectionPosition | None = None,
 ) -> list[RejectionPublic]:
-    """One page of matching rejections. NULL numbers sort last either way (``created_at``
-    is never NULL: its order is the index's, ``(namespace, created_at, chain_seq)``)."""
+    """One page of matching rejections: ``offset`` rows skipped, or those up to the row
+    ``after`` names. NULL numbers sort last either way (``created_at`` is never NULL:
+    its order is the index's, ``(namespace, created_at, chain_seq)``)."""
     column = col(getattr(Rejection, order_by))
+    seq = col(Rejection.chain_seq)
     direction = column.desc() if descending else column.asc()
-    tiebreak = col(Rejection.chain_seq).desc() if descending else col(Rejection.chain_seq).asc()
+    tiebreak = seq.desc() if descending else seq.asc()
     nulls_last = [] if order_by == "created_at" else [column.is_(None)]
+    found = select(Rejection).where(*conditions(session, namespace, where))
+    if after is not None:
+        found = found.where(_after(column, seq, after, descending))
     rows = session.exec(
-        select(Rejection)
-        .where(*conditions(session, namespace, where))
-        .order_by(*nulls_last, direction, tiebreak, col(Rejection.id))
+        found.order_by(*nulls_last, direction, tiebreak, col(Rejection.id))
         .offset(offset)
         .limit(limit)
     ).all()
     return hydrate(session, rows)
+
+
+def _after(column: Any, seq: Any, position: RejectionPosition, descending: bool) -> Any:
+    """The rows that come after ``position`` in the order (column, chain_seq), NULL
+    numbers last."""
+    last_seq = sa.literal(position.chain_seq, seq.type)
+    if position.value is None:  # among the NULLs, which come last
+        return sa.and_(column.is_(None), seq < last_seq if descending else seq > last_seq)
+    key, here = sa.tuple_(column, seq), sa.tuple_(sa.literal(position.value, column.type), last_seq)
+    beyond = key < here if descending else key > here
+    # created_at is never NULL: the bare range lets the (namespace, created_at, chain_seq)
+    # index seek to the page.
+    return beyond if column.name == "created_at" else sa.or_(column.is_(None), beyond)
 
 
 def count(session: Session, namespace: str, where: RejectionFilter, by: str) -> dict[str, int]:
@@ -139,14 +157,15 @@ def count(session: Session, namespace: str, where: RejectionFilter, by: str) -> 
 
 
 def iterate(session: Session, namespace: str, where: RejectionFilter) -> Iterator[RejectionPublic]:
-    """Every matching rejection, oldest first, read page by page."""
-    offset = 0
+    """Every matching rejection, oldest first, read page by page (each page starts
+    where the last ended, so a page costs the same at the end as at the start)."""
+    after = None
     while True:
-        page = query(session, namespace, where, descending=False, limit=_EXPORT_PAGE, offset=offset)
+        page = query(session, namespace, where, descending=False, limit=_EXPORT_PAGE, after=after)
         yield from page
         if len(page) < _EXPORT_PAGE:
             return
-        offset += len(page)
+        after = RejectionPosition(page[-1].created_at, page[-1].chain_seq or 0)
 
 
 def conditions(session: Session, namespace: str, where: RejectionFilter) -> list[Any]:

@@ -541,6 +541,22 @@ class FactList(list[FactPublic]):
         return f"FactList({list.__repr__(self)}, next_cursor={self.next_cursor!r})"
 
 
+class RejectionList(list[RejectionPublic]):
+    """One page of ``Store.rejections``: a list of rejections that knows where the read
+    stopped. ``next_cursor``, passed back as ``cursor`` with the same filters and order,
+    asks for the next page (after this page's last row, however it was read); None: the
+    last."""
+
+    def __init__(
+        self, rows: Iterable[RejectionPublic] = (), next_cursor: str | None = None
+    ) -> None:
+        super().__init__(rows)
+        self.next_cursor = next_cursor
+
+    def __repr__(self) -> str:
+        return f"RejectionList({list.__repr__(self)}, next_cursor={self.next_cursor!r})"
+
+
 class EvidenceQuery(_SearchInput):
     """An evidence search (``Store.search_evidence``). ``source``: one or several
     sources; ``current_only``: skip versions a refreshed source has replaced."""

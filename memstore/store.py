@@ -59,6 +59,7 @@ from memstore.schemas import (
     FactPage,
     FactPublic,
     NeighborhoodPublic,
+    RejectionList,
     RejectionPublic,
     RememberReport,
     SearchHit,
@@ -358,13 +359,16 @@ class Store(ReverifyCalls, LabelCalls, Closing):
         descending: bool = True,
         limit: int = 100,
         offset: int = 0,
+        cursor: str | None = None,
         **where: Any,
-    ) -> list[RejectionPublic]:
+    ) -> RejectionList:
         """Rejected facts of this namespace, newest first by default, filtered by ``where``
-        (``RejectionFilter``'s fields), ordered by ``order_by`` and paged."""
-        checks.rejection_page(order_by, descending, limit, offset)
+        (``RejectionFilter``'s fields), ordered by ``order_by`` and paged: a list whose
+        ``next_cursor``, passed as ``cursor`` with the same filters and order, reads on
+        (in the same time at any depth; ``offset`` skips rows one by one)."""
+        checks.rejection_page(order_by, descending, limit, offset, cursor)
         query = checks.rejection_filter(where)
-        return rejection_reads.page(self._scope, query, order_by, descending, limit, offset)
+        return rejection_reads.page(self._scope, query, order_by, descending, limit, offset, cursor)
 
     def get_rejection(self, rejection_id: str) -> RejectionPublic:
         """A rejection by id."""

@@ -12,9 +12,9 @@ from rich.table import Table
 
 from memstore.cli.console import Exit, out
 from memstore.cli.context import open_store, settings
-from memstore.cli.parsing import NamespaceOption, StoreOption, store_filters
+from memstore.cli.parsing import CursorOption, NamespaceOption, StoreOption, store_filters
 from memstore.cli.program import command
-from memstore.cli.render import num, to_json
+from memstore.cli.render import num, print_more, to_json
 from memstore.errors import InvalidInput
 from memstore.fronts import REJECTION_FILTERS, rejection_where
 
@@ -40,6 +40,7 @@ def audit(
     ),
     limit: Annotated[int, typer.Option(min=1, max=1000)] = 20,
     offset: Annotated[int, typer.Option(min=0)] = 0,
+    cursor: CursorOption = None,
     output: Annotated[
         str, typer.Option("--format", help="table, json, jsonl or csv (jsonl/csv: every match).")
     ] = "table",
@@ -49,7 +50,8 @@ def audit(
     store: StoreOption = None,
     namespace: NamespaceOption = None,
 ) -> None:
-    """Facts the gate rejected, newest first: what was claimed, the verdict and its numbers."""
+    """Facts the gate rejected, newest first: what was claimed, the verdict and its numbers.
+    Pass the printed --cursor for the next page."""
     if output not in ("table", "json", "jsonl", "csv"):
         raise InvalidInput("format", f"{output!r} is not table, json, jsonl or csv")
     where = rejection_where(**store_filters(ctx, REJECTION_FILTERS))
@@ -67,9 +69,12 @@ def audit(
         if output in ("jsonl", "csv"):
             opened.export_rejections(sys.stdout, format=output, **where)
             return
-        rows = opened.rejections(order_by=order_by, limit=limit, offset=offset, **where)
+        rows = opened.rejections(
+            order_by=order_by, limit=limit, offset=offset, cursor=cursor, **where
+        )
     if output == "json":
         typer.echo(to_json(rows))
+        print_more(rows.next_cursor)
         return
     table = Table(title=f"Rejected in {opened.namespace}", title_justify="left")
     table.add_column("id", no_wrap=True, min_width=32)
@@ -88,8 +93,7 @@ def audit(
     out.print(table)
     if not rows:
         out.print(f"No rejections in namespace {opened.namespace!r} match.")
-    elif len(rows) == limit:
-        out.print(f"First {limit}; more with --offset {offset + limit} or --format csv.")
+    print_more(rows.next_cursor)
     if rows:
         out.print("p0, p1, bits and the evidence of each: --format json, or --format csv")
 

@@ -125,6 +125,52 @@ def test_sorting_and_pages(audited: tuple[Store, dict[str, RejectionPublic], dat
     assert [r.id for p in pages for r in p] == ids(store.rejections(order_by="p1"))
 
 
+@pytest.mark.parametrize("order_by", ["created_at", "budget_gap", "p1", "p0"])
+@pytest.mark.parametrize("descending", [True, False])
+def test_cursor_pages_read_every_row_once_in_order(
+    audited: tuple[Store, dict[str, RejectionPublic], datetime], order_by: str, descending: bool
+) -> None:
+    """Pages by cursor (each after the last row of the one before, NULL numbers last)
+    add up to the unpaged list; the last page has no cursor."""
+    store, _, _ = audited
+    whole = store.rejections(order_by=order_by, descending=descending)
+    assert whole.next_cursor is None
+    pages = [store.rejections(order_by=order_by, descending=descending, limit=2)]
+    while pages[-1].next_cursor is not None:
+        pages.append(
+            store.rejections(
+                order_by=order_by, descending=descending, limit=2, cursor=pages[-1].next_cursor
+            )
+        )
+    assert [len(p) for p in pages] == [2, 2, 1]
+    assert [r.id for p in pages for r in p] == ids(whole)
+
+
+def test_a_cursor_belongs_to_its_filters_and_order(
+    audited: tuple[Store, dict[str, RejectionPublic], datetime],
+) -> None:
+    store, _, _ = audited
+    cursor = store.rejections(limit=1, verdict="unsupported").next_cursor
+    assert cursor is not None
+    assert len(store.rejections(limit=1, verdict="unsupported", cursor=cursor)) == 1
+    fact_cursor = store.list_facts(limit=1).next_cursor
+    assert fact_cursor is not None
+    for call in (
+        lambda: store.rejections(cursor=cursor),  # other filters
+        lambda: store.rejections(verdict="unsupported", order_by="p1", cursor=cursor),
+        lambda: store.rejections(verdict="unsupported", descending=False, cursor=cursor),
+        lambda: store.rejections(verdict="unsupported", cursor=cursor[:-3]),
+        lambda: store.rejections(verdict="unsupported", cursor="x" * 20),
+        lambda: store.rejections(cursor=fact_cursor),  # a listing of facts
+    ):
+        with pytest.raises(InvalidInput) as err:
+            call()
+        assert err.value.field == "cursor"
+    with pytest.raises(InvalidInput) as err:
+        store.rejections(verdict="unsupported", cursor=cursor, offset=1)
+    assert err.value.field == "offset"
+
+
 def test_counts_by_verdict_and_by_day(
     audited: tuple[Store, dict[str, RejectionPublic], datetime],
 ) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from fastapi import Depends, Query, Request
+from fastapi import Depends, Query, Request, Response
 from pydantic import BaseModel, Field
 
 from memstore.drift import DriftReport
@@ -14,7 +14,7 @@ from memstore.fronts import rejection_where
 from memstore.rejections import MAX_PAGE, ORDER_BY
 from memstore.rest.auth import Eraser, NamespaceStore
 from memstore.rest.models import EraseRequest
-from memstore.rest.routes.common import ERASE_ERRORS, NOT_FOUND, namespace_router
+from memstore.rest.routes.common import ERASE_ERRORS, NOT_FOUND, Cursor, namespace_router
 from memstore.rest.state import drift_report
 from memstore.schemas import ErasurePublic, RejectionPublic
 
@@ -46,15 +46,28 @@ Filters = Annotated[dict[str, Any], Depends(_filters)]
 def list_rejections(
     store: NamespaceStore,
     filters: Filters,
+    request: Request,
+    response: Response,
     order_by: Annotated[str, Query(description=f"One of {', '.join(ORDER_BY)}.")] = "created_at",
     descending: bool = True,
     limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 100,
     offset: Annotated[int, Query(ge=0)] = 0,
+    cursor: Cursor = None,
 ) -> list[RejectionPublic]:
-    """The audit log of facts the gate refused, newest first by default."""
-    return store.rejections(
-        order_by=order_by, descending=descending, limit=limit, offset=offset, **filters
-    )
+    """The audit log of facts the gate refused, newest first by default, a page at a
+    time: by ``offset``, or by ``cursor`` (as fast at any depth). When more follow, the
+    ``Link`` header names the next page (``rel="next"``): the same query with the cursor
+    of this page's last row."""
+    rows = store.rejections(
+        order_by=order_by, descending=descending, limit=limit, offset=offset, cursor=cursor,
+        **filters,
+    )  # fmt: skip
+    if rows.next_cursor is not None:
+        following = request.url.remove_query_params("offset").include_query_params(
+            cursor=rows.next_cursor
+        )
+        response.headers["Link"] = f'<{following}>; rel="next"'
+    return rows
 
 
 @router.get("/rejections/counts", tags=["audit"], summary="Count rejected facts")

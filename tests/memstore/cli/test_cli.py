@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -83,6 +84,20 @@ def test_add_stores_a_grounded_fact_and_exits_3_with_the_verdict_for_an_unground
     assert json.loads(counts.stdout) == {"insufficient_evidence": 1}
     # The rejection is Alice's alone.
     assert json.loads(cli("audit", "-n", "user:bob", "--format", "json").stdout) == []
+
+
+def test_audit_pages_by_the_printed_cursor(cli: Any) -> None:
+    for _ in range(3):
+        assert cli("add", *SHELLFISH, "-e", SAID, "-n", NS).exit_code == Exit.REJECTED
+    whole = [r["id"] for r in json.loads(cli("audit", "-n", NS, "--format", "json").stdout)]
+    first = cli("audit", "-n", NS, "--limit", "2", "--format", "json")
+    [cursor] = re.findall(r"--cursor (\S+)", first.stderr)
+    rest = cli("audit", "-n", NS, "--limit", "2", "--format", "json", "--cursor", cursor)
+    assert rest.exit_code == 0 and "--cursor" not in rest.stderr
+    paged = [r["id"] for r in json.loads(first.stdout) + json.loads(rest.stdout)]
+    assert len(whole) == 3 and paged == whole
+    both = cli("audit", "-n", NS, "--offset", "1", "--cursor", cursor)
+    assert both.exit_code == Exit.BAD_INPUT and "offset" in both.stderr
 
 
 def test_add_reads_facts_from_a_file_or_stdin(cli: Any, tmp_path: Path) -> None:

@@ -401,7 +401,9 @@ async def test_recall_finds_the_stored_fact_and_not_the_refused_one(served: Serv
 
 async def test_audit_lists_the_refusal(served: Served) -> None:
     client, refused = served.client, served.refused
-    [rejection] = (await call(client, "audit_rejections", {}))["result"]
+    page = await call(client, "audit_rejections", {})
+    assert page["next_cursor"] is None
+    [rejection] = page["refusals"]
     assert rejection["rejection_id"] == refused["rejection_id"]
     assert rejection["statement"] == SHELLFISH["statement"]
     assert rejection["verdict"] == "insufficient_evidence" and rejection["reason"]
@@ -409,7 +411,7 @@ async def test_audit_lists_the_refusal(served: Served) -> None:
     assert rejection["budget_gap"] == pytest.approx(refused["budget_gap"])
 
     async def count(**where: Any) -> int:
-        return len((await call(client, "audit_rejections", where))["result"])
+        return len((await call(client, "audit_rejections", where))["refusals"])
 
     assert await count(verdict="insufficient_evidence") == 1
     assert await count(verdict="contradicted") == 0

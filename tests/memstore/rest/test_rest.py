@@ -234,6 +234,29 @@ def test_a_rejected_fact_is_422_audited_and_not_stored(api: Api, alice: httpx.Cl
     assert "Alice is allergic to shellfish." not in [h["fact"]["statement"] for h in hits]
 
 
+def test_rejections_page_by_the_link_header(api: Api, alice: httpx.Client) -> None:
+    """Each page's ``Link: rel="next"`` is the same query with its cursor; following them
+    reads every matching rejection once, in order, and the last page has none."""
+    for food in ("shellfish", "sesame", "soy", "wheat", "mustard"):
+        assert alice.post(f"{ALICE}/facts", json=allergy_body(food)).status_code == 422
+    query = {"entity": "Alice", "order_by": "p1", "descending": "false"}
+    whole = alice.get(f"{ALICE}/rejections", params=query).json()
+    assert len(whole) >= 5
+    seen: list[str] = []
+    response = alice.get(f"{ALICE}/rejections", params={**query, "limit": 2, "offset": 0})
+    while True:
+        assert response.status_code == 200, response.text
+        seen += [r["id"] for r in response.json()]
+        if "next" not in response.links:
+            break
+        following = httpx.URL(response.links["next"]["url"])
+        assert "offset" not in following.params and following.params["order_by"] == "p1"
+        response = alice.get(following)
+    assert seen == [r["id"] for r in whole]
+    bad = alice.get(f"{ALICE}/rejections", params={"cursor": "not-a-cursor"})
+    assert bad.status_code == 400 and "cursor" in bad.text
+
+
 def test_a_batch_reports_each_fact_stored_or_rejected(api: Api, alice: httpx.Client) -> None:
     before = row_counts(api.db_url)
     dave = {"name": "Dave", "kind": "person", "role": "patient"}
