@@ -27,6 +27,7 @@ from memstore.schemas import (
     MAX_CURSOR_CHARS,
     MAX_LIST_LIMIT,
     MAX_NEIGHBORHOOD_FACTS,
+    MAX_SEARCH_K,
     ClaimCheck,
     EvidenceQuery,
     FactCreate,
@@ -334,6 +335,7 @@ def search_query(
     expand: bool,
     min_score: float | None,
     metadata: Mapping[str, Any] | None = None,
+    offset: int = 0,
 ) -> SearchQuery:
     """A checked fact search (``Store.search``'s arguments)."""
     fields = {
@@ -349,8 +351,12 @@ def search_query(
         "recorded_before": recorded_before,
         "expand": expand,
         "min_score": min_score,
+        "offset": offset,
     }
-    return parse(SearchQuery, None, fields)
+    q = parse(SearchQuery, None, fields)
+    if q.offset + q.k > MAX_SEARCH_K:
+        raise InvalidInput("offset", f"offset + k may be at most {MAX_SEARCH_K}")
+    return q
 
 
 def recall_query(

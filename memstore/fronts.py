@@ -30,9 +30,9 @@ if TYPE_CHECKING:
 
 #: ``Store.rejections``, ``count_rejections`` and ``export_rejections`` filter by these.
 REJECTION_FILTERS: tuple[str, ...] = tuple(RejectionFilter.model_fields)
-#: What ``Store.search`` and ``search_evidence`` take besides the query and ``k``.
+#: What ``Store.search`` and ``search_evidence`` take besides the query, ``k`` and the page.
 SEARCH_FILTERS: tuple[str, ...] = tuple(
-    f for f in SearchQuery.model_fields if f not in ("query", "k")
+    f for f in SearchQuery.model_fields if f not in ("query", "k", "offset")
 )
 EVIDENCE_FILTERS: tuple[str, ...] = tuple(
     f for f in EvidenceQuery.model_fields if f not in ("query", "k")

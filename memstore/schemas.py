@@ -493,9 +493,11 @@ class _SearchInput(_Recorded):
 
 class SearchQuery(_SearchInput, FactFilters):
     """A fact search (``Store.search``), filtered as ``FactFilters`` says. ``expand``:
-    add facts one hop away through a hit's entities."""
+    add facts one hop away through a hit's entities; ``offset``: skip that many of the
+    best hits (a later page)."""
 
     expand: Annotated[bool, Field(strict=True)] = False
+    offset: Annotated[int, Field(ge=0, le=MAX_SEARCH_K - 1, strict=True)] = 0
 
 
 #: Facts one page of ``Store.list_facts`` holds: by default, and at most.

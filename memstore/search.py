@@ -116,7 +116,11 @@ def search_facts(
     value, in the index and in SQL); ``min_score``: only hits whose relevance
     (see ``rank``) reaches it. ``expand`` appends, after the hits, up to ``k`` facts
     that share an entity with a hit (same filters but entity and ``min_score``: the
-    graph picks them, not the query), each naming the hit in ``via``.
+    graph picks them, not the query), each naming the hit in ``via``. ``offset``
+    skips that many of the best hits: the page after ``k`` hits is ``offset=k``. Each
+    page ranks the best ``offset + k`` afresh, and a deeper page ranks a wider window,
+    so a hit near a page's edge can show on both pages or on neither when the two sides
+    (meaning, text) disagree about it or its full-text score ties another's.
     """
     index = handle.ready()
     with scope.session() as session:
@@ -132,11 +136,12 @@ def search_facts(
         recorded_before=q.recorded_before,
         metadata=q.metadata,
     )
-    ranked = rank(handle, FACTS, q.query, q.mode, where, q.k)
+    ranked = rank(handle, FACTS, q.query, q.mode, where, q.offset + q.k)
     with scope.session() as session:
         # SQL has the last word on status: another process may have changed it.
         found = {f.id: f for f in scope.facts_by_id(session, ranked.order, wanted)}
-    kept = ranked.passing([i for i in ranked.order if i in found], q.min_score)[: q.k]
+    passing = ranked.passing([i for i in ranked.order if i in found], q.min_score)
+    kept = passing[q.offset : q.offset + q.k]
     hits = [SearchHit(fact=found[i], score=ranked.fused[i], **ranked.sides[i]) for i in kept]
     if q.expand and hits:
 

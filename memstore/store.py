@@ -439,14 +439,16 @@ class Store(ReverifyCalls, LabelCalls, Closing):
         expand: bool = False,
         min_score: float | None = None,
         metadata: Mapping[str, Any] | None = None,
+        offset: int = 0,
     ) -> list[SearchHit]:
         """The ``k`` facts that best match ``query``, best first, by meaning and full text
         fused (``mode="hybrid"``) or one side (``"vector"``, ``"text"``), filtered as
         ``facts_about`` reads; ``expand`` adds facts one hop away; ``min_score`` drops
-        hits whose ``relevance`` (0..1) is below it (``memstore.search``)."""
+        hits whose ``relevance`` (0..1) is below it; ``offset`` skips that many of the best
+        hits, for a later page (``memstore.search``)."""
         q = checks.search_query(
             query, k, mode, relation, entity, statuses, as_of, recorded_after, recorded_before,
-            expand, min_score, metadata,
+            expand, min_score, metadata, offset,
         )  # fmt: skip
         wanted = checks.read_statuses(q.statuses, q.as_of)
         return search.search_facts(self._scope, self._index, q, wanted)

@@ -28,6 +28,7 @@ from memstore.cli.parsing import (
 )
 from memstore.cli.program import command
 from memstore.cli.render import metadata_text, num, print_facts, print_more, to_json
+from memstore.errors import InvalidInput
 from memstore.fronts import EVIDENCE_FILTERS, RECALL_FILTERS, SEARCH_FILTERS, fact_history
 from memstore.recall import DEFAULT_BUDGET_TOKENS, DEFAULT_K, DEFAULT_MIN_SCORE
 from memstore.schemas import DEFAULT_NEIGHBORHOOD_FACTS, DEFAULT_READ_LIMIT, MAX_NEIGHBORHOOD_FACTS
@@ -171,6 +172,9 @@ def search(
     ctx: typer.Context,
     query: Annotated[str, typer.Argument(help="What to look for, in words.")],
     k: Annotated[int, typer.Option("-k", min=1, max=1000, help="How many hits.")] = 10,
+    offset: Annotated[
+        int, typer.Option(min=0, help="Skip this many of the best facts (the next page: k).")
+    ] = 0,
     mode: Annotated[str, typer.Option(help="hybrid, vector (meaning) or text (keywords).")] = (
         "hybrid"
     ),
@@ -187,11 +191,13 @@ def search(
 ) -> None:
     """Facts (or evidence) of a namespace that best match QUERY, by meaning and keywords."""
     filters = store_filters(ctx, EVIDENCE_FILTERS if evidence else SEARCH_FILTERS)
+    if evidence and offset:
+        raise InvalidInput("offset", "pages fact searches only; leave it out with --evidence")
     with open_store(ctx, store, namespace, index=index) as opened:
         if evidence:
             chunks = opened.search_evidence(query, k, **filters)
         else:
-            facts = opened.search(query, k, **filters)
+            facts = opened.search(query, k, offset=offset, **filters)
     if as_json:
         typer.echo(to_json(chunks if evidence else facts))
         return
@@ -212,7 +218,7 @@ def search(
         table.add_column("status")
         table.add_column("conf.")
         table.add_column("statement", ratio=1)
-        for n, hit in enumerate(facts, 1):
+        for n, hit in enumerate(facts, offset + 1):
             fact = hit.fact
             table.add_row(
                 str(n),

@@ -176,12 +176,26 @@ def test_expansion_adds_facts_one_hop_away_through_shared_entities(indexed_store
     assert far.id not in [h.fact.id for h in hits]  # two hops away
 
 
+def test_pages_by_offset_continue_one_ranking(indexed_store: Store) -> None:
+    """By meaning alone (distinct statements: no ties), pages by ``offset`` are the
+    slices of one long page. (Full-text ties fall either way between two windows.)"""
+    foods = "peanuts sesame soy wheat mustard celery lupin milk eggs fish squid oats".split()
+    indexed_store.add_facts([allergy(food) for food in foods])
+    whole = [h.fact.id for h in indexed_store.search(QUESTION, 12, mode="vector")]
+    pages = [indexed_store.search(QUESTION, 5, mode="vector", offset=n) for n in (0, 5, 10)]
+    assert [len(p) for p in pages] == [5, 5, 2]
+    assert len(set(whole)) == 12 and [h.fact.id for p in pages for h in p] == whole
+    assert indexed_store.search(QUESTION, 5, offset=995) == []
+
+
 def test_bad_search_input_names_the_field(indexed_store: Store) -> None:
     for kwargs, field in [
         ({"query": "  "}, "query"),
         ({"query": "x", "k": 0}, "k"),
         ({"query": "x", "k": "3"}, "k"),
         ({"query": "x", "mode": "fuzzy"}, "mode"),
+        ({"query": "x", "offset": -1}, "offset"),
+        ({"query": "x", "k": 10, "offset": 991}, "offset"),
         ({"query": "x", "statuses": ["gone"]}, "statuses"),
         (
             {

@@ -67,10 +67,14 @@ def search(
     expand: Annotated[
         bool, Query(description="Also return facts one hop away through a hit's entities.")
     ] = False,
+    offset: Annotated[
+        int, Query(ge=0, lt=MAX_SEARCH_K, description="Skip this many of the best hits.")
+    ] = 0,
 ) -> list[SearchHit]:
-    """Facts that best match ``q`` by meaning and keywords, best first."""
+    """Facts that best match ``q`` by meaning and keywords, best first; ``offset=k`` for
+    the next page (``offset + k`` at most 1,000)."""
     with param_names(_QUERY_NAMES):
-        return store.search(q, **ranking, expand=expand, **filters)
+        return store.search(q, **ranking, expand=expand, offset=offset, **filters)
 
 
 @router.get("/recall", tags=["search"], summary="Recall memories for a prompt")

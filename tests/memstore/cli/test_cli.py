@@ -182,6 +182,7 @@ def test_evidence_files_and_quotes_become_sources_and_citations(cli: Any, tmp_pa
         (["add", "A fact.", "--file", "no-such-file.json"], "file"),
         (["add", "A fact.", "-m", "Alice", "-e", SAID, "--confidence", "2"], "confidence"),
         (["get", "no-such-fact"], "no fact 'no-such-fact'"),
+        (["search", "peanuts", "--evidence", "--offset", "5"], "offset"),
         (["-n", "not a namespace!", "stats"], "store.namespace"),
         (["audit", "--format", "xml"], "format"),
         (["audit", "--since", "last tuesday"], "since"),

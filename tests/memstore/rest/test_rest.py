@@ -24,6 +24,8 @@ def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Api]:
     app = create_app(settings_for(str(data)))
     with serving(app) as base:
         server = Api(base, app, f"sqlite:///{data / 'memstore.db'}")
+        # The first request opens (and creates) the database: before any test counts rows.
+        assert server.client(ALICE_KEY).get(f"{ALICE}/rejections").status_code == 200
         yield server
         server.close()
 
@@ -231,6 +233,8 @@ def test_a_rejected_fact_is_422_audited_and_not_stored(api: Api, alice: httpx.Cl
     counts = alice.get(f"{ALICE}/rejections/counts", params={"by": "verdict"}).json()
     assert counts["insufficient_evidence"] >= 1
     hits = alice.get(f"{ALICE}/search", params={"q": "shellfish allergy", "mode": "text"}).json()
+    deep = alice.get(f"{ALICE}/search", params={"q": "allergy", "k": 10, "offset": 991})
+    assert deep.status_code == 400 and "offset" in deep.text
     assert "Alice is allergic to shellfish." not in [h["fact"]["statement"] for h in hits]
 
 
