@@ -114,6 +114,13 @@ def flag(field: str, value: object) -> bool:
     return value
 
 
+def one_of(field: str, value: object, allowed: Sequence[str]) -> str:
+    """One of the ``allowed`` names."""
+    if not isinstance(value, str) or value not in allowed:
+        raise InvalidInput(field, f"{value!r} is not one of {list(allowed)}")
+    return value
+
+
 def positive(field: str, value: timedelta) -> timedelta:
     """A positive ``datetime.timedelta``."""
     if not isinstance(value, timedelta) or value <= timedelta(0):

@@ -16,6 +16,7 @@ from typing import Any
 from memstore import db, indexing
 from memstore.embeddings import Embedder, Matrix
 from memstore.errors import InvalidInput, MemstoreError, StorageError
+from memstore.index_writer import IndexWriter
 from memstore.object_store import ObjectStore, check_index_uri, is_uri
 from memstore.scope import Scope
 from memstore.vectors import SearchIndex
@@ -73,6 +74,23 @@ class IndexHandle:
         self.index: SearchIndex | None = None
         #: Why search cannot run, in words that say what to do; None when it can.
         self.problem: str | None = None
+        #: The thread that applies new facts' changes (``index_writes="background"``).
+        self.writer: IndexWriter | None = None
+
+    def start_writer(self) -> None:
+        """Leave new facts' index changes to a background thread (``memstore.index_writer``):
+        writes return once SQL holds them."""
+        if self.writer is None and self.usable:
+            self.writer = IndexWriter(
+                lambda: self.apply_queued(namespace=self.scope.namespace),
+                name=f"memstore-index:{self.scope.namespace}",
+            )
+
+    def stop_writer(self) -> None:
+        """Stop the background thread, once it has applied what is queued."""
+        if self.writer is not None:
+            self.writer.stop()
+            self.writer = None
 
     def open(self, embedder: Embedder, vector_index_at: int, where: object) -> None:
         """Open the index; ``where`` (data directory or URL) goes into the advice to rebuild."""

@@ -73,6 +73,8 @@ from memstore.write_path import check_correction
 __all__ = ["DEFAULT_NAMESPACE", "DEFAULT_NEAR_DUPLICATE", "MAX_BATCH", "Store"]
 
 DEFAULT_NAMESPACE = "default"
+#: How a write reaches the search index: before it returns, or by a background thread.
+INDEX_WRITES = ("inline", "background")
 #: A store opening with more queued index changes than this says it is replaying them.
 REPLAY_NOTICE_AT = 1_000
 
@@ -93,9 +95,13 @@ class Store(ReverifyCalls, LabelCalls, Closing):
     ``object_store`` (a ``memstore.ObjectStore`` or its fields) says how to reach an
     ``s3://`` index: endpoint, region, credentials, TLS (default: LanceDB's ``AWS_*``).
     A write reports live facts with its members and an at least ``near_duplicate``
-    cosine-similar statement (None: never). ``sources`` (a ``SourcePolicy`` or its fields)
-    bound what re-verification fetches (default: unrestricted); ``limits`` bound one
-    call's claims and evidence (default 100 claims, 100,000 characters).
+    cosine-similar statement (None: never). ``index_writes="background"``: a write
+    returns once SQL holds it and a thread of this store indexes it (a search sees it
+    within about a second; ``sync_index()`` waits for it; no near duplicates are
+    reported); ``"inline"`` (default): the write indexes it before it returns.
+    ``sources`` (a ``SourcePolicy`` or its fields) bound what re-verification fetches
+    (default: unrestricted); ``limits`` bound one call's claims and evidence (default
+    100 claims, 100,000 characters).
     """
 
     def __init__(
@@ -115,6 +121,7 @@ class Store(ReverifyCalls, LabelCalls, Closing):
         sources: SourcePolicy | Mapping[str, Any] | None = None,
         limits: Limits | None = None,
         object_store: ObjectStore | Mapping[str, Any] | None = None,
+        index_writes: str = "inline",
     ) -> None:
         self.namespace = checks.namespace(namespace)
         self.limits = checks.limits(limits)
@@ -122,6 +129,7 @@ class Store(ReverifyCalls, LabelCalls, Closing):
         self.hook: WriteHook = hooks.store_hook(gate, policy, hook)
         override = checks.positive_fields(recheck_after=recheck_after, retry_after=retry_after)
         self.near_duplicate = checks.similarity_threshold(near_duplicate)
+        background = checks.one_of("index_writes", index_writes, INDEX_WRITES) == "background"
         checks.index_options(vector_index_at, embedder)
         self.url, self.data_dir = db.database_url(path_or_url)
         self.index_uri = index_uri(index, self.data_dir)
@@ -131,13 +139,17 @@ class Store(ReverifyCalls, LabelCalls, Closing):
         self._scope, self._graph, self._index = parts.scope, parts.graph, parts.index
         self._writes, self._forgetting, self._log = parts.writes, parts.forgetting, parts.log
         self._reverification = parts.reverification
+        if background:
+            self._index.start_writer()
 
     # -- lifecycle -------------------------------------------------------------
 
     def close(self) -> None:
-        """Stop the background re-verifier and release the database; idempotent."""
+        """Stop the background re-verifier and index writer (which first applies what is
+        queued) and release the database; idempotent."""
         if not self._scope.closed:
             self.stop_reverifier()
+            self._index.stop_writer()
             self._scope.closed = True
             self._log.before_close()  # see ``erase``
             self._scope.engine.dispose()

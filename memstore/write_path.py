@@ -257,8 +257,12 @@ class WritePath:
 
     def _index_written(self, stored: list[FactPublic], new_evidence: list[str]) -> None:
         """After the commit: report near duplicates of the new facts, then index them
-        and the new evidence."""
+        and the new evidence (or, with a background index writer, wake it: no near
+        duplicates are reported then)."""
         if not self.index.usable:
+            return
+        if self.index.writer is not None:
+            self.index.writer.wake()
             return
         touched = [f.id for f in stored]
         touched += [f.supersedes_id for f in stored if f.supersedes_id]

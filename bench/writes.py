@@ -1,0 +1,82 @@
+"""Ungated write latency with the search index written inline or by a background thread.
+
+    python bench/writes.py [--single 300] [--bulk 1000]
+
+For each ``index_writes`` mode (``inline``: a write embeds and indexes its facts before
+it returns; ``background``: it returns once SQL holds them and a thread of the store
+indexes them), on a fresh SQLite store with the packaged MiniLM embedder (loaded and
+warmed before the clock): ``single`` facts written one ``add_fact`` at a time (p50/p95),
+then ``bulk`` facts in ``add_facts`` batches of 1,000 (facts per second committed), then
+how long ``sync_index()`` takes to catch the index up after the bulk write. The facts
+are the seeded synthetic World's (``bench/synthetic.py``). Results go to
+``bench/results/writes.json`` with the machine, the date, the commit and the command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from measure import RESULTS, SEED, percentiles, provenance, save
+from synthetic import World
+
+import memstore
+
+MODES = ("inline", "background")
+BATCH = 1_000
+
+
+def measure(mode: str, facts: list[dict[str, Any]], single: int) -> dict[str, Any]:
+    """One mode on a fresh store: single writes, bulk writes, then the index catching up."""
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        memstore.open(Path(tmp), "bench", hook=memstore.Ungated(), index_writes=mode) as store,
+    ):
+        store.add_facts(facts[:50])  # the embedder loaded and warm
+        store.sync_index()
+        samples = []
+        for fact in facts[50 : 50 + single]:
+            started = time.perf_counter()
+            store.add_fact(fact)
+            samples.append(time.perf_counter() - started)
+        bulk = facts[50 + single :]
+        started = time.perf_counter()
+        for first in range(0, len(bulk), BATCH):
+            store.add_facts(bulk[first : first + BATCH])
+        bulk_seconds = time.perf_counter() - started
+        backlog = store.index_backlog()
+        started = time.perf_counter()
+        store.sync_index()
+        sync_seconds = time.perf_counter() - started
+        found = store.search(bulk[-1]["statement"], 1, mode="text")
+        return {
+            "mode": mode,
+            "single_add_fact": percentiles(samples),
+            "bulk_facts_per_s": round(len(bulk) / bulk_seconds, 1),
+            "queued_after_bulk": backlog,
+            "sync_index_after_bulk_s": round(sync_seconds, 2),
+            "last_bulk_fact_found": bool(found)
+            and found[0].fact.statement == bulk[-1]["statement"],
+        }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--single", type=int, default=300)
+    parser.add_argument("--bulk", type=int, default=1_000)
+    parser.add_argument("--out", type=Path, default=RESULTS / "writes.json")
+    args = parser.parse_args(argv)
+    facts = list(World(50 + args.single + args.bulk, SEED).items())
+    result = provenance("writes")
+    result["single"], result["bulk"] = args.single, args.bulk
+    result["modes"] = [measure(mode, facts, args.single) for mode in MODES]
+    save(result, args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

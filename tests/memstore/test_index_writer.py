@@ -1,0 +1,100 @@
+"""Index writes on a background thread (``index_writes="background"``): a write returns
+once SQL holds it; the thread, ``sync_index()`` or ``close()`` brings the index in line,
+and nothing is lost or indexed twice."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import lancedb
+import pytest
+from crash_checks import check_whole, sql_rows
+from workers import NS, HashedWords, fact
+
+import memstore
+from memstore import InvalidInput, Store
+from memstore.vectors import FACTS
+
+
+def open_store(data_dir: Path, **options: object) -> Store:
+    return memstore.open(
+        data_dir,
+        NS,
+        hook=memstore.Ungated(),
+        embedder=HashedWords(),
+        index_writes="background",
+        **options,
+    )
+
+
+def wait_for_empty_queue(store: Store, seconds: float = 120) -> None:
+    """Poll until the thread has applied everything (not a timing test: the deadline only
+    stops a hung thread from hanging the suite)."""
+    deadline = time.monotonic() + seconds
+    while store.index_backlog():
+        assert time.monotonic() < deadline, "the background writer applied nothing"
+        time.sleep(0.05)
+
+
+@pytest.mark.both_databases
+def test_the_thread_indexes_writes_without_being_asked(data_dir: Path, tmp_path: Path) -> None:
+    with open_store(data_dir, index=tmp_path / "index") as store:
+        written = [store.add_fact(fact(n)) for n in range(12)]
+        assert all(f.near_duplicates is None or f.near_duplicates == [] for f in written)
+        wait_for_empty_queue(store)
+        hits = store.search(written[7].statement, 3, mode="text")
+        assert hits and hits[0].fact.id == written[7].id
+
+
+def test_sync_index_waits_for_a_write_and_close_leaves_nothing_queued(data_dir: Path) -> None:
+    with open_store(data_dir) as store:
+        batch = store.add_facts([fact(n) for n in range(40)])
+        store.sync_index()
+        assert store.index_backlog() == 0
+        assert store.search(batch[-1].statement, 1, mode="text")[0].fact.id == batch[-1].id
+        more = store.add_facts([fact(n) for n in range(40, 80)])
+    # close() stopped the thread once it had applied the queue: SQL and the index agree.
+    facts = check_whole(f"sqlite:///{data_dir / 'memstore.db'}", data_dir / "index")
+    assert set(facts) == {f.id for f in batch + more}
+
+
+def test_writes_retracts_and_searches_from_threads_leave_sql_and_index_agreeing(
+    data_dir: Path,
+) -> None:
+    """Three threads write and retract while the background writer applies their
+    changes; afterwards each fact is in the index once, with its SQL status."""
+    errors: list[BaseException] = []
+    with open_store(data_dir) as store:
+
+        def work(first: int) -> None:
+            try:
+                for n in range(first, first + 20):
+                    written = store.add_fact(fact(n))
+                    store.search(written.statement, 3, mode="text")
+                    if n % 4 == 0:
+                        store.retract(written.id, "changed its mind")
+            except BaseException as exc:  # reported by the test below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=work, args=(t * 100,)) for t in range(3)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert not errors, errors
+    url = f"sqlite:///{data_dir / 'memstore.db'}"
+    facts = dict(sql_rows(url, "SELECT id, status FROM facts WHERE namespace = :ns"))
+    assert len(facts) == 60 and list(facts.values()).count("retracted") == 15
+    assert sql_rows(url, "SELECT count(*) FROM index_outbox") == [(0,)]
+    table = lancedb.connect(data_dir / "index").open_table(FACTS)
+    indexed = table.search().select(["id", "status"]).limit(None).to_arrow().to_pylist()
+    assert len(indexed) == len(facts)  # each once
+    assert {r["id"]: r["status"] for r in indexed} == facts
+
+
+def test_index_writes_must_be_inline_or_background(data_dir: Path) -> None:
+    with pytest.raises(InvalidInput) as err:
+        memstore.open(data_dir, NS, index_writes="later")
+    assert err.value.field == "index_writes"
