@@ -15,6 +15,7 @@ are the seeded synthetic World's (``bench/synthetic.py``). Results go to
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 import time
@@ -73,6 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     facts = list(World(50 + args.single + args.bulk, SEED).items())
     result = provenance("writes")
     result["single"], result["bulk"] = args.single, args.bulk
+    result["load_average_at_start"] = [round(x, 2) for x in os.getloadavg()]
     result["modes"] = [measure(mode, facts, args.single) for mode in MODES]
     save(result, args.out)
     return 0
