@@ -7,7 +7,8 @@ every query); an erase leaves no object holding the text; a rebuild drops and re
 the tables there. Settings reach LanceDB from the config file or the environment, bad
 ones fail naming the field, and credentials never show in ``repr``, ``config show`` or
 an error. Several worker processes, each in its own directory, share one namespace
-through PostgreSQL and the object store and lose nothing.
+through PostgreSQL and the object store and lose nothing, with the gate scripted or on
+one shared llama.cpp verifier server behind a proxy that injects 503s and stalls.
 """
 
 from __future__ import annotations
@@ -24,11 +25,15 @@ from typing import Any
 import pytest
 from crash_checks import check_whole, sql_rows
 from s3_server import S3Server
+from verifier_proxy import FAULTS, VerifierProxy, fault_of, verifier_proxy
 from workers import NS as WORKERS_NS
 from workers import HashedWords, read_acks
+from workers import fact as worker_fact
 
 import memstore
 from gate import ConfigError
+from gate.backends.llama_server import MODEL, llama_server
+from gate.backends.openai import OpenAIBackend
 from memstore import InvalidInput, ObjectStore, StorageError, Store
 from memstore.cli.configure import masked_settings
 from memstore.config import load_settings
@@ -45,6 +50,13 @@ WORKERS = 3
 FACTS_EACH = 12
 #: Facts the killed worker acknowledges before its SIGKILL.
 VICTIM_ACKS = 3
+#: Facts each worker writes through the shared verifier (SmolLM2 on 2 cores: ~1.5 s each).
+VERIFIED_EACH = 5
+#: The verifier backend's request timeout (s) and retries; a held request costs the former.
+REQUEST_TIMEOUT, RETRIES = 12.0, 2
+#: ``memory_gate.timeout_reduction``: a fact the verifier gave no verdict on is stored at
+#: its stated confidence times this (not the default 0.5: the setting must reach the gate).
+TIMEOUT_REDUCTION = 0.4
 
 
 def fact(statement: str, said: str) -> dict[str, Any]:
@@ -254,12 +266,12 @@ def worker_env(postgres: Any, s3: S3Server, uri: str) -> Iterator[dict[str, str]
 
 
 def start_worker(
-    home: Path, first: int, count: int, acked: Path, env: dict[str, str]
+    home: Path, first: int, count: int, acked: Path, env: dict[str, str], gate: str = "scripted"
 ) -> subprocess.Popen[str]:
-    """A worker host in its own working directory ``home``."""
+    """A worker host in its own working directory ``home``; ``gate`` as the worker takes."""
     home.mkdir()
     return subprocess.Popen(
-        [sys.executable, str(WORKER), str(first), str(count), str(acked)],
+        [sys.executable, str(WORKER), str(first), str(count), str(acked), gate],
         cwd=home, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
 
@@ -277,6 +289,18 @@ def finish(workers: list[subprocess.Popen[str]]) -> dict[str, int]:
 
 def acked_ids(path: Path) -> set[str]:
     return {line.split()[2] for line in read_acks(path)}
+
+
+def audited(
+    url: str, s3: S3Server, uri: str, capsys: pytest.CaptureFixture[str], report: str
+) -> None:
+    """The namespace as a later host opens it: its audit chain verifies and nothing is
+    left queued for the index; then ``report`` is printed past pytest's capture."""
+    with reopened(url, s3, uri) as store:
+        assert store.verify_audit_chain().ok
+        assert store.index_backlog() == 0
+    with capsys.disabled():
+        print(f"\n{report}")
 
 
 def reopened(url: str, s3: S3Server, uri: str) -> Store:
@@ -317,16 +341,13 @@ def test_worker_processes_share_one_namespace_through_postgresql_and_s3(
         "re-verified": done["re-verified"],
     }
     assert done["re-verified"] > 0
-    with reopened(url, s3, uri) as store:
-        assert store.verify_audit_chain().ok
-        assert store.index_backlog() == 0
-    with capsys.disabled():
-        print(
-            f"\nscale-out: {WORKERS} worker processes on PostgreSQL + {uri} ({elapsed:.0f} s): "
-            f"facts acknowledged {len(stored)}, in SQL {len(in_sql)}, in the index "
-            f"{len(in_sql)} (once each), found by their writer at once {done['found at once']}, "
-            f"re-verified {done['re-verified']}; audit chain verifies"
-        )
+    audited(
+        url, s3, uri, capsys,
+        f"scale-out: {WORKERS} worker processes on PostgreSQL + {uri} ({elapsed:.0f} s): "
+        f"facts acknowledged {len(stored)}, in SQL {len(in_sql)}, in the index "
+        f"{len(in_sql)} (once each), found by their writer at once {done['found at once']}, "
+        f"re-verified {done['re-verified']}; audit chain verifies",
+    )  # fmt: skip
 
 
 @pytest.mark.scale_out
@@ -375,3 +396,136 @@ def test_a_worker_killed_mid_write_loses_nothing_and_the_index_catches_up(
             f"{queued} index changes queued before the next open and none after; audit chain "
             "verifies"
         )
+
+
+# -- one shared verifier server ----------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def verifier(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VerifierProxy]:
+    """llama.cpp's OpenAI-compatible server on SmolLM2, behind the fault-injecting proxy;
+    warmed up on a longer claim than the workers' (its first answers take several times
+    longer than the rest) so that the workers' first requests do not time out."""
+    with (
+        llama_server(tmp_path_factory.mktemp("llama")) as url,
+        verifier_proxy(url, RETRIES + 1) as proxy,
+        OpenAIBackend(MODEL, base_url=url, mode="logprobs", timeout=120) as backend,
+    ):
+        warm_up = worker_fact(0)
+        backend.estimate(warm_up["statement"], " ".join(warm_up["evidence"] * 3))
+        yield proxy
+
+
+def verifier_env(url: str) -> dict[str, str]:
+    """The gate of a worker host as ``MEMSTORE_HALLUCINATION__*`` variables: the openai
+    backend on the verifier at ``url``. Its options go as one JSON object: one variable
+    per option would hand the backend strings ("6") where it needs numbers."""
+    options = {
+        "model": MODEL, "base_url": url, "mode": "logprobs", "timeout": REQUEST_TIMEOUT,
+        "retries": RETRIES, "backoff": 0.1, "concurrency": 1,
+    }  # fmt: skip
+    return {
+        "MEMSTORE_HALLUCINATION__BACKEND": "openai",
+        "MEMSTORE_HALLUCINATION__BACKEND_OPTIONS": json.dumps(options),
+        # the gate's own deadline outlasts every retry: a held claim ends in verifier_error
+        "MEMSTORE_HALLUCINATION__TIMEOUT": "60",
+        "MEMSTORE_HALLUCINATION__TIMEOUT_PER_CLAIM": "0",
+        # The tiny model grounds nothing and finds most of these claims a little
+        # contradicted (p1 0.12-0.17): store what it does not support, flagged, and
+        # reject only the clearer contradictions, so that both kinds of write happen.
+        "MEMSTORE_HALLUCINATION__MEMORY_GATE__REJECT_UNSUPPORTED": "false",
+        "MEMSTORE_HALLUCINATION__MEMORY_GATE__CONTRADICTION_THRESHOLD": "0.15",
+        "MEMSTORE_HALLUCINATION__MEMORY_GATE__TIMEOUT_REDUCTION": str(TIMEOUT_REDUCTION),
+    }
+
+
+@pytest.mark.scale_out
+def test_worker_processes_share_one_verifier_server_through_its_timeouts_and_retries(
+    tmp_path: Path,
+    s3: S3Server,
+    uri: str,
+    worker_env: dict[str, str],
+    verifier: VerifierProxy,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The scale-out test with the gate on the openai backend: N workers, one llama.cpp
+    server. The proxy answers the first request of some facts 503 (retried, then
+    answered), holds the first of others past the backend's timeout (retried, then
+    answered) and holds every attempt of others' writes (each write still returns: the
+    fact is stored pending at its stated confidence x ``timeout_reduction``). Afterwards every
+    acknowledged fact is whole in SQL and the index once, each worker's facts are stored
+    or rejected once each, and the audit chain verifies. The counts are printed."""
+    env = {**worker_env, **verifier_env(verifier.url)}
+    acked = [tmp_path / f"acked-{w}.txt" for w in range(WORKERS)]
+    firsts = [(w + 1) * 1000 for w in range(WORKERS)]
+    started = time.monotonic()
+    done = finish(
+        [
+            start_worker(
+                tmp_path / f"host-{w}", firsts[w], VERIFIED_EACH, acked[w], env, "settings"
+            )
+            for w in range(WORKERS)
+        ]
+    )
+    elapsed = time.monotonic() - started
+
+    asked = [n for first in firsts for n in range(first, first + VERIFIED_EACH)]
+    for first, path in zip(firsts, acked, strict=True):  # each fact once, stored or rejected
+        answered = [int(line.split()[1]) for line in read_acks(path)]
+        assert answered == list(range(first, first + VERIFIED_EACH))
+    lines = [line.split() for path in acked for line in read_acks(path)]
+    stored = {int(line[1]): line[2] for line in lines if line[0] == "fact"}
+    rejected = [int(line[1]) for line in lines if line[0] == "rejected"]
+    url = worker_env["MEMSTORE_STORE__URL"]
+    in_sql = check_whole(url, uri, s3.storage_options())  # whole, SQL and index agree
+    assert set(in_sql) == set(stored.values())
+    [(rejections,)] = sql_rows(url, "SELECT count(*) FROM rejections WHERE namespace = :ns")
+    assert rejections == len(rejected) == done["rejected"]
+    assert done["stored"] == len(stored) == done["found at once"]
+    assert done["stored"] + done["rejected"] == len(asked) and done["re-verified"] > 0
+
+    # What each fact's requests got from the proxy, and what its write's verdict was.
+    per_fact = verifier.per_fact
+    writes = {
+        fact_id: (verdict, status, confidence, stated, reason)
+        for fact_id, verdict, status, confidence, stated, reason in sql_rows(
+            url,
+            "SELECT v.fact_id, v.verdict, v.status_after, v.confidence, f.stated_confidence,"
+            " v.reason FROM verifications v JOIN facts f ON f.id = v.fact_id"
+            " WHERE v.namespace = :ns AND v.kind = 'write'",
+        )
+    }
+    held = [n for n in asked if fault_of(n) == "held while written"]
+    assert set(held) <= set(stored)  # a verifier that never answers never rejects
+    for n, fact_id in stored.items():
+        verdict, status, confidence, stated, reason = writes[fact_id]
+        if fault_of(n) == "held while written":  # every attempt held past the timeout
+            assert (verdict, status) == ("verifier_error", "pending"), (n, verdict, reason)
+            assert "Timeout" in reason
+            assert confidence == pytest.approx(stated * TIMEOUT_REDUCTION)
+        else:  # answered, after a 503 or a held first attempt where the proxy injected one
+            assert verdict not in {"verifier_error", "timeout"}, (n, verdict, reason, per_fact)
+    assert done["not verified"] == len(held)
+    for n in asked:
+        fault, got = fault_of(n), per_fact[n]
+        if fault == "503 first":
+            assert got["answered 503"] >= 2 and got["forwarded"] >= 2 and got["held"] == 0, got
+        elif fault == "held first":
+            assert got["held"] >= 2 and got["forwarded"] >= 2 and got["answered 503"] == 0, got
+        elif fault == "held while written":
+            assert got["held"] == RETRIES + 1 and got["answered 503"] == 0, got
+        else:
+            assert set(got) == {"forwarded"}, got
+    assert verifier.retried_after_503() == verifier.done["answered 503"] > 0
+    audited(
+        url, s3, uri, capsys,
+        f"scale-out, shared verifier: {WORKERS} worker processes, one llama.cpp server "
+        f"({MODEL}) behind a proxy ({elapsed:.0f} s): facts asked {len(asked)}, "
+        f"stored {done['stored']} (in SQL and the index once each), rejected "
+        f"{done['rejected']}, stored unverified after every attempt timed out "
+        f"{done['not verified']} (confidence x{TIMEOUT_REDUCTION}), re-verified "
+        f"{done['re-verified']}; proxy: forwarded {verifier.done['forwarded']}, answered "
+        f"503 {verifier.done['answered 503']} (all retried), held past the "
+        f"{REQUEST_TIMEOUT:g} s timeout {verifier.done['held']}; faults by fact number mod "
+        f"{len(FAULTS)}: {', '.join(FAULTS)}; audit chain verifies",
+    )  # fmt: skip
