@@ -106,10 +106,12 @@ def decode(cursor: str, read: str) -> Position:
 @dataclass(frozen=True, slots=True)
 class RejectionPosition:
     """Where a page of rejections ended: its last row's value of the column the page is
-    ordered by (a time, a number, or None for a missing number) and its ``chain_seq``."""
+    ordered by (a time, a number, or None for a missing number), its ``chain_seq`` (None
+    on a row inserted behind the store's back) and its id."""
 
     value: datetime | float | None
-    chain_seq: int
+    chain_seq: int | None
+    id: str
 
 
 def after_rejections(rows: Sequence[Any], more: bool, order_by: str, read: str) -> str | None:
@@ -120,7 +122,7 @@ def after_rejections(rows: Sequence[Any], more: bool, order_by: str, read: str) 
     value = getattr(rows[-1], order_by)
     if isinstance(value, datetime):
         value = _micros(value)
-    return _pack([VERSION, _REJECTIONS, value, rows[-1].chain_seq, read])
+    return _pack([VERSION, _REJECTIONS, value, rows[-1].chain_seq, rows[-1].id, read])
 
 
 def rejections_start(cursor: str | None, order_by: str, read: str) -> RejectionPosition | None:
@@ -131,11 +133,13 @@ def rejections_start(cursor: str | None, order_by: str, read: str) -> RejectionP
         return None
     fields = _unpack(cursor)
     try:
-        version, kind, value, chain_seq, made_for = fields
+        version, kind, value, chain_seq, row_id, made_for = fields
         if (
             version != VERSION
             or kind != _REJECTIONS
-            or not isinstance(chain_seq, int)
+            or not (chain_seq is None or isinstance(chain_seq, int))
+            or isinstance(chain_seq, bool)
+            or not isinstance(row_id, str)
             or isinstance(value, bool)
             or not (value is None or isinstance(value, int | float))
         ):
@@ -147,7 +151,7 @@ def rejections_start(cursor: str | None, order_by: str, read: str) -> RejectionP
     except (ValueError, TypeError, OverflowError):
         raise InvalidInput("cursor", _GARBLED) from None
     _same_read(made_for, read)
-    return RejectionPosition(value, chain_seq)
+    return RejectionPosition(value, chain_seq, row_id)
 
 
 _REJECTIONS = "rejections"

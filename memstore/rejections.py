@@ -112,36 +112,48 @@ def query(
     offset: int = 0,
     after: RejectionPosition | None = None,
 ) -> list[RejectionPublic]:
-    """One page of matching rejections: ``offset`` rows skipped, or those up to the row
-    ``after`` names. NULL numbers sort last either way (``created_at`` is never NULL:
-    its order is the index's, ``(namespace, created_at, chain_seq)``)."""
+    """One page of matching rejections: ``offset`` rows skipped, or those after the row
+    ``after`` names. The order: the column (NULL numbers last either way), then
+    ``chain_seq`` (NULL, a row inserted behind the store's back, as the smallest on
+    both databases), then id; by ``created_at`` (never NULL) it is the index's,
+    ``(namespace, created_at, chain_seq)``."""
     column = col(getattr(Rejection, order_by))
-    seq = col(Rejection.chain_seq)
-    direction = column.desc() if descending else column.asc()
-    tiebreak = seq.desc() if descending else seq.asc()
+    seq, row_id = col(Rejection.chain_seq), col(Rejection.id)
+    if descending:
+        keys = [column.desc(), seq.desc().nulls_last(), row_id.desc()]
+    else:
+        keys = [column.asc(), seq.asc().nulls_first(), row_id.asc()]
     nulls_last = [] if order_by == "created_at" else [column.is_(None)]
     found = select(Rejection).where(*conditions(session, namespace, where))
     if after is not None:
-        found = found.where(_after(column, seq, after, descending))
-    rows = session.exec(
-        found.order_by(*nulls_last, direction, tiebreak, col(Rejection.id))
-        .offset(offset)
-        .limit(limit)
-    ).all()
+        found = found.where(_after(column, seq, row_id, after, descending))
+    rows = session.exec(found.order_by(*nulls_last, *keys).offset(offset).limit(limit)).all()
     return hydrate(session, rows)
 
 
-def _after(column: Any, seq: Any, position: RejectionPosition, descending: bool) -> Any:
-    """The rows that come after ``position`` in the order (column, chain_seq), NULL
-    numbers last."""
-    last_seq = sa.literal(position.chain_seq, seq.type)
-    if position.value is None:  # among the NULLs, which come last
-        return sa.and_(column.is_(None), seq < last_seq if descending else seq > last_seq)
-    key, here = sa.tuple_(column, seq), sa.tuple_(sa.literal(position.value, column.type), last_seq)
-    beyond = key < here if descending else key > here
-    # created_at is never NULL: the bare range lets the (namespace, created_at, chain_seq)
-    # index seek to the page.
-    return beyond if column.name == "created_at" else sa.or_(column.is_(None), beyond)
+def _after(column: Any, seq: Any, row_id: Any, at: RejectionPosition, descending: bool) -> Any:
+    """The rows that come after the row ``at`` in ``query``'s order."""
+
+    def beyond(key: Any, value: Any) -> Any:
+        here = sa.literal(value, key.type)
+        return key < here if descending else key > here
+
+    if at.chain_seq is None:  # NULL is the smallest chain_seq; ids break the tie
+        later_seq = sa.and_(seq.is_(None), beyond(row_id, at.id))
+        if not descending:
+            later_seq = sa.or_(seq.is_not(None), later_seq)
+    else:
+        later_seq = beyond(seq, at.chain_seq)
+        if descending:
+            later_seq = sa.or_(later_seq, seq.is_(None))
+    if at.value is None:  # among the NULL numbers, which come last
+        return sa.and_(column.is_(None), later_seq)
+    value = sa.literal(at.value, column.type)
+    tied = sa.and_(column == value, later_seq)
+    if column.name == "created_at":  # never NULL; the bound lets the index seek
+        bound = column <= value if descending else column >= value
+        return sa.and_(bound, sa.or_(beyond(column, at.value), tied))
+    return sa.or_(column.is_(None), beyond(column, at.value), tied)
 
 
 def count(session: Session, namespace: str, where: RejectionFilter, by: str) -> dict[str, int]:
@@ -165,7 +177,7 @@ def iterate(session: Session, namespace: str, where: RejectionFilter) -> Iterato
         yield from page
         if len(page) < _EXPORT_PAGE:
             return
-        after = RejectionPosition(page[-1].created_at, page[-1].chain_seq or 0)
+        after = RejectionPosition(page[-1].created_at, page[-1].chain_seq, page[-1].id)
 
 
 def conditions(session: Session, namespace: str, where: RejectionFilter) -> list[Any]:

@@ -146,6 +146,28 @@ def test_cursor_pages_read_every_row_once_in_order(
     assert [r.id for p in pages for r in p] == ids(whole)
 
 
+@pytest.mark.parametrize("descending", [True, False])
+def test_cursor_pages_read_past_rows_inserted_behind_the_stores_back(
+    audited: tuple[Store, dict[str, RejectionPublic], datetime], descending: bool
+) -> None:
+    """Rows without a chain position (inserted by hand; the chain check reports them)
+    page like the others: one page at a time, each row once, as the unpaged list."""
+    store, made, _ = audited
+    at = made["milk"].created_at.replace(tzinfo=None)
+    for name in ("milk", "bob"):  # bob takes milk's time too: a tie, broken by id
+        sql(
+            store,
+            "UPDATE rejections SET chain_seq = NULL, created_at = :at WHERE id = :id",
+            at=at,
+            id=made[name].id,
+        )
+    whole = store.rejections(descending=descending)
+    pages = [store.rejections(descending=descending, limit=1)]
+    while pages[-1].next_cursor is not None:
+        pages.append(store.rejections(descending=descending, limit=1, cursor=pages[-1].next_cursor))
+    assert [r.id for p in pages for r in p] == ids(whole) and len(whole) == 5
+
+
 def test_a_cursor_belongs_to_its_filters_and_order(
     audited: tuple[Store, dict[str, RejectionPublic], datetime],
 ) -> None:
