@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import sqlite3
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
@@ -119,13 +121,31 @@ def advisory_lock(engine: sa.Engine, name: str) -> Lock:
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor = dbapi_connection.cursor()
-    cursor.execute("PRAGMA journal_mode=WAL")
+    _write_ahead_log(cursor)
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA foreign_keys=ON")
     # Deleted and overwritten content is zeroed, so an erase leaves no copy in the file.
     cursor.execute("PRAGMA secure_delete=ON")
     cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
     cursor.close()
+
+
+def _write_ahead_log(cursor: sqlite3.Cursor) -> None:
+    """Put the database in WAL mode. Switching takes an exclusive lock for which SQLite
+    does not always wait (it answers "database is locked" at once when waiting could
+    deadlock, e.g. while processes opening one new file hold shared locks), so a busy
+    answer is retried until the busy timeout; a file already in WAL needs no switch."""
+    deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            if cursor.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            busy = "locked" in str(exc) or "busy" in str(exc)
+            if not busy or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
 
 
 def alembic_config(connection: sa.Connection | None = None) -> Config:

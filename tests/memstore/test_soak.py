@@ -15,6 +15,8 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -26,6 +28,18 @@ THREADS = int(os.environ.get("MEMSTORE_SOAK_THREADS", "4"))  # 1 re-verifier, 1 
 SECONDS = float(os.environ.get("MEMSTORE_SOAK_SECONDS", "10"))
 #: Beyond SECONDS, what a process may take to start, finish its last calls and close.
 MARGIN_S = 120.0
+
+
+@contextmanager
+def reaped(workers: Sequence[subprocess.Popen[str]]) -> Iterator[None]:
+    """On the way out, however the test went, no worker is left running."""
+    try:
+        yield
+    finally:
+        for worker in workers:
+            if worker.poll() is None:
+                worker.kill()
+            worker.communicate()
 
 
 @pytest.mark.both_databases
@@ -57,15 +71,15 @@ def test_processes_and_threads_on_one_store_lose_nothing(
         for p in range(PROCESSES)
     ]
     done: Counter[str] = Counter()
-    for worker in workers:
-        try:
-            out, err = worker.communicate(timeout=SECONDS + MARGIN_S - (time.monotonic() - started))
-        except subprocess.TimeoutExpired:
-            for w in workers:
-                w.kill()
-            pytest.fail("a worker did not finish in time: a deadlock or a lock held too long")
-        assert worker.returncode == 0, err[-3000:]
-        done.update(json.loads(out.splitlines()[-1]))
+    with reaped(workers):
+        for worker in workers:
+            try:
+                left = SECONDS + MARGIN_S - (time.monotonic() - started)
+                out, err = worker.communicate(timeout=left)
+            except subprocess.TimeoutExpired:
+                pytest.fail("a worker did not finish in time: a deadlock or a lock held too long")
+            assert worker.returncode == 0, err[-3000:]
+            done.update(json.loads(out.splitlines()[-1]))
     elapsed = time.monotonic() - started
 
     acks = read_acks(acked)
@@ -115,9 +129,10 @@ def test_processes_opening_one_new_store_at_once_all_get_it(
         )
         for n in range(PROCESSES + 1)
     ]
-    for worker in workers:
-        _, err = worker.communicate(timeout=MARGIN_S)
-        assert worker.returncode == 0, err[-3000:]
+    with reaped(workers):
+        for worker in workers:
+            _, err = worker.communicate(timeout=MARGIN_S)
+            assert worker.returncode == 0, err[-3000:]
     stored = {line.split()[2] for line in read_acks(acked)}
     assert len(stored) == PROCESSES + 1
     with open_store(target, index) as store:
