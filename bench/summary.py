@@ -1,5 +1,5 @@
-"""``results/SUMMARY.md`` from the result files: gate quality, stores at scale, the peer,
-conversations.
+"""``results/SUMMARY.md`` from the result files: gate quality, stores at scale, several
+worker processes, the peer, conversations.
 
     python bench/summary.py   # rebuild it from bench/results/*.json
 
@@ -84,10 +84,33 @@ def render() -> str:
             _provenance_list(stores),
             "",
         ]
+    scale_out = max(
+        (s for s in map(_load, RESULTS.glob("scale_out_*.json")) if s),
+        key=lambda s: s["facts"],
+        default=None,
+    )
+    if scale_out:
+        parts += [
+            "## Several worker processes: PostgreSQL + the index on S3",
+            "",
+            f"`bench/scale_out.py`: {scale_out['facts']:,} facts filled first; then 1, 2, 4 "
+            "worker processes (own directories, settings from `MEMSTORE_STORE__*`) on one "
+            "namespace, PostgreSQL for the truth and LanceDB on SeaweedFS (S3). Writes "
+            "ungated; the index writer is one at a time (PostgreSQL advisory lock), its "
+            "held share is the time some worker held it over the write phase's wall time.",
+            "",
+            scale_out_table(scale_out),
+            "",
+            _provenance_list([scale_out]),
+            "",
+        ]
     peer = _load(RESULTS / "peer_mem0.json")
     if peer:
         parts += ["## Side by side with mem0", "", peer_table(peer), "", _provenance_list([peer])]
         parts.append("")
+    started = _load(RESULTS / "startup.json")
+    if started:
+        parts += ["## Start-up", "", startup_table(started), "", _provenance_list([started]), ""]
     talk = _load(RESULTS / "conversations.json")
     if talk:
         parts += ["## Memory from conversations", "", conversations_table(talk), ""]
@@ -237,6 +260,64 @@ def store_table(stores: list[dict[str, Any]]) -> str:
         "disk: SQLite + index, MiB",
         lambda s: f"{s['disk_mib']['sqlite']:.0f} + {s['disk_mib']['index']:.0f}",
     )
+    return "\n".join(lines)
+
+
+def scale_out_table(result: dict[str, Any]) -> str:
+    """One row per worker count (``scale_out.py``)."""
+    fill = result["fill"]
+    lines = [
+        f"Fill: {fill['facts']:,} facts in {fill['seconds']:.0f} s, "
+        f"{fill['facts_per_second']:.0f} facts/s (one process, batches of {fill['batch']:,}).",
+        "",
+        "| workers | add_fact, facts/s | add_fact, ms p50 / p95 | add_facts, facts/s "
+        "| index writer held share / waited s | search, queries/s | search, ms p50 / p95 "
+        "| all facts once |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in result["rounds"]:
+        one, many, search = r["add_fact"], r["add_facts"], r["search_hybrid_k10"]
+        writer = r["index_writer"]
+        lines.append(
+            f"| {r['workers']} | {one['per_second']:.1f} | "
+            f"{one['latency']['p50_ms']:.0f} / {one['latency']['p95_ms']:.0f} | "
+            f"{many['per_second']:.1f} | "
+            f"{writer['held_share_of_wall']:.2f} / {writer['waited_s']:.1f} | "
+            f"{search['per_second']:.1f} | "
+            f"{search['latency']['p50_ms']:.0f} / {search['latency']['p95_ms']:.0f} | "
+            f"{'yes' if r['check']['ok'] else 'NO'} |"
+        )
+    first, last = result["rounds"][0], result["rounds"][-1]
+    lines += [
+        "",
+        f"Writes with {last['workers']} workers: "
+        f"{last['add_fact']['per_second'] / first['add_fact']['per_second']:.2f} x "
+        f"{first['workers']} worker's add_fact rate, the single index writer held "
+        f"{last['index_writer']['held_share_of_wall']:.0%} of the write phase "
+        f"(one index write {first['index_writer']['held_s'] / first['index_writer']['turns']:.2f}"
+        f" s alone): that lock is where writes stop scaling.",
+    ]
+    return "\n".join(lines)
+
+
+def startup_table(result: dict[str, Any]) -> str:
+    """One row per command, then the server's first answer (``startup.py``)."""
+    load = ", ".join(f"{x:.2f}" for x in result["load_average_before"])
+    lines = [
+        f"Each command a new process (the console script) on a store of {result['facts']} "
+        f"facts and {result['rejections']} rejections, {result['repeats']} timed runs after "
+        f"one untimed; load average before the run {load}.",
+        "",
+        "| command | ms p50 / p95 | goal, ms | met |",
+        "|---|---|---|---|",
+    ]
+    rows = [(f"`{' '.join(c['argv'])}`", c) for c in result["commands"].values()]
+    rows.append(("`memstore serve` to its first `GET /health`", result["serve_first_answer"]))
+    for name, r in rows:
+        lines.append(
+            f"| {name} | {r['p50_ms']:.0f} / {r['p95_ms']:.0f} | {r['goal_ms']} | "
+            f"{'yes' if r['met'] else 'no'} |"
+        )
     return "\n".join(lines)
 
 

@@ -9,6 +9,8 @@ import math
 from dataclasses import dataclass
 
 DEFAULT_EPS = 1e-6
+#: The confidence a writer is taken to state when it states none: the budget's target.
+DEFAULT_STATED_CONFIDENCE = 0.95
 LN2 = math.log(2.0)
 
 

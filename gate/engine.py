@@ -26,6 +26,7 @@ from cachetools import TTLCache
 
 from gate.backends.base import CallControl, VerifierBackend
 from gate.backends.registry import DEFAULT_BACKEND, create_backend
+from gate.budget import DEFAULT_STATED_CONFIDENCE as DEFAULT_STATED_CONFIDENCE
 from gate.evidence import Citation, ContextItem, render, scrub, unknown_citations
 from gate.metrics import GateMetrics
 from gate.policy import GatePolicy, decide, degraded, no_model_call
@@ -43,7 +44,6 @@ DEFAULT_LOCK_WAIT_S = 30.0
 EXIT_WAIT_S = 30.0
 DEFAULT_CACHE_TTL_S = 3600.0
 DEFAULT_CACHE_SIZE = 10_000
-DEFAULT_STATED_CONFIDENCE = 0.95
 
 Evidence = str | Sequence[str] | Sequence[ContextItem]
 

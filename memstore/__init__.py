@@ -5,8 +5,9 @@
 ...     fact = store.add_fact(statement=..., members=[...], evidence=[...])
 """
 
-import importlib
 import typing
+
+from gate.exports import lazy_exports as _lazy_exports
 
 if typing.TYPE_CHECKING:
     from memstore.admission import Admission, Candidate, CitedSpan, EvidenceItem, Ungated, WriteHook
@@ -109,19 +110,7 @@ _EXPORTS: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> typing.Any:
-    """Import a public name's module when the name is first used."""
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'memstore' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_EXPORTS})
-
+__getattr__, __dir__ = _lazy_exports("memstore", _EXPORTS, globals())
 
 __version__ = "0.1.0"
 

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from memstore import cursors, db, rejections
+from memstore.defaults import MAX_RECALL_TOKENS as MAX_RECALL_TOKENS
 from memstore.embeddings import Embedder
 from memstore.errors import InvalidInput
 from memstore.limits import Limits
@@ -42,8 +43,6 @@ M = TypeVar("M", bound=BaseModel)
 
 #: The most facts (or claims) one call may write.
 MAX_BATCH = 1_000
-#: The largest token budget of one ``Store.recall``.
-MAX_RECALL_TOKENS = 100_000
 
 
 def parse(

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import math
 import os
 import re
 import threading
@@ -46,7 +45,13 @@ from pydantic_settings import (
 
 from gate import ConfigError, Gate, HallucinationConfig
 from gate.config import YamlSettings, read_yaml
+from memstore.defaults import CONFIG_ENV as CONFIG_ENV
+from memstore.defaults import NAMESPACE_ENV as NAMESPACE_ENV
+from memstore.defaults import URL_ENV as URL_ENV
 from memstore.drift import DriftSettings
+from memstore.durations import format_duration as format_duration
+from memstore.durations import parse_duration as parse_duration
+from memstore.durations import positive_duration
 from memstore.limits import DEFAULT_MAX_CLAIMS, DEFAULT_MAX_EVIDENCE_CHARS
 from memstore.names import check_namespace
 from memstore.object_store import ObjectStore, check_index_uri, is_uri
@@ -57,10 +62,6 @@ if TYPE_CHECKING:
     from memstore.store import Store
 
 ENV_PREFIX = "MEMSTORE_"
-#: Environment variables that name a config file and the store (the CLI reads them too).
-CONFIG_ENV = "MEMSTORE_CONFIG"
-URL_ENV = "MEMSTORE_URL"
-NAMESPACE_ENV = "MEMSTORE_NAMESPACE"
 DEFAULT_STORE = "./memdata"
 DEFAULT_PORT = 8765
 #: ``server.max_open_stores``: each open store holds a few file descriptors.
@@ -71,39 +72,6 @@ DEFAULT_STORE_IDLE_TIMEOUT = timedelta(minutes=10)
 #: ``server.session_ttl``: an audit page sign-in lasts a working day.
 DEFAULT_SESSION_TTL = timedelta(hours=8)
 
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d)?\s*$")
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-
-
-def parse_duration(text: str) -> timedelta:
-    """``90``, ``90s``, ``5m``, ``2h`` or ``1d`` as a positive timedelta; else ValueError."""
-    match = _DURATION.match(text)
-    if not match or float(match.group(1)) <= 0:
-        raise ValueError(f"{text!r} is not a duration like 30s, 5m, 2h or 1d")
-    return _seconds(float(match.group(1)) * _UNITS[match.group(2) or "s"])
-
-
-def _seconds(seconds: float) -> timedelta:
-    """A positive timedelta of ``seconds``; else ValueError (never OverflowError)."""
-    if not math.isfinite(seconds) or seconds <= 0:
-        raise ValueError("must be a positive duration like 30s, 5m, 2h or 1d")
-    try:
-        value = timedelta(seconds=seconds)
-    except OverflowError:
-        raise ValueError("is too long a duration") from None
-    if value <= timedelta(0):
-        raise ValueError("must be at least one microsecond")
-    return value
-
-
-def format_duration(value: timedelta) -> str:
-    """The largest whole unit: ``90s``, ``5m``, ``24h``, ``2d`` (or seconds)."""
-    seconds = value.total_seconds()
-    for unit in ("d", "h", "m"):
-        if seconds >= _UNITS[unit] and seconds % _UNITS[unit] == 0:
-            return f"{int(seconds // _UNITS[unit])}{unit}"
-    return f"{seconds:g}s"
-
 
 def _duration(value: object) -> object:
     if isinstance(value, bool):
@@ -111,7 +79,7 @@ def _duration(value: object) -> object:
     if isinstance(value, str):
         return parse_duration(value)
     if isinstance(value, int | float):
-        return _seconds(value)
+        return positive_duration(value)
     return value
 
 
@@ -352,6 +320,8 @@ class Settings(YamlSettings):
         ``options`` are passed on to ``memstore.open`` and win over the settings.
         """
         from memstore.admission import Ungated
+        from memstore.gating import GateHook
+        from memstore.hooks import policy_of
         from memstore.limits import Limits
         from memstore.store import Store
 
@@ -368,8 +338,9 @@ class Settings(YamlSettings):
         }
         if "hook" not in options and "gate" not in options:
             if self.hallucination.enabled:
-                settings["gate"] = self.gate()
-                settings["policy"] = self.hallucination.policy()
+                # The verifier is built on the first gated write: reads never load it.
+                policy = policy_of(options.pop("policy", None)) or self.hallucination.policy()
+                settings["hook"] = GateHook(policy=policy, load=self.gate)
             else:
                 settings["hook"] = Ungated()
         settings.update(options)

@@ -17,11 +17,11 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy.dialects.postgresql import JSONB
 
+from memstore.defaults import IN_LIST_CHUNK as IN_LIST_CHUNK
 from memstore.locks import Lock, file_lock
 from memstore.object_store import is_uri
 
 SQLITE_FILENAME = "memstore.db"
-IN_LIST_CHUNK = 500  # ids per IN (...) list; stays under every backend's parameter limit
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from gate import (
     Check,
@@ -25,25 +25,33 @@ UNVERIFIED_VERDICTS = frozenset({VerdictStatus.TIMEOUT, VerdictStatus.VERIFIER_E
 class GateHook:
     """Admits facts the gate accepts; all candidates of a batch go through one gate call.
 
-    ``gate`` None means the process-wide embedded gate, loaded on the first write.
-    ``policy`` None means the gate's own thresholds.
+    ``gate`` None means ``load()`` (a configured gate, built when first needed), else
+    the process-wide embedded gate, loaded on the first write: a store that only reads
+    never loads a verifier. ``policy`` None means the gate's own thresholds.
     """
 
     name = "gate"
 
-    def __init__(self, gate: Gate | None = None, policy: GatePolicy | None = None) -> None:
+    def __init__(
+        self,
+        gate: Gate | None = None,
+        policy: GatePolicy | None = None,
+        *,
+        load: Callable[[], Gate | None] | None = None,
+    ) -> None:
         self._gate = gate
+        self._load = load
         self.policy = policy
 
     @property
     def gate(self) -> Gate:
         if self._gate is None:
-            self._gate = default_gate()
+            self._gate = (self._load and self._load()) or default_gate()
         return self._gate
 
     def with_settings(self, gate: Gate | None = None, policy: GatePolicy | None = None) -> GateHook:
         """This hook with another gate and/or policy (the rest kept)."""
-        return GateHook(gate or self._gate, policy or self.policy)
+        return GateHook(gate or self._gate, policy or self.policy, load=self._load)
 
     def admit_many(self, candidates: Sequence[Candidate]) -> list[Admission]:
         checks = [to_check(c) for c in candidates]

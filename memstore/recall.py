@@ -25,6 +25,7 @@ from pydantic import BaseModel
 from sqlmodel import col, select
 from tokenizers import Tokenizer
 
+from memstore.defaults import DEFAULT_BUDGET_TOKENS, DEFAULT_K, DEFAULT_MIN_SCORE
 from memstore.errors import NotFound
 from memstore.index_handle import IndexHandle
 from memstore.models import Evidence, FactStatus
@@ -42,19 +43,6 @@ __all__ = [
     "recall",
 ]
 
-#: The relevance (cosine similarity of query and statement, see ``SearchHit``) a memory
-#: needs to be recalled. Chosen on the agent-memory dev split by
-#: ``bench/recall_threshold.py`` (``bench/results/recall_threshold.json``): the 99th
-#: percentile of the relevance of memories about another situation than the query's
-#: (17,600 pairs), rounded up, so about 1% of unrelated memories pass it. It keeps 74%
-#: of the memories about the query's own situation when the query is another fact
-#: about it, and 92% when the query is the message that stated them. Measured with the
-#: packaged MiniLM: with another embedder, pass a ``min_score`` of its own.
-DEFAULT_MIN_SCORE = 0.32
-#: Tokens a recall's block may hold unless told otherwise.
-DEFAULT_BUDGET_TOKENS = 512
-#: Memories a recall considers (best first) before the budget cuts the block.
-DEFAULT_K = 20
 #: What counts a block's tokens.
 TOKENIZER = "all-MiniLM-L6-v2 WordPiece"
 #: Sources named per line; the rest are counted (``+2 more``).

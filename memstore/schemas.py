@@ -19,7 +19,11 @@ from pydantic import (
 )
 
 from gate import ClaimKind, VerdictStatus
-from gate.engine import DEFAULT_STATED_CONFIDENCE
+from gate.budget import DEFAULT_STATED_CONFIDENCE
+from memstore.defaults import DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT
+from memstore.defaults import DEFAULT_NEIGHBORHOOD_FACTS as DEFAULT_NEIGHBORHOOD_FACTS
+from memstore.defaults import DEFAULT_READ_LIMIT as DEFAULT_READ_LIMIT
+from memstore.defaults import MAX_NEIGHBORHOOD_FACTS as MAX_NEIGHBORHOOD_FACTS
 from memstore.metadata import Metadata
 from memstore.metadata import check as check_metadata
 from memstore.models import (
@@ -500,9 +504,6 @@ class SearchQuery(_SearchInput, FactFilters):
     offset: Annotated[int, Field(ge=0, le=MAX_SEARCH_K - 1, strict=True)] = 0
 
 
-#: Facts one page of ``Store.list_facts`` holds: by default, and at most.
-DEFAULT_LIST_LIMIT = 50
-MAX_LIST_LIMIT = 1_000
 MAX_CURSOR_CHARS = 512
 
 
@@ -520,14 +521,6 @@ class FactPage(BaseModel):
 
     items: list[FactPublic]
     next_cursor: str | None = None
-
-
-#: Facts one page of ``facts_about``, ``history`` and ``neighborhood`` holds by default
-#: (at most ``MAX_LIST_LIMIT``).
-DEFAULT_READ_LIMIT = 100
-#: The facts a ``neighborhood`` walk keeps, nearest and newest first: by default, at most.
-DEFAULT_NEIGHBORHOOD_FACTS = 1_000
-MAX_NEIGHBORHOOD_FACTS = 100_000
 
 
 class FactList(list[FactPublic]):

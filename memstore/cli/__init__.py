@@ -29,6 +29,12 @@ The package, bottom up: ``console`` (output, exit codes, ``fail``), ``render``
 ``command`` decorator); then one module per group of commands, imported below in
 the order ``--help`` lists them: ``configure``, ``writes``, ``conversations``,
 ``reads``, ``listing``, ``auditing``, ``upkeep``, ``servers``, ``extras``.
+
+Start-up: at the top, these modules import only light parts (typer, rich,
+``memstore.defaults``, ``memstore.durations``, ``memstore.errors``); the store, the
+settings, the gate and the models are imported inside the commands (types under
+``TYPE_CHECKING``), so ``memstore --help`` loads none of them and a read loads no
+verifier (``tests/memstore/cli/test_startup_imports.py``; ``bench/startup.py`` times it).
 """
 
 from __future__ import annotations
@@ -48,6 +54,6 @@ from memstore.cli import extras as extras
 # isort: on
 from memstore.cli.console import Exit, err, out
 from memstore.cli.program import app, command, main
-from memstore.config import format_duration as format_duration
+from memstore.durations import format_duration as format_duration
 
 __all__ = ["Exit", "app", "command", "err", "main", "out"]

@@ -16,7 +16,6 @@ from memstore.cli.parsing import CursorOption, NamespaceOption, StoreOption, sto
 from memstore.cli.program import command
 from memstore.cli.render import num, print_more, to_json
 from memstore.errors import InvalidInput
-from memstore.fronts import REJECTION_FILTERS, rejection_where
 
 
 @command()
@@ -52,6 +51,8 @@ def audit(
 ) -> None:
     """Facts the gate rejected, newest first: what was claimed, the verdict and its numbers.
     Pass the printed --cursor for the next page."""
+    from memstore.fronts import REJECTION_FILTERS, rejection_where
+
     if output not in ("table", "json", "jsonl", "csv"):
         raise InvalidInput("format", f"{output!r} is not table, json, jsonl or csv")
     where = rejection_where(**store_filters(ctx, REJECTION_FILTERS))

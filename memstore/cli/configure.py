@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 import yaml
 
-from gate import ConfigError
 from memstore.cli.console import Exit, fail, out
 from memstore.cli.context import settings
 from memstore.cli.parsing import JsonOption, NamespaceOption, StoreOption
 from memstore.cli.program import command, config_app
-from memstore.config import Settings
+
+if TYPE_CHECKING:
+    from memstore.config import Settings
 
 
 @command()
@@ -48,6 +49,8 @@ def init(
 @config_app.command("show")
 def config_show(ctx: typer.Context, as_json: JsonOption = False) -> None:
     """Print the settings in effect, API keys masked."""
+    from gate import ConfigError
+
     try:
         chosen = settings(ctx, None, None)
     except ConfigError as exc:

@@ -8,14 +8,16 @@ store unless told ``create=True``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from memstore.cli.console import Exit, fail
-from memstore.config import URL_ENV, Settings, load_settings
-from memstore.probes import missing_sqlite_store
-from memstore.store import Store
+from memstore.defaults import URL_ENV
+
+if TYPE_CHECKING:  # imported when a command runs: ``--help`` loads no store
+    from memstore.config import Settings
+    from memstore.store import Store
 
 
 @dataclass
@@ -30,6 +32,8 @@ class Globals:
 def settings(ctx: typer.Context, store: str | None, namespace: str | None = None) -> Settings:
     """Settings from --config, the environment, --store and --namespace (a command's
     options over the global ones)."""
+    from memstore.config import load_settings
+
     given: Globals = ctx.find_root().obj or Globals()
     chosen = {"url": store or given.store, "namespace": namespace or given.namespace}
     overrides = {name: value for name, value in chosen.items() if value}
@@ -58,6 +62,8 @@ def open_store(
 
 def require_store(chosen: Settings) -> None:
     """Exit 2, naming the path, when the settings' SQLite store does not exist."""
+    from memstore.probes import missing_sqlite_store
+
     url = chosen.store.url
     missing = missing_sqlite_store(url)
     if missing is not None:

@@ -3,7 +3,7 @@ its turn, and what became of every one."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -19,10 +19,10 @@ from memstore.cli.parsing import (
 )
 from memstore.cli.program import command
 from memstore.cli.render import num, to_json
-from memstore.conversations.conversation import ConversationReport, remember_as_configured
-from memstore.conversations.llm import ExtractorError
 from memstore.errors import InvalidInput
-from memstore.fronts import metadata_items
+
+if TYPE_CHECKING:
+    from memstore.conversations.conversation import ConversationReport
 
 #: How each outcome is shown in the table.
 _SHOWN = {
@@ -77,6 +77,10 @@ def remember_conversation(
 
     A message: {"role": "user", "name": "Alice", "content": "I'm allergic to peanuts."}
     """
+    from memstore.conversations.conversation import remember_as_configured
+    from memstore.conversations.llm import ExtractorError
+    from memstore.fronts import metadata_items
+
     messages = read_messages(file)
     metadata = metadata_items(meta)
     if on_conflict not in (None, "supersede", "flag"):

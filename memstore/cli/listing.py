@@ -25,8 +25,7 @@ from memstore.cli.parsing import (
 )
 from memstore.cli.program import command
 from memstore.cli.render import metadata_text, print_more, to_json
-from memstore.fronts import LIST_FILTERS
-from memstore.schemas import DEFAULT_LIST_LIMIT
+from memstore.defaults import DEFAULT_LIST_LIMIT
 
 
 @command("list")
@@ -47,6 +46,8 @@ def list_facts(
 ) -> None:
     """List the facts of a namespace, oldest first, a page at a time; with the filters
     given, those that match them all. Pass the printed --cursor for the next page."""
+    from memstore.fronts import LIST_FILTERS
+
     with open_store(ctx, store, namespace, index=False) as opened:
         page = opened.list_facts(**store_filters(ctx, LIST_FILTERS), limit=limit, cursor=cursor)
     if as_json:

@@ -16,10 +16,9 @@ from typing import Annotated, Any
 import typer
 import yaml
 
-from memstore.config import NAMESPACE_ENV, URL_ENV, parse_duration
+from memstore.defaults import MAX_LIST_LIMIT, NAMESPACE_ENV, URL_ENV
+from memstore.durations import parse_duration
 from memstore.errors import InvalidInput
-from memstore.fronts import FILTER_PARAMS, metadata_items
-from memstore.schemas import MAX_LIST_LIMIT, to_utc
 
 StoreOption = Annotated[
     str | None,
@@ -91,6 +90,8 @@ def store_filters(ctx: typer.Context, names: Collection[str]) -> dict[str, Any]:
     command offers, from its parsed options (``ctx.params``, read in the order declared)
     as the Store takes them: under the Store's names, times read by ``when``, metadata
     items by ``metadata_items``, a repeatable option not given as None."""
+    from memstore.fronts import FILTER_PARAMS, metadata_items
+
     options = {FILTER_PARAMS.get(name, name): name for name in names}
     where: dict[str, Any] = {}
     for option, value in ctx.params.items():
@@ -206,6 +207,8 @@ def when(field: str, text: str | None) -> datetime | None:
         moment = datetime.fromisoformat(text)
     except ValueError:
         raise InvalidInput(field, f"{text!r} is not an ISO 8601 time or a span like 7d") from None
+    from memstore.schemas import to_utc
+
     try:
         return to_utc(moment)
     except ValueError as exc:

@@ -10,11 +10,10 @@ from typing import Annotated, ParamSpec, TypeVar
 
 import typer
 
-from gate import ConfigError
 from memstore.cli.console import Exit, err, fail
 from memstore.cli.context import Globals
 from memstore.cli.render import print_rejection
-from memstore.config import CONFIG_ENV, NAMESPACE_ENV, URL_ENV
+from memstore.defaults import CONFIG_ENV, NAMESPACE_ENV, URL_ENV
 from memstore.errors import ErrFactNotGrounded, InvalidInput, MemstoreError, NotFound
 
 P = ParamSpec("P")
@@ -64,6 +63,8 @@ def command(
     def register(fn: Callable[P, R]) -> Callable[P, R]:
         @functools.wraps(fn)
         def run(*args: P.args, **kwargs: P.kwargs) -> R:
+            from gate import ConfigError  # here, not at import: ``--help`` loads no gate
+
             try:
                 return fn(*args, **kwargs)
             except ErrFactNotGrounded as exc:

@@ -8,7 +8,6 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from memstore.checks import MAX_RECALL_TOKENS
 from memstore.cli.console import err, out
 from memstore.cli.context import open_store
 from memstore.cli.parsing import (
@@ -28,10 +27,16 @@ from memstore.cli.parsing import (
 )
 from memstore.cli.program import command
 from memstore.cli.render import metadata_text, num, print_facts, print_more, to_json
+from memstore.defaults import (
+    DEFAULT_BUDGET_TOKENS,
+    DEFAULT_K,
+    DEFAULT_MIN_SCORE,
+    DEFAULT_NEIGHBORHOOD_FACTS,
+    DEFAULT_READ_LIMIT,
+    MAX_NEIGHBORHOOD_FACTS,
+    MAX_RECALL_TOKENS,
+)
 from memstore.errors import InvalidInput
-from memstore.fronts import EVIDENCE_FILTERS, RECALL_FILTERS, SEARCH_FILTERS, fact_history
-from memstore.recall import DEFAULT_BUDGET_TOKENS, DEFAULT_K, DEFAULT_MIN_SCORE
-from memstore.schemas import DEFAULT_NEIGHBORHOOD_FACTS, DEFAULT_READ_LIMIT, MAX_NEIGHBORHOOD_FACTS
 
 MinScoreOption = Annotated[
     float | None,
@@ -127,6 +132,8 @@ def history(
 ) -> None:
     """Show a fact and every verification of it: what the gate said, when and why; with
     --json also its versions, oldest first, a page (--limit) at a time."""
+    from memstore.fronts import fact_history
+
     with open_store(ctx, store, namespace, index=False) as opened:
         fact = opened.get_fact(fact_id)
         chain = fact_history(opened, fact_id, limit, cursor)
@@ -190,6 +197,8 @@ def search(
     as_json: JsonOption = False,
 ) -> None:
     """Facts (or evidence) of a namespace that best match QUERY, by meaning and keywords."""
+    from memstore.fronts import EVIDENCE_FILTERS, SEARCH_FILTERS
+
     filters = store_filters(ctx, EVIDENCE_FILTERS if evidence else SEARCH_FILTERS)
     if evidence and offset:
         raise InvalidInput("offset", "pages fact searches only; leave it out with --evidence")
@@ -263,6 +272,8 @@ def recall(
 ) -> None:
     """Print the memories relevant to QUERY as a block for a prompt: one line each (the
     statement, when it held, confidence, source), best first, within --budget tokens."""
+    from memstore.fronts import RECALL_FILTERS
+
     with open_store(ctx, store, namespace, index=index) as opened:
         filters = store_filters(ctx, RECALL_FILTERS)
         found = opened.recall(query, budget_tokens=budget_tokens, k=k, **filters)

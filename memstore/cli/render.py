@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 
 from memstore.cli.console import err, out
-from memstore.schemas import FactPublic, RejectionPublic
+
+if TYPE_CHECKING:
+    from memstore.schemas import FactPublic, RejectionPublic
 
 
 def to_json(value: Any) -> str:

@@ -5,22 +5,24 @@ from __future__ import annotations
 import logging
 import signal
 from datetime import UTC, datetime, timedelta
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from memstore import db
 from memstore.cli.console import Exit, err, fail, out
 from memstore.cli.context import open_store, require_store, settings
 from memstore.cli.parsing import IndexOption, NamespaceOption, StoreOption, duration
 from memstore.cli.program import command
-from memstore.config import Settings, format_duration
+from memstore.defaults import IN_LIST_CHUNK
+from memstore.durations import format_duration
 from memstore.errors import InvalidInput, StorageError
-from memstore.probes import namespaces_to_recheck
-from memstore.reverify import ReverifyReport
-from memstore.store import DEFAULT_NAMESPACE, Store
+
+if TYPE_CHECKING:  # imported when a command runs: ``--help`` loads no store
+    from memstore.config import Settings
+    from memstore.reverify import ReverifyReport
+    from memstore.store import Store
 
 
 @command()
@@ -45,7 +47,7 @@ def reverify(
     ] = False,
     limit: Annotated[int | None, typer.Option(min=1, help="Most facts per run.")] = None,
     batch: Annotated[
-        int | None, typer.Option(min=1, max=db.IN_LIST_CHUNK, help="Facts per gate call.")
+        int | None, typer.Option(min=1, max=IN_LIST_CHUNK, help="Facts per gate call.")
     ] = None,
     lease: Annotated[str | None, typer.Option(help="How long a claimed fact stays leased.")] = (
         None
@@ -149,6 +151,9 @@ def reindex(ctx: typer.Context, index: IndexOption = None, store: StoreOption = 
 def namespaces(chosen: Settings, given: list[str] | None, every: bool) -> list[str]:
     """The namespaces to re-verify: those given (default: the settings' one), or with
     ``every`` each namespace of the database that has facts to re-check."""
+    from memstore.probes import namespaces_to_recheck
+    from memstore.store import DEFAULT_NAMESPACE
+
     if not every:
         return given or [chosen.store.namespace]
     chosen.open(DEFAULT_NAMESPACE, index=False).close()  # opening migrates an older database

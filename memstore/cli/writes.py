@@ -5,13 +5,13 @@ from __future__ import annotations
 import getpass
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from pydantic import ValidationError
 from rich.table import Table
 
-from gate import Verdict, VerdictStatus, default_gate
+from gate.budget import DEFAULT_STATED_CONFIDENCE
 from memstore.cli.console import Exit, err, fail, out
 from memstore.cli.context import open_store, settings
 from memstore.cli.parsing import (
@@ -25,14 +25,12 @@ from memstore.cli.parsing import (
 )
 from memstore.cli.program import command
 from memstore.cli.render import num, to_json
-from memstore.config import Settings
 from memstore.errors import ErrFactNotGrounded, InvalidInput
-from memstore.fronts import metadata_items
-from memstore.limits import Limits
-from memstore.schemas import DEFAULT_STATED_CONFIDENCE, ClaimCheck, FactPublic, RejectionPublic
 
-#: Verdicts that are no check at all: the verifier did not answer.
-UNCHECKED = frozenset({VerdictStatus.TIMEOUT, VerdictStatus.VERIFIER_ERROR})
+if TYPE_CHECKING:  # imported when a command runs: ``--help`` loads no store or gate
+    from gate.verdict import Verdict
+    from memstore.config import Settings
+    from memstore.schemas import FactPublic
 
 
 @command()
@@ -86,6 +84,9 @@ def add(
     Example: memstore add "Alice is allergic to peanuts." -m Alice:person:patient
     -m peanuts:food:allergen -e "Alice: I'm allergic to peanuts."
     """
+    from memstore.fronts import metadata_items
+    from memstore.schemas import FactPublic, RejectionPublic
+
     if file is not None:
         if statement or member or evidence or evidence_file or quote or relation or meta:
             raise InvalidInput("file", "give a --file or a statement with options, not both")
@@ -157,9 +158,11 @@ def verify(
 ) -> None:
     """Check a claim against evidence with the gate, storing nothing; exit 3 if not grounded,
     4 if the verifier could not check it (timed out or failed)."""
+    from memstore.gating import UNVERIFIED_VERDICTS  # the verifier did not answer
+
     texts = [sys.stdin.read() if text == "-" else text for text in evidence]
     verdict = check_claim(settings(ctx, store, namespace), claim, texts, confidence)
-    unchecked = verdict.status in UNCHECKED
+    unchecked = verdict.status in UNVERIFIED_VERDICTS
     if as_json:
         typer.echo(to_json(verdict))
     elif unchecked:
@@ -234,6 +237,10 @@ def erase(
 def check_claim(chosen: Settings, claim: str, texts: list[str], confidence: float) -> Verdict:
     """The gate's verdict on ``claim``, as a store of these settings would give it,
     without opening a store (``Store.verify_claim`` less the store)."""
+    from gate import default_gate
+    from memstore.limits import Limits
+    from memstore.schemas import ClaimCheck
+
     try:
         check = ClaimCheck.model_validate(
             {"claim": claim, "evidence": texts, "confidence": confidence}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -28,6 +29,14 @@ _KEYS_HINT = (
 )
 
 
+def _load_gate(settings: Settings) -> None:
+    """Load the configured verifier; a failure is logged (the first gated write reports it)."""
+    try:
+        settings.gate()
+    except Exception:
+        logging.getLogger("memstore.rest").exception("loading the verifier failed")
+
+
 def create_app(settings: Settings) -> FastAPI:
     """The REST API over the store ``settings`` describe.
 
@@ -39,7 +48,9 @@ def create_app(settings: Settings) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        await run_in_threadpool(settings.gate)  # load the verifier before serving
+        # The verifier loads in the background: the server answers at once, and a gated
+        # write that comes before it is ready waits for it (``Settings.gate``'s lock).
+        threading.Thread(target=_load_gate, args=(settings,), name="load-gate", daemon=True).start()
         state.stores.start()  # closes idle stores
         try:
             yield

@@ -153,3 +153,22 @@ def test_long_context_is_cut_for_small_servers() -> None:
         backend.estimate("The user is allergic to peanuts.", "x" * 5000)
     prompt = server.requests[0]["messages"][0]["content"]
     assert "x" * 100 + " ..." in prompt and "x" * 101 not in prompt
+
+
+def test_backend_options_given_as_text_are_read_as_their_parameters_types() -> None:
+    """Options from environment variables arrive as text ("6"); the backend gets numbers."""
+    from gate.backends.registry import create_backend
+
+    backend = create_backend(
+        "openai",
+        model="m",
+        base_url="http://127.0.0.1:9/v1",
+        samples="3",
+        concurrency="2",
+        max_context_chars="null",
+        mode="sampling",
+    )
+    assert isinstance(backend, OpenAIBackend)
+    assert (backend.samples, backend.concurrency, backend.max_context_chars) == (3, 2, None)
+    with pytest.raises(ValueError, match="samples='three'"):
+        create_backend("openai", model="m", samples="three")

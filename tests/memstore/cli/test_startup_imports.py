@@ -1,0 +1,109 @@
+"""What a ``memstore`` command imports: ``--help`` loads no store, gate or model; the
+read commands load the store but no verifier or embedder; only ``search`` loads the
+embedder. Each command runs in a fresh interpreter (the console script's ``main``),
+which then lists the modules it loaded. How long they take is measured by
+``bench/startup.py``, not here."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import memstore
+
+#: Runs ``memstore ARGS`` as the console script does, then prints its modules as JSON.
+PROBE = """
+import json, sys
+from memstore.cli import main
+sys.argv = ["memstore", *sys.argv[1:]]
+try:
+    main()
+    code = 0
+except SystemExit as exc:
+    code = exc.code or 0
+print("\\nMODULES " + json.dumps({"code": code, "modules": sorted(sys.modules)}))
+"""
+
+#: Loaded by none of the commands below but ``search`` (the embedder and its model).
+MODEL = ("torch", "sentence_transformers", "transformers", "gate.backends.embedded")
+#: Loaded only where a store is opened.
+STORAGE = ("sqlalchemy", "sqlmodel", "alembic", "lancedb", "pyarrow", "numpy", "networkx")
+#: memstore's and the gate's heavy modules: the store, the settings, the gate's engine.
+PARTS = ("memstore.store", "memstore.config", "memstore.schemas", "gate.engine", "gate.config")
+
+NS = "user:alice"
+
+
+def loaded(*args: str, store: Path | None = None) -> set[str]:
+    """The modules ``memstore ARGS`` loaded (it must exit 0)."""
+    options = ["--store", str(store), "--namespace", NS] if store else []
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, *options, *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={k: v for k, v in os.environ.items() if not k.startswith("MEMSTORE_")},
+    )
+    marker = done.stdout.rfind("\nMODULES ")
+    assert marker >= 0, done.stdout + done.stderr
+    found = json.loads(done.stdout[marker + len("\nMODULES ") :])
+    assert found["code"] == 0, done.stdout + done.stderr
+    return set(found["modules"])
+
+
+def among(modules: set[str], names: tuple[str, ...]) -> list[str]:
+    """The ``names`` (packages or modules) of which ``modules`` holds any part."""
+    return sorted(n for n in names if any(m == n or m.startswith(n + ".") for m in modules))
+
+
+@pytest.fixture(scope="module")
+def small_store(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A store with one fact (written ungated, no index); returns its path and the id."""
+    where = tmp_path_factory.mktemp("startup") / "mem"
+    with memstore.open(str(where), NS, index=False) as store:
+        fact = store.add_fact(
+            statement="Alice is allergic to peanuts.",
+            members=[{"name": "Alice", "kind": "person"}, {"name": "peanuts", "kind": "food"}],
+            evidence=[{"text": "Alice: I'm allergic to peanuts."}],
+            ungated=True,
+        )
+    return where, fact.id
+
+
+@pytest.mark.parametrize("args", [["--help"], ["add", "--help"], ["search", "--help"]])
+def test_help_loads_no_store_gate_or_model(args: list[str]) -> None:
+    modules = loaded(*args)
+    assert "memstore.cli.reads" in modules  # every command was registered
+    assert among(modules, MODEL + STORAGE + PARTS) == []
+
+
+@pytest.mark.parametrize("command", ["stats", "get", "audit"])
+def test_a_read_loads_the_store_but_no_verifier_or_embedder(
+    small_store: tuple[Path, str], command: str
+) -> None:
+    where, fact_id = small_store
+    modules = loaded(command, *([fact_id] if command == "get" else []), store=where)
+    assert "memstore.store" in modules and "sqlalchemy" in modules
+    assert among(modules, (*MODEL, "lancedb")) == []
+
+
+def test_search_loads_the_embedder(tmp_path: Path) -> None:
+    where = tmp_path / "mem"
+    with memstore.open(str(where), NS) as store:
+        store.add_fact(
+            statement="Alice is allergic to peanuts.",
+            members=[{"name": "Alice", "kind": "person"}],
+            evidence=[{"text": "Alice: I'm allergic to peanuts."}],
+            ungated=True,
+        )
+        store.sync_index()
+    modules = loaded("search", "peanuts", "--json", store=where)
+    assert among(modules, ("sentence_transformers", "lancedb")) == [
+        "lancedb",
+        "sentence_transformers",
+    ]
