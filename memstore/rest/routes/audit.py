@@ -57,7 +57,7 @@ def list_rejections(
     """The audit log of facts the gate refused, newest first by default, a page at a
     time: by ``offset``, or by ``cursor`` (as fast at any depth). When more follow, the
     ``Link`` header names the next page (``rel="next"``): the same query with the cursor
-    of this page's last row."""
+    of this page's last row, as a path (never built from the request's Host header)."""
     rows = store.rejections(
         order_by=order_by, descending=descending, limit=limit, offset=offset, cursor=cursor,
         **filters,
@@ -66,7 +66,8 @@ def list_rejections(
         following = request.url.remove_query_params("offset").include_query_params(
             cursor=rows.next_cursor
         )
-        response.headers["Link"] = f'<{following}>; rel="next"'
+        path = request.scope.get("root_path", "") + following.path
+        response.headers["Link"] = f'<{path}?{following.query}>; rel="next"'
     return rows
 
 

@@ -254,9 +254,14 @@ def test_rejections_page_by_the_link_header(api: Api, alice: httpx.Client) -> No
         if "next" not in response.links:
             break
         following = httpx.URL(response.links["next"]["url"])
+        assert following.is_relative_url  # never built from the caller's Host header
         assert "offset" not in following.params and following.params["order_by"] == "p1"
         response = alice.get(following)
     assert seen == [r["id"] for r in whole]
+    spoofed = alice.get(
+        f"{ALICE}/rejections", params={**query, "limit": 2}, headers={"Host": "evil.example"}
+    )
+    assert "evil.example" not in spoofed.headers["link"]
     bad = alice.get(f"{ALICE}/rejections", params={"cursor": "not-a-cursor"})
     assert bad.status_code == 400 and "cursor" in bad.text
 
