@@ -107,6 +107,9 @@ class StoreSettings(_Section):
     object_store: ObjectStore = Field(default_factory=ObjectStore)
     near_duplicate: float | None = Field(default=0.9, gt=0.0, le=1.0)
     vector_index_at: int = Field(default=50_000, ge=1)
+    #: inline: a write returns once its facts are searchable; background: once they are
+    #: committed to SQL, a thread indexing them within about a second.
+    index_writes: Literal["inline", "background"] = "inline"
     recheck_after: Duration | None = None
     retry_after: Duration | None = None
     #: Facts (or claims) one call may put through the gate; more is a 400 naming the field.
@@ -330,6 +333,7 @@ class Settings(YamlSettings):
             "index": True if s.index is None else s.index,
             "near_duplicate": s.near_duplicate,
             "vector_index_at": s.vector_index_at,
+            "index_writes": s.index_writes,
             "recheck_after": s.recheck_after,
             "retry_after": s.retry_after,
             "sources": self.sources,

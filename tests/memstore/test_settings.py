@@ -313,6 +313,7 @@ def test_unrelated_variables_do_not_break_loading(monkeypatch: pytest.MonkeyPatc
         ("store:\n  url: ''\n", "store.url"),
         ("store:\n  index: ''\n", "store.index"),
         ("store:\n  near_duplicate: 1.5\n", "store.near_duplicate"),
+        ("store:\n  index_writes: later\n", "store.index_writes"),
         ("hallucination:\n  backend: gpt-magic\n", "hallucination.backend"),
         (
             "hallucination:\n  memory_gate:\n    min_confidence: 3\n",
@@ -594,6 +595,23 @@ def test_index_false_opens_a_store_without_search(tmp_path: Path) -> None:
         with pytest.raises(MemstoreError, match="no search index"):
             store.search("peanuts")
     assert not (tmp_path / "memdata" / "index").exists()
+
+
+def test_index_writes_from_the_environment_start_the_background_writer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMSTORE_STORE__INDEX_WRITES", "background")
+    settings = settings_for(tmp_path, UNGATED)
+    assert settings.store.index_writes == "background"
+    with settings.open() as store:
+        assert store._index.writer is not None
+        store.add_fact(**allergy("peanuts"))
+        store.sync_index()
+        assert [h.fact.statement for h in store.search("peanuts", k=1)] == [
+            allergy("peanuts")["statement"]
+        ]
+    with settings_for(tmp_path, UNGATED).open(index_writes="inline") as store:
+        assert store._index.writer is None
 
 
 def test_index_directory_from_settings(tmp_path: Path) -> None:
