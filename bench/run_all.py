@@ -48,6 +48,8 @@ STEPS: dict[str, list[str]] = {
     "conversations": ["conversations.py"],
     # --help, stats, get, audit, search as new processes, and serve's first answer.
     "startup": ["startup.py"],
+    # add_fact and add_facts ungated, the index written inline and in the background.
+    "writes": ["writes.py"],
 }
 LARGE: dict[str, list[str]] = {
     "store-1m": ["store_scale.py", "--facts", "1000000", "--budget", "10", "--hub-repeats", "1"],

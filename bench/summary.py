@@ -108,6 +108,10 @@ def render() -> str:
     if peer:
         parts += ["## Side by side with mem0", "", peer_table(peer), "", _provenance_list([peer])]
         parts.append("")
+    writes = _load(RESULTS / "writes.json")
+    if writes:
+        parts += ["## Writes: the index inline or in the background", "", writes_table(writes)]
+        parts += ["", _provenance_list([writes]), ""]
     started = _load(RESULTS / "startup.json")
     if started:
         parts += ["## Start-up", "", startup_table(started), "", _provenance_list([started]), ""]
@@ -297,6 +301,27 @@ def scale_out_table(result: dict[str, Any]) -> str:
         f"(one index write {first['index_writer']['held_s'] / first['index_writer']['turns']:.2f}"
         f" s alone): that lock is where writes stop scaling.",
     ]
+    return "\n".join(lines)
+
+
+def writes_table(result: dict[str, Any]) -> str:
+    """One row per ``index_writes`` mode (``writes.py``)."""
+    lines = [
+        f"Ungated, on a new local store: {result['single']} single `add_fact` calls, then "
+        f"{result['bulk']} facts by `add_facts`, then `sync_index()`; load average at the "
+        f"start {result.get('load_average_at_start', 'not recorded')}.",
+        "",
+        "| index_writes | add_fact ms p50 / p95 | add_facts facts/s | queued after the bulk "
+        "write | sync_index s | last fact found |",
+        "|---|---|---|---|---|---|",
+    ]
+    for m in result["modes"]:
+        one = m["single_add_fact"]
+        lines.append(
+            f"| {m['mode']} | {one['p50_ms']:.0f} / {one['p95_ms']:.0f} | "
+            f"{m['bulk_facts_per_s']} | {m['queued_after_bulk']} | "
+            f"{m['sync_index_after_bulk_s']} | {'yes' if m['last_bulk_fact_found'] else 'NO'} |"
+        )
     return "\n".join(lines)
 
 

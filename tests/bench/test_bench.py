@@ -157,6 +157,22 @@ def test_a_small_store_scale_run_reports_every_measure_consistently(tmp_path: Pa
     assert "| ungated ingest, facts/s |" in table and "| - |" not in table
 
 
+def test_a_small_writes_run_finds_every_last_fact_in_both_modes(tmp_path: Path) -> None:
+    out = tmp_path / "writes.json"
+    _run("writes.py", "--single", "5", "--bulk", "30", "--out", str(out))
+    result = json.loads(out.read_text())
+    assert (
+        result["commit"] and result["machine"]["cpus"] and len(result["load_average_at_start"]) == 3
+    )
+    assert [m["mode"] for m in result["modes"]] == ["inline", "background"]
+    for m in result["modes"]:
+        assert m["single_add_fact"]["samples"] == 5 and m["last_bulk_fact_found"], m["mode"]
+        assert m["bulk_facts_per_s"] > 0
+    assert result["modes"][0]["queued_after_bulk"] == 0  # inline: indexed before returning
+    table = summary.writes_table(result)
+    assert table.count("| yes |") == 2 and "| NO |" not in table
+
+
 def test_a_small_audit_page_run_times_every_page(tmp_path: Path) -> None:
     out = tmp_path / "audit_page_150.json"
     _run("audit_page.py", "--rejections", "150", "--repeats", "3", "--out", str(out))
