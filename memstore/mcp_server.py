@@ -266,15 +266,20 @@ class RecalledFact(Memory):
     similarity: float | None = Field(default=None, description="Cosine similarity to the query.")
 
 
-class MemoryPage(BaseModel):
-    """One page of remembered facts, oldest first."""
+class _Paged(BaseModel):
+    """A page of a listing, with the cursor of the next one."""
 
-    memories: list[Memory]
     next_cursor: str | None = Field(
         default=None,
         description="Pass it as cursor, with the same filters, for the next page; "
         "null: this is the last page.",
     )
+
+
+class MemoryPage(_Paged):
+    """One page of remembered facts, oldest first."""
+
+    memories: list[Memory]
 
 
 class Recalled(BaseModel):
@@ -319,15 +324,10 @@ class Rejection(_GateNumbers):
     created_at: datetime
 
 
-class RefusalPage(BaseModel):
+class RefusalPage(_Paged):
     """One page of the facts the gate refused, newest first."""
 
     refusals: list[Rejection]
-    next_cursor: str | None = Field(
-        default=None,
-        description="Pass it as cursor, with the same filters, for the next page; "
-        "null: this is the last page.",
-    )
 
 
 class Erased(BaseModel):
