@@ -82,12 +82,17 @@ class IndexHandle:
         writes return once SQL holds them."""
         if self.writer is None and self.usable:
             self.writer = IndexWriter(
-                lambda: self.apply_queued(namespace=self.scope.namespace),
-                name=f"memstore-index:{self.scope.namespace}",
+                self._writer_turn, name=f"memstore-index:{self.scope.namespace}"
             )
 
+    def _writer_turn(self) -> None:
+        """One turn of the background thread: apply this namespace's queued changes.
+        Raises (the thread logs it and backs off); the changes stay queued."""
+        indexing.sync(self.scope.session, self.ready(), namespace=self.scope.namespace)
+
     def stop_writer(self) -> None:
-        """Stop the background thread, once it has applied what is queued."""
+        """Stop the background thread, once it has applied what is queued (or, when its
+        last turn hangs on the index's write lock, once ``index_writer.STOP_TIMEOUT`` is up)."""
         if self.writer is not None:
             self.writer.stop()
             self.writer = None

@@ -261,8 +261,9 @@ class WritePath:
         duplicates are reported then)."""
         if not self.index.usable:
             return
-        if self.index.writer is not None:
-            self.index.writer.wake()
+        writer = self.index.writer  # read once: a close() may clear it meanwhile
+        if writer is not None:
+            writer.wake()
             return
         touched = [f.id for f in stored]
         touched += [f.supersedes_id for f in stored if f.supersedes_id]

@@ -4,6 +4,7 @@ and nothing is lost or indexed twice."""
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from pathlib import Path
@@ -15,7 +16,12 @@ from workers import NS, HashedWords, fact
 
 import memstore
 from memstore import InvalidInput, Store
-from memstore.vectors import FACTS
+from memstore.index_writer import IndexWriter
+from memstore.locks import file_lock
+from memstore.vectors import FACTS, LOCK_FILE
+
+#: How long a test waits for a thread that should end at once (only a hang reaches it).
+HANG = 60
 
 
 def open_store(data_dir: Path, **options: object) -> Store:
@@ -92,6 +98,84 @@ def test_writes_retracts_and_searches_from_threads_leave_sql_and_index_agreeing(
     indexed = table.search().select(["id", "status"]).limit(None).to_arrow().to_pylist()
     assert len(indexed) == len(facts)  # each once
     assert {r["id"]: r["status"] for r in indexed} == facts
+
+
+def test_a_write_returns_while_the_index_is_locked_and_close_applies_it(data_dir: Path) -> None:
+    """Another process holds the index's write lock (its lock file): a background-mode
+    write still returns, its change stays queued, and once the lock is free the queue
+    drains and search finds the fact. Inline mode would wait for the lock here."""
+    hold_index = file_lock(data_dir / "index" / LOCK_FILE)
+    written: list[memstore.FactPublic] = []
+    with open_store(data_dir) as store:
+        assert store._index.writer is not None  # the thread runs
+        with hold_index():
+            writer = threading.Thread(target=lambda: written.append(store.add_fact(fact(1))))
+            writer.start()
+            writer.join(HANG)
+            assert not writer.is_alive(), "add_fact waited for the search index"
+            assert store.index_backlog() > 0
+            assert store.stats().index_backlog == store.index_backlog()
+        store.sync_index()
+        assert store.index_backlog() == 0
+        assert store.search(written[0].statement, 1, mode="text")[0].fact.id == written[0].id
+    facts = check_whole(f"sqlite:///{data_dir / 'memstore.db'}", data_dir / "index")
+    assert set(facts) == {written[0].id}
+
+
+def test_stop_runs_a_last_turn_after_a_wake_during_a_turn(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A change queued (and woken for) while a turn is under way, just before stop, is
+    applied before the thread ends; a stop that times out says what is left."""
+    queue: list[int] = []
+    applied: list[int] = []
+    in_turn, go_on = threading.Event(), threading.Event()
+
+    def apply() -> None:  # reads the queue first, like a turn reading the outbox
+        batch = queue[:]
+        del queue[: len(batch)]
+        in_turn.set()
+        go_on.wait(HANG)
+        applied.extend(batch)
+
+    writer = IndexWriter(apply, "test-writer", interval=3600)  # turns only when woken
+    writer.wake()
+    assert in_turn.wait(HANG)
+    queue.append(1)  # a write queues a change while the turn runs, and wakes the thread
+    writer.wake()
+    with caplog.at_level(logging.WARNING, logger="memstore.index_writer"):
+        writer.stop(timeout=0)  # the turn still waits: stop gives up on it
+    assert "stays queued in the SQL outbox" in caplog.text
+    go_on.set()
+    writer.stop()
+    assert applied == [1]
+
+
+def test_failed_turns_are_logged_once_per_run_of_failures(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Turns fail, succeed, fail again: one warning per run of failures, one notice of
+    recovery per run, and the thread keeps going throughout."""
+    script = [False, False, False, True, False, True]  # whether each turn succeeds
+    turns: list[bool] = []
+    done = threading.Event()
+
+    def apply() -> None:
+        ok = script[len(turns)] if len(turns) < len(script) else True
+        turns.append(ok)
+        if len(turns) == len(script):
+            done.set()
+        if not ok:
+            raise OSError("the index is unreachable")
+
+    with caplog.at_level(logging.INFO, logger="memstore.index_writer"):
+        writer = IndexWriter(apply, "test-writer", interval=0.001)
+        assert done.wait(HANG)
+        writer.stop()
+    messages = [r.getMessage() for r in caplog.records]
+    assert sum("failed; they stay queued" in m for m in messages) == 2
+    assert sum("caught up" in m for m in messages) == 2
+    assert turns[: len(script)] == script
 
 
 def test_index_writes_must_be_inline_or_background(data_dir: Path) -> None:
