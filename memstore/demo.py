@@ -119,9 +119,10 @@ def run(store: Store, console: Console) -> None:
     written = [r for r in results if isinstance(r, FactPublic)]
     rejected = [r for r in results if isinstance(r, RejectionPublic)]
     console.print(_facts_table("1. Facts the gate admitted (hyperedges over entities)", written))
+    graph = store.graph  # built from SQL on each access
     console.print(
         "   'Alice', 'alice' and 'ACME'/'Acme' resolved to one entity each: "
-        f"{len(list(store.graph.entities()))} entities, {len(store.graph)} facts in the graph.\n"
+        f"{len(list(graph.entities()))} entities, {len(graph)} facts in the graph.\n"
     )
     console.print(_rejections_table("   Rejected, kept in the audit log only", rejected))
     console.print(

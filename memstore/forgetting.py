@@ -1,5 +1,5 @@
 """Forgetting: retracting a fact (a soft delete) and erasing a fact or a rejection for
-good, with the graph, the search index and SQLite's log brought along.
+good, with the search index and SQLite's log brought along.
 
 ``memstore.erasure`` holds the SQL of an erase; this module runs it in one
 transaction and does what must follow the commit.
@@ -13,7 +13,6 @@ from sqlmodel import Session, col, select
 
 from memstore import erasure, evidence, indexing
 from memstore.errors import InvalidInput, NotFound
-from memstore.graph_view import GraphView
 from memstore.index_handle import IndexHandle
 from memstore.models import Citation, Evidence, Fact, FactStatus, OutboxKind, utcnow
 from memstore.schemas import ErasurePublic
@@ -24,10 +23,9 @@ from memstore.write_path import close_open_fact
 
 @dataclass
 class Forgetting:
-    """Retracts and erases in one scope, keeping its graph, index and log in step."""
+    """Retracts and erases in one scope, keeping its index and log in step."""
 
     scope: Scope
-    graph: GraphView
     index: IndexHandle
     log: ErasedTextLog
 
@@ -44,7 +42,6 @@ class Forgetting:
             return queue_chain_evidence(session, namespace, fact_id)
 
         evidence_ids = self.scope.transaction(work)
-        self.graph.remove([fact_id])
         self.index.apply_queued([fact_id, *evidence_ids])
 
     def erase_fact(self, fact_id: str, reason: str, who: str | None) -> ErasurePublic:
@@ -66,7 +63,6 @@ class Forgetting:
             return done
 
         done = self.scope.transaction(work)
-        self.graph.remove(done.tombstone.fact_ids)
         return self._after_erase(done, [*done.tombstone.fact_ids, *done.evidence_ids])
 
     def erase_rejection(self, rejection_id: str, reason: str, who: str | None) -> ErasurePublic:

@@ -1,13 +1,14 @@
-"""The in-memory hypergraph of a namespace's active facts, kept in step with SQL.
+"""The hypergraph of a namespace's active facts, read from SQL for each query.
 
-SQL is the truth: the graph is loaded from it when a store opens and updated
-after each committed change; reads through it (``neighborhood``) re-read the
-facts from SQL, so a status another process changed still counts.
+SQL is the truth and no graph is held between reads, so memory does not grow with
+the store and opening one reads no facts. ``neighborhood`` loads only the facts its
+walk can use, a hop at a time through the members' (namespace, entity_id) index, into
+a small ``HyperGraph`` and walks that: a fact another process wrote or made inactive
+counts at once. ``whole`` builds the namespace's entire graph on demand.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any, cast
@@ -16,94 +17,31 @@ import sqlalchemy as sa
 from sqlmodel import Session, col
 
 from hypergraph import HyperGraph
-from memstore import cursors
+from memstore import cursors, db
 from memstore.cursors import Page
 from memstore.models import ACTIVE_STATUSES, Fact, FactMember
+from memstore.reads import valid_at
 from memstore.schemas import FactPublic, NeighborhoodPublic
 from memstore.scope import Scope
 
+#: A fact's graph row (``_with_members``): id, relation, valid_from, valid_to,
+#: recorded_at, and one member's entity id and role.
+_Row = sa.Row[str, str | None, datetime | None, datetime | None, datetime, str, str]
+
 
 class GraphView:
-    """A scope's active facts as a hypergraph of entity and fact ids, guarded by a lock."""
+    """A scope's active facts as hypergraphs of entity and fact ids, read from SQL."""
 
     def __init__(self, scope: Scope) -> None:
         self.scope = scope
-        self.graph = HyperGraph()
-        self.lock = threading.RLock()
 
-    def rebuild(self) -> None:
-        """Load every active fact of the namespace into a fresh hypergraph."""
+    def whole(self) -> HyperGraph:
+        """Every active fact of the namespace in a fresh hypergraph: reads them all, so
+        its cost grows with the store."""
         graph = HyperGraph()
-        query = (
-            sa.select(
-                col(Fact.id),
-                col(Fact.relation),
-                col(Fact.valid_from),
-                col(Fact.valid_to),
-                col(Fact.recorded_at),
-                col(FactMember.entity_id),
-                col(FactMember.role),
-            )
-            .join(FactMember, col(FactMember.fact_id) == Fact.id)
-            .where(
-                col(Fact.namespace) == self.scope.namespace,
-                col(Fact.status).in_(ACTIVE_STATUSES),
-            )
-            .order_by(col(Fact.id), col(FactMember.position))
-        )
-        with self.scope.engine.connect() as conn:
-            current: str | None = None
-            members: list[tuple[str, str]] = []
-            attrs: dict[str, Any] = {}
-            for fact_id, relation, valid_from, valid_to, at, entity_id, role in conn.execute(query):
-                if fact_id != current:
-                    if current is not None:
-                        graph.add_fact(current, members, **attrs)
-                    current, members = fact_id, []
-                    attrs = {
-                        "relation": relation,
-                        "valid_from": valid_from,
-                        "valid_to": valid_to,
-                        "recorded_at": at,
-                    }
-                members.append((entity_id, role))
-            if current is not None:
-                graph.add_fact(current, members, **attrs)
-        with self.lock:
-            self.graph = graph
-
-    def remove(self, fact_ids: Iterable[str]) -> None:
-        """Take these facts out of the graph."""
-        with self.lock:
-            for fact_id in fact_ids:
-                self.graph.remove_fact(fact_id)
-
-    def replace(self, old_id: str | None, fact: FactPublic) -> None:
-        """Put a newly stored fact in, taking out the one it supersedes (if any)."""
-        with self.lock:
-            if old_id is not None:
-                self.graph.remove_fact(old_id)
-            self._add(fact)
-
-    def refresh(self, fact_ids: list[str]) -> None:
-        """Bring the hypergraph in line with these facts' statuses after they changed."""
         with self.scope.session() as session:
-            facts = self.scope.facts_by_id(session, fact_ids, statuses=None)
-        with self.lock:
-            for fact in facts:
-                self.graph.remove_fact(fact.id)
-                self._add(fact)
-
-    def _add(self, fact: FactPublic) -> None:
-        if fact.status in ACTIVE_STATUSES:
-            self.graph.add_fact(
-                fact.id,
-                [(m.entity_id, m.role) for m in fact.members],
-                relation=fact.relation,
-                valid_from=fact.valid_from,
-                valid_to=fact.valid_to,
-                recorded_at=fact.recorded_at,
-            )
+            _add_rows(graph, session.connection().execute(_with_members(*self._active())))
+        return graph
 
     def neighborhood(
         self,
@@ -118,7 +56,8 @@ class GraphView:
         by hop, newest first within a hop (recorded_at, then id, descending), of the
         ``max_facts`` the walk keeps in that order. The page's facts are read from SQL
         (their status again: another process may have changed it), with the seeds and
-        the page's members."""
+        the page's members. The walk is ``HyperGraph.neighborhood``'s, over the facts
+        ``_reachable`` reads for it."""
         with self.scope.session() as session:
             seeds = [self.scope.resolve(session, name, "entities").id for name in names]
             read = cursors.listing(
@@ -127,15 +66,15 @@ class GraphView:
                  "relation": relation, "max_facts": max_facts},
             )  # fmt: skip
             after = cursors.start(page.cursor, read)
-            with self.lock:
-                hood = self.graph.neighborhood(
-                    seeds, hops, relation=relation, as_of=as_of, max_facts=max_facts, rank=_newest
-                )
-                order = sorted(
-                    (_key(fact_id, hop, self.graph.fact_attrs(fact_id))
-                     for fact_id, hop in hood.fact_distance.items()),
-                    reverse=True,
-                )  # fmt: skip
+            graph = self._reachable(session, seeds, hops, relation, as_of, max_facts)
+            hood = graph.neighborhood(
+                seeds, hops, relation=relation, as_of=as_of, max_facts=max_facts, rank=_newest
+            )
+            order = sorted(
+                (_key(fact_id, hop, graph.fact_attrs(fact_id))
+                 for fact_id, hop in hood.fact_distance.items()),
+                reverse=True,
+            )  # fmt: skip
             if after is not None:
                 start = (-after.distance, after.recorded_at, after.id)
                 order = [key for key in order if key < start]
@@ -152,6 +91,88 @@ class GraphView:
             complete=hood.complete,
         )
 
+    def _reachable(
+        self,
+        session: Session,
+        seeds: list[str],
+        hops: int,
+        relation: str | None,
+        as_of: datetime | None,
+        max_facts: int,
+    ) -> HyperGraph:
+        """The facts a walk of ``hops`` from ``seeds`` can use, read a hop at a time: of
+        the active facts touching the frontier that ``relation`` and ``as_of`` admit and
+        the walk has not used, the newest, one more than it can still keep (so that it
+        sees a hop pass ``max_facts``; it stops there, as does this)."""
+        graph = HyperGraph()
+        reached, frontier = set(seeds), list(dict.fromkeys(seeds))
+        for _hop in range(hops):
+            wanted = max_facts - len(graph) + 1
+            found = self._around(session, graph, frontier, relation, as_of, wanted)
+            _add_rows(graph, self._rows(session, found))
+            if len(graph) > max_facts:
+                break
+            frontier = []
+            for fact_id in found:
+                if fact_id not in graph:  # erased since ``_around`` read it
+                    continue
+                for member, _role in graph.members(fact_id):
+                    entity = cast("str", member)
+                    if entity not in reached:
+                        reached.add(entity)
+                        frontier.append(entity)
+            if not frontier:
+                break
+        return graph
+
+    def _around(
+        self,
+        session: Session,
+        graph: HyperGraph,
+        entities: list[str],
+        relation: str | None,
+        as_of: datetime | None,
+        wanted: int,
+    ) -> list[str]:
+        """The ids of the ``wanted`` newest (recorded_at, then id) active facts with a
+        member among ``entities`` that ``relation`` and ``as_of`` admit, leaving out
+        those in ``graph``. Per chunk of entities SQL reads at most ``wanted`` more than
+        the facts of ``graph`` it may meet again."""
+        at, fact_id = col(FactMember.recorded_at), col(FactMember.fact_id)
+        found: dict[str, datetime] = {}
+        for chunk in db.chunks(entities):
+            again = {f for e in chunk for f in graph.facts_of(e)}
+            query = (
+                sa.select(fact_id, at)
+                .join(Fact, col(Fact.id) == fact_id)
+                .where(col(FactMember.namespace) == self.scope.namespace)
+                .where(col(FactMember.entity_id).in_(chunk), *self._active())
+                .distinct()  # a fact with several members in the chunk
+                .order_by(at.desc(), fact_id.desc())
+                .limit(wanted + len(again))
+            )
+            if relation is not None:
+                query = query.where(col(Fact.relation) == relation)
+            if as_of is not None:
+                query = query.where(*valid_at(as_of, history=False))
+            for fid, recorded_at in session.connection().execute(query):
+                if fid not in again:
+                    found[fid] = recorded_at
+        newest = sorted(found.items(), key=lambda item: (item[1], item[0]), reverse=True)
+        return [fid for fid, _at in newest[:wanted]]
+
+    def _rows(self, session: Session, fact_ids: list[str]) -> list[_Row]:
+        """The graph rows (``_with_members``) of these facts, looked up by id."""
+        rows: list[_Row] = []
+        for chunk in db.chunks(fact_ids):
+            query = _with_members(col(Fact.id).in_(chunk))
+            rows += session.connection().execute(query).all()
+        return rows
+
+    def _active(self) -> list[Any]:
+        """SQL conditions: the fact is the namespace's and active."""
+        return [col(Fact.namespace) == self.scope.namespace, col(Fact.status).in_(ACTIVE_STATUSES)]
+
     def _page(
         self, session: Session, order: list[tuple[int, datetime, str]], limit: int
     ) -> tuple[list[FactPublic], bool]:
@@ -165,6 +186,48 @@ class GraphView:
             if len(found) > limit:
                 return found[:limit], True
         return found, False
+
+
+def _with_members(
+    *where: Any,
+) -> sa.Select[str, str | None, datetime | None, datetime | None, datetime, str, str]:
+    """The facts matching ``where`` as graph rows: (id, relation, valid_from, valid_to,
+    recorded_at) with one member's (entity_id, role) a row, by fact id then position."""
+    return (
+        sa.select(
+            col(Fact.id),
+            col(Fact.relation),
+            col(Fact.valid_from),
+            col(Fact.valid_to),
+            col(Fact.recorded_at),
+            col(FactMember.entity_id),
+            col(FactMember.role),
+        )
+        .join(FactMember, col(FactMember.fact_id) == Fact.id)
+        .where(*where)
+        .order_by(col(Fact.id), col(FactMember.position))
+    )
+
+
+def _add_rows(graph: HyperGraph, rows: Iterable[_Row]) -> None:
+    """Put the facts of ``_with_members`` rows (a fact's rows together) into ``graph``."""
+    current: str | None = None
+    members: list[tuple[str, str]] = []
+    attrs: dict[str, Any] = {}
+    for fact_id, relation, valid_from, valid_to, at, entity_id, role in rows:
+        if fact_id != current:
+            if current is not None:
+                graph.add_fact(current, members, **attrs)
+            current, members = fact_id, []
+            attrs = {
+                "relation": relation,
+                "valid_from": valid_from,
+                "valid_to": valid_to,
+                "recorded_at": at,
+            }
+        members.append((entity_id, role))
+    if current is not None:
+        graph.add_fact(current, members, **attrs)
 
 
 def _newest(fact_id: Any, attrs: dict[str, Any]) -> tuple[datetime, str]:

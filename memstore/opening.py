@@ -1,6 +1,6 @@
 """Opening a store: the parts a ``Store`` hands its work to, wired to one engine and
-namespace, and the open sequence (migrate the database, load the graph, open the
-search index and apply what an interrupted writer left queued)."""
+namespace, and the open sequence (migrate the database, open the search index and
+apply what an interrupted writer left queued; no fact is read)."""
 
 from __future__ import annotations
 
@@ -66,14 +66,13 @@ def open_parts(
     scope = Scope(settings.namespace, engine)
     graph = GraphView(scope)
     index = IndexHandle(scope, settings.index_uri, settings.object_store)
-    rechecks = Reverification(scope, graph, index, settings.sources, override)
+    rechecks = Reverification(scope, index, settings.sources, override)
     policy = rechecks.policy
-    writes = WritePath(scope, graph, index, settings.limits, settings.near_duplicate, policy)
+    writes = WritePath(scope, index, settings.limits, settings.near_duplicate, policy)
     log = ErasedTextLog(engine, settings.namespace)
-    parts = Parts(scope, graph, index, rechecks, writes, Forgetting(scope, graph, index, log), log)
+    parts = Parts(scope, graph, index, rechecks, writes, Forgetting(scope, index, log), log)
     try:
         db.upgrade(engine)
-        graph.rebuild()
     except SQLAlchemyError as exc:
         engine.dispose()
         raise StorageError(f"cannot open store at {settings.url}: {exc}") from exc

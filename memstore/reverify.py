@@ -306,7 +306,6 @@ class Reverifier:
     policy: ReverifyPolicy
     providers: Providers
     lease: timedelta = DEFAULT_LEASE
-    on_status_change: Callable[[list[str]], None] = lambda _ids: None
     _refreshed: dict[str, sources.Refreshed] = field(default_factory=dict, init=False)
     _fetch_ms: dict[str, float] = field(default_factory=dict, init=False)
 
@@ -358,16 +357,7 @@ class Reverifier:
             self._replan(plan)
         gated = [p for p in plans if p.candidate is not None]
         admissions, share_ms = self._admit(gated)
-        checks: list[FactCheck] = []
-        changed: list[str] = []
-        for plan in plans:
-            check = self._apply(token, plan, admissions.get(plan.fact.id), share_ms)
-            checks.append(check)
-            if check.changed:
-                changed.append(check.fact_id)
-        if changed:
-            self.on_status_change(changed)
-        return checks
+        return [self._apply(token, plan, admissions.get(plan.fact.id), share_ms) for plan in plans]
 
     def _load(self, token: str, ids: list[str]) -> list[_Plan]:
         with self.session() as session:

@@ -1,5 +1,5 @@
 """A store's re-verification: running ``memstore.reverify`` over its namespace (with its
-gate, fetch policy, graph and index), its schedule policy and the facts that are due.
+gate, fetch policy and index), its schedule policy and the facts that are due.
 Inputs arrive checked."""
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from sqlmodel import Session
 from memstore import db
 from memstore import reverify as reverification
 from memstore.admission import WriteHook
-from memstore.graph_view import GraphView
 from memstore.index_handle import IndexHandle
 from memstore.models import utcnow
 from memstore.providers import Providers
@@ -28,7 +27,6 @@ class Reverification:
     the namespace's stored policy."""
 
     scope: Scope
-    graph: GraphView
     index: IndexHandle
     sources: SourcePolicy
     override: dict[str, timedelta] = field(default_factory=dict)
@@ -61,7 +59,6 @@ class Reverification:
                 policy=self.policy(),
                 providers=providers,
                 lease=lease,
-                on_status_change=self.graph.refresh,
             )
             report = job.run(limit=limit, batch=batch, progress=progress)
         self.index.apply_queued(namespace=self.scope.namespace)  # new statuses and versions

@@ -159,8 +159,10 @@ class Store(ReverifyCalls, LabelCalls, Closing):
 
     @property
     def graph(self) -> HyperGraph:
-        """The hypergraph of this namespace's active facts (entity and fact ids). Read-only."""
-        return self._graph.graph
+        """The hypergraph of this namespace's active facts (entity and fact ids), built
+        from SQL on each access: it reads every active fact, a cost that grows with the
+        store (``neighborhood`` reads only what its walk needs)."""
+        return self._graph.whole()
 
     # -- writes ----------------------------------------------------------------
 

@@ -1,10 +1,10 @@
 """The write path: a batch of new facts through the write hook into SQL, then into the
-graph and the search index.
+search index.
 
 Per batch: evidence is prepared and members resolved (nothing written), exact
 duplicates are answered with the stored fact, the hook decides the rest in one
 call, and each fact (or its rejection, into the audit log) is written in its own
-transaction. After the commits the graph takes the new facts, near duplicates are
+transaction. After the commits near duplicates are
 reported and the index is updated. Items of a batch are independent and each is all
 or nothing; a database failure stops the batch, with the items before it stored.
 
@@ -36,7 +36,6 @@ from memstore.duplicates import near_duplicates, same_fact
 from memstore.entities import resolve_members
 from memstore.errors import InvalidInput
 from memstore.gating import UNVERIFIED_VERDICTS
-from memstore.graph_view import GraphView
 from memstore.hooks import admit
 from memstore.index_handle import IndexHandle
 from memstore.limits import Limits
@@ -62,10 +61,9 @@ Written = FactPublic | RejectionPublic
 
 @dataclass
 class WritePath:
-    """Writes new facts into one scope, keeping its graph and search index in step."""
+    """Writes new facts into one scope, keeping its search index in step."""
 
     scope: Scope
-    graph: GraphView
     index: IndexHandle
     limits: Limits
     near_duplicate: float | None
@@ -143,10 +141,7 @@ class WritePath:
         row, duplicate = self.scope.transaction(work)
         with self.scope.session() as session:
             stored = self.scope.hydrate(session, [row])[0]
-        if duplicate:
-            stored.deduplicated = True
-            return stored
-        self.graph.replace(supersedes, stored)
+        stored.deduplicated = duplicate
         return stored
 
     def _insert_fact(

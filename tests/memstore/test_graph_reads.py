@@ -1,0 +1,152 @@
+"""The hypergraph is read from SQL for each query (issue 26, goal 2): opening a store
+reads no fact, ``neighborhood`` loads only what its walk needs and so sees at once what
+another process wrote, and it answers as a walk of the whole graph does."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from sqlalchemy import event
+from sqlalchemy.engine import Engine
+
+import memstore
+from memstore import FactPublic, Store, db
+
+Opener = Callable[..., Store]
+
+
+@pytest.fixture
+def plain(opener: Opener) -> Store:
+    """An ungated store without a search index: neighborhood is SQL and the graph."""
+    return opener(hook=memstore.Ungated(), index=False)
+
+
+def link(store: Store, a: str, b: str, **fields: Any) -> FactPublic:
+    return store.add_fact(
+        statement=f"{a} knows {b}.", members=[a, b], evidence=[f"{a}, {b}"], **fields
+    )
+
+
+def statements_during(work: Callable[[], Any]) -> list[str]:
+    """The SQL every engine sends while ``work`` runs."""
+    sent: list[str] = []
+
+    def grab(*args: Any) -> None:
+        sent.append(args[2])  # (conn, cursor, statement, parameters, context, executemany)
+
+    event.listen(Engine, "before_cursor_execute", grab)
+    try:
+        work()
+    finally:
+        event.remove(Engine, "before_cursor_execute", grab)
+    return sent
+
+
+def test_opening_a_store_reads_no_fact(opener: Opener, plain: Store) -> None:
+    for i in range(3):
+        link(plain, "S", f"A{i}")
+    sent = statements_during(lambda: opener(hook=memstore.Ungated(), index=False))
+    assert sent  # the open did talk to the database
+    assert [s for s in sent if "fact_members" in s] == []
+    # ...while a read does, and only for the entities its walk reaches
+    read = statements_during(lambda: plain.neighborhood("A0", 1))
+    assert any("fact_members.entity_id IN" in s for s in read)
+
+
+@pytest.mark.both_databases
+def test_a_fact_another_store_wrote_is_walked_without_reopening(opener: Opener) -> None:
+    first = opener(hook=memstore.Ungated(), index=False)
+    second = opener(hook=memstore.Ungated(), index=False)  # another process, in effect
+    near = link(first, "S", "A")
+    assert [f.id for f in first.neighborhood("S", 2).facts] == [near.id]
+    far = link(second, "A", "B")
+    hood = first.neighborhood("S", 2)
+    assert [f.id for f in hood.facts] == [near.id, far.id]
+    assert hood.distance[first.entity("B").id] == 2
+    second.retract(near.id, "no longer true")  # the walk no longer passes through it
+    assert first.neighborhood("S", 2).facts == []
+    assert [f.id for f in first.neighborhood("A", 1).facts] == [far.id]
+
+
+def _newest(fact_id: Any, attrs: dict[str, Any]) -> tuple[datetime, str]:
+    return attrs["recorded_at"], str(fact_id)
+
+
+def _random_store(store: Store, rng: random.Random) -> list[str]:
+    """Facts of two or three of 14 entities, in two relations, some with a world time,
+    some retracted; returns the entity names."""
+    names = [f"E{i}" for i in range(14)]
+    years = [None, datetime(2020, 1, 1, tzinfo=UTC), datetime(2022, 1, 1, tzinfo=UTC)]
+    facts = []
+    for i in range(45):
+        members = rng.sample(names, rng.choice([2, 2, 3]))
+        start, end = rng.choice(years), rng.choice(years)
+        if start is not None and end is not None and end <= start:
+            end = None
+        facts.append(
+            {
+                "statement": f"Fact {i} of {', '.join(members)}.",
+                "members": members,
+                "relation": rng.choice(["knows", "works_with"]),
+                "evidence": [f"evidence {i}"],
+                "valid_from": start,
+                "valid_to": end,
+            }
+        )
+    written = [f for f in store.add_facts(facts) if isinstance(f, FactPublic)]
+    for fact in rng.sample(written, 5):
+        store.retract(fact.id, "no longer true")
+    return names
+
+
+@pytest.fixture(params=[4, db.IN_LIST_CHUNK], ids=["chunks-of-4", "default-chunks"])
+def chunk(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[int]:
+    """IN lists of this many ids: at 4 a hop's frontier takes several reads."""
+    monkeypatch.setattr(db, "IN_LIST_CHUNK", request.param)
+    yield request.param
+
+
+@pytest.mark.both_databases
+def test_neighborhood_answers_as_a_walk_of_the_whole_graph(plain: Store, chunk: int) -> None:
+    rng = random.Random(26)
+    names = _random_store(plain, rng)
+    whole = plain.graph
+    ids = {name: plain.entity(name).id for name in names}
+    cases = [
+        (rng.sample(names, rng.choice([1, 1, 2])), rng.choice([0, 1, 2, 3]),
+         rng.choice([None, "knows"]),
+         rng.choice([None, datetime(2021, 6, 1, tzinfo=UTC), datetime(2019, 1, 1, tzinfo=UTC)]),
+         rng.choice([1, 3, 8, 20, 1000]))
+        for _ in range(40)
+    ]  # fmt: skip
+    incomplete = 0
+    for seeds, hops, relation, as_of, max_facts in cases:
+        want = whole.neighborhood(
+            [ids[s] for s in seeds], hops, relation=relation, as_of=as_of,
+            max_facts=max_facts, rank=_newest,
+        )  # fmt: skip
+        order = sorted(
+            want.fact_distance,
+            key=lambda f: (-want.fact_distance[f], *_newest(f, whole.fact_attrs(f))),
+            reverse=True,
+        )
+        got: list[str] = []
+        cursor = None
+        while True:
+            page = plain.neighborhood(
+                seeds, hops, relation=relation, as_of=as_of, max_facts=max_facts,
+                limit=7, cursor=cursor,
+            )  # fmt: skip
+            assert page.complete is want.complete, (seeds, hops, relation, as_of, max_facts)
+            assert {e: want.distance.get(e, 0) for e in page.distance} == page.distance
+            got += [f.id for f in page.facts]
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+        assert got == order, (seeds, hops, relation, as_of, max_facts)
+        incomplete += not want.complete
+    assert 0 < incomplete < len(cases)  # both kinds of walk were tried
