@@ -54,7 +54,8 @@ from postgres_server import PostgresServer, find_bindir
 from s3_server import S3Server, find_weed
 
 NAMESPACE = "user:bench"
-#: Seconds a worker may take to start, or to finish one phase.
+#: Seconds to wait for a worker that has closed its output, or for it to exit at the end
+#: (a worker that hangs while its output is open is not timed out: stop the bench).
 PHASE_TIMEOUT_S = 1200.0
 
 

@@ -71,6 +71,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bulk", type=int, default=1_000)
     parser.add_argument("--out", type=Path, default=RESULTS / "writes.json")
     args = parser.parse_args(argv)
+    if args.single < 1 or args.bulk < 1:
+        parser.error("--single and --bulk must be at least 1")
     facts = list(World(50 + args.single + args.bulk, SEED).items())
     result = provenance("writes")
     result["single"], result["bulk"] = args.single, args.bulk

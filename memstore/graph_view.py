@@ -9,7 +9,7 @@ counts at once. ``whole`` builds the namespace's entire graph on demand.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import Any, cast
 
@@ -107,15 +107,18 @@ class GraphView:
         graph = HyperGraph()
         reached, frontier = set(seeds), list(dict.fromkeys(seeds))
         for _hop in range(hops):
-            wanted = max_facts - len(graph) + 1
-            found = self._around(session, graph, frontier, relation, as_of, wanted)
-            _add_rows(graph, self._rows(session, found))
+            loaded: list[str] = []
+            while True:  # again when a fact was erased or retracted between the two reads
+                wanted = max_facts - len(graph) + 1
+                found = self._around(session, graph, frontier, relation, as_of, wanted)
+                _add_rows(graph, self._rows(session, found))
+                loaded += [fact_id for fact_id in found if fact_id in graph]
+                if len(graph) > max_facts or all(fact_id in graph for fact_id in found):
+                    break
             if len(graph) > max_facts:
                 break
             frontier = []
-            for fact_id in found:
-                if fact_id not in graph:  # erased since ``_around`` read it
-                    continue
+            for fact_id in loaded:
                 for member, _role in graph.members(fact_id):
                     entity = cast("str", member)
                     if entity not in reached:
@@ -136,36 +139,40 @@ class GraphView:
     ) -> list[str]:
         """The ids of the ``wanted`` newest (recorded_at, then id) active facts with a
         member among ``entities`` that ``relation`` and ``as_of`` admit, leaving out
-        those in ``graph``. Per chunk of entities SQL reads at most ``wanted`` more than
-        the facts of ``graph`` it may meet again."""
+        those in ``graph``. For each entity SQL reads its newest facts from the members'
+        index, at most ``wanted`` more than those of ``graph`` it meets again (so a hub
+        in the frontier costs what any entity does); one statement per chunk of
+        entities, a ``UNION ALL`` of one bounded read each."""
         at, fact_id = col(FactMember.recorded_at), col(FactMember.fact_id)
         found: dict[str, datetime] = {}
-        for chunk in db.chunks(entities):
-            again = {f for e in chunk for f in graph.facts_of(e)}
-            query = (
-                sa.select(fact_id, at)
-                .join(Fact, col(Fact.id) == fact_id)
-                .where(col(FactMember.namespace) == self.scope.namespace)
-                .where(col(FactMember.entity_id).in_(chunk), *self._active())
-                .distinct()  # a fact with several members in the chunk
-                .order_by(at.desc(), fact_id.desc())
-                .limit(wanted + len(again))
-            )
-            if relation is not None:
-                query = query.where(col(Fact.relation) == relation)
-            if as_of is not None:
-                query = query.where(*valid_at(as_of, history=False))
-            for fid, recorded_at in session.connection().execute(query):
-                if fid not in again:
+        for group in _groups(entities):
+            reads = []
+            for entity in group:
+                query = (
+                    sa.select(fact_id, at)
+                    .join(Fact, col(Fact.id) == fact_id)
+                    .where(col(FactMember.namespace) == self.scope.namespace)
+                    .where(col(FactMember.entity_id) == entity, *self._active())
+                    .order_by(at.desc(), fact_id.desc())
+                    .limit(wanted + len(graph.facts_of(entity)))
+                )
+                if relation is not None:
+                    query = query.where(col(Fact.relation) == relation)
+                if as_of is not None:
+                    query = query.where(*valid_at(as_of, history=False))
+                read = query.subquery()
+                reads.append(sa.select(read.c.fact_id, read.c.recorded_at))
+            for fid, recorded_at in session.connection().execute(sa.union_all(*reads)):
+                if fid not in graph:
                     found[fid] = recorded_at
         newest = sorted(found.items(), key=lambda item: (item[1], item[0]), reverse=True)
         return [fid for fid, _at in newest[:wanted]]
 
     def _rows(self, session: Session, fact_ids: list[str]) -> list[_Row]:
-        """The graph rows (``_with_members``) of these facts, looked up by id."""
+        """The graph rows (``_with_members``) of these facts still active, by id."""
         rows: list[_Row] = []
         for chunk in db.chunks(fact_ids):
-            query = _with_members(col(Fact.id).in_(chunk))
+            query = _with_members(col(Fact.id).in_(chunk), *self._active())
             rows += session.connection().execute(query).all()
         return rows
 
@@ -186,6 +193,16 @@ class GraphView:
             if len(found) > limit:
                 return found[:limit], True
         return found, False
+
+
+#: Bounded reads one ``UNION ALL`` joins (SQLite allows 500 terms in a compound SELECT).
+UNION_READS = 100
+
+
+def _groups(entities: Sequence[str]) -> Iterator[Sequence[str]]:
+    """``entities`` in groups of at most ``UNION_READS``."""
+    for i in range(0, len(entities), UNION_READS):
+        yield entities[i : i + UNION_READS]
 
 
 def _with_members(

@@ -73,6 +73,15 @@ class IndexWriter:
             try:
                 self._apply()
             except Exception:  # the thread must outlive any one turn
+                if stopping:  # the store is closing (or closed): nothing retries now
+                    log.warning(
+                        "%s: the last turn before stopping failed; what it did not apply "
+                        "stays queued in the SQL outbox, and the next memstore.open() of "
+                        "this database applies it",
+                        self._thread.name,
+                        exc_info=True,
+                    )
+                    return
                 if not failing:
                     log.warning(
                         "%s: applying queued search-index changes failed; they stay "

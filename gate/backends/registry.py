@@ -6,7 +6,7 @@ import importlib
 import inspect
 from typing import Any
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import PydanticSchemaGenerationError, TypeAdapter, ValidationError
 
 from gate.backends.base import VerifierBackend
 
@@ -47,10 +47,14 @@ def typed_options(cls: type, options: dict[str, Any]) -> dict[str, Any]:
         if not isinstance(value, str) or hint in (inspect.Parameter.empty, str, Any):
             continue
         try:
-            typed[name] = TypeAdapter(hint).validate_python(value)
+            adapter = TypeAdapter(hint)
+        except PydanticSchemaGenerationError:  # a client or model object, not a value
+            raise ValueError(f"backend option {name} cannot be given as text") from None
+        try:
+            typed[name] = adapter.validate_python(value)
         except ValidationError:
             try:  # "[1, 2]", "{\"a\": 1}", "null": JSON text of the type
-                typed[name] = TypeAdapter(hint).validate_json(value)
+                typed[name] = adapter.validate_json(value)
             except ValidationError as exc:
                 reason = exc.errors()[0]["msg"]
                 raise ValueError(f"backend option {name}={value!r}: {reason}") from None

@@ -172,3 +172,5 @@ def test_backend_options_given_as_text_are_read_as_their_parameters_types() -> N
     assert (backend.samples, backend.concurrency, backend.max_context_chars) == (3, 2, None)
     with pytest.raises(ValueError, match="samples='three'"):
         create_backend("openai", model="m", samples="three")
+    with pytest.raises(ValueError, match="client cannot be given as text"):
+        create_backend("openai", model="m", client="http://127.0.0.1:9")

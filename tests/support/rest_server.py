@@ -28,9 +28,11 @@ KEYS = {
 
 
 @contextmanager
-def serving(app: FastAPI) -> Iterator[str]:
-    """Run ``app`` with uvicorn on a free port of 127.0.0.1; yields its base URL."""
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning"))
+def serving(app: FastAPI, root_path: str = "") -> Iterator[str]:
+    """Run ``app`` with uvicorn on a free port of 127.0.0.1 (behind a proxy that strips
+    ``root_path``, as uvicorn's ``--root-path`` says); yields its base URL."""
+    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", root_path=root_path)
+    server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 120

@@ -66,7 +66,8 @@ def list_rejections(
         following = request.url.remove_query_params("offset").include_query_params(
             cursor=rows.next_cursor
         )
-        path = request.scope.get("root_path", "") + following.path
+        root = request.scope.get("root_path", "")  # servers put it in the path already
+        path = following.path if following.path.startswith(root) else root + following.path
         response.headers["Link"] = f'<{path}?{following.query}>; rel="next"'
     return rows
 

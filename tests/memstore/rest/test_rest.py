@@ -517,6 +517,23 @@ def test_metrics_have_gate_and_http_series_without_namespaces(
 # -- other servers ----------------------------------------------------------------------
 
 
+def test_behind_a_proxy_prefix_the_next_page_link_carries_the_prefix_once(
+    tmp_path: Path,
+) -> None:
+    app = create_app(settings_for(str(tmp_path / "memdata")))
+    auth = {"X-API-Key": ALICE_KEY}
+    with (
+        serving(app, root_path="/mem") as base,
+        httpx.Client(base_url=base, headers=auth, timeout=60) as client,
+    ):
+        for food in ("shellfish", "sesame"):
+            assert client.post(f"{ALICE}/facts", json=allergy_body(food)).status_code == 422
+        page = client.get(f"{ALICE}/rejections", params={"limit": 1})
+        assert page.status_code == 200, page.text
+        link = page.links["next"]["url"]
+        assert link.startswith(f"/mem{ALICE}/rejections?") and "/mem/mem" not in link
+
+
 def test_an_unreachable_database_is_503_without_leaking_its_url(tmp_path: Path) -> None:
     url = "postgresql+psycopg://memstore:s3cret-pw@127.0.0.1:1/memstore"
     app = create_app(settings_for(url))
