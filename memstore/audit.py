@@ -22,7 +22,7 @@ import hashlib
 import heapq
 import itertools
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, cast
@@ -86,28 +86,38 @@ def append(session: Session, row: AuditRow) -> None:
     the write lock on SQLite); a race on the very first link is an IntegrityError
     the store retries.
     """
-    namespace = row.namespace
+    append_many(session, [row])
+
+
+def append_many(session: Session, rows: Sequence[AuditRow]) -> None:
+    """Give ``rows`` (of one namespace, not yet inserted) the next links, in order: one
+    head UPDATE for all of them, as ``append`` does for one."""
+    if not rows:
+        return
+    namespace = rows[0].namespace
+    if any(row.namespace != namespace for row in rows):
+        raise ValueError("audit rows of one append must share a namespace")
     moved = session.exec(
         sa.update(AuditHead)
         .where(col(AuditHead.namespace) == namespace)
-        .values(seq=AuditHead.seq + 1)
+        .values(seq=AuditHead.seq + len(rows))
     )
     if moved.rowcount == 1:
         head = session.exec(
             select(AuditHead.seq, AuditHead.hash).where(AuditHead.namespace == namespace)
         ).one()
-        seq, prev = head[0], head[1]
+        seq, prev = head[0] - len(rows), head[1]
     else:
-        seq, prev = 1, GENESIS
-        session.add(AuditHead(namespace=namespace, seq=1, hash=GENESIS))
+        seq, prev = 0, GENESIS
+        session.add(AuditHead(namespace=namespace, seq=len(rows), hash=GENESIS))
         session.flush()
-    row.chain_seq = seq
-    row.chain_prev = prev
-    row.chain_hash = row_hash(prev, row.__tablename__, row.model_dump())
+    for row in rows:
+        seq += 1
+        row.chain_seq = seq
+        row.chain_prev = prev
+        row.chain_hash = prev = row_hash(prev, row.__tablename__, row.model_dump())
     session.exec(
-        sa.update(AuditHead)
-        .where(col(AuditHead.namespace) == namespace)
-        .values(hash=row.chain_hash)
+        sa.update(AuditHead).where(col(AuditHead.namespace) == namespace).values(hash=prev)
     )
 
 

@@ -35,23 +35,31 @@ def add_alias(scope: Scope, entity: str, alias: str) -> None:
 
 
 def resolve_members(
-    session: Session, namespace: str, new: FactCreate, *, create: bool = True
+    session: Session,
+    namespace: str,
+    new: FactCreate,
+    *,
+    create: bool = True,
+    known: dict[str, str] | None = None,
 ) -> list[str]:
     """Entity ids for the members, creating unknown entities (with their name as alias).
 
     With ``create=False`` nothing is written (unknown entities get a placeholder
     id): that checks, before a write, that no two members name one entity in
-    one role through aliases.
+    one role through aliases. ``known`` (alias key to entity id) spares lookups
+    within one transaction: found and created entities are added to it.
     """
     ids: list[str] = []
     seen: dict[tuple[str, str], int] = {}
     for i, member in enumerate(new.members):
         key = normalize_key(member.name)
-        entity_id = session.exec(
-            select(EntityAlias.entity_id).where(
-                EntityAlias.namespace == namespace, EntityAlias.key == key
-            )
-        ).first()
+        entity_id = known.get(key) if known is not None else None
+        if entity_id is None:
+            entity_id = session.exec(
+                select(EntityAlias.entity_id).where(
+                    EntityAlias.namespace == namespace, EntityAlias.key == key
+                )
+            ).first()
         if entity_id is None and not create:
             entity_id = f"new:{key}"
         elif entity_id is None:
@@ -62,6 +70,8 @@ def resolve_members(
             )
             session.flush()
             entity_id = entity.id
+        if known is not None and create:
+            known[key] = entity_id
         slot = (entity_id, normalize_key(member.role))
         if slot in seen:
             raise InvalidInput(

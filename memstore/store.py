@@ -196,7 +196,10 @@ class Store(ReverifyCalls, LabelCalls, Closing):
         ungated: bool = False,
     ) -> list[FactPublic | RejectionPublic]:
         """Remember several facts, checked in one gate call; returns per item, in order, the
-        stored fact or its rejection. Invalid input (``facts.<i>``) raises before any write."""
+        stored fact or its rejection. Invalid input (``facts.<i>``) raises before any write.
+        Accepted facts commit together, up to 200 to a transaction: a database error
+        (``StorageError``) leaves the transactions before it committed; writing the same
+        batch again answers those with the stored facts (``deduplicated``)."""
         items = checks.fact_list(facts)
         hook = self._hook(gate, policy, ungated)
         self._writes.check_gated(hook, len(items), "facts")

@@ -3,10 +3,11 @@ search index.
 
 Per batch: evidence is prepared and members resolved (nothing written), exact
 duplicates are answered with the stored fact, the hook decides the rest in one
-call, and each fact (or its rejection, into the audit log) is written in its own
-transaction. After the commits near duplicates are
-reported and the index is updated. Items of a batch are independent and each is all
-or nothing; a database failure stops the batch, with the items before it stored.
+call, each rejection is written into the audit log in its own transaction, and the
+accepted facts are written together, up to ``TRANSACTION_FACTS`` to a transaction
+(a correction in its own). After the commits near duplicates are reported and the
+index is updated. A database failure stops the batch: the transactions committed
+before it stay, the one it hit is rolled back whole.
 
 A correction (``Store.supersede``) closes world time too: it holds from its
 ``valid_from`` (the moment of the correction when it has none) and the old fact stops
@@ -57,6 +58,9 @@ from memstore.scope import Scope
 log = logging.getLogger(__name__)
 
 Written = FactPublic | RejectionPublic
+#: Accepted facts written in one transaction: a bulk write commits (and, on SQLite,
+#: syncs) once per this many facts, and holds the write lock that long at most.
+TRANSACTION_FACTS = 200
 
 
 @dataclass
@@ -77,7 +81,7 @@ class WritePath:
     def write(
         self, news: Sequence[FactCreate], supersedes: Sequence[str | None], hook: WriteHook
     ) -> list[Written]:
-        """Check every fact with one hook call, then write each in its own transaction.
+        """Check every fact with one hook call, then write the accepted ones together.
 
         A fact already remembered (same normalized statement and members, live) is
         answered with the stored one, unchecked; superseding facts are never deduplicated.
@@ -103,15 +107,22 @@ class WritePath:
         todo = [i for i, r in enumerate(results) if r is None]
         admissions = admit(hook, [prepared[i].candidate(news[i]) for i in todo])
         policy = self.policy()
-        written: list[FactPublic] = []
+        accepted: list[tuple[int, Admission]] = []
         for i, admission in zip(todo, admissions, strict=True):
-            if admission.accepted:
-                fact = self._store_fact(news[i], prepared[i], admission, supersedes[i], policy)
-                results[i] = fact
-                if not fact.deduplicated:
-                    written.append(fact)
-            else:
+            if not admission.accepted:
                 results[i] = self.store_rejection(news[i], prepared[i], admission)
+            elif supersedes[i] is not None:
+                item = (news[i], prepared[i], admission)
+                [results[i]] = self._store_facts([item], policy, supersedes[i])
+            else:
+                accepted.append((i, admission))
+        for first in range(0, len(accepted), TRANSACTION_FACTS):
+            chunk = accepted[first : first + TRANSACTION_FACTS]
+            items = [(news[i], prepared[i], admission) for i, admission in chunk]
+            stored = self._store_facts(items, policy)
+            for (i, _), fact in zip(chunk, stored, strict=True):
+                results[i] = fact
+        written = [r for r in results if isinstance(r, FactPublic) and not r.deduplicated]
         self._index_written(written, [item.id for p in prepared for item in p.new])
         return [r for r in results if r is not None]
 
@@ -127,21 +138,35 @@ class WritePath:
         with self.scope.session() as session:
             return rejections.hydrate(session, [row])[0]
 
-    def _store_fact(
+    def _store_facts(
         self,
-        new: FactCreate,
-        prepared: evidence.PreparedEvidence,
-        admission: Admission,
-        supersedes: str | None,
+        items: Sequence[tuple[FactCreate, evidence.PreparedEvidence, Admission]],
         policy: reverification.ReverifyPolicy,
-    ) -> FactPublic:
-        def work(session: Session) -> tuple[Fact, bool]:
-            return self._insert_fact(session, new, prepared, admission, supersedes, policy)
+        supersedes: str | None = None,
+    ) -> list[FactPublic]:
+        """Insert accepted facts in one transaction (all or nothing), audit links and
+        all; with ``supersedes`` the one item corrects that fact."""
 
-        row, duplicate = self.scope.transaction(work)
+        def work(session: Session) -> list[tuple[Fact, bool]]:
+            known: dict[str, str] = {}  # alias key -> entity id, within this transaction
+            done: list[tuple[Fact, bool]] = []
+            links: list[Verification] = []
+            for new, prepared, admission in items:
+                row, duplicate, link = self._insert_fact(
+                    session, new, prepared, admission, supersedes, policy, known
+                )
+                done.append((row, duplicate))
+                if link is not None:
+                    links.append(link)
+            audit.append_many(session, links)
+            session.add_all(links)
+            return done
+
+        done = self.scope.transaction(work)
         with self.scope.session() as session:
-            stored = self.scope.hydrate(session, [row])[0]
-        stored.deduplicated = duplicate
+            stored = self.scope.hydrate(session, [row for row, _ in done])
+        for fact, (_, duplicate) in zip(stored, done, strict=True):
+            fact.deduplicated = duplicate
         return stored
 
     def _insert_fact(
@@ -152,16 +177,19 @@ class WritePath:
         admission: Admission,
         supersedes: str | None,
         policy: reverification.ReverifyPolicy,
-    ) -> tuple[Fact, bool]:
-        """Insert the fact, or find the live fact it duplicates (then True, nothing added)."""
+        known: dict[str, str],
+    ) -> tuple[Fact, bool, Verification | None]:
+        """Insert the fact and return its history row, not yet linked into the audit
+        chain nor added; or find the live fact it duplicates (then True, nothing added).
+        """
         namespace = self.scope.namespace
         inserted = {item.id for item in prepared.new}  # persist queues these for the index
         prepared = evidence.persist(session, prepared)
-        member_ids = resolve_members(session, namespace, new)
-        if supersedes is None:  # checked again here: another writer may have stored it
-            same = same_fact(self.scope, session, new, member_ids)
+        member_ids = resolve_members(session, namespace, new, known=known)
+        if supersedes is None:  # checked again here: another writer (or an earlier
+            same = same_fact(self.scope, session, new, member_ids)  # item) may have it
             if same is not None:
-                return same, True
+                return same, True, None
         now = utcnow()
         valid_from = new.valid_from
         if supersedes is not None and valid_from is None:
@@ -242,13 +270,11 @@ class WritePath:
             created_at=now,
             **admission.gate_fields(),
         )
-        audit.append(session, verification)
-        session.add(verification)
         indexing.enqueue(session, namespace, OutboxKind.FACT, [row.id])
         # Stored evidence (rejected-only, say) that this fact cites now backs live memory.
         stored = [item.id for item in prepared.items if item.id not in inserted]
         indexing.enqueue(session, namespace, OutboxKind.EVIDENCE, stored)
-        return row, False
+        return row, False, verification
 
     def _index_written(self, stored: list[FactPublic], new_evidence: list[str]) -> None:
         """After the commit: report near duplicates of the new facts, then index them
