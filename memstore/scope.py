@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from typing import TypeVar
 
 import sqlalchemy as sa
-from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+from sqlalchemy.exc import DBAPIError, IntegrityError, SQLAlchemyError
 from sqlmodel import Session, col, select
 
 from memstore import db
@@ -25,8 +25,20 @@ from memstore.schemas import CitationPublic, EntityPublic, FactPublic, MemberPub
 
 T = TypeVar("T")
 
-#: A unique-key race (the same new entity from two writers) is retried this many times.
-WRITE_ATTEMPTS = 3
+#: A transaction that lost a race is run again, up to this many times in all: a unique
+#: key taken meanwhile (the same new entity from two writers), or on PostgreSQL a
+#: deadlock or serialization failure (two batches creating entities in opposite orders).
+WRITE_ATTEMPTS = 5
+#: SQLSTATEs of a PostgreSQL transaction that lost a race and may simply run again.
+RETRY_STATES = frozenset({"40P01", "40001"})
+
+
+def lost_race(error: BaseException | None) -> bool:
+    """Whether a failed transaction lost a race with another writer and may run again."""
+    if isinstance(error, IntegrityError):
+        return True
+    state = getattr(getattr(error, "orig", None), "sqlstate", None)
+    return isinstance(error, DBAPIError) and state in RETRY_STATES
 
 
 class Scope:
@@ -49,13 +61,13 @@ class Scope:
             raise StorageError(f"database error: {exc}") from exc
 
     def transaction(self, work: Callable[[Session], T]) -> T:
-        """Run ``work`` in one transaction; all or nothing. Unique-key races are retried."""
+        """Run ``work`` in one transaction; all or nothing. Lost races are retried."""
         for attempt in range(1, WRITE_ATTEMPTS + 1):
             try:
                 with self.session() as session, session.begin():
                     return work(session)
             except StorageError as exc:
-                if not isinstance(exc.__cause__, IntegrityError) or attempt == WRITE_ATTEMPTS:
+                if not lost_race(exc.__cause__) or attempt == WRITE_ATTEMPTS:
                     raise
         raise AssertionError("unreachable")
 

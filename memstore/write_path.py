@@ -3,11 +3,12 @@ search index.
 
 Per batch: evidence is prepared and members resolved (nothing written), exact
 duplicates are answered with the stored fact, the hook decides the rest in one
-call, each rejection is written into the audit log in its own transaction, and the
-accepted facts are written together, up to ``TRANSACTION_FACTS`` to a transaction
-(a correction in its own). After the commits near duplicates are reported and the
-index is updated. A database failure stops the batch: the transactions committed
-before it stay, the one it hit is rolled back whole.
+call, each rejection is written into the audit log in its own transaction (so
+before the batch's accepted facts), and the accepted facts are written together, up
+to ``TRANSACTION_FACTS`` to a transaction (a correction in its own). After the commits
+near duplicates are reported and the index is updated. An error while writing (a
+database failure, an alias taken meanwhile) stops the batch: the transactions
+committed before it stay, the one it hit is rolled back whole.
 
 A correction (``Store.supersede``) closes world time too: it holds from its
 ``valid_from`` (the moment of the correction when it has none) and the old fact stops

@@ -1,20 +1,24 @@
 """A batch's accepted facts are written together, a transaction per ``TRANSACTION_FACTS``:
-every fact linked into the audit chain, duplicates answered across transactions, and
-a database failure rolling back the transaction it hits whole."""
+every fact linked into the audit chain, duplicates answered within and across
+transactions, a database failure rolling back the transaction it hits whole, and on
+PostgreSQL two batches that deadlock both landing (the loser runs again)."""
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 import sqlalchemy as sa
 from db_rows import row_counts
 from samples import works_at
+from scripted import states
 
-from memstore import FactPublic, StorageError, Store, write_path
-from memstore.models import FactMember
-
-pytestmark = pytest.mark.both_databases
+import memstore
+from gate import Gate, ScriptedBackend
+from memstore import FactPublic, RejectionPublic, StorageError, Store, Ungated, write_path
+from memstore.models import Fact, FactMember
 
 PEOPLE = ["Ana", "Ben", "Cleo", "Dev", "Eli", "Fay", "Gus"]
 
@@ -25,11 +29,12 @@ def small_transactions(monkeypatch: pytest.MonkeyPatch) -> int:
     return 3
 
 
+@pytest.mark.both_databases
 def test_a_batch_over_several_transactions_links_every_fact(
     store: Store, small_transactions: int
 ) -> None:
     batch = [works_at(person, "Acme") for person in PEOPLE]
-    batch.insert(5, works_at("Ben", "Acme"))  # item 1 again, two transactions later
+    batch.insert(5, works_at("Ben", "Acme"))  # item 1 again, in the next transaction
     results = store.add_facts(batch)
 
     assert len(results) == len(batch)
@@ -46,6 +51,7 @@ def test_a_batch_over_several_transactions_links_every_fact(
     assert row_counts(store.url)["verifications"] == len(PEOPLE)
 
 
+@pytest.mark.both_databases
 def test_a_database_failure_rolls_back_only_its_transaction(
     store: Store, small_transactions: int
 ) -> None:
@@ -76,3 +82,87 @@ def test_a_database_failure_rolls_back_only_its_transaction(
     assert [r.deduplicated for r in again] == [True] * 3 + [False] * 4
     assert row_counts(store.url)["facts"] == len(PEOPLE)
     assert store.verify_audit_chain().ok
+
+
+@pytest.mark.both_databases
+def test_a_fact_twice_in_one_transaction_is_stored_once(
+    store: Store, small_transactions: int
+) -> None:
+    results = store.add_facts([works_at("Ana"), works_at("Ana"), works_at("Ben")])
+
+    assert [r.deduplicated for r in results] == [False, True, False]
+    assert results[1].id == results[0].id
+    assert row_counts(store.url)["facts"] == 2
+    assert store.verify_audit_chain().rows == 2
+
+
+@pytest.mark.both_databases
+def test_rejections_and_facts_of_one_batch_all_link_into_the_chain(
+    opener: Callable[..., Store], small_transactions: int
+) -> None:
+    store = opener(gate=Gate(ScriptedBackend(states)))
+    said = [works_at(p, evidence=[f"{p} works at Acme, she told me."]) for p in PEOPLE[:4]]
+    unsaid = [works_at(p) for p in PEOPLE[4:]]  # the evidence does not state the claim
+    batch = [said[0], unsaid[0], said[1], said[2], unsaid[1], said[3], unsaid[2]]
+
+    results = store.add_facts(batch)
+
+    kinds = [type(r) for r in results]
+    fact, rejection = FactPublic, RejectionPublic
+    assert kinds == [fact, rejection, fact, fact, rejection, fact, rejection]
+    chain = store.verify_audit_chain()
+    assert chain.ok, chain.problems
+    assert chain.rows == len(batch)  # four write links and three rejections
+    assert len(store.rejections()) == 3
+
+
+def test_batches_creating_entities_in_opposite_orders_both_land(postgres: Any) -> None:
+    """Each batch creates one new entity, then waits (once) until the other has created
+    its own; each then needs the other's: a real deadlock, which PostgreSQL breaks by
+    failing one transaction. The loser runs again once the winner has committed."""
+    url = postgres.new_database()
+    first, second = (memstore.open(url, "user:alice", hook=Ungated()) for _ in range(2))
+    batches = {
+        "a": [works_at("Ana", "Acme"), works_at("Ana", "Globex")],
+        "b": [works_at("Ben", "Globex"), works_at("Ben", "Acme")],
+    }
+    both_hold_one = threading.Barrier(2, timeout=60)
+    waited: set[str] = set()
+    mine = threading.local()
+
+    def after_first_fact(mapper: Any, connection: Any, target: Fact) -> None:
+        name = getattr(mine, "name", None)
+        if name is not None and name not in waited:
+            waited.add(name)
+            both_hold_one.wait()
+
+    results: dict[str, Any] = {}
+
+    def write(name: str, store: Store) -> None:
+        mine.name = name
+        try:
+            results[name] = store.add_facts(batches[name])
+        except Exception as exc:  # reported by the assertion below
+            results[name] = exc
+
+    sa.event.listen(Fact, "after_insert", after_first_fact)
+    try:
+        threads = [
+            threading.Thread(target=write, args=("a", first)),
+            threading.Thread(target=write, args=("b", second)),
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=120)
+    finally:
+        sa.event.remove(Fact, "after_insert", after_first_fact)
+        chain = first.verify_audit_chain()
+        first.close()
+        second.close()
+
+    assert all(isinstance(r, list) for r in results.values()), results
+    counts = row_counts(url)
+    assert counts["facts"] == 4
+    assert counts["entities"] == 4  # Ana, Ben, Acme, Globex: each created once
+    assert chain.ok and chain.rows == 4
