@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import sqlite3
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -16,6 +17,7 @@ from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy.dialects.postgresql import JSONB
+from sqlmodel import Session, SQLModel
 
 from memstore.defaults import IN_LIST_CHUNK as IN_LIST_CHUNK
 from memstore.locks import Lock, file_lock
@@ -41,6 +43,29 @@ def database_url(path_or_url: str | Path) -> tuple[str, Path | None]:
     data_dir = Path(text).expanduser()
     data_dir.mkdir(parents=True, exist_ok=True)
     return f"sqlite:///{(data_dir / SQLITE_FILENAME).resolve()}", data_dir
+
+
+def flush_in_table_order(session: Session) -> None:
+    """Flush the session's new rows a table at a time, parents first, each table's rows
+    in the order of their unique key. The tables have foreign keys but no ORM
+    relationships, so one flush would not order their INSERTs; a flush per table
+    sends its rows as one statement; and writers that insert new keys in one order
+    cannot deadlock on each other's (PostgreSQL locks a new key until commit)."""
+    order = {table.name: i for i, table in enumerate(SQLModel.metadata.sorted_tables)}
+    pending = sorted(session.new, key=lambda row: (order[row.__table__.name], _key(row)))
+    for row in pending:
+        session.expunge(row)
+    for _, rows in itertools.groupby(pending, key=lambda row: row.__table__.name):
+        session.add_all(rows)
+        session.flush()
+
+
+def _key(row: Any) -> tuple[str, ...]:
+    """A new row's first unique key, as text (empty for a table without one)."""
+    for constraint in sorted(row.__table__.constraints, key=lambda c: str(c.name)):
+        if isinstance(constraint, sa.UniqueConstraint):
+            return tuple(str(getattr(row, column.name)) for column in constraint.columns)
+    return ()
 
 
 def chunks(ids: Sequence[str]) -> Iterator[Sequence[str]]:

@@ -1,42 +1,19 @@
-"""Duplicates of a new fact: the live fact it repeats exactly (same normalized statement
-and members: the write is answered with it), and the near duplicates a write reports
-(same members, a statement that embeds close to it)."""
+"""Near duplicates of a new fact, which a write reports: live facts with the same
+members whose statements embed close to it. (The live fact a new one repeats exactly,
+same normalized statement and members, answers the write: ``WriteCache.same_fact``.)"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from sqlmodel import Session, col, select
-
 from memstore.index_handle import IndexHandle
-from memstore.models import ACTIVE_STATUSES, Fact, FactMember
-from memstore.names import statement_hash
-from memstore.schemas import FactCreate, FactPublic, NearDuplicate
+from memstore.models import ACTIVE_STATUSES
+from memstore.schemas import FactPublic, NearDuplicate
 from memstore.scope import Scope
 from memstore.vectors import FACTS, Filter
 
 #: Cosine similarity from which a new fact with the same members is reported as a near duplicate.
 DEFAULT_NEAR_DUPLICATE = 0.9
-
-
-def same_fact(
-    scope: Scope, session: Session, new: FactCreate, member_ids: list[str]
-) -> Fact | None:
-    """A live fact with the same normalized statement and the same member entities."""
-    if any(m.startswith("new:") for m in member_ids):
-        return None  # an entity nobody has named yet: nothing can equal it
-    wanted = set(member_ids)
-    for row in session.exec(
-        select(Fact).where(
-            Fact.namespace == scope.namespace,
-            Fact.statement_hash == statement_hash(new.statement),
-            col(Fact.status).in_(ACTIVE_STATUSES),
-        )
-    ).all():
-        members = session.exec(select(FactMember.entity_id).where(FactMember.fact_id == row.id))
-        if set(members.all()) == wanted:
-            return row
-    return None
 
 
 def near_duplicates(

@@ -46,15 +46,17 @@ def resolve_members(
 
     With ``create=False`` nothing is written (unknown entities get a placeholder
     id): that checks, before a write, that no two members name one entity in
-    one role through aliases. ``known`` (alias key to entity id) spares lookups
-    within one transaction: found and created entities are added to it.
+    one role through aliases. ``known`` (alias key to entity id: every stored alias
+    of these keys, as ``WriteCache`` reads them) answers in place of queries; the
+    entities created are added to it and left for the transaction's flush.
     """
     ids: list[str] = []
     seen: dict[tuple[str, str], int] = {}
     for i, member in enumerate(new.members):
         key = normalize_key(member.name)
-        entity_id = known.get(key) if known is not None else None
-        if entity_id is None:
+        if known is not None:
+            entity_id = known.get(key)
+        else:
             entity_id = session.exec(
                 select(EntityAlias.entity_id).where(
                     EntityAlias.namespace == namespace, EntityAlias.key == key
@@ -68,10 +70,11 @@ def resolve_members(
             session.add(
                 EntityAlias(namespace=namespace, entity_id=entity.id, alias=member.name, key=key)
             )
-            session.flush()
+            if known is None:
+                session.flush()
+            else:
+                known[key] = entity.id
             entity_id = entity.id
-        if known is not None and create:
-            known[key] = entity_id
         slot = (entity_id, normalize_key(member.role))
         if slot in seen:
             raise InvalidInput(

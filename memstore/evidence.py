@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 
 from sqlmodel import Session, col, func, select
 
-from memstore import indexing
+from memstore import db, indexing
 from memstore.admission import Candidate, CitedSpan, EvidenceItem
 from memstore.errors import InvalidInput
 from memstore.models import Evidence, OutboxKind, new_id
@@ -102,13 +102,16 @@ def prepare(
     namespace: str,
     fact: FactCreate,
     pending: dict[tuple[str, str], str] | None = None,
+    stored_ids: dict[tuple[str, str], str] | None = None,
 ) -> PreparedEvidence:
     """Resolve evidence texts (dedup by content hash) and ids, and anchor every citation.
 
     ``pending`` maps (source, content hash) to the id given to new evidence by earlier
     facts of the same batch, so one new text gets one id (the gate sees, and caches,
-    the same context for all of them). Raises InvalidInput naming the field for
-    unknown ids and spans or quotes that do not fit the cited text. Writes nothing.
+    the same context for all of them); ``stored_ids`` maps them to stored ids, read
+    before (``WriteCache``) in place of a query per text. Raises InvalidInput naming
+    the field for unknown ids and spans or quotes that do not fit the cited text.
+    Writes nothing.
     """
     pending = {} if pending is None else pending
     items: list[EvidenceItem] = []
@@ -119,7 +122,10 @@ def prepare(
         key = (ev.source, ev.text)
         if key not in by_key:
             digest = content_hash(ev.text)
-            stored_id = stored_version(session, namespace, ev.source, digest)
+            if stored_ids is None:
+                stored_id = stored_version(session, namespace, ev.source, digest)
+            else:
+                stored_id = stored_ids.get((ev.source, digest))
             is_new = stored_id is None
             evidence_id = stored_id or pending.setdefault((ev.source, digest), new_id())
             by_key[key] = EvidenceItem(id=evidence_id, text=ev.text, source=ev.source)
@@ -172,6 +178,7 @@ def next_version(
     each of its texts is version 1. The one place evidence versions are counted."""
     version = 1
     if source != INLINE_SOURCE:
+        db.flush_in_table_order(session)  # versions added in this transaction count too
         latest = session.exec(
             select(func.max(Evidence.version)).where(
                 Evidence.namespace == namespace, Evidence.source == source
@@ -227,23 +234,34 @@ def _anchor(
     return CitedSpan(item.id)
 
 
-def persist(session: Session, prepared: PreparedEvidence) -> PreparedEvidence:
+def persist(
+    session: Session,
+    prepared: PreparedEvidence,
+    known: dict[tuple[str, str], str] | None = None,
+) -> PreparedEvidence:
     """Insert the new evidence rows, keeping the ids the write hook saw.
 
     Text that another writer stored meanwhile is reused; the returned
     PreparedEvidence then names the stored id. A URI source gets the next version.
+    ``known`` ((source, content hash) to id: all that is stored, and kept so) spares
+    the lookups within one transaction.
     """
     remap: dict[str, str] = {}
     queued: list[str] = []
     sources: set[str] = set()
     for item in prepared.new:
         digest = content_hash(item.text)
-        existing = stored_version(session, prepared.namespace, item.source, digest)
+        if known is None:
+            existing = stored_version(session, prepared.namespace, item.source, digest)
+        else:
+            existing = known.get((item.source, digest))
         if existing is not None:
             remap[item.id] = existing
             continue
         row = next_version(session, prepared.namespace, item.source, item.text, digest, item.id)
         session.add(row)
+        if known is not None:
+            known[(item.source, digest)] = item.id
         if row.version > 1:
             sources.add(item.source)  # its earlier versions are no longer current
         queued.append(item.id)

@@ -31,10 +31,10 @@ import sqlalchemy as sa
 from sqlmodel import Session, col, select
 
 from gate import VerdictStatus
-from memstore import audit, evidence, indexing, rejections
+from memstore import audit, db, evidence, indexing, rejections
 from memstore import reverify as reverification
 from memstore.admission import Admission, Ungated, WriteHook
-from memstore.duplicates import near_duplicates, same_fact
+from memstore.duplicates import near_duplicates
 from memstore.entities import resolve_members
 from memstore.errors import InvalidInput
 from memstore.gating import UNVERIFIED_VERDICTS
@@ -55,6 +55,7 @@ from memstore.models import (
 from memstore.names import statement_hash
 from memstore.schemas import FactCreate, FactPublic, RejectionPublic
 from memstore.scope import Scope
+from memstore.write_cache import WriteCache
 
 log = logging.getLogger(__name__)
 
@@ -90,17 +91,21 @@ class WritePath:
         single = len(news) == 1
         pending: dict[tuple[str, str], str] = {}  # one id per new evidence text in the batch
         results: list[Written | None] = [None] * len(news)
+        namespace = self.scope.namespace
         with self.scope.session() as session:
+            cache = WriteCache.read(session, namespace, news)
             prepared = []
             for i, (new, old_id) in enumerate(zip(news, supersedes, strict=True)):
                 try:
-                    prepared.append(evidence.prepare(session, self.scope.namespace, new, pending))
-                    member_ids = resolve_members(session, self.scope.namespace, new, create=False)
+                    prepared.append(
+                        evidence.prepare(session, namespace, new, pending, cache.evidence)
+                    )
+                    member_ids = resolve_members(
+                        session, namespace, new, create=False, known=cache.entities
+                    )
                 except InvalidInput as exc:
                     raise exc if single else exc.under(f"facts.{i}") from None
-                same = (
-                    None if old_id is not None else same_fact(self.scope, session, new, member_ids)
-                )
+                same = None if old_id is not None else cache.same_fact(new, member_ids)
                 if same is not None:
                     [results[i]] = self.scope.hydrate(session, [same])
                     results[i].deduplicated = True  # type: ignore[union-attr]
@@ -149,16 +154,18 @@ class WritePath:
         all; with ``supersedes`` the one item corrects that fact."""
 
         def work(session: Session) -> list[tuple[Fact, bool]]:
-            known: dict[str, str] = {}  # alias key -> entity id, within this transaction
+            cache = WriteCache.read(session, self.scope.namespace, [new for new, _, _ in items])
             done: list[tuple[Fact, bool]] = []
             links: list[Verification] = []
-            for new, prepared, admission in items:
-                row, duplicate, link = self._insert_fact(
-                    session, new, prepared, admission, supersedes, policy, known
-                )
-                done.append((row, duplicate))
-                if link is not None:
-                    links.append(link)
+            with session.no_autoflush:  # the cache answers; the rows go in together
+                for new, prepared, admission in items:
+                    row, duplicate, link = self._insert_fact(
+                        session, new, prepared, admission, supersedes, policy, cache
+                    )
+                    done.append((row, duplicate))
+                    if link is not None:
+                        links.append(link)
+                db.flush_in_table_order(session)
             audit.append_many(session, links)
             session.add_all(links)
             return done
@@ -178,17 +185,17 @@ class WritePath:
         admission: Admission,
         supersedes: str | None,
         policy: reverification.ReverifyPolicy,
-        known: dict[str, str],
+        cache: WriteCache,
     ) -> tuple[Fact, bool, Verification | None]:
         """Insert the fact and return its history row, not yet linked into the audit
         chain nor added; or find the live fact it duplicates (then True, nothing added).
         """
         namespace = self.scope.namespace
         inserted = {item.id for item in prepared.new}  # persist queues these for the index
-        prepared = evidence.persist(session, prepared)
-        member_ids = resolve_members(session, namespace, new, known=known)
+        prepared = evidence.persist(session, prepared, cache.evidence)
+        member_ids = resolve_members(session, namespace, new, known=cache.entities)
         if supersedes is None:  # checked again here: another writer (or an earlier
-            same = same_fact(self.scope, session, new, member_ids)  # item) may have it
+            same = cache.same_fact(new, member_ids)  # item) may have stored it
             if same is not None:
                 return same, True, None
         now = utcnow()
@@ -213,8 +220,9 @@ class WritePath:
             **admission.gate_fields(),
         )
         session.add(row)
-        session.flush()
+        cache.wrote(row, member_ids)
         if supersedes is not None:
+            db.flush_in_table_order(session)  # the old fact's superseded_by_id names this row
             values = {"superseded_at": now, "superseded_by_id": row.id}
             bounds = session.exec(
                 select(col(Fact.valid_from), col(Fact.valid_to)).where(

@@ -1,7 +1,7 @@
 """A batch's accepted facts are written together, a transaction per ``TRANSACTION_FACTS``:
 every fact linked into the audit chain, duplicates answered within and across
 transactions, a database failure rolling back the transaction it hits whole, and on
-PostgreSQL two batches that deadlock both landing (the loser runs again)."""
+PostgreSQL a batch that loses a deadlock running again."""
 
 from __future__ import annotations
 
@@ -14,11 +14,12 @@ import sqlalchemy as sa
 from db_rows import row_counts
 from samples import works_at
 from scripted import states
+from sqlmodel import Session
 
 import memstore
 from gate import Gate, ScriptedBackend
 from memstore import FactPublic, RejectionPublic, StorageError, Store, Ungated, write_path
-from memstore.models import Fact, FactMember
+from memstore.models import Entity, EntityAlias, FactMember
 
 PEOPLE = ["Ana", "Ben", "Cleo", "Dev", "Eli", "Fay", "Gus"]
 
@@ -116,53 +117,64 @@ def test_rejections_and_facts_of_one_batch_all_link_into_the_chain(
     assert len(store.rejections()) == 3
 
 
-def test_batches_creating_entities_in_opposite_orders_both_land(postgres: Any) -> None:
-    """Each batch creates one new entity, then waits (once) until the other has created
-    its own; each then needs the other's: a real deadlock, which PostgreSQL breaks by
-    failing one transaction. The loser runs again once the winner has committed."""
+def test_a_batch_that_loses_a_deadlock_runs_again(postgres: Any) -> None:
+    """Another transaction holds the new key "globex" and then wants "acme", which the
+    batch (inserting its new keys in order: "acme", "ana", "globex") holds while it
+    waits: a real deadlock. The batch waits first and so is the one PostgreSQL fails
+    (the other session's deadlock_timeout is longer); it runs again once the other
+    commits and finds both entities stored."""
     url = postgres.new_database()
-    first, second = (memstore.open(url, "user:alice", hook=Ungated()) for _ in range(2))
-    batches = {
-        "a": [works_at("Ana", "Acme"), works_at("Ana", "Globex")],
-        "b": [works_at("Ben", "Globex"), works_at("Ben", "Acme")],
-    }
-    both_hold_one = threading.Barrier(2, timeout=60)
-    waited: set[str] = set()
-    mine = threading.local()
+    store = memstore.open(url, "user:alice", hook=Ungated())
+    engine = sa.create_engine(url)
+    result: dict[str, Any] = {}
 
-    def after_first_fact(mapper: Any, connection: Any, target: Fact) -> None:
-        name = getattr(mine, "name", None)
-        if name is not None and name not in waited:
-            waited.add(name)
-            both_hold_one.wait()
-
-    results: dict[str, Any] = {}
-
-    def write(name: str, store: Store) -> None:
-        mine.name = name
+    def write() -> None:
         try:
-            results[name] = store.add_facts(batches[name])
+            result["facts"] = store.add_facts([works_at("Ana", "Acme"), works_at("Ana", "Globex")])
         except Exception as exc:  # reported by the assertion below
-            results[name] = exc
+            result["error"] = exc
 
-    sa.event.listen(Fact, "after_insert", after_first_fact)
+    def entity(session: Session, name: str) -> None:
+        row = Entity(namespace="user:alice", name=name, key=name.lower(), kind="org")
+        session.add(row)
+        session.flush()
+        alias = EntityAlias(namespace="user:alice", entity_id=row.id, alias=name, key=row.key)
+        session.add(alias)
+        session.flush()
+
+    writer = threading.Thread(target=write)
     try:
-        threads = [
-            threading.Thread(target=write, args=("a", first)),
-            threading.Thread(target=write, args=("b", second)),
-        ]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(timeout=120)
+        with Session(engine) as other, other.begin():
+            other.exec(sa.text("SET LOCAL deadlock_timeout = '30s'"))  # type: ignore[call-overload]
+            entity(other, "Globex")
+            writer.start()
+            wait_until_blocked(engine)
+            entity(other, "Acme")  # waits for the batch, which PostgreSQL then fails
+        writer.join(timeout=120)
+        counts = row_counts(url)
+        chain = store.verify_audit_chain()
     finally:
-        sa.event.remove(Fact, "after_insert", after_first_fact)
-        chain = first.verify_audit_chain()
-        first.close()
-        second.close()
+        store.close()
+        engine.dispose()
 
-    assert all(isinstance(r, list) for r in results.values()), results
-    counts = row_counts(url)
-    assert counts["facts"] == 4
-    assert counts["entities"] == 4  # Ana, Ben, Acme, Globex: each created once
-    assert chain.ok and chain.rows == 4
+    assert "error" not in result, result
+    assert [f.deduplicated for f in result["facts"]] == [False, False]
+    assert counts["facts"] == 2
+    assert counts["entities"] == 3  # Acme and Globex from the other session, Ana
+    assert chain.ok and chain.rows == 2
+
+
+def wait_until_blocked(engine: sa.Engine) -> None:
+    """Until some session of this database waits for a lock (at most a minute)."""
+    with engine.connect() as conn:
+        for _ in range(600):
+            waiting = conn.execute(
+                sa.text(
+                    "SELECT count(*) FROM pg_stat_activity "
+                    "WHERE datname = current_database() AND wait_event_type = 'Lock'"
+                )
+            ).scalar_one()
+            if waiting:
+                return
+            threading.Event().wait(0.1)
+    raise AssertionError("the batch never waited for the other session's key")
