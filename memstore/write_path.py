@@ -3,9 +3,9 @@ search index.
 
 Per batch: evidence is prepared and members resolved (nothing written), exact
 duplicates are answered with the stored fact, the hook decides the rest in one
-call, each rejection is written into the audit log in its own transaction (so
-before the batch's accepted facts), and the accepted facts are written together, up
-to ``TRANSACTION_FACTS`` to a transaction (a correction in its own). After the commits
+call, and the batch is written in its order: accepted facts together, up to
+``TRANSACTION_FACTS`` to a transaction, a rejection (into the audit log) or a
+correction in a transaction of its own. After the commits
 near duplicates are reported and the index is updated. An error while writing (a
 database failure, an alias taken meanwhile) stops the batch: the transactions
 committed before it stay, the one it hit is rolled back whole.
@@ -113,21 +113,32 @@ class WritePath:
         todo = [i for i, r in enumerate(results) if r is None]
         admissions = admit(hook, [prepared[i].candidate(news[i]) for i in todo])
         policy = self.policy()
-        accepted: list[tuple[int, Admission]] = []
+        admitted = dict(zip(todo, admissions, strict=True))
+        chunk: list[int] = []  # accepted facts not yet written, in batch order
+
+        def write_chunk() -> None:
+            items = [(news[i], prepared[i], admitted[i]) for i in chunk]
+            for i, fact in zip(chunk, self._store_facts(items, policy), strict=True):
+                results[i] = fact
+            chunk.clear()
+
+        # In batch order (the audit chain, and drift judged on it, follow it): a
+        # rejection or a correction first writes the facts accepted before it.
         for i, admission in zip(todo, admissions, strict=True):
+            if admission.accepted and supersedes[i] is None:
+                chunk.append(i)
+                if len(chunk) == TRANSACTION_FACTS:
+                    write_chunk()
+                continue
+            if chunk:
+                write_chunk()
             if not admission.accepted:
                 results[i] = self.store_rejection(news[i], prepared[i], admission)
-            elif supersedes[i] is not None:
+            else:
                 item = (news[i], prepared[i], admission)
                 [results[i]] = self._store_facts([item], policy, supersedes[i])
-            else:
-                accepted.append((i, admission))
-        for first in range(0, len(accepted), TRANSACTION_FACTS):
-            chunk = accepted[first : first + TRANSACTION_FACTS]
-            items = [(news[i], prepared[i], admission) for i, admission in chunk]
-            stored = self._store_facts(items, policy)
-            for (i, _), fact in zip(chunk, stored, strict=True):
-                results[i] = fact
+        if chunk:
+            write_chunk()
         written = [r for r in results if isinstance(r, FactPublic) and not r.deduplicated]
         self._index_written(written, [item.id for p in prepared for item in p.new])
         return [r for r in results if r is not None]

@@ -115,6 +115,24 @@ def test_rejections_and_facts_of_one_batch_all_link_into_the_chain(
     assert chain.ok, chain.problems
     assert chain.rows == len(batch)  # four write links and three rejections
     assert len(store.rejections()) == 3
+    # The chain follows the batch's order (drift is judged on it), across transactions.
+    assert chain_order(store.url) == [r.id for r in results]
+
+
+def chain_order(url: str) -> list[str]:
+    """Fact ids (for write links) and rejection ids in audit chain order."""
+    engine = sa.create_engine(url)
+    try:
+        with engine.connect() as conn:
+            rows = conn.execute(
+                sa.text(
+                    "SELECT chain_seq, fact_id FROM verifications "
+                    "UNION ALL SELECT chain_seq, id FROM rejections ORDER BY 1"
+                )
+            ).all()
+    finally:
+        engine.dispose()
+    return [row[1] for row in rows]
 
 
 def test_a_batch_that_loses_a_deadlock_runs_again(postgres: Any) -> None:
