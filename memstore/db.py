@@ -50,7 +50,9 @@ def flush_in_table_order(session: Session) -> None:
     in the order of their unique key. The tables have foreign keys but no ORM
     relationships, so one flush would not order their INSERTs; a flush per table
     sends its rows as one statement; and writers that insert new keys in one order
-    cannot deadlock on each other's (PostgreSQL locks a new key until commit)."""
+    cannot deadlock on each other's (PostgreSQL locks a new key until commit). A flush
+    in the middle of a transaction (a new version of a URI source counts the versions
+    before it) splits that order; a deadlock it allows is retried (``Scope``)."""
     order = {table.name: i for i, table in enumerate(SQLModel.metadata.sorted_tables)}
     pending = sorted(session.new, key=lambda row: (order[row.__table__.name], _key(row)))
     for row in pending:
@@ -58,6 +60,7 @@ def flush_in_table_order(session: Session) -> None:
     for _, rows in itertools.groupby(pending, key=lambda row: row.__table__.name):
         session.add_all(rows)
         session.flush()
+    session.flush()  # changed rows, when nothing was new
 
 
 def _key(row: Any) -> tuple[str, ...]:

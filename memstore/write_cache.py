@@ -90,4 +90,7 @@ class WriteCache:
         return self.facts.get((statement_hash(new.statement), frozenset(member_ids)))
 
     def wrote(self, row: Fact, member_ids: Sequence[str]) -> None:
-        self.facts.setdefault((row.statement_hash or "", frozenset(member_ids)), row)
+        """Note a fact just written: a later equal one is its duplicate if it is live (a
+        pending fact, never checked, answers no write)."""
+        if row.status in ACTIVE_STATUSES:
+            self.facts.setdefault((row.statement_hash or "", frozenset(member_ids)), row)

@@ -5,6 +5,7 @@ PostgreSQL a batch that loses a deadlock running again."""
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -98,6 +99,28 @@ def test_a_fact_twice_in_one_transaction_is_stored_once(
 
 
 @pytest.mark.both_databases
+def test_a_pending_fact_is_no_duplicate_of_a_checked_one(opener: Callable[..., Store]) -> None:
+    """The same fact twice in one transaction: on garbled evidence the verifier answers
+    nonsense (a verifier error: stored pending, never checked), on clear evidence it
+    is verified. The second is stored too, not answered with the pending one."""
+
+    def garbled_fails(claim: str, context: str) -> float:
+        return math.nan if "garbled" in context else states(claim, context)
+
+    store = opener(gate=Gate(ScriptedBackend(garbled_fails)))
+    results = store.add_facts(
+        [
+            works_at("Ana", evidence=["garbled: Ana works at Acme."]),
+            works_at("Ana", evidence=["Ana works at Acme, she told me."]),
+        ]
+    )
+
+    assert [r.status for r in results] == ["pending", "verified"]  # type: ignore[union-attr]
+    assert not results[1].deduplicated  # type: ignore[union-attr]
+    assert results[0].id != results[1].id
+
+
+@pytest.mark.both_databases
 def test_rejections_and_facts_of_one_batch_all_link_into_the_chain(
     opener: Callable[..., Store], small_transactions: int
 ) -> None:
@@ -139,11 +162,15 @@ def test_a_batch_that_loses_a_deadlock_runs_again(postgres: Any) -> None:
     """Another transaction holds the new key "globex" and then wants "acme", which the
     batch (inserting its new keys in order: "acme", "ana", "globex") holds while it
     waits: a real deadlock. The batch waits first and so is the one PostgreSQL fails
-    (the other session's deadlock_timeout is longer); it runs again once the other
+    (its deadlock_timeout is 5 s, the other session's 60 s); it runs again once the other
     commits and finds both entities stored."""
     url = postgres.new_database()
-    store = memstore.open(url, "user:alice", hook=Ungated())
     engine = sa.create_engine(url)
+    with engine.connect() as conn:  # wide enough for a loaded machine (checked once)
+        database = conn.execute(sa.text("SELECT current_database()")).scalar_one()
+        conn.execute(sa.text(f"ALTER DATABASE \"{database}\" SET deadlock_timeout = '5s'"))
+        conn.commit()
+    store = memstore.open(url, "user:alice", hook=Ungated())
     result: dict[str, Any] = {}
 
     def write() -> None:
@@ -163,7 +190,7 @@ def test_a_batch_that_loses_a_deadlock_runs_again(postgres: Any) -> None:
     writer = threading.Thread(target=write)
     try:
         with Session(engine) as other, other.begin():
-            other.exec(sa.text("SET LOCAL deadlock_timeout = '30s'"))  # type: ignore[call-overload]
+            other.exec(sa.text("SET LOCAL deadlock_timeout = '60s'"))  # type: ignore[call-overload]
             entity(other, "Globex")
             writer.start()
             wait_until_blocked(engine)
