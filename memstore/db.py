@@ -8,6 +8,7 @@ import sqlite3
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +54,7 @@ def flush_in_table_order(session: Session) -> None:
     cannot deadlock on each other's (PostgreSQL locks a new key until commit). A flush
     in the middle of a transaction (a new version of a URI source counts the versions
     before it) splits that order; a deadlock it allows is retried (``Scope``)."""
-    order = {table.name: i for i, table in enumerate(SQLModel.metadata.sorted_tables)}
+    order = _table_order()
     pending = sorted(session.new, key=lambda row: (order[row.__table__.name], _key(row)))
     for row in pending:
         session.expunge(row)
@@ -63,12 +64,24 @@ def flush_in_table_order(session: Session) -> None:
     session.flush()  # changed rows, when nothing was new
 
 
+@cache
+def _table_order() -> dict[str, int]:
+    """Each table's place in foreign-key order, parents first."""
+    return {table.name: i for i, table in enumerate(SQLModel.metadata.sorted_tables)}
+
+
+@cache
+def _unique_columns(table: sa.Table) -> tuple[str, ...]:
+    """The columns of ``table``'s first unique key (by constraint name); empty if none."""
+    for constraint in sorted(table.constraints, key=lambda c: str(c.name)):
+        if isinstance(constraint, sa.UniqueConstraint):
+            return tuple(column.name for column in constraint.columns)
+    return ()
+
+
 def _key(row: Any) -> tuple[str, ...]:
     """A new row's first unique key, as text (empty for a table without one)."""
-    for constraint in sorted(row.__table__.constraints, key=lambda c: str(c.name)):
-        if isinstance(constraint, sa.UniqueConstraint):
-            return tuple(str(getattr(row, column.name)) for column in constraint.columns)
-    return ()
+    return tuple(str(getattr(row, name)) for name in _unique_columns(row.__table__))
 
 
 def chunks(ids: Sequence[str]) -> Iterator[Sequence[str]]:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from db_rows import row_counts
+from db_rows import row_counts, rows
 from samples import works_at
 from scripted import states
 from sqlmodel import Session
@@ -144,18 +144,12 @@ def test_rejections_and_facts_of_one_batch_all_link_into_the_chain(
 
 def chain_order(url: str) -> list[str]:
     """Fact ids (for write links) and rejection ids in audit chain order."""
-    engine = sa.create_engine(url)
-    try:
-        with engine.connect() as conn:
-            rows = conn.execute(
-                sa.text(
-                    "SELECT chain_seq, fact_id FROM verifications "
-                    "UNION ALL SELECT chain_seq, id FROM rejections ORDER BY 1"
-                )
-            ).all()
-    finally:
-        engine.dispose()
-    return [row[1] for row in rows]
+    chain = rows(
+        url,
+        "SELECT chain_seq, fact_id FROM verifications "
+        "UNION ALL SELECT chain_seq, id FROM rejections ORDER BY 1",
+    )
+    return [str(fact_id) for _, fact_id in chain]
 
 
 def test_a_batch_that_loses_a_deadlock_runs_again(postgres: Any) -> None:

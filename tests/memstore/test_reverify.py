@@ -20,7 +20,7 @@ from typing import Any
 
 import lancedb
 import pytest
-import sqlalchemy as sa
+from db_rows import rows
 from http_site import Site
 
 import memstore
@@ -500,15 +500,10 @@ def test_two_worker_processes_never_check_a_fact_twice(
     assert not set(first) & set(second)
     assert sorted(first + second) == sorted(f.id for f in facts)
     assert first and second, "both workers should have had a share"
-    engine = sa.create_engine(reverify_store.url)
-    with engine.connect() as conn:
-        per_fact = conn.execute(
-            sa.text(
-                "SELECT fact_id, count(*) FROM verifications WHERE kind = 'reverify' "
-                "GROUP BY fact_id"
-            )
-        ).all()
-    engine.dispose()
+    per_fact = rows(
+        reverify_store.url,
+        "SELECT fact_id, count(*) FROM verifications WHERE kind = 'reverify' GROUP BY fact_id",
+    )
     assert sorted(n for _, n in per_fact) == [1] * len(facts)
     assert reverify_store.verify_audit_chain().ok
 

@@ -1,5 +1,6 @@
 """SQL and files read beside the store: row counts per table (what a refused write must
-leave as it was) and where a text is still held (what an erase must leave nothing of)."""
+leave as it was), the rows of a query, and where a text is still held (what an erase
+must leave nothing of)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,16 @@ def row_counts(url: str) -> dict[str, int]:
                 t.name: conn.execute(sa.select(sa.func.count()).select_from(t)).scalar_one()
                 for t in SQLModel.metadata.sorted_tables
             }
+    finally:
+        engine.dispose()
+
+
+def rows(url: str, sql: str) -> list[tuple[object, ...]]:
+    """The rows ``sql`` (one statement, no parameters) returns, through a separate engine."""
+    engine = sa.create_engine(url)
+    try:
+        with engine.connect() as conn:
+            return [tuple(row) for row in conn.execute(sa.text(sql)).all()]
     finally:
         engine.dispose()
 
