@@ -35,7 +35,7 @@ def near_duplicates(
         entity_ids=sorted(entities),
         exclude_ids=[fact.id, *(f.id for f in earlier)],
     )
-    ranking, _ = handle.ready().rank(FACTS, vector, None, where.sql(FACTS), 10)
+    ranking = handle.ready().by_vector(FACTS, vector, where.sql(FACTS), 10)
     close = {i: s for i, s in zip(ranking.ids, ranking.scores, strict=True) if s >= threshold}
     with scope.session() as session:
         found = [

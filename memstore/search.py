@@ -8,8 +8,10 @@ citation may have changed in another process since the index was written).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -23,7 +25,7 @@ from memstore.models import Evidence, Fact, FactMember, FactStatus
 from memstore.reads import filter_conditions
 from memstore.schemas import EvidenceHit, EvidenceQuery, FactPublic, SearchHit, SearchQuery
 from memstore.scope import Scope
-from memstore.vectors import CHUNKS, FACTS, Filter, SearchIndex, reciprocal_rank_fusion
+from memstore.vectors import CHUNKS, FACTS, Filter, Ranking, SearchIndex, reciprocal_rank_fusion
 
 #: An expanded hit scores this fraction of the hit it was reached through.
 EXPANSION_DECAY = 0.5
@@ -32,18 +34,30 @@ EXPANSION_DECAY = 0.5
 @dataclass(frozen=True)
 class Ranked:
     """Ids best first, their fused scores, per id the hit's own fields (``vector_rank``,
-    ``similarity``, ``text_rank``, ``relevance``), and the query's embedding."""
+    ``similarity``, ``text_rank``, ``relevance``), the query's embedding, and ``rate``:
+    the relevance of ids, read from their stored vectors."""
 
     order: list[str]
     fused: dict[str, float]
     sides: dict[str, dict[str, Any]]
     vector: Matrix
+    rate: Callable[[list[str]], dict[str, float]]
 
-    def passing(self, ids: Sequence[str], min_score: float | None) -> list[str]:
-        """``ids`` (in their order) whose relevance reaches ``min_score`` (None: all)."""
+    def page(self, ids: Sequence[str], min_score: float | None, offset: int, k: int) -> list[str]:
+        """``k`` of ``ids`` (in their order), after ``offset``, of those whose relevance
+        reaches ``min_score`` (None: all); each has its ``relevance`` in ``sides``."""
         if min_score is None:
-            return list(ids)
-        return [i for i in ids if self.sides[i]["relevance"] >= min_score]
+            chosen = list(ids[offset : offset + k])
+            self.settle(chosen)
+            return chosen
+        self.settle(ids)
+        return [i for i in ids if self.sides[i]["relevance"] >= min_score][offset : offset + k]
+
+    def settle(self, ids: Sequence[str]) -> None:
+        """Give each of ``ids`` its relevance (rows the vector side found have it)."""
+        missing = [i for i in ids if "relevance" not in self.sides[i]]
+        for i, score in self.rate(missing).items():
+            self.sides[i]["relevance"] = score
 
 
 def rank(handle: IndexHandle, table: str, query: str, mode: str, where: Filter, k: int) -> Ranked:
@@ -53,44 +67,65 @@ def rank(handle: IndexHandle, table: str, query: str, mode: str, where: Filter, 
     by another process) or a ``min_score`` drops leave room for the next ones. The
     fused score (reciprocal rank fusion) only orders; ``relevance`` is what a threshold
     can use: the cosine similarity of the query's and the row's stored embeddings, clipped
-    to [0, 1], whichever side found the row.
+    to [0, 1], whichever side found the row. The full-text side runs while the query is
+    embedded.
     """
     index = handle.ready()
     window = max(3 * k, 30)
+    clause = where.sql(table)
     with index_errors(handle):
-        vector = index.embed([query])[0]
-        by_vector, by_text = index.rank(
-            table,
-            vector if mode != "text" else None,
-            query if mode != "vector" else None,
-            where.sql(table),
-            window,
+        by_text = Ranking([], [])
+        text_side = (
+            None
+            if mode == "vector"
+            else _side().submit(index.by_text, table, query, clause, window)
         )
+        try:
+            vector = index.embed([query])[0]
+            by_vector = Ranking([], [])
+            if mode != "text":
+                by_vector = index.by_vector(table, vector, clause, window)
+        finally:
+            if text_side is not None:
+                by_text = text_side.result()
         fused = reciprocal_rank_fusion([by_vector, by_text])
         sides: dict[str, dict[str, Any]] = {i: {} for i in fused}
         vector_side = zip(by_vector.ids, by_vector.scores, strict=True)
         for position, (i, similarity) in enumerate(vector_side, start=1):
-            sides[i].update(vector_rank=position, similarity=similarity)
+            sides[i].update(
+                vector_rank=position, similarity=similarity, relevance=_clip(similarity)
+            )
         for position, i in enumerate(by_text.ids, start=1):
             sides[i]["text_rank"] = position
-        # From the stored vectors, never the search's distances: past DEFAULT_VECTOR_INDEX_AT
-        # rows those come from quantized vectors, and min_score must mean one thing.
-        for i, score in relevance(index, table, vector, list(fused)).items():
-            sides[i]["relevance"] = score
+
+    def rate(ids: list[str]) -> dict[str, float]:
+        with index_errors(handle):
+            return relevance(index, table, vector, ids)
+
     # Equal fused scores (first on one side, second on the other) go by meaning.
     order = sorted(fused, key=lambda i: (-fused[i], -sides[i].get("similarity", -1.0), i))
-    return Ranked(order, fused, sides, vector)
+    return Ranked(order, fused, sides, vector, rate)
+
+
+@cache
+def _side() -> ThreadPoolExecutor:
+    """Threads that run a query's full-text side beside its embedding."""
+    return ThreadPoolExecutor(max_workers=4, thread_name_prefix="memstore-search")
 
 
 def relevance(
     index: SearchIndex, table: str, vector: Matrix, ids: Sequence[str]
 ) -> dict[str, float]:
     """Per id, the cosine similarity of its stored vector and ``vector`` (the query's)
-    clipped to [0, 1]."""
+    clipped to [0, 1] (0 for a row the index no longer holds)."""
     similarity: dict[str, float] = {}
-    for i, (_, stored) in index.vectors(table, list(ids)).items():
-        similarity[i] = float(np.dot(vector, stored))
-    return {i: min(1.0, max(0.0, similarity.get(i, 0.0))) for i in ids}
+    for row in index.rows(table, list(ids), ["id", "vector"]):
+        similarity[row["id"]] = float(np.dot(vector, np.asarray(row["vector"], dtype=np.float32)))
+    return {i: _clip(similarity.get(i, 0.0)) for i in ids}
+
+
+def _clip(similarity: float) -> float:
+    return min(1.0, max(0.0, similarity))
 
 
 @contextmanager
@@ -122,7 +157,7 @@ def search_facts(
     so a hit near a page's edge can show on both pages or on neither when the two sides
     (meaning, text) disagree about it or its full-text score ties another's.
     """
-    index = handle.ready()
+    handle.ready()  # an index that cannot serve fails before anything is read
     with scope.session() as session:
         entity_ids = [scope.resolve(session, name).id for name in q.entity]
     where = Filter(
@@ -140,16 +175,10 @@ def search_facts(
     with scope.session() as session:
         # SQL has the last word on status: another process may have changed it.
         found = {f.id: f for f in scope.facts_by_id(session, ranked.order, wanted)}
-    passing = ranked.passing([i for i in ranked.order if i in found], q.min_score)
-    kept = passing[q.offset : q.offset + q.k]
+    kept = ranked.page([i for i in ranked.order if i in found], q.min_score, q.offset, q.k)
     hits = [SearchHit(fact=found[i], score=ranked.fused[i], **ranked.sides[i]) for i in kept]
     if q.expand and hits:
-
-        def rate(ids: list[str]) -> dict[str, float]:
-            with index_errors(handle):
-                return relevance(index, FACTS, ranked.vector, ids)
-
-        hits += expand(scope, hits, q, wanted, rate)
+        hits += expand(scope, hits, q, wanted, ranked.rate)
     return hits
 
 
@@ -213,9 +242,9 @@ def search_evidence(scope: Scope, handle: IndexHandle, q: EvidenceQuery) -> list
         recorded_before=q.recorded_before,
     )
     ranked = rank(handle, CHUNKS, q.query, q.mode, where, q.k)
-    order = ranked.passing(ranked.order, q.min_score)
-    chunks = {r["id"]: r for r in index.rows(CHUNKS, order, ["id", "evidence_id", "start", "end"])}
-    hits: list[EvidenceHit] = []
+    chunks = {
+        r["id"]: r for r in index.rows(CHUNKS, ranked.order, ["id", "evidence_id", "start", "end"])
+    }
     with scope.session() as session:
         rows: dict[str, Evidence] = {
             e.id: e
@@ -229,13 +258,16 @@ def search_evidence(scope: Scope, handle: IndexHandle, q: EvidenceQuery) -> list
         current = indexing.current_ids(session, rows.values())
         # SQL has the last word: a fact citing it may have been retracted meanwhile.
         live = indexing.live_ids(session, list(rows.values()))
-    for chunk_id in order:
+
+    def shown(chunk_id: str) -> bool:
         chunk = chunks.get(chunk_id)
         row = rows.get(chunk["evidence_id"]) if chunk else None
-        if chunk is None or row is None or row.id not in live:
-            continue
-        if q.current_only and row.id not in current:
-            continue
+        return row is not None and row.id in live and (not q.current_only or row.id in current)
+
+    hits: list[EvidenceHit] = []
+    for chunk_id in ranked.page([i for i in ranked.order if shown(i)], q.min_score, 0, q.k):
+        chunk = chunks[chunk_id]
+        row = rows[chunk["evidence_id"]]
         hits.append(
             EvidenceHit(
                 evidence_id=row.id,
@@ -249,6 +281,4 @@ def search_evidence(scope: Scope, handle: IndexHandle, q: EvidenceQuery) -> list
                 **ranked.sides[chunk_id],
             )
         )
-        if len(hits) == q.k:
-            break
     return hits

@@ -35,6 +35,9 @@ CHUNKS = "evidence_chunks"
 DEFAULT_VECTOR_INDEX_AT = 50_000
 #: Index commits between compactions (each write adds a LanceDB fragment).
 COMPACT_EVERY = 64
+#: Rows written between compactions, whatever the commits: rows not yet folded into the
+#: text and id indexes are scanned by every query.
+COMPACT_ROWS = 2_000
 _WRITE_ATTEMPTS = 5  # commit conflicts with another process are retried
 _DELETE_CHUNK = 500  # ids per DELETE predicate
 _PURGE_ROWS = 20_000  # rows per commit when a purge rewrites a table
@@ -148,6 +151,13 @@ def _fts() -> Any:
     return FTS(with_position=False)
 
 
+def _btree() -> Any:
+    """The scalar index on ``id``: rows by id without a scan."""
+    from lancedb.index import BTree
+
+    return BTree()
+
+
 def _hnsw() -> Any:
     """The vector index: HNSW over scalar-quantized vectors, cosine distance."""
     from lancedb.index import IvfHnswSq
@@ -219,6 +229,7 @@ class SearchIndex:
             write_lock = nullcontext if "://" in uri else file_lock(Path(uri) / LOCK_FILE)
         self._write_lock = write_lock
         self._writes_since_compaction = 0
+        self._rows_since_compaction = 0
         with self._writing():  # processes opening a new index at once create it once
             self._tables = {name: self._open_table(name) for name in (FACTS, CHUNKS)}
 
@@ -316,12 +327,13 @@ class SearchIndex:
                         self._rewrite(handle, group)
                         group = []
                 handle.create_index("text", config=_fts(), replace=True)
+                handle.create_index("id", config=_btree(), replace=True)
                 if self.has_vector_index(name):
                     handle.create_index("vector", config=_hnsw(), replace=True)
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", UserWarning)  # "removes every version"
                     handle.optimize(cleanup_older_than=timedelta(0))
-            self._writes_since_compaction = 0
+            self._writes_since_compaction = self._rows_since_compaction = 0
 
     @staticmethod
     def _rewrite(handle: Any, fragments: Sequence[int]) -> None:
@@ -381,7 +393,11 @@ class SearchIndex:
                         raise
                     time.sleep(0.05 * attempt)
             self._writes_since_compaction += 1
-            if self._writes_since_compaction >= COMPACT_EVERY:
+            self._rows_since_compaction += len(rows)
+            if (
+                self._writes_since_compaction >= COMPACT_EVERY
+                or self._rows_since_compaction >= COMPACT_ROWS
+            ):
                 self._maintain()
 
     def maintain(self) -> None:
@@ -391,7 +407,7 @@ class SearchIndex:
             self._maintain()
 
     def _maintain(self) -> None:
-        self._writes_since_compaction = 0
+        self._writes_since_compaction = self._rows_since_compaction = 0
         for name, table in self._tables.items():
             if table.count_rows() >= self.vector_index_at and not self.has_vector_index(name):
                 # HNSW over scalar-quantized vectors: good recall without a PQ training step;
@@ -401,36 +417,39 @@ class SearchIndex:
 
     # -- reads -----------------------------------------------------------------
 
-    def rank(
-        self, table: str, vector: Matrix | None, text: str | None, where: str, limit: int
-    ) -> tuple[Ranking, Ranking]:
-        """The ``limit`` best rows by vector (cosine similarity) and by full text (BM25)."""
-        by_vector = Ranking([], [])
-        if vector is not None:
-            hits = (
-                self._tables[table]
-                .search(np.asarray(vector, dtype=np.float32).tolist())
-                .distance_type("cosine")
-                .where(where, prefilter=True)
-                .select(["id", "_distance"])
-                .limit(limit)
-                .to_arrow()
-                .to_pylist()
-            )
-            by_vector = Ranking([h["id"] for h in hits], [1.0 - h["_distance"] for h in hits])
-        by_text = Ranking([], [])
-        if text is not None and text.strip():
-            hits = (
-                self._tables[table]
-                .search(text, query_type="fts")
-                .where(where, prefilter=True)
-                .select(["id", "_score"])
-                .limit(limit)
-                .to_arrow()
-                .to_pylist()
-            )
-            by_text = Ranking([h["id"] for h in hits], [h["_score"] for h in hits])
-        return by_vector, by_text
+    def by_vector(self, table: str, vector: Matrix, where: str, limit: int) -> Ranking:
+        """The ``limit`` rows nearest ``vector``, scored by cosine similarity. Past
+        ``vector_index_at`` rows the approximate index picks them; their scores are
+        still exact (computed again from the stored vectors), so a threshold means
+        one thing at every size."""
+        hits = (
+            self._tables[table]
+            .search(np.asarray(vector, dtype=np.float32).tolist())
+            .distance_type("cosine")
+            .where(where, prefilter=True)
+            .refine_factor(1)
+            .select(["id", "_distance"])
+            .limit(limit)
+            .to_arrow()
+            .to_pylist()
+        )
+        return Ranking([h["id"] for h in hits], [1.0 - h["_distance"] for h in hits])
+
+    def by_text(self, table: str, text: str, where: str, limit: int) -> Ranking:
+        """The ``limit`` rows that best match ``text`` by full text (BM25); none for a
+        blank text."""
+        if not text.strip():
+            return Ranking([], [])
+        hits = (
+            self._tables[table]
+            .search(text, query_type="fts")
+            .where(where, prefilter=True)
+            .select(["id", "_score"])
+            .limit(limit)
+            .to_arrow()
+            .to_pylist()
+        )
+        return Ranking([h["id"] for h in hits], [h["_score"] for h in hits])
 
     def ids(self, table: str, column: str = "id") -> set[str]:
         """Every distinct value of ``column`` (a string column) in ``table``."""
@@ -486,8 +505,11 @@ class SearchIndex:
             )
         if name == FACTS and METADATA_FIELD.name not in table.schema.names:
             table.add_columns(METADATA_FIELD)  # an index from before metadata: none yet
-        if not any(ix.columns == ["text"] for ix in table.list_indices()):
+        indexed = [ix.columns for ix in table.list_indices()]
+        if ["text"] not in indexed:
             table.create_index("text", config=_fts(), replace=True)
+        if ["id"] not in indexed:  # rows by id (relevance, merges, deletes) without a scan
+            table.create_index("id", config=_btree(), replace=True)
         return table
 
 
