@@ -8,6 +8,7 @@ CPU only, no network: the sentence encoder is all-MiniLM-L6-v2 from the
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections.abc import Sequence
 from functools import cache
@@ -26,8 +27,10 @@ from gate.backends.embedded.features import (
     feature_matrix,
     split,
 )
+from gate.backends.embedded.onnx_minilm import OnnxMiniLM
 
 PARAMS_PATH = Path(__file__).with_name("params.json")
+log = logging.getLogger(__name__)
 
 
 class Calibration:
@@ -65,25 +68,40 @@ def minilm_path() -> Path:
 
 
 class Encoder:
-    """Unit-norm sentence embeddings from a local sentence-transformers model, offline.
+    """Unit-norm sentence embeddings from the packaged MiniLM, offline.
 
     The model is used by one thread at a time, ``turn`` texts per turn of its fair
     lock: the verifier and search interleave, and a cancelled call stops within a turn.
     """
 
-    def __init__(self, path: Path | None = None, *, batch_size: int = 64, turn: int = 16) -> None:
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        from sentence_transformers import SentenceTransformer
-        from transformers.utils import logging as hf_logging
-
-        hf_logging.disable_progress_bar()
-
+    def __init__(
+        self,
+        path: Path | None = None,
+        *,
+        batch_size: int = 64,
+        turn: int = 16,
+        runtime: str | None = None,
+    ) -> None:
+        """``runtime``: ``onnx`` (onnxruntime, ``onnx_minilm``), ``torch``
+        (sentence-transformers), or ``auto`` (the default, or ``MEMSTORE_ENCODER``): onnx
+        where it loads, else torch, with a warning that says why."""
         self.path = path or minilm_path()
         self.batch_size = batch_size
         self.turn = max(1, turn)
-        self._model = SentenceTransformer(str(self.path), device="cpu", local_files_only=True)
         self._lock = ModelLock()
+        runtime = runtime or os.environ.get("MEMSTORE_ENCODER", "auto")
+        if runtime not in ("auto", "onnx", "torch"):
+            raise ValueError(f"runtime must be auto, onnx or torch, not {runtime!r}")
+        self._onnx: OnnxMiniLM | None = None
+        if runtime != "torch":
+            try:
+                self._onnx = OnnxMiniLM(self.path)
+            except Exception as exc:
+                if runtime == "onnx":
+                    raise
+                log.warning("MiniLM runs on torch, slower: the ONNX graph failed (%s)", exc)
+        self.runtime = "onnx" if self._onnx is not None else "torch"
+        self._model = None if self._onnx is not None else _sentence_transformer(self.path)
 
     def encode(self, texts: Sequence[str], control: CallControl | None = None) -> dict[str, Vector]:
         """Embeddings of the distinct texts, keyed by text; raises Cancelled when
@@ -94,15 +112,32 @@ class Encoder:
         for start in range(0, len(unique), self.turn):
             chunk = unique[start : start + self.turn]
             with self._lock.hold(control):
-                vectors = self._model.encode(
-                    chunk,
-                    batch_size=self.batch_size,
-                    normalize_embeddings=True,
-                    convert_to_numpy=True,
-                    show_progress_bar=False,
-                )
+                vectors = self._embed(chunk)
             out.update(zip(chunk, np.asarray(vectors, dtype=np.float32), strict=True))
         return out
+
+    def _embed(self, chunk: list[str]) -> Any:
+        if self._onnx is not None:
+            return self._onnx.encode(chunk)
+        assert self._model is not None
+        return self._model.encode(
+            chunk,
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+
+
+def _sentence_transformer(path: Path) -> Any:
+    """The model at ``path`` on sentence-transformers (torch), offline."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    from sentence_transformers import SentenceTransformer
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
+    return SentenceTransformer(str(path), device="cpu", local_files_only=True)
 
 
 @cache

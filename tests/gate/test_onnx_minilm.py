@@ -1,0 +1,81 @@
+"""The packaged MiniLM on onnxruntime: the default runtime, the same vectors as
+sentence-transformers, exported once into the cache, and torch when ONNX cannot load."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gate.backends.embedded.backend import Encoder, minilm_path, shared_encoder
+from gate.backends.embedded.onnx_minilm import OnnxMiniLM, graph_path
+
+TEXTS = [
+    "The user is allergic to peanuts.",
+    "",
+    "Ünïcödé, ∑ and an emoji 😀 in one memory",
+    "word " * 400,  # past the model's 256 tokens: truncated alike
+    *(f"fact {i}: Alice met Bob in city number {i * 7}" for i in range(20)),
+]
+
+
+def test_the_shared_encoder_runs_on_onnx() -> None:
+    assert shared_encoder().runtime == "onnx"
+
+
+def test_onnx_gives_the_vectors_sentence_transformers_gives() -> None:
+    torch_side = Encoder(runtime="torch").encode(TEXTS)
+    onnx_side = shared_encoder().encode(TEXTS)
+    assert set(onnx_side) == set(torch_side)
+    for text, vector in torch_side.items():
+        np.testing.assert_allclose(onnx_side[text], vector, atol=1e-5, err_msg=text[:40])
+        assert np.linalg.norm(onnx_side[text]) == pytest.approx(1.0, abs=1e-5)
+
+
+def test_one_text_alone_embeds_as_in_a_batch() -> None:
+    encoder = shared_encoder()
+    batch = encoder.encode(TEXTS)
+    for text in TEXTS[:4]:
+        np.testing.assert_allclose(encoder.encode([text])[text], batch[text], atol=1e-5)
+
+
+def test_the_graph_is_exported_once_into_the_cache(tmp_path: Path) -> None:
+    first = OnnxMiniLM(minilm_path(), cache=tmp_path)
+    assert first.path == graph_path(minilm_path(), tmp_path) and first.path.exists()
+    stamp = first.path.stat().st_mtime_ns
+    second = OnnxMiniLM(minilm_path(), cache=tmp_path)
+    assert second.path.stat().st_mtime_ns == stamp
+    assert [p.name for p in tmp_path.iterdir()] == [first.path.name]  # no partial files
+    np.testing.assert_allclose(second.encode(["x y"]), first.encode(["x y"]), atol=1e-6)
+
+
+def test_a_damaged_cached_graph_is_exported_again(tmp_path: Path) -> None:
+    path = graph_path(minilm_path(), tmp_path)
+    path.write_bytes(b"not an onnx graph")
+    encoder = OnnxMiniLM(minilm_path(), cache=tmp_path)
+    assert path.stat().st_size > 1_000_000
+    expected = shared_encoder().encode(["peanuts"])["peanuts"]
+    np.testing.assert_allclose(encoder.encode(["peanuts"])[0], expected, atol=1e-5)
+
+
+def test_without_a_usable_cache_the_encoder_runs_on_torch_and_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.setenv("MEMSTORE_CACHE_DIR", str(blocker / "cache"))  # cannot be made
+    with caplog.at_level(logging.WARNING):
+        encoder = Encoder()
+    assert encoder.runtime == "torch"
+    assert "runs on torch" in caplog.text
+    vector = encoder.encode(["peanuts"])["peanuts"]
+    np.testing.assert_allclose(vector, shared_encoder().encode(["peanuts"])["peanuts"], atol=1e-5)
+    with pytest.raises(NotADirectoryError):
+        Encoder(runtime="onnx")
+
+
+def test_an_unknown_runtime_is_refused() -> None:
+    with pytest.raises(ValueError, match="runtime must be auto, onnx or torch"):
+        Encoder(runtime="tensorrt")
