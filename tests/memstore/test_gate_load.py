@@ -18,7 +18,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -300,18 +300,18 @@ def test_a_timed_out_call_is_cancelled_and_frees_the_model() -> None:
         Held().estimate_many([("a", "b")], control=control)
 
 
-class CountingModel:
-    """Wraps the sentence-transformer: counts its calls, cancels ``control`` after the first."""
+class CountingEmbed:
+    """Wraps the encoder's model call: counts its calls, cancels ``control`` after the first."""
 
-    def __init__(self, model: Any, control: CallControl) -> None:
-        self.model = model
+    def __init__(self, embed: Callable[[list[str]], Any], control: CallControl) -> None:
+        self.embed = embed
         self.control = control
         self.calls = 0
 
-    def encode(self, texts: Sequence[str], **options: Any) -> Any:
+    def __call__(self, texts: list[str]) -> Any:
         self.calls += 1
         self.control.cancel()  # the gate gives up while this mini-batch runs
-        return self.model.encode(texts, **options)
+        return self.embed(texts)
 
 
 def test_the_embedded_backend_stops_within_one_mini_batch(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -319,8 +319,8 @@ def test_the_embedded_backend_stops_within_one_mini_batch(monkeypatch: pytest.Mo
     backend = EmbeddedBackend(encoder, max_segments=64)
     context = " ".join(f"Sentence number {i} is about topic {i}." for i in range(64))
     control = CallControl()
-    counting = CountingModel(encoder._model, control)
-    monkeypatch.setattr(encoder, "_model", counting)
+    counting = CountingEmbed(encoder._embed, control)
+    monkeypatch.setattr(encoder, "_embed", counting)
     with pytest.raises(Cancelled):
         backend.estimate_many([("The user likes topic 3.", context)], control=control)
     assert counting.calls == 1  # of five mini-batches
@@ -339,14 +339,13 @@ def test_long_evidence_costs_a_bounded_number_of_embeddings(
     assert 250 in pieces.scored  # the sentence that states it is among those scored
     encoder = shared_encoder()
     seen: list[int] = []
-    model = encoder._model
+    embed = encoder._embed
 
-    class Recording:
-        def encode(self, texts: Sequence[str], **options: Any) -> Any:
-            seen.append(len(texts))
-            return model.encode(texts, **options)
+    def recording(texts: list[str]) -> Any:
+        seen.append(len(texts))
+        return embed(texts)
 
-    monkeypatch.setattr(encoder, "_model", Recording())
+    monkeypatch.setattr(encoder, "_embed", recording)
     verdict = Gate(EmbeddedBackend(encoder), deadline=PATIENCE_S, cache_size=0).check(
         "The user is allergic to peanuts.", [" ".join(filler)]
     )

@@ -1,8 +1,8 @@
 """What a ``memstore`` command imports: ``--help`` loads no store, gate or model; the
 read commands load the store but no verifier or embedder; only ``search`` loads the
-embedder. Each command runs in a fresh interpreter (the console script's ``main``),
-which then lists the modules it loaded. How long they take is measured by
-``bench/startup.py``, not here."""
+embedder (on onnxruntime: torch is not imported). Each command runs in a fresh
+interpreter (the console script's ``main``), which then lists the modules it loaded.
+How long they take is measured by ``bench/startup.py``, not here."""
 
 from __future__ import annotations
 
@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 
 import memstore
+from gate.backends.embedded import shared_encoder
+from gate.backends.embedded.onnx_minilm import cache_dir
 
 #: Runs ``memstore ARGS`` as the console script does, then prints its modules as JSON.
 PROBE = """
@@ -39,15 +41,16 @@ PARTS = ("memstore.store", "memstore.config", "memstore.schemas", "gate.engine",
 NS = "user:alice"
 
 
-def loaded(*args: str, store: Path | None = None) -> set[str]:
-    """The modules ``memstore ARGS`` loaded (it must exit 0)."""
+def loaded(*args: str, store: Path | None = None, **env: str) -> set[str]:
+    """The modules ``memstore ARGS`` loaded (it must exit 0), with no memstore settings
+    in its environment but ``env``."""
     options = ["--store", str(store), "--namespace", NS] if store else []
     done = subprocess.run(
         [sys.executable, "-c", PROBE, *options, *args],
         capture_output=True,
         text=True,
         timeout=600,
-        env={k: v for k, v in os.environ.items() if not k.startswith("MEMSTORE_")},
+        env={k: v for k, v in os.environ.items() if not k.startswith("MEMSTORE_")} | env,
     )
     marker = done.stdout.rfind("\nMODULES ")
     assert marker >= 0, done.stdout + done.stderr
@@ -92,7 +95,7 @@ def test_a_read_loads_the_store_but_no_verifier_or_embedder(
     assert among(modules, (*MODEL, "lancedb")) == []
 
 
-def test_search_loads_the_embedder(tmp_path: Path) -> None:
+def test_search_loads_the_embedder_on_onnxruntime_without_torch(tmp_path: Path) -> None:
     where = tmp_path / "mem"
     with memstore.open(str(where), NS) as store:
         store.add_fact(
@@ -102,8 +105,12 @@ def test_search_loads_the_embedder(tmp_path: Path) -> None:
             ungated=True,
         )
         store.sync_index()
-    modules = loaded("search", "peanuts", "--json", store=where)
-    assert among(modules, ("sentence_transformers", "lancedb")) == [
+    assert shared_encoder().runtime == "onnx"  # the graph is exported (once) by now
+    modules = loaded(
+        "search", "peanuts", "--json", store=where, MEMSTORE_CACHE_DIR=str(cache_dir())
+    )
+    assert among(modules, (*MODEL, "lancedb", "onnxruntime")) == [
+        "gate.backends.embedded",
         "lancedb",
-        "sentence_transformers",
+        "onnxruntime",
     ]
