@@ -155,13 +155,22 @@ class Scope:
         are looked up by primary key only, then kept by namespace and status: a condition
         on those columns lets SQLite's planner scan the namespace's (namespace, status)
         index instead, a cost that grows with the store."""
+        return self.hydrate(session, self.fact_rows(session, ids, statuses))
+
+    def fact_rows(
+        self,
+        session: Session,
+        ids: Collection[str],
+        statuses: Collection[str] | None = ACTIVE_STATUSES,
+    ) -> list[Fact]:
+        """The rows of ``facts_by_id``, not hydrated (no members, no citations)."""
         wanted = None if statuses is None else set(statuses)
         rows: list[Fact] = []
         for chunk in db.chunks(list(ids)):
             for row in session.exec(select(Fact).where(col(Fact.id).in_(chunk))).all():
                 if row.namespace == self.namespace and (wanted is None or row.status in wanted):
                     rows.append(row)
-        return self.hydrate(session, rows)
+        return rows
 
     def entities_by_id(self, session: Session, ids: Collection[str]) -> list[EntityPublic]:
         """These entities with their aliases, in the order of ``ids`` (unknown ids left out)."""

@@ -7,6 +7,7 @@ citation may have changed in another process since the index was written).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -113,6 +114,10 @@ def _side() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(max_workers=4, thread_name_prefix="memstore-search")
 
 
+# A forked child has none of the parent's threads: it starts a pool of its own.
+os.register_at_fork(after_in_child=_side.cache_clear)
+
+
 def relevance(
     index: SearchIndex, table: str, vector: Matrix, ids: Sequence[str]
 ) -> dict[str, float]:
@@ -174,8 +179,9 @@ def search_facts(
     ranked = rank(handle, FACTS, q.query, q.mode, where, q.offset + q.k)
     with scope.session() as session:
         # SQL has the last word on status: another process may have changed it.
-        found = {f.id: f for f in scope.facts_by_id(session, ranked.order, wanted)}
-    kept = ranked.page([i for i in ranked.order if i in found], q.min_score, q.offset, q.k)
+        rows = {row.id: row for row in scope.fact_rows(session, ranked.order, wanted)}
+        kept = ranked.page([i for i in ranked.order if i in rows], q.min_score, q.offset, q.k)
+        found = {f.id: f for f in scope.hydrate(session, [rows[i] for i in kept])}
     hits = [SearchHit(fact=found[i], score=ranked.fused[i], **ranked.sides[i]) for i in kept]
     if q.expand and hits:
         hits += expand(scope, hits, q, wanted, ranked.rate)

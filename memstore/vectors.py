@@ -35,9 +35,6 @@ CHUNKS = "evidence_chunks"
 DEFAULT_VECTOR_INDEX_AT = 50_000
 #: Index commits between compactions (each write adds a LanceDB fragment).
 COMPACT_EVERY = 64
-#: Rows written between compactions, whatever the commits: rows not yet folded into the
-#: text and id indexes are scanned by every query.
-COMPACT_ROWS = 2_000
 _WRITE_ATTEMPTS = 5  # commit conflicts with another process are retried
 _DELETE_CHUNK = 500  # ids per DELETE predicate
 _PURGE_ROWS = 20_000  # rows per commit when a purge rewrites a table
@@ -229,7 +226,6 @@ class SearchIndex:
             write_lock = nullcontext if "://" in uri else file_lock(Path(uri) / LOCK_FILE)
         self._write_lock = write_lock
         self._writes_since_compaction = 0
-        self._rows_since_compaction = 0
         with self._writing():  # processes opening a new index at once create it once
             self._tables = {name: self._open_table(name) for name in (FACTS, CHUNKS)}
 
@@ -333,7 +329,7 @@ class SearchIndex:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", UserWarning)  # "removes every version"
                     handle.optimize(cleanup_older_than=timedelta(0))
-            self._writes_since_compaction = self._rows_since_compaction = 0
+            self._writes_since_compaction = 0
 
     @staticmethod
     def _rewrite(handle: Any, fragments: Sequence[int]) -> None:
@@ -393,11 +389,7 @@ class SearchIndex:
                         raise
                     time.sleep(0.05 * attempt)
             self._writes_since_compaction += 1
-            self._rows_since_compaction += len(rows)
-            if (
-                self._writes_since_compaction >= COMPACT_EVERY
-                or self._rows_since_compaction >= COMPACT_ROWS
-            ):
+            if self._writes_since_compaction >= COMPACT_EVERY:
                 self._maintain()
 
     def maintain(self) -> None:
@@ -407,7 +399,7 @@ class SearchIndex:
             self._maintain()
 
     def _maintain(self) -> None:
-        self._writes_since_compaction = self._rows_since_compaction = 0
+        self._writes_since_compaction = 0
         for name, table in self._tables.items():
             if table.count_rows() >= self.vector_index_at and not self.has_vector_index(name):
                 # HNSW over scalar-quantized vectors: good recall without a PQ training step;

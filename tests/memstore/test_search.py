@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import lancedb
+import numpy as np
 import pytest
 import sqlalchemy as sa
 from distractors import distractors
@@ -24,6 +25,7 @@ from samples import allergy, works_at
 from workers import HashedWords
 
 import memstore
+from gate.backends.embedded import shared_encoder
 from memstore import InvalidInput, MemstoreError, Store
 from memstore.vectors import CHUNKS, FACTS
 
@@ -510,8 +512,19 @@ def test_filtered_search_stays_exact_once_the_vector_index_exists(
         table = lancedb.connect(index).open_table(FACTS)
         assert any(ix.columns == ["vector"] for ix in table.list_indices())
         # The peanut fact is Bob's: Alice's search must not see it, with the index or not.
-        assert all(h.fact.namespace == NS for h in store.search(QUESTION, 50, mode="vector"))
+        hits = store.search(QUESTION, 50, mode="vector")
+        assert all(h.fact.namespace == NS for h in hits)
         assert "peanuts" not in " ".join(h.fact.statement for h in store.search(QUESTION, 50))
+        # The index picks the candidates; their scores are exact (the quantized ones are not).
+        query = shared_encoder().encode([QUESTION])[QUESTION]
+        stored = {
+            row["id"]: np.asarray(row["vector"])
+            for row in table.search().select(["id", "vector"]).limit(None).to_arrow().to_pylist()
+        }
+        for hit in hits:
+            exact = float(query @ stored[hit.fact.id])
+            assert hit.similarity == pytest.approx(exact, abs=1e-5)
+            assert hit.relevance == pytest.approx(max(0.0, exact), abs=1e-5)
     with open_store(data_dir, index, "user:bob", near_duplicate=None, vector_index_at=500) as bob:
         assert bob.search(QUESTION, 1, mode="vector")[0].fact.statement == PEANUTS["statement"]
 
