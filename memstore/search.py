@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
@@ -30,6 +30,8 @@ from memstore.vectors import CHUNKS, FACTS, Filter, Ranking, SearchIndex, recipr
 
 #: An expanded hit scores this fraction of the hit it was reached through.
 EXPANSION_DECAY = 0.5
+#: Searches whose full-text side can run beside their embedding at once.
+SIDE_THREADS = 32
 
 
 @dataclass(frozen=True)
@@ -75,20 +77,19 @@ def rank(handle: IndexHandle, table: str, query: str, mode: str, where: Filter, 
     window = max(3 * k, 30)
     clause = where.sql(table)
     with index_errors(handle):
-        by_text = Ranking([], [])
         text_side = (
-            None
-            if mode == "vector"
-            else _side().submit(index.by_text, table, query, clause, window)
+            None if mode == "vector" else _beside(index.by_text, table, query, clause, window)
         )
         try:
             vector = index.embed([query])[0]
             by_vector = Ranking([], [])
             if mode != "text":
                 by_vector = index.by_vector(table, vector, clause, window)
-        finally:
-            if text_side is not None:
-                by_text = text_side.result()
+        except BaseException:
+            if text_side is not None:  # its own error would hide this one
+                wait([text_side])
+            raise
+        by_text = Ranking([], []) if text_side is None else text_side.result()
         fused = reciprocal_rank_fusion([by_vector, by_text])
         sides: dict[str, dict[str, Any]] = {i: {} for i in fused}
         vector_side = zip(by_vector.ids, by_vector.scores, strict=True)
@@ -110,8 +111,23 @@ def rank(handle: IndexHandle, table: str, query: str, mode: str, where: Filter, 
 
 @cache
 def _side() -> ThreadPoolExecutor:
-    """Threads that run a query's full-text side beside its embedding."""
-    return ThreadPoolExecutor(max_workers=4, thread_name_prefix="memstore-search")
+    """Threads that run a query's full-text side beside its embedding (one per search
+    running at once, up to ``SIDE_THREADS``; more wait for a thread)."""
+    return ThreadPoolExecutor(max_workers=SIDE_THREADS, thread_name_prefix="memstore-search")
+
+
+def _beside(by_text: Callable[..., Ranking], *args: Any) -> Future[Ranking]:
+    """``by_text(*args)`` on a pool thread; run here, already done, where the pool is
+    gone (the interpreter shutting down)."""
+    try:
+        return _side().submit(by_text, *args)
+    except RuntimeError:
+        done: Future[Ranking] = Future()
+        try:
+            done.set_result(by_text(*args))
+        except Exception as exc:
+            done.set_exception(exc)
+        return done
 
 
 # A forked child has none of the parent's threads: it starts a pool of its own.

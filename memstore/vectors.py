@@ -401,6 +401,10 @@ class SearchIndex:
     def _maintain(self) -> None:
         self._writes_since_compaction = 0
         for name, table in self._tables.items():
+            if not any(ix.columns == ["id"] for ix in table.list_indices()):
+                # Rows by id (relevance, merges, deletes) without a scan; an index made
+                # before this one gets it here, not on open (a reader may not write).
+                table.create_index("id", config=_btree(), replace=True)
             if table.count_rows() >= self.vector_index_at and not self.has_vector_index(name):
                 # HNSW over scalar-quantized vectors: good recall without a PQ training step;
                 # filtered queries prefilter, so they stay exact in what they admit.
@@ -497,11 +501,9 @@ class SearchIndex:
             )
         if name == FACTS and METADATA_FIELD.name not in table.schema.names:
             table.add_columns(METADATA_FIELD)  # an index from before metadata: none yet
-        indexed = [ix.columns for ix in table.list_indices()]
-        if ["text"] not in indexed:
+        if not any(ix.columns == ["text"] for ix in table.list_indices()):
             table.create_index("text", config=_fts(), replace=True)
-        if ["id"] not in indexed:  # rows by id (relevance, merges, deletes) without a scan
-            table.create_index("id", config=_btree(), replace=True)
+            table.create_index("id", config=_btree(), replace=True)  # a new table: both
         return table
 
 

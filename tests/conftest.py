@@ -22,6 +22,22 @@ from memstore import Store
 DATABASES = ("sqlite", "postgresql")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def model_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The MiniLM graph is exported into this run's own directory (not the user's
+    cache, which may be read-only or hold anything), on the default runtime."""
+    where = tmp_path_factory.mktemp("model-cache")
+    saved = {k: os.environ.pop(k, None) for k in ("MEMSTORE_CACHE_DIR", "MEMSTORE_ENCODER")}
+    os.environ["MEMSTORE_CACHE_DIR"] = str(where)
+    try:
+        yield where
+    finally:
+        for key, value in saved.items():
+            os.environ.pop(key, None)
+            if value is not None:
+                os.environ[key] = value
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "data_dir" in metafunc.fixturenames and metafunc.definition.get_closest_marker(
         "both_databases"

@@ -44,6 +44,7 @@ def test_one_text_alone_embeds_as_in_a_batch() -> None:
 def test_the_graph_is_exported_once_into_the_cache(tmp_path: Path) -> None:
     first = OnnxMiniLM(minilm_path(), cache=tmp_path)
     assert first.path == graph_path(minilm_path(), tmp_path) and first.path.exists()
+    assert first.path.stat().st_mode & 0o777 == 0o644  # readable by others, as a plain file
     stamp = first.path.stat().st_mtime_ns
     second = OnnxMiniLM(minilm_path(), cache=tmp_path)
     assert second.path.stat().st_mtime_ns == stamp

@@ -549,3 +549,21 @@ def test_odd_queries_and_quoted_filters_are_taken_literally(
     hits = indexed_store.search(query, 5, relation="it's an allergy")
     assert [h.fact.id for h in hits] == [fact.id]
     assert indexed_store.search(query, 5, relation="it''s an allergy") == []
+
+
+def test_an_index_made_before_the_id_index_gets_it_at_maintenance_not_on_open(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    index = tmp_path / "index"
+    with open_store(data_dir, index) as store:
+        fact = store.add_fact(works_at())
+    table = lancedb.connect(index).open_table(FACTS)
+    table.drop_index("id_idx")  # as an index made by an older release
+    before = table.version
+    with open_store(data_dir, index) as store:
+        reopened = lancedb.connect(index).open_table(FACTS)
+        assert reopened.version == before  # a reader's open writes nothing
+        assert [h.fact.id for h in store.search("Acme", 1)] == [fact.id]
+        store.reindex()  # ends with the index's maintenance
+    indexes = lancedb.connect(index).open_table(FACTS).list_indices()
+    assert ["id"] in [ix.columns for ix in indexes]

@@ -1,5 +1,5 @@
 """The packaged MiniLM as an ONNX graph run by onnxruntime: the same embeddings as
-sentence-transformers (within 1e-6), three to four times faster for one short text.
+sentence-transformers (within 1e-5), three to four times faster for one short text.
 
 The graph (BERT, mean pooling over the attention mask, unit norm) is exported once from
 the packaged weights with ``torch.onnx`` and kept in a cache directory
@@ -84,6 +84,7 @@ def export(model: Path, target: Path) -> None:
                 opset_version=17,
                 dynamo=False,
             )
+        os.chmod(temporary, 0o644)  # as a plain file, not mkstemp's owner-only mode
         os.replace(temporary, target)
     finally:
         Path(temporary).unlink(missing_ok=True)
