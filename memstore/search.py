@@ -37,13 +37,12 @@ SIDE_THREADS = 32
 @dataclass(frozen=True)
 class Ranked:
     """Ids best first, their fused scores, per id the hit's own fields (``vector_rank``,
-    ``similarity``, ``text_rank``, ``relevance``), the query's embedding, and ``rate``:
-    the relevance of ids, read from their stored vectors."""
+    ``similarity``, ``text_rank``, ``relevance``), and ``rate``: the relevance of ids,
+    read from their stored vectors."""
 
     order: list[str]
     fused: dict[str, float]
     sides: dict[str, dict[str, Any]]
-    vector: Matrix
     rate: Callable[[list[str]], dict[str, float]]
 
     def page(self, ids: Sequence[str], min_score: float | None, offset: int, k: int) -> list[str]:
@@ -106,7 +105,7 @@ def rank(handle: IndexHandle, table: str, query: str, mode: str, where: Filter, 
 
     # Equal fused scores (first on one side, second on the other) go by meaning.
     order = sorted(fused, key=lambda i: (-fused[i], -sides[i].get("similarity", -1.0), i))
-    return Ranked(order, fused, sides, vector, rate)
+    return Ranked(order, fused, sides, rate)
 
 
 @cache

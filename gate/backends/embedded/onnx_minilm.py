@@ -106,15 +106,17 @@ class OnnxMiniLM:
         self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
         options = onnxruntime.SessionOptions()
         options.log_severity_level = 3  # errors only
-        try:
-            self._session = onnxruntime.InferenceSession(
+
+        def session() -> Any:
+            return onnxruntime.InferenceSession(
                 str(path), options, providers=["CPUExecutionProvider"]
             )
+
+        try:
+            self._session = session()
         except Exception:  # a damaged file (a disk error, an interrupted copy): once more
             export(model, path)
-            self._session = onnxruntime.InferenceSession(
-                str(path), options, providers=["CPUExecutionProvider"]
-            )
+            self._session = session()
         self.path = path
 
     def encode(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
