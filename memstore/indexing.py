@@ -60,9 +60,16 @@ class Rebuilt:
 
 
 def enqueue(session: Session, namespace: str, kind: OutboxKind, ids: Iterable[str]) -> None:
-    """Queue these rows for the index, inside the caller's transaction."""
-    for target in dict.fromkeys(ids):
-        session.add(IndexOutbox(namespace=namespace, kind=kind, target_id=target))
+    """Queue these rows for the index, inside the caller's transaction: one INSERT of
+    plain rows, sent at once (the outbox references no table, so it needs no flush
+    order)."""
+    now = utcnow()
+    rows = [
+        {"namespace": namespace, "kind": kind, "target_id": target, "created_at": now}
+        for target in dict.fromkeys(ids)
+    ]
+    if rows:
+        session.connection().execute(sa.insert(IndexOutbox), rows)
 
 
 def enqueue_source(session: Session, namespace: str, source: str) -> None:

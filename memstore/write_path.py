@@ -168,15 +168,23 @@ class WritePath:
             cache = WriteCache.read(session, self.scope.namespace, [new for new, _, _ in items])
             done: list[tuple[Fact, bool]] = []
             links: list[Verification] = []
+            plain: dict[Any, list[dict[str, Any]]] = {FactMember: [], Citation: []}
             with session.no_autoflush:  # the cache answers; the rows go in together
                 for new, prepared, admission in items:
                     row, duplicate, link = self._insert_fact(
-                        session, new, prepared, admission, supersedes, policy, cache
+                        session, new, prepared, admission, supersedes, policy, cache, plain
                     )
                     done.append((row, duplicate))
                     if link is not None:
                         links.append(link)
                 db.flush_in_table_order(session)
+                db.insert_plain(session, plain)
+            indexing.enqueue(
+                session,
+                self.scope.namespace,
+                OutboxKind.FACT,
+                [row.id for row, duplicate in done if not duplicate],
+            )
             audit.append_many(session, links)
             session.add_all(links)
             return done
@@ -197,9 +205,12 @@ class WritePath:
         supersedes: str | None,
         policy: reverification.ReverifyPolicy,
         cache: WriteCache,
+        plain: dict[Any, list[dict[str, Any]]],
     ) -> tuple[Fact, bool, Verification | None]:
         """Insert the fact and return its history row, not yet linked into the audit
         chain nor added; or find the live fact it duplicates (then True, nothing added).
+        Its members and citations go into ``plain`` (``db.insert_plain``), and the caller
+        queues it for the index.
         """
         namespace = self.scope.namespace
         inserted = {item.id for item in prepared.new}  # persist queues these for the index
@@ -246,39 +257,39 @@ class WritePath:
                 raise InvalidInput(
                     "old_id", f"fact {supersedes} was superseded or retracted meanwhile"
                 )
-        for position, (member, entity_id) in enumerate(zip(new.members, member_ids, strict=True)):
-            session.add(
-                FactMember(
-                    namespace=namespace,
-                    fact_id=row.id,
-                    entity_id=entity_id,
-                    role=member.role,
-                    position=position,
-                    recorded_at=now,
-                )
+        plain[FactMember] += (
+            {
+                "namespace": namespace,
+                "fact_id": row.id,
+                "entity_id": entity_id,
+                "role": member.role,
+                "position": position,
+                "recorded_at": now,
+            }
+            for position, (member, entity_id) in enumerate(
+                zip(new.members, member_ids, strict=True)
             )
+        )
         cited = {c.evidence_id for c in prepared.citations}
-        for span in prepared.citations:
-            session.add(
-                Citation(
-                    namespace=namespace,
-                    fact_id=row.id,
-                    evidence_id=span.evidence_id,
-                    span_start=span.start,
-                    span_end=span.end,
-                )
-            )
-        for item in prepared.items:
-            if item.id not in cited:
-                # Uncited evidence is context; with no citations at all it counts as cited.
-                session.add(
-                    Citation(
-                        namespace=namespace,
-                        fact_id=row.id,
-                        evidence_id=item.id,
-                        cited=not prepared.citations,
-                    )
-                )
+        citations = [(span.evidence_id, True, span.start, span.end) for span in prepared.citations]
+        # Uncited evidence is context; with no citations at all it counts as cited.
+        citations += [
+            (item.id, not prepared.citations, None, None)
+            for item in prepared.items
+            if item.id not in cited
+        ]
+        plain[Citation] += (
+            {
+                "namespace": namespace,
+                "fact_id": row.id,
+                "evidence_id": evidence_id,
+                "cited": cited_flag,
+                "span_start": start,
+                "span_end": end,
+                "lost_at": None,
+            }
+            for evidence_id, cited_flag, start, end in citations
+        )
         verification = Verification(
             namespace=namespace,
             fact_id=row.id,
@@ -290,7 +301,6 @@ class WritePath:
             created_at=now,
             **admission.gate_fields(),
         )
-        indexing.enqueue(session, namespace, OutboxKind.FACT, [row.id])
         # Stored evidence (rejected-only, say) that this fact cites now backs live memory.
         stored = [item.id for item in prepared.items if item.id not in inserted]
         indexing.enqueue(session, namespace, OutboxKind.EVIDENCE, stored)

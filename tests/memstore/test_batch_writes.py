@@ -20,7 +20,7 @@ from sqlmodel import Session
 import memstore
 from gate import Gate, ScriptedBackend
 from memstore import FactPublic, RejectionPublic, StorageError, Store, Ungated, write_path
-from memstore.models import Entity, EntityAlias, FactMember
+from memstore.models import Entity, EntityAlias
 
 PEOPLE = ["Ana", "Ben", "Cleo", "Dev", "Eli", "Fay", "Gus"]
 
@@ -58,19 +58,20 @@ def test_a_database_failure_rolls_back_only_its_transaction(
     store: Store, small_transactions: int
 ) -> None:
     batch = [works_at(person, "Acme") for person in PEOPLE]
-    inserted: list[Any] = []
+    inserts: list[str] = []
 
-    def fail_on_the_fifth(mapper: Any, connection: Any, target: FactMember) -> None:
-        inserted.append(target.fact_id)
-        if len(set(inserted)) == 5:  # the second transaction's second fact
-            raise sa.exc.OperationalError("INSERT", {}, Exception("disk I/O error"))
+    def fail_the_second(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        if statement.startswith("INSERT INTO fact_members"):
+            inserts.append(statement)
+            if len(inserts) == 2:  # the second transaction's members
+                raise sa.exc.OperationalError("INSERT", {}, Exception("disk I/O error"))
 
-    sa.event.listen(FactMember, "before_insert", fail_on_the_fifth)
+    sa.event.listen(sa.Engine, "before_cursor_execute", fail_the_second)
     try:
         with pytest.raises(StorageError, match="disk I/O error"):
             store.add_facts(batch)
     finally:
-        sa.event.remove(FactMember, "before_insert", fail_on_the_fifth)
+        sa.event.remove(sa.Engine, "before_cursor_execute", fail_the_second)
 
     # The first transaction (3 facts) stays whole; nothing of the second is left.
     stored = {f.statement for f in store.list_facts().items}
