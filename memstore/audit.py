@@ -94,30 +94,55 @@ def append_many(session: Session, rows: Sequence[AuditRow]) -> None:
     head UPDATE for all of them, as ``append`` does for one."""
     if not rows:
         return
-    namespace = rows[0].namespace
-    if any(row.namespace != namespace for row in rows):
-        raise ValueError("audit rows of one append must share a namespace")
-    moved = session.exec(
-        sa.update(AuditHead)
-        .where(col(AuditHead.namespace) == namespace)
-        .values(seq=AuditHead.seq + len(rows))
-    )
-    if moved.rowcount == 1:
-        head = session.exec(
-            select(AuditHead.seq, AuditHead.hash).where(AuditHead.namespace == namespace)
-        ).one()
-        seq, prev = head[0] - len(rows), head[1]
-    else:
-        seq, prev = 0, GENESIS
-        session.add(AuditHead(namespace=namespace, seq=len(rows), hash=GENESIS))
-        session.flush()
+    seq, prev = _claim(session, {row.namespace for row in rows}, len(rows))
     for row in rows:
         seq += 1
         row.chain_seq = seq
         row.chain_prev = prev
         row.chain_hash = prev = row_hash(prev, row.__tablename__, row.model_dump())
+    _set_head(session, rows[0].namespace, prev)
+
+
+def insert_plain(session: Session, table: str, rows: Sequence[dict[str, Any]]) -> None:
+    """Link ``rows`` (plain rows of the audited ``table``, one namespace, every column
+    set: ``db.plain_row``) into the chain, in order, and insert them with one
+    executemany. Their rows hash as the same rows built as objects would."""
+    if not rows:
+        return
+    seq, prev = _claim(session, {row["namespace"] for row in rows}, len(rows))
+    for row in rows:
+        seq += 1
+        row["chain_seq"] = seq
+        row["chain_prev"] = prev
+        row["chain_hash"] = prev = row_hash(prev, table, row)
+    _set_head(session, rows[0]["namespace"], prev)
+    session.connection().execute(sa.insert(TABLES[table]), list(rows))
+
+
+def _claim(session: Session, namespaces: set[str], count: int) -> tuple[int, str]:
+    """Move the namespace's head ``count`` links on; the sequence number and hash the
+    first new link follows."""
+    if len(namespaces) != 1:
+        raise ValueError("audit rows of one append must share a namespace")
+    [namespace] = namespaces
+    moved = session.exec(
+        sa.update(AuditHead)
+        .where(col(AuditHead.namespace) == namespace)
+        .values(seq=AuditHead.seq + count)
+    )
+    if moved.rowcount == 1:
+        head = session.exec(
+            select(AuditHead.seq, AuditHead.hash).where(AuditHead.namespace == namespace)
+        ).one()
+        return head[0] - count, head[1]
+    session.add(AuditHead(namespace=namespace, seq=count, hash=GENESIS))
+    session.flush()
+    return 0, GENESIS
+
+
+def _set_head(session: Session, namespace: str, last: str) -> None:
     session.exec(
-        sa.update(AuditHead).where(col(AuditHead.namespace) == namespace).values(hash=prev)
+        sa.update(AuditHead).where(col(AuditHead.namespace) == namespace).values(hash=last)
     )
 
 

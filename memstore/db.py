@@ -17,6 +17,7 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
+from pydantic_core import PydanticUndefined
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlmodel import Session, SQLModel
 
@@ -78,6 +79,25 @@ def insert_plain(session: Session, rows: Mapping[Any, Sequence[dict[str, Any]]])
                 sa.insert(model),
                 sorted(values, key=lambda row: tuple(str(row[name]) for name in names)),
             )
+
+
+def plain_row(model: Any, **values: Any) -> dict[str, Any]:
+    """A new row of the table ``model`` as a plain dict for ``insert_plain``: every field
+    of the model, unset ones at their defaults, the keys ``model_dump`` would give."""
+    row = dict(values)
+    for name, default, factory in _defaults(model):
+        if name not in row:
+            row[name] = factory() if factory is not None else default
+    return row
+
+
+@cache
+def _defaults(model: Any) -> tuple[tuple[str, Any, Any], ...]:
+    """Each field of ``model`` with its default and default factory (one of them None)."""
+    return tuple(
+        (name, None if field.default is PydanticUndefined else field.default, field.default_factory)
+        for name, field in model.model_fields.items()
+    )
 
 
 @cache

@@ -238,13 +238,15 @@ def persist(
     session: Session,
     prepared: PreparedEvidence,
     known: dict[tuple[str, str], str] | None = None,
+    queue: list[str] | None = None,
 ) -> PreparedEvidence:
     """Insert the new evidence rows, keeping the ids the write hook saw.
 
     Text that another writer stored meanwhile is reused; the returned
     PreparedEvidence then names the stored id. A URI source gets the next version.
     ``known`` ((source, content hash) to id: all that is stored, and kept so) spares
-    the lookups within one transaction.
+    the lookups within one transaction. The new rows are queued for the index, or, with
+    ``queue``, their ids added to it for the caller to queue.
     """
     remap: dict[str, str] = {}
     queued: list[str] = []
@@ -265,7 +267,10 @@ def persist(
         if row.version > 1:
             sources.add(item.source)  # its earlier versions are no longer current
         queued.append(item.id)
-    indexing.enqueue(session, prepared.namespace, OutboxKind.EVIDENCE, queued)
+    if queue is None:
+        indexing.enqueue(session, prepared.namespace, OutboxKind.EVIDENCE, queued)
+    else:
+        queue += queued
     for source in sources:
         indexing.enqueue_source(session, prepared.namespace, source)
     if not remap:

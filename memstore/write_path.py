@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -63,6 +63,26 @@ Written = FactPublic | RejectionPublic
 #: Accepted facts written in one transaction: a bulk write commits (and, on SQLite,
 #: syncs) once per this many facts, and holds the write lock that long at most.
 TRANSACTION_FACTS = 200
+
+
+@dataclass
+class _Rows:
+    """What a write transaction sends once its facts are flushed, as plain rows: members
+    and citations (``db.insert_plain``), the facts' history rows (linked into the audit
+    chain) and the facts and evidence to queue for the index."""
+
+    plain: dict[Any, list[dict[str, Any]]] = field(
+        default_factory=lambda: {FactMember: [], Citation: []}
+    )
+    facts: list[str] = field(default_factory=list)
+    evidence: list[str] = field(default_factory=list)
+    history: list[dict[str, Any]] = field(default_factory=list)
+
+    def send(self, session: Session, namespace: str) -> None:
+        db.insert_plain(session, self.plain)
+        audit.insert_plain(session, "verifications", self.history)
+        indexing.enqueue(session, namespace, OutboxKind.FACT, self.facts)
+        indexing.enqueue(session, namespace, OutboxKind.EVIDENCE, self.evidence)
 
 
 @dataclass
@@ -166,27 +186,16 @@ class WritePath:
 
         def work(session: Session) -> list[tuple[Fact, bool]]:
             cache = WriteCache.read(session, self.scope.namespace, [new for new, _, _ in items])
-            done: list[tuple[Fact, bool]] = []
-            links: list[Verification] = []
-            plain: dict[Any, list[dict[str, Any]]] = {FactMember: [], Citation: []}
+            rows = _Rows()
             with session.no_autoflush:  # the cache answers; the rows go in together
-                for new, prepared, admission in items:
-                    row, duplicate, link = self._insert_fact(
-                        session, new, prepared, admission, supersedes, policy, cache, plain
+                done = [
+                    self._insert_fact(
+                        session, new, prepared, admission, supersedes, policy, cache, rows
                     )
-                    done.append((row, duplicate))
-                    if link is not None:
-                        links.append(link)
+                    for new, prepared, admission in items
+                ]
                 db.flush_in_table_order(session)
-                db.insert_plain(session, plain)
-            indexing.enqueue(
-                session,
-                self.scope.namespace,
-                OutboxKind.FACT,
-                [row.id for row, duplicate in done if not duplicate],
-            )
-            audit.append_many(session, links)
-            session.add_all(links)
+                rows.send(session, self.scope.namespace)
             return done
 
         done = self.scope.transaction(work)
@@ -205,21 +214,20 @@ class WritePath:
         supersedes: str | None,
         policy: reverification.ReverifyPolicy,
         cache: WriteCache,
-        plain: dict[Any, list[dict[str, Any]]],
-    ) -> tuple[Fact, bool, Verification | None]:
-        """Insert the fact and return its history row, not yet linked into the audit
-        chain nor added; or find the live fact it duplicates (then True, nothing added).
-        Its members and citations go into ``plain`` (``db.insert_plain``), and the caller
-        queues it for the index.
+        rows: _Rows,
+    ) -> tuple[Fact, bool]:
+        """Insert the fact (False), or find the live fact it duplicates (True, nothing
+        added). Its members, citations, history row (not yet linked into the audit
+        chain) and index-queue entries go into ``rows``.
         """
         namespace = self.scope.namespace
         inserted = {item.id for item in prepared.new}  # persist queues these for the index
-        prepared = evidence.persist(session, prepared, cache.evidence)
+        prepared = evidence.persist(session, prepared, cache.evidence, rows.evidence)
         member_ids = resolve_members(session, namespace, new, known=cache.entities)
         if supersedes is None:  # checked again here: another writer (or an earlier
             same = cache.same_fact(new, member_ids)  # item) may have stored it
             if same is not None:
-                return same, True, None
+                return same, True
         now = utcnow()
         valid_from = new.valid_from
         if supersedes is not None and valid_from is None:
@@ -257,7 +265,7 @@ class WritePath:
                 raise InvalidInput(
                     "old_id", f"fact {supersedes} was superseded or retracted meanwhile"
                 )
-        plain[FactMember] += (
+        rows.plain[FactMember] += (
             {
                 "namespace": namespace,
                 "fact_id": row.id,
@@ -278,7 +286,7 @@ class WritePath:
             for item in prepared.items
             if item.id not in cited
         ]
-        plain[Citation] += (
+        rows.plain[Citation] += (
             {
                 "namespace": namespace,
                 "fact_id": row.id,
@@ -290,21 +298,24 @@ class WritePath:
             }
             for evidence_id, cited_flag, start, end in citations
         )
-        verification = Verification(
-            namespace=namespace,
-            fact_id=row.id,
-            kind="write",
-            status_after=admission.status,
-            confidence=admission.confidence,
-            evidence_ids=[item.id for item in prepared.items],
-            reason=admission.reason,
-            created_at=now,
-            **admission.gate_fields(),
+        rows.history.append(
+            db.plain_row(
+                Verification,
+                namespace=namespace,
+                fact_id=row.id,
+                kind="write",
+                status_after=admission.status,
+                confidence=admission.confidence,
+                evidence_ids=[item.id for item in prepared.items],
+                reason=admission.reason,
+                created_at=now,
+                **admission.gate_fields(),
+            )
         )
+        rows.facts.append(row.id)
         # Stored evidence (rejected-only, say) that this fact cites now backs live memory.
-        stored = [item.id for item in prepared.items if item.id not in inserted]
-        indexing.enqueue(session, namespace, OutboxKind.EVIDENCE, stored)
-        return row, False, verification
+        rows.evidence += (item.id for item in prepared.items if item.id not in inserted)
+        return row, False
 
     def _index_written(self, stored: list[FactPublic], new_evidence: list[str]) -> None:
         """After the commit: report near duplicates of the new facts, then index them
