@@ -125,15 +125,13 @@ def _claim(session: Session, namespaces: set[str], count: int) -> tuple[int, str
     if len(namespaces) != 1:
         raise ValueError("audit rows of one append must share a namespace")
     [namespace] = namespaces
-    moved = session.exec(
+    head = session.execute(
         sa.update(AuditHead)
         .where(col(AuditHead.namespace) == namespace)
         .values(seq=AuditHead.seq + count)
-    )
-    if moved.rowcount == 1:
-        head = session.exec(
-            select(AuditHead.seq, AuditHead.hash).where(AuditHead.namespace == namespace)
-        ).one()
+        .returning(col(AuditHead.seq), col(AuditHead.hash))
+    ).first()
+    if head is not None:
         return head[0] - count, head[1]
     session.add(AuditHead(namespace=namespace, seq=count, hash=GENESIS))
     session.flush()

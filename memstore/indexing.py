@@ -19,6 +19,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from itertools import pairwise
+from typing import Any
 
 import sqlalchemy as sa
 from sqlmodel import Session, col, func, select
@@ -63,13 +64,18 @@ def enqueue(session: Session, namespace: str, kind: OutboxKind, ids: Iterable[st
     """Queue these rows for the index, inside the caller's transaction: one INSERT of
     plain rows, sent at once (the outbox references no table, so it needs no flush
     order)."""
+    rows = outbox_rows(namespace, kind, ids)
+    if rows:
+        session.connection().execute(sa.insert(IndexOutbox), rows)
+
+
+def outbox_rows(namespace: str, kind: OutboxKind, ids: Iterable[str]) -> list[dict[str, Any]]:
+    """The outbox rows (plain, for ``db.insert_plain``) that queue these ids, once each."""
     now = utcnow()
-    rows = [
+    return [
         {"namespace": namespace, "kind": kind, "target_id": target, "created_at": now}
         for target in dict.fromkeys(ids)
     ]
-    if rows:
-        session.connection().execute(sa.insert(IndexOutbox), rows)
 
 
 def enqueue_source(session: Session, namespace: str, source: str) -> None:

@@ -41,6 +41,33 @@ def lost_race(error: BaseException | None) -> bool:
     return isinstance(error, DBAPIError) and state in RETRY_STATES
 
 
+#: ``Scope.hydrate``'s reads, built once (an expanding ``:ids`` list bound per call).
+_MEMBERS = (
+    sa.select(
+        col(FactMember.fact_id),
+        col(Entity.id),
+        col(Entity.name),
+        col(Entity.kind),
+        col(FactMember.role),
+    )
+    .join(Entity, col(Entity.id) == FactMember.entity_id)
+    .where(col(FactMember.fact_id).in_(sa.bindparam("ids", expanding=True)))
+    .order_by(col(FactMember.fact_id), col(FactMember.position))
+)
+_CITATIONS = (
+    sa.select(
+        col(Citation.fact_id),
+        col(Citation.evidence_id),
+        col(Citation.cited),
+        col(Citation.span_start),
+        col(Citation.span_end),
+        col(Citation.lost_at),
+    )
+    .where(col(Citation.fact_id).in_(sa.bindparam("ids", expanding=True)))
+    .order_by(col(Citation.id))
+)
+
+
 class Scope:
     """Database access confined to ``namespace``; ``closed`` refuses every new session."""
 
@@ -102,32 +129,12 @@ class Scope:
         members: dict[str, list[MemberPublic]] = {i: [] for i in ids}
         citations: dict[str, list[CitationPublic]] = {i: [] for i in ids}
         for chunk in db.chunks(ids):
-            for fact_id, entity_id, name, kind, role in rows_of(
-                sa.select(
-                    col(FactMember.fact_id),
-                    col(Entity.id),
-                    col(Entity.name),
-                    col(Entity.kind),
-                    col(FactMember.role),
-                )
-                .join(Entity, col(Entity.id) == FactMember.entity_id)
-                .where(col(FactMember.fact_id).in_(chunk))
-                .order_by(col(FactMember.fact_id), col(FactMember.position))
-            ):
+            for fact_id, entity_id, name, kind, role in rows_of(_MEMBERS, {"ids": chunk}):
                 members[fact_id].append(
                     MemberPublic(entity_id=entity_id, name=name, kind=kind, role=role)
                 )
             for fact_id, evidence_id, cited, start, end, lost_at in rows_of(
-                sa.select(
-                    col(Citation.fact_id),
-                    col(Citation.evidence_id),
-                    col(Citation.cited),
-                    col(Citation.span_start),
-                    col(Citation.span_end),
-                    col(Citation.lost_at),
-                )
-                .where(col(Citation.fact_id).in_(chunk))
-                .order_by(col(Citation.id))
+                _CITATIONS, {"ids": chunk}
             ):
                 citations[fact_id].append(
                     CitationPublic(

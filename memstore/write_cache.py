@@ -27,6 +27,26 @@ from memstore.schemas import FactCreate
 FactKey = tuple[str, frozenset[str]]
 
 
+#: The reads, built once (``:namespace`` and an expanding ``:keys`` list bound per
+#: call): building a statement costs more than running it on a small batch.
+_ALIASES = sa.select(col(EntityAlias.key), col(EntityAlias.entity_id)).where(
+    col(EntityAlias.namespace) == sa.bindparam("namespace"),
+    col(EntityAlias.key).in_(sa.bindparam("keys", expanding=True)),
+)
+_EVIDENCE = sa.select(col(Evidence.id), col(Evidence.source), col(Evidence.content_hash)).where(
+    col(Evidence.namespace) == sa.bindparam("namespace"),
+    col(Evidence.content_hash).in_(sa.bindparam("keys", expanding=True)),
+)
+_LIVE_FACTS = sa.select(Fact).where(
+    col(Fact.namespace) == sa.bindparam("namespace"),
+    col(Fact.statement_hash).in_(sa.bindparam("keys", expanding=True)),
+    col(Fact.status).in_(ACTIVE_STATUSES),
+)
+_MEMBERS = sa.select(col(FactMember.fact_id), col(FactMember.entity_id)).where(
+    col(FactMember.fact_id).in_(sa.bindparam("keys", expanding=True))
+)
+
+
 @dataclass
 class WriteCache:
     """Alias keys to entity ids, (source, content hash) to evidence ids and fact keys to
@@ -48,38 +68,22 @@ class WriteCache:
         run = session.connection().execute
         keys = sorted({normalize_key(m.name) for new in news for m in new.members})
         for chunk in db.chunks(keys):
-            for key, entity_id in run(
-                sa.select(col(EntityAlias.key), col(EntityAlias.entity_id)).where(
-                    col(EntityAlias.namespace) == namespace, col(EntityAlias.key).in_(chunk)
-                )
-            ):
+            for key, entity_id in run(_ALIASES, {"namespace": namespace, "keys": chunk}):
                 cache.entities[key] = entity_id
         digests = sorted({content_hash(ev.text) for new in news for ev in new.evidence})
         for chunk in db.chunks(digests):
             for evidence_id, source, digest in run(
-                sa.select(col(Evidence.id), col(Evidence.source), col(Evidence.content_hash))
-                .where(col(Evidence.namespace) == namespace)
-                .where(col(Evidence.content_hash).in_(chunk))
+                _EVIDENCE, {"namespace": namespace, "keys": chunk}
             ):
                 cache.evidence.setdefault((source, digest), evidence_id)
         hashes = sorted({statement_hash(new.statement) for new in news})
         live: dict[str, Fact] = {}
         for chunk in db.chunks(hashes):
-            rows = session.scalars(
-                sa.select(Fact).where(
-                    col(Fact.namespace) == namespace,
-                    col(Fact.statement_hash).in_(chunk),
-                    col(Fact.status).in_(ACTIVE_STATUSES),
-                )
-            )
+            rows = session.scalars(_LIVE_FACTS, {"namespace": namespace, "keys": chunk})
             live.update((row.id, row) for row in rows)
         members: dict[str, set[str]] = {fact_id: set() for fact_id in live}
         for chunk in db.chunks(sorted(live)):
-            for fact_id, entity_id in run(
-                sa.select(col(FactMember.fact_id), col(FactMember.entity_id)).where(
-                    col(FactMember.fact_id).in_(chunk)
-                )
-            ):
+            for fact_id, entity_id in run(_MEMBERS, {"keys": chunk}):
                 members[fact_id].add(entity_id)
         for fact_id, row in live.items():  # any one of equal facts, as a query returns
             cache.facts.setdefault((row.statement_hash or "", frozenset(members[fact_id])), row)

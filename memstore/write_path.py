@@ -47,6 +47,7 @@ from memstore.models import (
     Fact,
     FactMember,
     FactStatus,
+    IndexOutbox,
     OutboxKind,
     Rejection,
     Verification,
@@ -79,10 +80,10 @@ class _Rows:
     history: list[dict[str, Any]] = field(default_factory=list)
 
     def send(self, session: Session, namespace: str) -> None:
-        db.insert_plain(session, self.plain)
+        queued = indexing.outbox_rows(namespace, OutboxKind.FACT, self.facts)
+        queued += indexing.outbox_rows(namespace, OutboxKind.EVIDENCE, self.evidence)
+        db.insert_plain(session, {**self.plain, IndexOutbox: queued})
         audit.insert_plain(session, "verifications", self.history)
-        indexing.enqueue(session, namespace, OutboxKind.FACT, self.facts)
-        indexing.enqueue(session, namespace, OutboxKind.EVIDENCE, self.evidence)
 
 
 @dataclass
@@ -132,7 +133,9 @@ class WritePath:
         self.limits.check_evidence(p.candidate(new) for p, new in zip(prepared, news, strict=True))
         todo = [i for i, r in enumerate(results) if r is None]
         admissions = admit(hook, [prepared[i].candidate(news[i]) for i in todo])
-        policy = self.policy()
+        # Read only when a checked fact needs it: an ungated fact is never due.
+        checked = any(a.verdict != Ungated.verdict for a in admissions)
+        policy = self.policy() if checked else None
         admitted = dict(zip(todo, admissions, strict=True))
         chunk: list[int] = []  # accepted facts not yet written, in batch order
 
@@ -178,7 +181,7 @@ class WritePath:
     def _store_facts(
         self,
         items: Sequence[tuple[FactCreate, evidence.PreparedEvidence, Admission]],
-        policy: reverification.ReverifyPolicy,
+        policy: reverification.ReverifyPolicy | None,
         supersedes: str | None = None,
     ) -> list[FactPublic]:
         """Insert accepted facts in one transaction (all or nothing), audit links and
@@ -212,7 +215,7 @@ class WritePath:
         prepared: evidence.PreparedEvidence,
         admission: Admission,
         supersedes: str | None,
-        policy: reverification.ReverifyPolicy,
+        policy: reverification.ReverifyPolicy | None,
         cache: WriteCache,
         rows: _Rows,
     ) -> tuple[Fact, bool]:
@@ -375,11 +378,14 @@ def close_open_fact(
 
 
 def next_check(
-    admission: Admission, policy: reverification.ReverifyPolicy, now: datetime
+    admission: Admission, policy: reverification.ReverifyPolicy | None, now: datetime
 ) -> datetime | None:
-    """When the re-verification job should look at a newly stored fact."""
+    """When the re-verification job should look at a newly stored fact (``policy`` may
+    be None for an ungated one)."""
     if admission.verdict == Ungated.verdict:
         return None
+    if policy is None:
+        raise ValueError("a checked fact needs the re-verification policy")
     if admission.verdict == VerdictStatus.TIMEOUT.value:
         return now  # never checked: due at once, so the next re-verification run checks it
     if admission.verdict in UNVERIFIED_VERDICTS:
