@@ -28,7 +28,7 @@ from datetime import UTC, datetime
 from typing import Any, cast
 
 import sqlalchemy as sa
-from sqlmodel import Session, col, select
+from sqlmodel import Session, SQLModel, col, select
 
 from memstore.models import AuditHead, Erasure, Rejection, Verification
 
@@ -106,9 +106,14 @@ def append_many(session: Session, rows: Sequence[AuditRow]) -> None:
 def insert_plain(session: Session, table: str, rows: Sequence[dict[str, Any]]) -> None:
     """Link ``rows`` (plain rows of the audited ``table``, one namespace, every column
     set: ``db.plain_row``) into the chain, in order, and insert them with one
-    executemany. Their rows hash as the same rows built as objects would."""
+    executemany. They hash as the same rows built as objects would. Only for a table
+    whose field names are its column names (``verifications``; not ``rejections``,
+    whose ``meta`` field is the ``metadata`` column)."""
     if not rows:
         return
+    columns = SQLModel.metadata.tables[table].c
+    if any(name not in columns for name in rows[0]):
+        raise ValueError(f"plain rows of {table} must be keyed by column name")
     seq, prev = _claim(session, {row["namespace"] for row in rows}, len(rows))
     for row in rows:
         seq += 1
@@ -125,7 +130,7 @@ def _claim(session: Session, namespaces: set[str], count: int) -> tuple[int, str
     if len(namespaces) != 1:
         raise ValueError("audit rows of one append must share a namespace")
     [namespace] = namespaces
-    head = session.execute(
+    head = session.execute(  # RETURNING: PostgreSQL, and SQLite from 3.35
         sa.update(AuditHead)
         .where(col(AuditHead.namespace) == namespace)
         .values(seq=AuditHead.seq + count)

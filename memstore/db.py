@@ -68,8 +68,9 @@ def flush_in_table_order(session: Session) -> None:
 def insert_plain(session: Session, rows: Mapping[Any, Sequence[dict[str, Any]]]) -> None:
     """Insert plain rows (model class to column values, every row of a table with the
     same keys), one executemany per table: no ORM objects, which take several times
-    longer to build and flush. Tables and rows go in ``flush_in_table_order``'s order;
-    the rows they reference must be flushed already."""
+    longer to build and flush. Tables and rows go in ``flush_in_table_order``'s order
+    (a table without a unique key keeps the rows' order: citations are read back in id
+    order); the rows they reference must be flushed already."""
     order = _table_order()
     run = session.connection().execute
     for model, values in sorted(rows.items(), key=lambda item: order[item[0].__tablename__]):
