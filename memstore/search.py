@@ -98,6 +98,10 @@ def rank(handle: IndexHandle, table: str, query: str, mode: str, where: Filter, 
             )
         for position, i in enumerate(by_text.ids, start=1):
             sides[i]["text_rank"] = position
+        if by_text.vectors is not None:  # hits found by text alone: relevance at once
+            similarities = by_text.vectors @ np.asarray(vector, dtype=np.float32)
+            for i, similarity in zip(by_text.ids, similarities.tolist(), strict=True):
+                sides[i].setdefault("relevance", _clip(similarity))
 
     def rate(ids: list[str]) -> dict[str, float]:
         with index_errors(handle):

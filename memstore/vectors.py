@@ -130,6 +130,9 @@ class Ranking:
 
     ids: list[str]
     scores: list[float]
+    #: The rows' stored vectors, in order, where the side read them (the full-text side,
+    #: so a hit it alone found gets its similarity to the query without another read).
+    vectors: Matrix | None = None
 
 
 def reciprocal_rank_fusion(rankings: Iterable[Ranking], k: int = 60) -> dict[str, float]:
@@ -148,11 +151,43 @@ def _fts() -> Any:
     return FTS(with_position=False)
 
 
-def _btree() -> Any:
-    """The scalar index on ``id``: rows by id without a scan."""
-    from lancedb.index import BTree
+#: Per table, the scalar index of each column a filter or a lookup reads, so LanceDB
+#: prefilters a query through them instead of scanning the column: ``btree`` for
+#: columns with many values (ids, namespaces, sources), ``bitmap`` for a handful
+#: (statuses), ``label_list`` for lists (``array_has``).
+SCALAR_INDEXES: dict[str, dict[str, str]] = {
+    FACTS: {
+        "id": "btree",
+        "namespace": "btree",
+        "status": "bitmap",
+        "relation": "btree",
+        "entity_ids": "label_list",
+        "metadata": "label_list",
+    },
+    CHUNKS: {
+        "id": "btree",
+        "namespace": "btree",
+        "status": "bitmap",
+        "evidence_id": "btree",
+        "source": "btree",
+    },
+}
 
-    return BTree()
+
+def _scalar(kind: str) -> Any:
+    """The LanceDB config of a scalar index kind (``SCALAR_INDEXES``)."""
+    from lancedb.index import Bitmap, BTree, LabelList
+
+    return {"btree": BTree, "bitmap": Bitmap, "label_list": LabelList}[kind]()
+
+
+def _index_scalars(table: Any, name: str, *, replace: bool) -> None:
+    """Give ``table`` (named ``name``) its scalar indexes: the missing ones, or with
+    ``replace`` all of them afresh."""
+    have = {tuple(ix.columns) for ix in table.list_indices()}
+    for column, kind in SCALAR_INDEXES[name].items():
+        if replace or (column,) not in have:
+            table.create_index(column, config=_scalar(kind), replace=True)
 
 
 def _hnsw() -> Any:
@@ -323,7 +358,7 @@ class SearchIndex:
                         self._rewrite(handle, group)
                         group = []
                 handle.create_index("text", config=_fts(), replace=True)
-                handle.create_index("id", config=_btree(), replace=True)
+                _index_scalars(handle, name, replace=True)
                 if self.has_vector_index(name):
                     handle.create_index("vector", config=_hnsw(), replace=True)
                 with warnings.catch_warnings():
@@ -401,10 +436,9 @@ class SearchIndex:
     def _maintain(self) -> None:
         self._writes_since_compaction = 0
         for name, table in self._tables.items():
-            if not any(ix.columns == ["id"] for ix in table.list_indices()):
-                # Rows by id (relevance, merges, deletes) without a scan; an index made
-                # before this one gets it here, not on open (a reader may not write).
-                table.create_index("id", config=_btree(), replace=True)
+            # An index made before one of its scalar indexes gets it here, not on open
+            # (a reader may not write).
+            _index_scalars(table, name, replace=False)
             if table.count_rows() >= self.vector_index_at and not self.has_vector_index(name):
                 # HNSW over scalar-quantized vectors: good recall without a PQ training step;
                 # filtered queries prefilter, so they stay exact in what they admit.
@@ -420,7 +454,7 @@ class SearchIndex:
         one thing at every size."""
         hits = (
             self._tables[table]
-            .search(np.asarray(vector, dtype=np.float32).tolist())
+            .search(np.asarray(vector, dtype=np.float32).tolist(), vector_column_name="vector")
             .distance_type("cosine")
             .where(where, prefilter=True)
             .refine_factor(1)
@@ -432,20 +466,25 @@ class SearchIndex:
         return Ranking([h["id"] for h in hits], [1.0 - h["_distance"] for h in hits])
 
     def by_text(self, table: str, text: str, where: str, limit: int) -> Ranking:
-        """The ``limit`` rows that best match ``text`` by full text (BM25); none for a
-        blank text."""
+        """The ``limit`` rows that best match ``text`` by full text (BM25), with their
+        stored vectors; none for a blank text."""
         if not text.strip():
             return Ranking([], [])
         hits = (
             self._tables[table]
-            .search(text, query_type="fts")
+            .search(text, query_type="fts", fts_columns="text")
             .where(where, prefilter=True)
-            .select(["id", "_score"])
+            .select(["id", "_score", "vector"])
             .limit(limit)
             .to_arrow()
-            .to_pylist()
         )
-        return Ranking([h["id"] for h in hits], [h["_score"] for h in hits])
+        stored = hits.column("vector").combine_chunks()
+        vectors = stored.flatten().to_numpy(zero_copy_only=False).reshape(-1, stored.type.list_size)
+        return Ranking(
+            hits.column("id").to_pylist(),
+            hits.column("_score").to_pylist(),
+            np.asarray(vectors, dtype=np.float32),
+        )
 
     def ids(self, table: str, column: str = "id") -> set[str]:
         """Every distinct value of ``column`` (a string column) in ``table``."""
@@ -503,7 +542,7 @@ class SearchIndex:
             table.add_columns(METADATA_FIELD)  # an index from before metadata: none yet
         if not any(ix.columns == ["text"] for ix in table.list_indices()):
             table.create_index("text", config=_fts(), replace=True)
-            table.create_index("id", config=_btree(), replace=True)  # a new table: both
+            _index_scalars(table, name, replace=True)  # a new table: all of them
         return table
 
 

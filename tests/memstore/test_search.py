@@ -27,7 +27,7 @@ from workers import HashedWords
 import memstore
 from gate.backends.embedded import shared_encoder
 from memstore import InvalidInput, MemstoreError, Store
-from memstore.vectors import CHUNKS, FACTS
+from memstore.vectors import CHUNKS, FACTS, SCALAR_INDEXES
 
 NS = "user:alice"
 PEANUTS = allergy("peanuts")
@@ -551,19 +551,36 @@ def test_odd_queries_and_quoted_filters_are_taken_literally(
     assert indexed_store.search(query, 5, relation="it''s an allergy") == []
 
 
-def test_an_index_made_before_the_id_index_gets_it_at_maintenance_not_on_open(
+def scalar_columns(index: Path, table: str) -> set[str]:
+    """The columns of ``table`` that have a scalar index (not text, not vector)."""
+    found = lancedb.connect(index).open_table(table).list_indices()
+    return {ix.columns[0] for ix in found if ix.columns not in (["text"], ["vector"])}
+
+
+def test_a_new_index_has_a_scalar_index_on_every_column_its_filters_read(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    index = tmp_path / "index"
+    with open_store(data_dir, index) as store:
+        store.add_fact(works_at())
+    for table in (FACTS, CHUNKS):
+        assert scalar_columns(index, table) == set(SCALAR_INDEXES[table])
+    assert {"namespace", "status", "entity_ids"} <= set(SCALAR_INDEXES[FACTS])
+
+
+def test_an_index_made_before_its_scalar_indexes_gets_them_at_maintenance_not_on_open(
     data_dir: Path, tmp_path: Path
 ) -> None:
     index = tmp_path / "index"
     with open_store(data_dir, index) as store:
         fact = store.add_fact(works_at())
     table = lancedb.connect(index).open_table(FACTS)
-    table.drop_index("id_idx")  # as an index made by an older release
+    for column in ("id", "namespace", "status", "entity_ids"):  # as an older release made it
+        table.drop_index(f"{column}_idx")
     before = table.version
     with open_store(data_dir, index) as store:
         reopened = lancedb.connect(index).open_table(FACTS)
         assert reopened.version == before  # a reader's open writes nothing
-        assert [h.fact.id for h in store.search("Acme", 1)] == [fact.id]
+        assert [h.fact.id for h in store.search("Acme", 1, entity=["Acme"])] == [fact.id]
         store.reindex()  # ends with the index's maintenance
-    indexes = lancedb.connect(index).open_table(FACTS).list_indices()
-    assert ["id"] in [ix.columns for ix in indexes]
+    assert scalar_columns(index, FACTS) == set(SCALAR_INDEXES[FACTS])
