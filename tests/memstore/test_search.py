@@ -12,7 +12,7 @@ import subprocess
 import sys
 import textwrap
 from collections.abc import Iterator
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,8 @@ from workers import HashedWords
 import memstore
 from gate.backends.embedded import shared_encoder
 from memstore import InvalidInput, MemstoreError, Store
-from memstore.vectors import CHUNKS, FACTS, SCALAR_INDEXES
+from memstore.embeddings import MiniLM
+from memstore.vectors import CHUNKS, FACTS, SCALAR_INDEXES, ChunkDoc, SearchIndex
 
 NS = "user:alice"
 PEANUTS = allergy("peanuts")
@@ -555,6 +556,34 @@ def scalar_columns(index: Path, table: str) -> set[str]:
     """The columns of ``table`` that have a scalar index (not text, not vector)."""
     found = lancedb.connect(index).open_table(table).list_indices()
     return {ix.columns[0] for ix in found if ix.columns not in (["text"], ["vector"])}
+
+
+def chunk(n: int) -> ChunkDoc:
+    said = f"Note {n}: the meeting moved to room {n}."
+    created = datetime(2026, 1, 1, tzinfo=UTC)
+    return ChunkDoc(f"e{n}:0", NS, f"e{n}", "inline", 1, "current", 0, len(said), said, created)
+
+
+@pytest.mark.parametrize("keep", [timedelta(0), timedelta(minutes=1)])
+def test_maintenance_removes_the_versions_older_than_it_keeps(
+    tmp_path: Path, keep: timedelta
+) -> None:
+    uri = str(tmp_path / "index")
+    index = SearchIndex(uri, MiniLM(), keep_versions=keep)
+    for n in range(5):
+        index.write_chunks([chunk(n)])  # a commit (a version, a fragment) each
+    written = len(lancedb.connect(uri).open_table(CHUNKS).list_versions())
+    index.maintain()
+    table = lancedb.connect(uri).open_table(CHUNKS)
+    assert table.count_rows() == 5
+    versions = len(table.list_versions())
+    data_files = len(list((tmp_path / "index" / f"{CHUNKS}.lance" / "data").iterdir()))
+    if keep:  # every version is younger than a minute: all stay, the compaction's added
+        assert versions > written
+        assert data_files == 6  # the five written and the one they were compacted into
+    else:  # at most the compaction's own version stays beside the last
+        assert versions <= 2 < written
+        assert data_files == 1
 
 
 def test_a_new_index_has_a_scalar_index_on_every_column_its_filters_read(
