@@ -76,9 +76,9 @@ def render() -> str:
             "Synthetic worlds (`bench/synthetic.py`); ungated ingest in batches of 1,000, "
             "gated ingest through the embedded gate in batches of 100 (a fifth citing "
             "another turn's evidence). Latency series stop after their time budget "
-            "(see each command). The index size is measured at the end of the run; runs "
-            "before a471236 kept every replaced version's files for an hour, later ones "
-            "for a minute (`memstore.vectors.KEEP_VERSIONS`).",
+            "(see each command). The index size is measured at the end of the run, with "
+            "the files of versions replaced in the last minute still on disk "
+            "(`memstore.vectors.KEEP_VERSIONS`; runs before 7c49e59 kept them an hour).",
             "",
             store_table(stores),
             "",

@@ -35,11 +35,17 @@ CHUNKS = "evidence_chunks"
 DEFAULT_VECTOR_INDEX_AT = 50_000
 #: Index commits between compactions (each write adds a LanceDB fragment).
 COMPACT_EVERY = 64
-#: How long maintenance keeps a replaced version's files on disk. A reader (in this
-#: process or another) checks out the latest version for each query and holds it only
-#: while that query runs, so a minute is ample; longer keeps the files every compaction
-#: replaces (at 10k facts here: 103 MB on disk with an hour against 22 MB live).
+#: Maintenance removes the files of versions older than this (a version's age counts
+#: from its commit; the latest is always kept). A reader, in this process or another,
+#: checks out the latest version for each query and holds it only while the query runs,
+#: so a minute is ample on a local disk; an hour kept the files of every compaction
+#: (at 10k facts here: 103 MB on disk against 22 MB live).
 KEEP_VERSIONS = timedelta(minutes=1)
+#: The same for an object-store index: hosts that share it compare the commit times one
+#: wrote with their own clocks, so it leaves room for clock skew.
+KEEP_VERSIONS_REMOTE = timedelta(hours=1)
+#: LanceDB's warning for a short retention, which memstore chooses knowingly.
+_SHORT_RETENTION = r"optimize\(cleanup_older_than="
 _WRITE_ATTEMPTS = 5  # commit conflicts with another process are retried
 _DELETE_CHUNK = 500  # ids per DELETE predicate
 _PURGE_ROWS = 20_000  # rows per commit when a purge rewrites a table
@@ -243,16 +249,18 @@ class SearchIndex:
         vector_index_at: int = DEFAULT_VECTOR_INDEX_AT,
         write_lock: Lock | None = None,
         storage_options: Mapping[str, str] | None = None,
-        keep_versions: timedelta = KEEP_VERSIONS,
+        keep_versions: timedelta | None = None,
     ) -> None:
         """``write_lock`` excludes other processes while this one writes (default: a
         lock file in the index directory; none for an object-store URI).
         ``storage_options``: how LanceDB reaches an object-store URI (endpoint,
-        credentials; ``memstore.object_store``). ``keep_versions``: how long
-        maintenance keeps the files of replaced versions."""
+        credentials; ``memstore.object_store``). ``keep_versions``: how old a version
+        maintenance keeps (default ``KEEP_VERSIONS``, ``KEEP_VERSIONS_REMOTE`` for a URI)."""
         self.uri = uri
         self.embedder = embedder
         self.vector_index_at = vector_index_at
+        if keep_versions is None:
+            keep_versions = KEEP_VERSIONS_REMOTE if "://" in uri else KEEP_VERSIONS
         self.keep_versions = keep_versions
         import lancedb  # here, not at the top: it takes a second to import, and most
 
@@ -345,8 +353,8 @@ class SearchIndex:
 
         A LanceDB delete or update only marks the old rows deleted; their data files
         stay. Every live row is rewritten (in commits of about ``_PURGE_ROWS`` rows, by
-        data file), so the files that hold deleted rows drop out; the text and vector
-        indexes are rebuilt and every older version of the tables is removed. Costs a
+        data file), so the files that hold deleted rows drop out; the text, scalar and
+        vector indexes are rebuilt and every older version of the tables is removed. Costs a
         rewrite of both tables. A search running in another process on an older version
         at that moment fails once.
         """
@@ -370,7 +378,7 @@ class SearchIndex:
                 if self.has_vector_index(name):
                     handle.create_index("vector", config=_hnsw(), replace=True)
                 with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", UserWarning)  # "removes every version"
+                    warnings.filterwarnings("ignore", _SHORT_RETENTION, UserWarning)
                     handle.optimize(cleanup_older_than=timedelta(0))
             self._writes_since_compaction = 0
 
@@ -452,7 +460,7 @@ class SearchIndex:
                 # filtered queries prefilter, so they stay exact in what they admit.
                 table.create_index("vector", config=_hnsw())
             with warnings.catch_warnings():
-                warnings.simplefilter("ignore", UserWarning)  # a short retention's warning
+                warnings.filterwarnings("ignore", _SHORT_RETENTION, UserWarning)
                 table.optimize(cleanup_older_than=self.keep_versions)
 
     # -- reads -----------------------------------------------------------------
@@ -488,13 +496,12 @@ class SearchIndex:
             .limit(limit)
             .to_arrow()
         )
+        ids, scores = hits.column("id").to_pylist(), hits.column("_score").to_pylist()
         stored = hits.column("vector").combine_chunks()
+        if stored.null_count:  # flatten() would drop them: rows by id instead (``rate``)
+            return Ranking(ids, scores)
         vectors = stored.flatten().to_numpy(zero_copy_only=False).reshape(-1, stored.type.list_size)
-        return Ranking(
-            hits.column("id").to_pylist(),
-            hits.column("_score").to_pylist(),
-            np.asarray(vectors, dtype=np.float32),
-        )
+        return Ranking(ids, scores, np.asarray(vectors, dtype=np.float32))
 
     def ids(self, table: str, column: str = "id") -> set[str]:
         """Every distinct value of ``column`` (a string column) in ``table``."""

@@ -552,10 +552,12 @@ def test_odd_queries_and_quoted_filters_are_taken_literally(
     assert indexed_store.search(query, 5, relation="it''s an allergy") == []
 
 
-def scalar_columns(index: Path, table: str) -> set[str]:
-    """The columns of ``table`` that have a scalar index (not text, not vector)."""
+def scalar_indexes(index: Path, table: str) -> dict[str, str]:
+    """Per column of ``table`` with a scalar index (not text, not vector), its kind."""
     found = lancedb.connect(index).open_table(table).list_indices()
-    return {ix.columns[0] for ix in found if ix.columns not in (["text"], ["vector"])}
+    kinds = {"BTree": "btree", "Bitmap": "bitmap", "LabelList": "label_list"}
+    return {ix.columns[0]: kinds.get(ix.index_type, ix.index_type) for ix in found
+            if ix.columns not in (["text"], ["vector"])}  # fmt: skip
 
 
 def chunk(n: int) -> ChunkDoc:
@@ -593,8 +595,8 @@ def test_a_new_index_has_a_scalar_index_on_every_column_its_filters_read(
     with open_store(data_dir, index) as store:
         store.add_fact(works_at())
     for table in (FACTS, CHUNKS):
-        assert scalar_columns(index, table) == set(SCALAR_INDEXES[table])
-    assert {"namespace", "status", "entity_ids"} <= set(SCALAR_INDEXES[FACTS])
+        assert scalar_indexes(index, table) == SCALAR_INDEXES[table]
+    assert {"namespace", "status", "entity_ids", "relation"} <= set(SCALAR_INDEXES[FACTS])
 
 
 def test_an_index_made_before_its_scalar_indexes_gets_them_at_maintenance_not_on_open(
@@ -612,4 +614,15 @@ def test_an_index_made_before_its_scalar_indexes_gets_them_at_maintenance_not_on
         assert reopened.version == before  # a reader's open writes nothing
         assert [h.fact.id for h in store.search("Acme", 1, entity=["Acme"])] == [fact.id]
         store.reindex()  # ends with the index's maintenance
-    assert scalar_columns(index, FACTS) == set(SCALAR_INDEXES[FACTS])
+        assert scalar_indexes(index, FACTS) == SCALAR_INDEXES[FACTS]
+        # Filters read the indexed rows and the rows written since, which are scanned.
+        later = store.add_fact(works_at("Bob"))
+        peanuts = store.add_fact(allergy("peanuts"))
+        for mode in ("hybrid", "vector", "text"):
+            acme = store.search("works at Acme", 5, mode=mode, entity=["Acme"])
+            assert sorted(h.fact.id for h in acme) == sorted([fact.id, later.id]), mode
+            bob = store.search("works at Acme", 5, mode=mode, entity=["Bob", "Acme"])
+            assert [h.fact.id for h in bob] == [later.id], mode
+            allergic = store.search("allergic peanuts", 5, mode=mode, relation="allergic_to")
+            assert [h.fact.id for h in allergic] == [peanuts.id], mode
+        assert store.search("works at Acme", 5, statuses=["retracted"]) == []
