@@ -38,7 +38,7 @@ from memstore import InvalidInput, ObjectStore, StorageError, Store
 from memstore.cli.configure import masked_settings
 from memstore.config import load_settings
 from memstore.embeddings import MiniLM
-from memstore.vectors import FACTS, SearchIndex
+from memstore.vectors import FACTS, KEEP_VERSIONS, KEEP_VERSIONS_REMOTE, SearchIndex
 
 NS = "user:alice"
 ALLERGY = "The user is allergic to peanuts."
@@ -132,6 +132,7 @@ def test_erase_leaves_no_object_holding_the_text(data_dir: Path, s3: S3Server, u
         assert CITY in found(store, "where does the user live?")
         index = SearchIndex(uri, MiniLM(), storage_options=s3.storage_options())
         assert allergy.id not in index.ids(FACTS) and city.id in index.ids(FACTS)
+        assert index.keep_versions == KEEP_VERSIONS_REMOTE > KEEP_VERSIONS  # hosts' clocks
     assert s3.holding(uri, "peanuts") == []  # not in a table, an older version or an index
 
 
