@@ -1,7 +1,7 @@
 """memstore beside mem0 (open source, local and offline) on the same synthetic facts.
 
     python bench/peer_mem0.py [--facts 2000] [--queries 50] [--probes 50] [--single 100]
-                              [--threads 0] [--out PATH]
+                              [--threads 0] [--index-writes inline|background] [--out PATH]
 
 One process, one data set: ``synthetic.World(facts, seed=7)``, the same packaged
 all-MiniLM-L6-v2 for both, every model loaded before a clock starts. mem0 (``mem0ai``)
@@ -20,7 +20,9 @@ last ``single`` through mem0 ``add`` with a list of messages (its only multi-ite
 one call per batch) and memstore ``add_fact``, one at a time. Then search latency at
 k=10 on ``world.queries``, hit@10 for probes built from sampled facts (see ``probe``),
 and the size of each store's directory. Every Python-level socket connection and DNS
-lookup is blocked and recorded.
+lookup is blocked and recorded. ``--index-writes background``: memstore's writes
+return once SQL holds them and a thread indexes them; ``sync_index()`` waits for the
+index before the searches, and its time is reported beside the write rates.
 
 Torch keeps its default threads (``--threads N`` sets them; both systems share the
 process and the setting). Run it on an otherwise idle machine: on two cores shared
@@ -185,6 +187,12 @@ def main() -> None:
     parser.add_argument(
         "--threads", type=int, default=0, help="torch intra-op threads (0: torch's default)"
     )
+    parser.add_argument(
+        "--index-writes",
+        choices=("inline", "background"),
+        default="inline",
+        help="memstore's index_writes (background: sync_index() before the searches, timed)",
+    )
     parser.add_argument("--out", type=Path, default=RESULTS / "peer_mem0.json")
     args = parser.parse_args()
     import torch
@@ -194,6 +202,7 @@ def main() -> None:
     result: dict[str, Any] = {
         **provenance("peer_mem0"),
         "facts": args.facts,
+        "index_writes": args.index_writes,
         "torch_threads": torch.get_num_threads(),
     }
     world = World(facts=args.facts, seed=SEED)
@@ -221,7 +230,11 @@ def main() -> None:
         m = Memory.from_config(config)  # loads its embedder
         m.search("warm up", filters={"user_id": USER}, top_k=1)
         store = memstore.open(
-            root / "memstore", f"user:{USER}", hook=memstore.Ungated(), near_duplicate=None
+            root / "memstore",
+            f"user:{USER}",
+            hook=memstore.Ungated(),
+            near_duplicate=None,
+            index_writes=args.index_writes,
         )
         store.search("warm up the model", 1)  # loads memstore's
 
@@ -255,6 +268,10 @@ def main() -> None:
         for item in tail:
             ms_ids.append(store.add_fact(item).id)
         ms_single = rate(len(tail), time.perf_counter() - began)
+        queued = store.index_backlog()
+        began = time.perf_counter()
+        store.sync_index()  # inline: nothing queued; background: the index catches up
+        caught_up = {"queued": queued, "seconds": round(time.perf_counter() - began, 2)}
         loads["after_writes"] = os.getloadavg()[0]
         assert len(mem0_ids) == len(ms_ids) == len(items)
         result["write"] = {
@@ -262,6 +279,7 @@ def main() -> None:
             "mem0_add_list_of_messages": {**mem0_list, "messages_per_call": BATCH},
             "memstore_add_facts": {**ms_batch, "batch": BATCH},
             "memstore_add_fact": ms_single,
+            "memstore_index_after_writes": caught_up,
             "ratio_memstore_add_facts_to_mem0_add": ratio(
                 ms_batch["facts_per_second"], mem0_add["facts_per_second"]
             ),

@@ -353,7 +353,8 @@ def peer_table(peer: dict[str, Any]) -> str:
     lines = [
         f"{peer['facts']:,} synthetic facts, one process, the same MiniLM embedder; "
         f"mem0 {peer['mem0']['version']} local (Qdrant on disk, `infer=False`), "
-        "memstore with the gate off.",
+        "memstore with the gate off, index writes "
+        f"{peer.get('index_writes', 'inline')}.",
         "",
         "| | memstore | mem0 | memstore / mem0 |",
         "|---|---|---|---|",
@@ -383,6 +384,12 @@ def peer_table(peer: dict[str, Any]) -> str:
                 if h["mem0"]
                 else "| - | - | - | - |"
             )
+    caught = w.get("memstore_index_after_writes")
+    if caught:
+        lines.append(
+            f"| after the writes: queued for the index, `sync_index()` s | "
+            f"{caught['queued']} / {caught['seconds']} | - | - |"
+        )
     lines.append(
         f"| disk, MiB | {disk['memstore_total']:.1f} | {disk['mem0_total']:.1f} | "
         f"{disk['ratio_memstore_to_mem0']:.2f} |"
