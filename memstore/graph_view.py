@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
+from functools import lru_cache
 from typing import Any, cast
 
 import sqlalchemy as sa
@@ -142,27 +143,24 @@ class GraphView:
         those in ``graph``. For each entity SQL reads its newest facts from the members'
         index, at most ``wanted`` more than those of ``graph`` it meets again (so a hub
         in the frontier costs what any entity does); one statement per chunk of
-        entities, a ``UNION ALL`` of one bounded read each."""
-        at, fact_id = col(FactMember.recorded_at), col(FactMember.fact_id)
+        entities, a ``UNION ALL`` of one bounded read each (``_around_statement``)."""
         found: dict[str, datetime] = {}
+        shared: dict[str, Any] = {"namespace": self.scope.namespace, "active": ACTIVE}
+        if relation is not None:
+            shared["relation"] = relation
+        if as_of is not None:
+            shared["as_of"] = as_of
         for group in _groups(entities):
-            reads = []
-            for entity in group:
-                query = (
-                    sa.select(fact_id, at)
-                    .join(Fact, col(Fact.id) == fact_id)
-                    .where(col(FactMember.namespace) == self.scope.namespace)
-                    .where(col(FactMember.entity_id) == entity, *self._active())
-                    .order_by(at.desc(), fact_id.desc())
-                    .limit(wanted + len(graph.facts_of(entity)))
-                )
-                if relation is not None:
-                    query = query.where(col(Fact.relation) == relation)
-                if as_of is not None:
-                    query = query.where(*valid_at(as_of, history=False))
-                read = query.subquery()
-                reads.append(sa.select(read.c.fact_id, read.c.recorded_at))
-            for fid, recorded_at in session.connection().execute(sa.union_all(*reads)):
+            statement = _around_statement(len(group), relation is not None, as_of is not None)
+            params = dict(shared)
+            met = 0  # facts of the graph the reads can meet again, at most
+            for i, entity in enumerate(group):
+                known = len(graph.facts_of(entity))
+                params[f"entity_{i}"] = entity
+                params[f"limit_{i}"] = wanted + known
+                met += known
+            params["keep"] = wanted + met
+            for fid, recorded_at in session.connection().execute(statement, params):
                 if fid not in graph:
                     found[fid] = recorded_at
         newest = sorted(found.items(), key=lambda item: (item[1], item[0]), reverse=True)
@@ -172,8 +170,8 @@ class GraphView:
         """The graph rows (``_with_members``) of these facts still active, by id."""
         rows: list[_Row] = []
         for chunk in db.chunks(fact_ids):
-            query = _with_members(col(Fact.id).in_(chunk), *self._active())
-            rows += session.connection().execute(query).all()
+            params = {"ids": list(chunk), "namespace": self.scope.namespace, "active": ACTIVE}
+            rows += session.connection().execute(_GRAPH_ROWS, params).all()
         return rows
 
     def _active(self) -> list[Any]:
@@ -197,6 +195,52 @@ class GraphView:
 
 #: Bounded reads one ``UNION ALL`` joins (SQLite allows 500 terms in a compound SELECT).
 UNION_READS = 100
+#: The active statuses, as the ``active`` parameter of the statements below.
+ACTIVE = sorted(ACTIVE_STATUSES)
+
+
+def _active_in_namespace() -> list[Any]:
+    """SQL conditions on parameters ``namespace`` and ``active``: the fact is the
+    namespace's and active."""
+    return [
+        col(Fact.namespace) == sa.bindparam("namespace"),
+        col(Fact.status).in_(sa.bindparam("active", expanding=True)),
+    ]
+
+
+@lru_cache(maxsize=4 * UNION_READS)
+def _around_statement(reads: int, by_relation: bool, at_time: bool) -> sa.Select[Any]:
+    """``GraphView._around``'s statement for ``reads`` entities, built once per shape
+    (building and caching a statement of 100 subqueries costs more than running it):
+    the newest ``keep`` distinct rows (fact id, recorded_at) of the ``UNION ALL`` of, per
+    entity ``entity_<i>``, its newest ``limit_<i>`` facts that are the namespace's and
+    active, of ``relation`` and holding at ``as_of`` where asked. SQL sorts and cuts,
+    so a walk fetches what it can keep, not every entity's share."""
+    at, fact_id = col(FactMember.recorded_at), col(FactMember.fact_id)
+    selects = []
+    for i in range(reads):
+        query = (
+            sa.select(fact_id, at)
+            .join(Fact, col(Fact.id) == fact_id)
+            .where(col(FactMember.namespace) == sa.bindparam("namespace"))
+            .where(col(FactMember.entity_id) == sa.bindparam(f"entity_{i}"))
+            .where(*_active_in_namespace())
+            .order_by(at.desc(), fact_id.desc())
+            .limit(sa.bindparam(f"limit_{i}", type_=sa.Integer))
+        )
+        if by_relation:
+            query = query.where(col(Fact.relation) == sa.bindparam("relation"))
+        if at_time:
+            query = query.where(*valid_at(cast("datetime", sa.bindparam("as_of")), history=False))
+        read = query.subquery()
+        selects.append(sa.select(read.c.fact_id, read.c.recorded_at))
+    met = sa.union_all(*selects).subquery()
+    return (
+        sa.select(met.c.fact_id, met.c.recorded_at)
+        .distinct()
+        .order_by(met.c.recorded_at.desc(), met.c.fact_id.desc())
+        .limit(sa.bindparam("keep", type_=sa.Integer))
+    )
 
 
 def _groups(entities: Sequence[str]) -> Iterator[Sequence[str]]:
@@ -224,6 +268,13 @@ def _with_members(
         .where(*where)
         .order_by(col(Fact.id), col(FactMember.position))
     )
+
+
+#: ``GraphView._rows``' statement: the graph rows of the facts ``ids`` (an expanding
+#: parameter) that are the namespace's and active.
+_GRAPH_ROWS = _with_members(
+    col(Fact.id).in_(sa.bindparam("ids", expanding=True)), *_active_in_namespace()
+)
 
 
 def _add_rows(graph: HyperGraph, rows: Iterable[_Row]) -> None:
