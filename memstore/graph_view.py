@@ -151,7 +151,8 @@ class GraphView:
         if as_of is not None:
             shared["as_of"] = as_of
         for group in _groups(entities):
-            statement = _around_statement(len(group), relation is not None, as_of is not None)
+            reads = _shape(len(group))
+            statement = _around_statement(reads, relation is not None, as_of is not None)
             params = dict(shared)
             met = 0  # facts of the graph the reads can meet again, at most
             for i, entity in enumerate(group):
@@ -159,6 +160,8 @@ class GraphView:
                 params[f"entity_{i}"] = entity
                 params[f"limit_{i}"] = wanted + known
                 met += known
+            for i in range(len(group), reads):  # the shape's spare reads read nothing
+                params[f"entity_{i}"], params[f"limit_{i}"] = group[0], 0
             params["keep"] = wanted + met
             for fid, recorded_at in session.connection().execute(statement, params):
                 if fid not in graph:
@@ -176,7 +179,7 @@ class GraphView:
 
     def _active(self) -> list[Any]:
         """SQL conditions: the fact is the namespace's and active."""
-        return [col(Fact.namespace) == self.scope.namespace, col(Fact.status).in_(ACTIVE_STATUSES)]
+        return [col(Fact.namespace) == self.scope.namespace, col(Fact.status).in_(ACTIVE)]
 
     def _page(
         self, session: Session, order: list[tuple[int, datetime, str]], limit: int
@@ -208,14 +211,26 @@ def _active_in_namespace() -> list[Any]:
     ]
 
 
-@lru_cache(maxsize=4 * UNION_READS)
+def _shape(entities: int) -> int:
+    """The reads of the statement that serves ``entities`` entities: the next power of
+    two, or ``UNION_READS`` past 64, so that a few shapes serve every frontier (the
+    spare reads have ``limit`` 0)."""
+    reads = 1
+    while reads < entities:
+        reads *= 2
+    return min(reads, max(entities, UNION_READS))
+
+
+@lru_cache(maxsize=64)
 def _around_statement(reads: int, by_relation: bool, at_time: bool) -> sa.Select[Any]:
-    """``GraphView._around``'s statement for ``reads`` entities, built once per shape
-    (building and caching a statement of 100 subqueries costs more than running it):
-    the newest ``keep`` distinct rows (fact id, recorded_at) of the ``UNION ALL`` of, per
-    entity ``entity_<i>``, its newest ``limit_<i>`` facts that are the namespace's and
-    active, of ``relation`` and holding at ``as_of`` where asked. SQL sorts and cuts,
-    so a walk fetches what it can keep, not every entity's share."""
+    """``GraphView._around``'s statement for ``reads`` entities (``_shape``), built once
+    for each number of reads and each of ``relation`` and ``as_of`` given or not, since
+    building a statement of 100 subqueries and its cache key costs more than running
+    it: of the ``UNION ALL`` of, per entity ``entity_<i>``, its newest ``limit_<i>``
+    distinct facts that are the namespace's and active, of ``relation`` and holding at
+    ``as_of`` where asked, the newest ``keep`` distinct rows (fact id, recorded_at).
+    The caller sets ``keep`` to what the walk can still take plus the facts it already
+    holds that the reads may meet again, so SQL sorts and cuts, not Python."""
     at, fact_id = col(FactMember.recorded_at), col(FactMember.fact_id)
     selects = []
     for i in range(reads):
@@ -225,6 +240,7 @@ def _around_statement(reads: int, by_relation: bool, at_time: bool) -> sa.Select
             .where(col(FactMember.namespace) == sa.bindparam("namespace"))
             .where(col(FactMember.entity_id) == sa.bindparam(f"entity_{i}"))
             .where(*_active_in_namespace())
+            .distinct()  # an entity in two roles of a fact meets it once
             .order_by(at.desc(), fact_id.desc())
             .limit(sa.bindparam(f"limit_{i}", type_=sa.Integer))
         )

@@ -105,19 +105,23 @@ def _newest(fact_id: Any, attrs: dict[str, Any]) -> tuple[datetime, str]:
 
 
 def _random_store(store: Store, rng: random.Random) -> list[str]:
-    """Facts of two or three of 14 entities, in two relations, some with a world time,
-    some retracted; returns the entity names."""
+    """Facts of two or three of 14 entities (every fifth with one of them in a second
+    role too), in two relations, some with a world time, some retracted; returns the
+    entity names."""
     names = [f"E{i}" for i in range(14)]
     years = [None, datetime(2020, 1, 1, tzinfo=UTC), datetime(2022, 1, 1, tzinfo=UTC)]
     facts = []
     for i in range(45):
-        members = rng.sample(names, rng.choice([2, 2, 3]))
+        members: list[Any] = rng.sample(names, rng.choice([2, 2, 3]))
+        statement = f"Fact {i} of {', '.join(members)}."
+        if i % 5 == 0:  # e.g. "E3 manages E3": one entity, two roles
+            members.append((members[0], "entity", "also"))
         start, end = rng.choice(years), rng.choice(years)
         if start is not None and end is not None and end <= start:
             end = None
         facts.append(
             {
-                "statement": f"Fact {i} of {', '.join(members)}.",
+                "statement": statement,
                 "members": members,
                 "relation": rng.choice(["knows", "works_with"]),
                 "evidence": [f"evidence {i}"],
