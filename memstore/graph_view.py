@@ -41,7 +41,9 @@ class GraphView:
         its cost grows with the store."""
         graph = HyperGraph()
         with self.scope.session() as session:
-            _add_rows(graph, session.connection().execute(_with_members(*self._active())))
+            params = {"namespace": self.scope.namespace, "active": ACTIVE}
+            statement = _with_members(*_active_in_namespace())
+            _add_rows(graph, session.connection().execute(statement, params))
         return graph
 
     def neighborhood(
@@ -176,10 +178,6 @@ class GraphView:
             params = {"ids": list(chunk), "namespace": self.scope.namespace, "active": ACTIVE}
             rows += session.connection().execute(_GRAPH_ROWS, params).all()
         return rows
-
-    def _active(self) -> list[Any]:
-        """SQL conditions: the fact is the namespace's and active."""
-        return [col(Fact.namespace) == self.scope.namespace, col(Fact.status).in_(ACTIVE)]
 
     def _page(
         self, session: Session, order: list[tuple[int, datetime, str]], limit: int

@@ -99,9 +99,9 @@ def rank(handle: IndexHandle, table: str, query: str, mode: str, where: Filter, 
         for position, i in enumerate(by_text.ids, start=1):
             sides[i]["text_rank"] = position
         if by_text.vectors is not None:  # hits found by text alone: relevance at once
-            similarities = by_text.vectors @ np.asarray(vector, dtype=np.float32)
-            for i, similarity in zip(by_text.ids, similarities.tolist(), strict=True):
-                sides[i].setdefault("relevance", _clip(similarity))
+            found = zip(by_text.ids, _relevances(by_text.vectors, vector), strict=True)
+            for i, score in found:
+                sides[i].setdefault("relevance", score)
 
     def rate(ids: list[str]) -> dict[str, float]:
         with index_errors(handle):
@@ -142,10 +142,19 @@ def relevance(
 ) -> dict[str, float]:
     """Per id, the cosine similarity of its stored vector and ``vector`` (the query's)
     clipped to [0, 1] (0 for a row the index no longer holds)."""
-    similarity: dict[str, float] = {}
-    for row in index.rows(table, list(ids), ["id", "vector"]):
-        similarity[row["id"]] = float(np.dot(vector, np.asarray(row["vector"], dtype=np.float32)))
-    return {i: _clip(similarity.get(i, 0.0)) for i in ids}
+    rows = index.rows(table, list(ids), ["id", "vector"])
+    if not rows:
+        return dict.fromkeys(ids, 0.0)
+    stored = np.asarray([row["vector"] for row in rows], dtype=np.float32)
+    found = dict(zip([row["id"] for row in rows], _relevances(stored, vector), strict=True))
+    return {i: found.get(i, 0.0) for i in ids}
+
+
+def _relevances(stored: Matrix, vector: Matrix) -> list[float]:
+    """Each stored vector's cosine similarity with ``vector`` (all unit length), clipped
+    to [0, 1]."""
+    similarities = np.asarray(stored, dtype=np.float32) @ np.asarray(vector, dtype=np.float32)
+    return [_clip(similarity) for similarity in similarities.tolist()]
 
 
 def _clip(similarity: float) -> float:

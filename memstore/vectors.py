@@ -11,7 +11,7 @@ import os
 import threading
 import time
 import warnings
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -192,12 +192,11 @@ def _scalar(kind: str) -> Any:
     return {"btree": BTree, "bitmap": Bitmap, "label_list": LabelList}[kind]()
 
 
-def _index_scalars(table: Any, name: str, *, replace: bool) -> None:
-    """Give ``table`` (named ``name``) its scalar indexes: the missing ones, or with
-    ``replace`` all of them afresh."""
-    have = {tuple(ix.columns) for ix in table.list_indices()}
+def _index_scalars(table: Any, name: str, have: Collection[tuple[str, ...]] = ()) -> None:
+    """Give ``table`` (named ``name``) the scalar indexes whose columns are not in
+    ``have`` (by default all of them, afresh)."""
     for column, kind in SCALAR_INDEXES[name].items():
-        if replace or (column,) not in have:
+        if (column,) not in have:
             table.create_index(column, config=_scalar(kind), replace=True)
 
 
@@ -374,7 +373,7 @@ class SearchIndex:
                         self._rewrite(handle, group)
                         group = []
                 handle.create_index("text", config=_fts(), replace=True)
-                _index_scalars(handle, name, replace=True)
+                _index_scalars(handle, name)
                 if self.has_vector_index(name):
                     handle.create_index("vector", config=_hnsw(), replace=True)
                 with warnings.catch_warnings():
@@ -454,8 +453,9 @@ class SearchIndex:
         for name, table in self._tables.items():
             # An index made before one of its scalar indexes gets it here, not on open
             # (a reader may not write).
-            _index_scalars(table, name, replace=False)
-            if table.count_rows() >= self.vector_index_at and not self.has_vector_index(name):
+            have = {tuple(ix.columns) for ix in table.list_indices()}
+            _index_scalars(table, name, have)
+            if table.count_rows() >= self.vector_index_at and ("vector",) not in have:
                 # HNSW over scalar-quantized vectors: good recall without a PQ training step;
                 # filtered queries prefilter, so they stay exact in what they admit.
                 table.create_index("vector", config=_hnsw())
@@ -559,7 +559,7 @@ class SearchIndex:
             table.add_columns(METADATA_FIELD)  # an index from before metadata: none yet
         if not any(ix.columns == ["text"] for ix in table.list_indices()):
             table.create_index("text", config=_fts(), replace=True)
-            _index_scalars(table, name, replace=True)  # a new table: all of them
+            _index_scalars(table, name)  # a new table: all of them
         return table
 
 

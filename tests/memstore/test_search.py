@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -28,7 +29,7 @@ import memstore
 from gate.backends.embedded import shared_encoder
 from memstore import InvalidInput, MemstoreError, Store
 from memstore.embeddings import MiniLM
-from memstore.vectors import CHUNKS, FACTS, SCALAR_INDEXES, ChunkDoc, SearchIndex
+from memstore.vectors import CHUNKS, FACTS, SCALAR_INDEXES, ChunkDoc, Filter, SearchIndex
 
 NS = "user:alice"
 PEANUTS = allergy("peanuts")
@@ -596,7 +597,17 @@ def test_a_new_index_has_a_scalar_index_on_every_column_its_filters_read(
         store.add_fact(works_at())
     for table in (FACTS, CHUNKS):
         assert scalar_indexes(index, table) == SCALAR_INDEXES[table]
-    assert {"namespace", "status", "entity_ids", "relation"} <= set(SCALAR_INDEXES[FACTS])
+    # Every equality or membership filter of a table reads an indexed column (time
+    # ranges are scanned).
+    facts = Filter("ns", statuses=["active"], relation="works_at", entity_ids=["e1"],
+                   exclude_ids=["f1"], metadata={"team": "core"})  # fmt: skip
+    chunks = Filter("ns", statuses=["active"], sources=["chat"], exclude_ids=["c1"])
+    for table, every in ((FACTS, facts), (CHUNKS, chunks)):
+        where = every.sql(table)
+        columns = re.findall(r"array_has\((\w+)", where)
+        columns += re.findall(r"(\w+) (?:=|IN|NOT IN) ", where)
+        assert len(columns) == where.count(" AND ") + 1  # one column per condition
+        assert set(columns) <= set(SCALAR_INDEXES[table])
 
 
 def test_an_index_made_before_its_scalar_indexes_gets_them_at_maintenance_not_on_open(
