@@ -1,7 +1,8 @@
 """memstore beside mem0 (open source, local and offline) on the same synthetic facts.
 
     python bench/peer_mem0.py [--facts 2000] [--queries 50] [--probes 50] [--single 100]
-                              [--threads 0] [--index-writes inline|background] [--out PATH]
+                              [--paced 100] [--pause-ms 250] [--threads 0]
+                              [--index-writes inline|background] [--out PATH]
 
 One process, one data set: ``synthetic.World(facts, seed=7)``, the same packaged
 all-MiniLM-L6-v2 for both, every model loaded before a clock starts. mem0 (``mem0ai``)
@@ -14,10 +15,14 @@ writes the same statements with their members and evidence, the gate off
 (``memstore.Ungated()``) and the near-duplicate report off (mem0 without inference
 compares nothing either), to SQLite with its LanceDB index.
 
-Writes: the first ``facts - single`` facts through mem0 ``add`` (one fact a call, the
-only way to give each its metadata) and memstore ``add_facts`` (batches of 100); the
-last ``single`` through mem0 ``add`` with a list of messages (its only multi-item form,
-one call per batch) and memstore ``add_fact``, one at a time. Then search latency at
+Writes: the first ``facts - single - paced`` facts through mem0 ``add`` (one fact a
+call, the only way to give each its metadata) and memstore ``add_facts`` (batches of
+100); the next ``single`` through mem0 ``add`` with a list of messages (its only
+multi-item form, one call per batch) and memstore ``add_fact``, one at a time, back to
+back; the last ``paced`` through mem0 ``add`` and memstore ``add_fact`` one at a time
+with ``pause_ms`` between calls, as an agent writes a memory a turn (each call timed;
+for memstore with background index writes also the time until the index holds the
+fact, polled every 5 ms, and the index caught up before the first). Then search latency at
 k=10 on ``world.queries``, hit@10 for probes built from sampled facts (see ``probe``),
 and the size of each store's directory. Every Python-level socket connection and DNS
 lookup is blocked and recorded. ``--index-writes background``: memstore's writes
@@ -184,6 +189,8 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=50, help="timed searches per system")
     parser.add_argument("--probes", type=int, default=50, help="facts probed for hit@10")
     parser.add_argument("--single", type=int, default=100, help="facts written one at a time")
+    parser.add_argument("--paced", type=int, default=100, help="facts written one a pause")
+    parser.add_argument("--pause-ms", type=float, default=250.0, help="the pause of --paced")
     parser.add_argument(
         "--threads", type=int, default=0, help="torch intra-op threads (0: torch's default)"
     )
@@ -207,7 +214,9 @@ def main() -> None:
     }
     world = World(facts=args.facts, seed=SEED)
     items = list(world.items())
-    bulk, tail = items[: -args.single], items[-args.single :]
+    first_paced = len(items) - args.paced
+    bulk, tail = items[: first_paced - args.single], items[first_paced - args.single : first_paced]
+    paced, pause = items[first_paced:], args.pause_ms / 1000
     queries = world.queries(args.queries)
     counts = Counter(name for item in items for name, _kind, _role in item["members"])
     statements = Counter(item["statement"] for item in items)
@@ -260,6 +269,18 @@ def main() -> None:
             out = m.add(messages, user_id=USER, infer=False)
             mem0_ids.extend(r["id"] for r in out["results"])
         mem0_list = rate(len(tail), time.perf_counter() - began)
+        mem0_paced = []
+        for item in paced:
+            metadata = {
+                "relation": item["relation"],
+                "members": [list(member) for member in item["members"]],
+                "evidence": item["evidence"],
+            }
+            began = time.perf_counter()
+            out = m.add(item["statement"], user_id=USER, metadata=metadata, infer=False)
+            mem0_paced.append(time.perf_counter() - began)
+            mem0_ids.append(out["results"][0]["id"])
+            time.sleep(max(0.0, pause - (time.perf_counter() - began)))
         began = time.perf_counter()
         for start in range(0, len(bulk), BATCH):
             ms_ids.extend(f.id for f in store.add_facts(bulk[start : start + BATCH]))
@@ -272,6 +293,16 @@ def main() -> None:
         began = time.perf_counter()
         store.sync_index()  # inline: nothing queued; background: the index catches up
         caught_up = {"queued": queued, "seconds": round(time.perf_counter() - began, 2)}
+        ms_paced, ms_seen = [], []
+        for item in paced:
+            began = time.perf_counter()
+            ms_ids.append(store.add_fact(item).id)
+            ms_paced.append(time.perf_counter() - began)
+            while store.index_backlog() and time.perf_counter() - began < 5.0:
+                time.sleep(0.005)
+            ms_seen.append(time.perf_counter() - began)
+            time.sleep(max(0.0, pause - (time.perf_counter() - began)))
+        store.sync_index()
         loads["after_writes"] = os.getloadavg()[0]
         assert len(mem0_ids) == len(ms_ids) == len(items)
         result["write"] = {
@@ -280,6 +311,16 @@ def main() -> None:
             "memstore_add_facts": {**ms_batch, "batch": BATCH},
             "memstore_add_fact": ms_single,
             "memstore_index_after_writes": caught_up,
+            "paced": {
+                "facts": len(paced),
+                "pause_ms": args.pause_ms,
+                "mem0_add": percentiles(mem0_paced),
+                "memstore_add_fact": percentiles(ms_paced),
+                "memstore_in_index_after": percentiles(ms_seen),
+                "ratio_memstore_to_mem0_add_p50": ratio(
+                    percentiles(ms_paced)["p50_ms"], percentiles(mem0_paced)["p50_ms"]
+                ),
+            },
             "ratio_memstore_add_facts_to_mem0_add": ratio(
                 ms_batch["facts_per_second"], mem0_add["facts_per_second"]
             ),

@@ -307,20 +307,42 @@ def scale_out_table(result: dict[str, Any]) -> str:
 
 def writes_table(result: dict[str, Any]) -> str:
     """One row per ``index_writes`` mode (``writes.py``)."""
+    paced = result.get("paced")
     lines = [
-        f"Ungated, on a new local store: {result['single']} single `add_fact` calls, then "
-        f"{result['bulk']} facts by `add_facts`, then `sync_index()`; load average at the "
-        f"start {result.get('load_average_at_start', 'not recorded')}.",
+        f"Ungated, on a new local store: {result['single']} single `add_fact` calls back to "
+        "back, "
+        + (
+            f"then {paced} more {result['pause_ms']:.0f} ms apart (as an agent writes a "
+            "memory a turn: the call, and the time from the call until the index holds "
+            "the fact), "
+            if paced
+            else ""
+        )
+        + f"then {result['bulk']} facts by `add_facts`, then `sync_index()`; load average "
+        f"at the start {result.get('load_average_at_start', 'not recorded')}.",
         "",
-        "| index_writes | add_fact ms p50 / p95 | add_facts facts/s | queued after the bulk "
-        "write | sync_index s | last fact found |",
-        "|---|---|---|---|---|---|",
+        "| index_writes | add_fact ms p50 / p95, back to back | add_fact ms p50 / p95, "
+        "paced | in the index after, ms p50 / p95 | add_facts facts/s | queued after the "
+        "bulk write | sync_index s | last fact found |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for m in result["modes"]:
-        one = m["single_add_fact"]
+        one, apart, seen = (
+            m["single_add_fact"],
+            m.get("paced_add_fact"),
+            m.get("paced_in_index_after"),
+        )
+        late = m.get("paced_not_in_index_within_s", {}).get("writes", 0)
         lines.append(
-            f"| {m['mode']} | {one['p50_ms']:.0f} / {one['p95_ms']:.0f} | "
-            f"{m['bulk_facts_per_s']} | {m['queued_after_bulk']} | "
+            f"| {m['mode']} | {one['p50_ms']:.1f} / {one['p95_ms']:.1f} | "
+            + (f"{apart['p50_ms']:.1f} / {apart['p95_ms']:.1f} | " if apart else "- | ")
+            + (f"{seen['p50_ms']:.0f} / {seen['p95_ms']:.0f}" if seen else "-")
+            + (
+                f" ({late} not within {m['paced_not_in_index_within_s']['seconds']} s)"
+                if late
+                else ""
+            )
+            + f" | {m['bulk_facts_per_s']} | {m['queued_after_bulk']} | "
             f"{m['sync_index_after_bulk_s']} | {'yes' if m['last_bulk_fact_found'] else 'NO'} |"
         )
     return "\n".join(lines)
@@ -365,6 +387,22 @@ def peer_table(peer: dict[str, Any]) -> str:
         f"| add one at a time, facts/s | {w['memstore_add_fact']['facts_per_second']:.0f} | "
         f"{w['mem0_add_one_fact_per_call']['facts_per_second']:.0f} | "
         f"{w['ratio_memstore_add_fact_to_mem0_add']:.2f} |",
+    ]
+    paced = w.get("paced")
+    if paced:
+        mine, theirs, seen = (
+            paced["memstore_add_fact"],
+            paced["mem0_add"],
+            paced["memstore_in_index_after"],
+        )
+        lines.append(
+            f"| add one at a time, {paced['pause_ms']:.0f} ms apart: ms p50 / p95 of a call "
+            f"(memstore: then in the index after {seen['p50_ms']:.0f} / {seen['p95_ms']:.0f} ms) | "
+            f"{mine['p50_ms']:.1f} / {mine['p95_ms']:.1f} | "
+            f"{theirs['p50_ms']:.1f} / {theirs['p95_ms']:.1f} | "
+            f"{paced['ratio_memstore_to_mem0_add_p50']:.2f} |"
+        )
+    lines += [
         f"| search top-10, ms p50 / p95 (memstore hybrid) | "
         f"{q['memstore_hybrid']['p50_ms']:.1f} / {q['memstore_hybrid']['p95_ms']:.1f} | "
         f"{q['mem0']['p50_ms']:.1f} / {q['mem0']['p95_ms']:.1f} | "

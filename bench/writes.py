@@ -1,13 +1,20 @@
 """Ungated write latency with the search index written inline or by a background thread.
 
-    python bench/writes.py [--single 300] [--bulk 1000]
+    python bench/writes.py [--single 300] [--paced 100] [--pause-ms 250] [--bulk 1000]
 
 For each ``index_writes`` mode (``inline``: a write embeds and indexes its facts before
 it returns; ``background``: it returns once SQL holds them and a thread of the store
 indexes them), on a fresh SQLite store with the packaged MiniLM embedder (loaded and
-warmed before the clock): ``single`` facts written one ``add_fact`` at a time (p50/p95),
-then ``bulk`` facts in ``add_facts`` batches of 1,000 (facts per second committed), then
-how long ``sync_index()`` takes to catch the index up after the bulk write. The facts
+warmed before the clock): ``single`` facts written one ``add_fact`` at a time, back to
+back (p50/p95); then ``paced`` facts one at a time with ``pause_ms`` between them, as an
+agent writes a memory a turn (p50/p95 of the call, and of the time from the call until
+the index holds the fact, polled every ``POLL_S``); then ``bulk`` facts in ``add_facts``
+batches of 1,000 (facts per second committed), then how long ``sync_index()`` takes to
+catch the index up after the bulk write.
+
+Back to back on a small machine, a background index thread embeds while the next
+writes run, so the calls share the cores with it; paced, it has finished before the
+next write begins, as it would between an agent's turns. The facts
 are the seeded synthetic World's (``bench/synthetic.py``). Results go to
 ``bench/results/writes.json`` with the machine, the date, the commit and the command.
 """
@@ -29,10 +36,17 @@ import memstore
 
 MODES = ("inline", "background")
 BATCH = 1_000
+#: Seconds between two looks at the index backlog after a paced write.
+POLL_S = 0.005
+#: The longest wait for a paced write to reach the index before the bench gives up.
+VISIBLE_WITHIN_S = 5.0
 
 
-def measure(mode: str, facts: list[dict[str, Any]], single: int) -> dict[str, Any]:
-    """One mode on a fresh store: single writes, bulk writes, then the index catching up."""
+def measure(
+    mode: str, facts: list[dict[str, Any]], single: int, paced: int, pause: float
+) -> dict[str, Any]:
+    """One mode on a fresh store: single writes back to back, then paced, bulk writes,
+    then the index catching up."""
     with (
         tempfile.TemporaryDirectory() as tmp,
         memstore.open(Path(tmp), "bench", hook=memstore.Ungated(), index_writes=mode) as store,
@@ -44,7 +58,20 @@ def measure(mode: str, facts: list[dict[str, Any]], single: int) -> dict[str, An
             started = time.perf_counter()
             store.add_fact(fact)
             samples.append(time.perf_counter() - started)
-        bulk = facts[50 + single :]
+        store.sync_index()
+        calls, visible, late = [], [], 0
+        for fact in facts[50 + single : 50 + single + paced]:
+            started = time.perf_counter()
+            store.add_fact(fact)
+            calls.append(time.perf_counter() - started)
+            while store.index_backlog() and time.perf_counter() - started < VISIBLE_WITHIN_S:
+                time.sleep(POLL_S)
+            if store.index_backlog():
+                late += 1
+            else:
+                visible.append(time.perf_counter() - started)
+            time.sleep(max(0.0, pause - (time.perf_counter() - started)))
+        bulk = facts[50 + single + paced :]
         started = time.perf_counter()
         for first in range(0, len(bulk), BATCH):
             written = store.add_facts(bulk[first : first + BATCH])
@@ -58,6 +85,9 @@ def measure(mode: str, facts: list[dict[str, Any]], single: int) -> dict[str, An
         return {
             "mode": mode,
             "single_add_fact": percentiles(samples),
+            "paced_add_fact": percentiles(calls),
+            "paced_in_index_after": percentiles(visible) if visible else None,
+            "paced_not_in_index_within_s": {"writes": late, "seconds": VISIBLE_WITHIN_S},
             "bulk_facts_per_s": round(len(bulk) / bulk_seconds, 1),
             "queued_after_bulk": backlog,
             "sync_index_after_bulk_s": round(sync_seconds, 2),
@@ -68,16 +98,20 @@ def measure(mode: str, facts: list[dict[str, Any]], single: int) -> dict[str, An
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--single", type=int, default=300)
+    parser.add_argument("--paced", type=int, default=100)
+    parser.add_argument("--pause-ms", type=float, default=250.0)
     parser.add_argument("--bulk", type=int, default=1_000)
     parser.add_argument("--out", type=Path, default=RESULTS / "writes.json")
     args = parser.parse_args(argv)
-    if args.single < 1 or args.bulk < 1:
-        parser.error("--single and --bulk must be at least 1")
-    facts = list(World(50 + args.single + args.bulk, SEED).items())
+    if min(args.single, args.paced, args.bulk) < 1 or args.pause_ms < 0:
+        parser.error("--single, --paced and --bulk must be at least 1, --pause-ms at least 0")
+    facts = list(World(50 + args.single + args.paced + args.bulk, SEED).items())
     result = provenance("writes")
     result["single"], result["bulk"] = args.single, args.bulk
+    result["paced"], result["pause_ms"] = args.paced, args.pause_ms
     result["load_average_at_start"] = [round(x, 2) for x in os.getloadavg()]
-    result["modes"] = [measure(mode, facts, args.single) for mode in MODES]
+    pause = args.pause_ms / 1000
+    result["modes"] = [measure(m, facts, args.single, args.paced, pause) for m in MODES]
     save(result, args.out)
     return 0
 

@@ -130,12 +130,8 @@ def _claim(session: Session, namespaces: set[str], count: int) -> tuple[int, str
     if len(namespaces) != 1:
         raise ValueError("audit rows of one append must share a namespace")
     [namespace] = namespaces
-    head = session.execute(  # RETURNING: PostgreSQL, and SQLite from 3.35
-        sa.update(AuditHead)
-        .where(col(AuditHead.namespace) == namespace)
-        .values(seq=AuditHead.seq + count)
-        .returning(col(AuditHead.seq), col(AuditHead.hash))
-    ).first()
+    run = session.connection().execute  # Core, not an ORM bulk UPDATE: a third the time
+    head = run(_CLAIM, {"head_namespace": namespace, "links": count}).first()
     if head is not None:
         return head[0] - count, head[1]
     session.add(AuditHead(namespace=namespace, seq=count, hash=GENESIS))
@@ -144,9 +140,21 @@ def _claim(session: Session, namespaces: set[str], count: int) -> tuple[int, str
 
 
 def _set_head(session: Session, namespace: str, last: str) -> None:
-    session.exec(
-        sa.update(AuditHead).where(col(AuditHead.namespace) == namespace).values(hash=last)
-    )
+    session.connection().execute(_SET_HEAD, {"head_namespace": namespace, "last": last})
+
+
+#: The head's two statements, built once. RETURNING: PostgreSQL, and SQLite from 3.35.
+_CLAIM = (
+    sa.update(AuditHead)
+    .where(col(AuditHead.namespace) == sa.bindparam("head_namespace"))
+    .values(seq=AuditHead.seq + sa.bindparam("links"))
+    .returning(col(AuditHead.seq), col(AuditHead.hash))
+)
+_SET_HEAD = (
+    sa.update(AuditHead)
+    .where(col(AuditHead.namespace) == sa.bindparam("head_namespace"))
+    .values(hash=sa.bindparam("last"))
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -159,7 +159,8 @@ def test_a_small_store_scale_run_reports_every_measure_consistently(tmp_path: Pa
 
 def test_a_small_writes_run_finds_every_last_fact_in_both_modes(tmp_path: Path) -> None:
     out = tmp_path / "writes.json"
-    _run("writes.py", "--single", "5", "--bulk", "30", "--out", str(out))
+    _run("writes.py", "--single", "5", "--paced", "3", "--pause-ms", "0", "--bulk", "30",
+         "--out", str(out))  # fmt: skip
     result = json.loads(out.read_text())
     assert (
         result["commit"] and result["machine"]["cpus"] and len(result["load_average_at_start"]) == 3
@@ -167,8 +168,11 @@ def test_a_small_writes_run_finds_every_last_fact_in_both_modes(tmp_path: Path) 
     assert [m["mode"] for m in result["modes"]] == ["inline", "background"]
     for m in result["modes"]:
         assert m["single_add_fact"]["samples"] == 5 and m["last_bulk_fact_found"], m["mode"]
-        assert m["bulk_facts_per_s"] > 0
-    assert result["modes"][0]["queued_after_bulk"] == 0  # inline: indexed before returning
+        assert m["bulk_facts_per_s"] > 0 and m["paced_add_fact"]["samples"] == 3
+        late = m["paced_not_in_index_within_s"]["writes"]
+        assert late + (m["paced_in_index_after"] or {"samples": 0})["samples"] == 3
+    inline = result["modes"][0]  # indexed before a write returns
+    assert inline["queued_after_bulk"] == 0 and inline["paced_not_in_index_within_s"]["writes"] == 0
     table = summary.writes_table(result)
     assert table.count("| yes |") == 2 and "| NO |" not in table
 
