@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +21,7 @@ from typer.testing import CliRunner
 
 import memstore
 from memstore.cli import Exit, app
+from memstore.cli.configure import settings_yaml
 
 NS = "user:alice"
 SAID = "Alice: I'm allergic to peanuts."
@@ -236,6 +238,30 @@ def test_verify_checks_a_claim_without_storing_it(cli: Any) -> None:
     no = cli("verify", "Alice is allergic to shellfish.", "-e", SAID)
     assert no.exit_code == Exit.REJECTED and "insufficient_evidence" in no.stdout
     assert not Path(cli.store).exists()  # verify needs no store and creates none
+
+
+def test_write_config_writes_a_file_only_its_owner_reads(cli: Any, tmp_path: Path) -> None:
+    config = tmp_path / "memstore.yaml"
+    made = cli("init", "--write-config", str(config))
+    assert made.exit_code == 0, made.output
+    assert "secrets included" in made.stdout
+    assert stat.S_IMODE(config.stat().st_mode) == 0o600
+
+
+def test_written_settings_hold_the_secrets_in_the_clear_and_config_show_masks_them(
+    tmp_path: Path,
+) -> None:
+    keys = {"access_key_id": "AKIA-test-key-id", "secret_access_key": "s3cr3t/with+chars"}
+    chosen = memstore.Settings(store={"index": "s3://bucket/memory", "object_store": keys})
+    config = tmp_path / "memstore.yaml"
+    config.write_text(settings_yaml(chosen))
+    read_back = memstore.load_settings(config)
+    assert read_back == chosen
+    written = read_back.store.object_store
+    assert written.secret_access_key is not None
+    assert written.secret_access_key.get_secret_value() == "s3cr3t/with+chars"
+    shown = settings_yaml(chosen, masked=True)
+    assert "s3cr3t" not in shown and "AKIA" not in shown
 
 
 def test_global_options_environment_and_config_file(cli: Any, tmp_path: Path) -> None:
