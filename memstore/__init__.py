@@ -20,6 +20,7 @@ if typing.TYPE_CHECKING:
         InvalidInput,
         MemstoreError,
         NotFound,
+        SearchIndexError,
         StorageError,
         TooLarge,
     )
@@ -95,6 +96,7 @@ _EXPORTS: dict[str, str] = {
     "ReverifyPolicy": "memstore.reverify",
     "ReverifyReport": "memstore.reverify",
     "Settings": "memstore.config",
+    "SearchIndexError": "memstore.errors",
     "StorageError": "memstore.errors",
     "Store": "memstore.store",
     "StoreStats": "memstore.schemas",
@@ -151,6 +153,7 @@ __all__ = [
     "RememberReport",
     "ReverifyPolicy",
     "ReverifyReport",
+    "SearchIndexError",
     "Settings",
     "StorageError",
     "Store",

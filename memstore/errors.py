@@ -8,6 +8,7 @@ Everything memstore raises derives from one root::
     ├── NotFound               no such fact or entity in this namespace (also a LookupError)
     ├── ErrFactNotGrounded     the write hook (the grounding gate) rejected the fact
     └── StorageError           the database failed; wraps the SQLAlchemy error
+        └── SearchIndexError   the search index (LanceDB) failed; SQL still holds the truth
 
 Library errors are mapped at the boundary (``raise StorageError(...) from exc``) so
 callers never have to catch SQLAlchemy or pydantic exceptions.
@@ -101,3 +102,9 @@ class ErrFactNotGrounded(MemstoreError):
 
 class StorageError(MemstoreError):
     """The database failed. The original SQLAlchemy error is the ``__cause__``."""
+
+
+class SearchIndexError(StorageError):
+    """The search index failed (LanceDB, its directory or its object store). SQL is
+    the source of truth: a write it stops stays queued for the index, and reads that
+    do not search still work. The LanceDB error is the ``__cause__``."""

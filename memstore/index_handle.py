@@ -15,7 +15,7 @@ from typing import Any
 
 from memstore import db, indexing
 from memstore.embeddings import Embedder, Matrix
-from memstore.errors import InvalidInput, MemstoreError, StorageError
+from memstore.errors import InvalidInput, MemstoreError, SearchIndexError
 from memstore.index_writer import IndexWriter
 from memstore.object_store import ObjectStore, check_index_uri, is_uri
 from memstore.scope import Scope
@@ -116,7 +116,7 @@ class IndexHandle:
                 storage_options=self.object_store.storage_options() if self.object_store else {},
             )
         except Exception as exc:
-            raise StorageError(
+            raise SearchIndexError(
                 f"cannot open the search index at {self.uri}: {_reason(exc)}"
             ) from exc
         mismatch = self.index.mismatch()
@@ -189,7 +189,7 @@ class IndexHandle:
         except MemstoreError:
             raise
         except Exception as exc:
-            raise StorageError(
+            raise SearchIndexError(
                 f"cannot update the search index at {self.uri}: {_reason(exc)}"
             ) from exc
 
@@ -202,7 +202,7 @@ class IndexHandle:
         except MemstoreError:
             raise
         except Exception as exc:
-            raise StorageError(
+            raise SearchIndexError(
                 f"cannot rebuild the search index at {self.uri}: {_reason(exc)}"
             ) from exc
         self.problem = None

@@ -56,7 +56,13 @@ from memstore.config import (
 from memstore.conversations.conversation import CandidateOutcome, remember_as_configured
 from memstore.conversations.messages import MAX_MESSAGES
 from memstore.conversations.messages import Message as ConversationMessage
-from memstore.errors import ErrFactNotGrounded, InvalidInput, MemstoreError, StorageError
+from memstore.errors import (
+    ErrFactNotGrounded,
+    InvalidInput,
+    MemstoreError,
+    SearchIndexError,
+    StorageError,
+)
 from memstore.fronts import (
     LIST_FILTERS,
     RECALL_FILTERS,
@@ -473,6 +479,12 @@ def build_server(
     def failed(exc: MemstoreError) -> Exception:
         if isinstance(exc, InvalidInput):
             return ToolError(f"invalid input: {exc}")
+        if isinstance(exc, SearchIndexError):
+            log.error("search index error: %s", exc, exc_info=exc)
+            return ToolError(
+                "the store's search index failed (writes are kept and indexed once it is "
+                "back); the server log has the details"
+            )
         if isinstance(exc, StorageError):
             log.error("storage error: %s", exc, exc_info=exc)
             return ToolError("the store's database failed; the server log has the details")

@@ -20,7 +20,7 @@ from sqlmodel import col, select
 
 from memstore import indexing
 from memstore.embeddings import Matrix
-from memstore.errors import StorageError
+from memstore.errors import SearchIndexError
 from memstore.index_handle import IndexHandle
 from memstore.models import Evidence, Fact, FactMember, FactStatus
 from memstore.reads import filter_conditions
@@ -163,11 +163,11 @@ def _clip(similarity: float) -> float:
 
 @contextmanager
 def index_errors(handle: IndexHandle) -> Iterator[None]:
-    """What LanceDB raises, as a StorageError naming the index."""
+    """What LanceDB raises, as a SearchIndexError naming the index."""
     try:
         yield
     except Exception as exc:
-        raise StorageError(f"search index query failed ({handle.uri}): {exc}") from exc
+        raise SearchIndexError(f"search index query failed ({handle.uri}): {exc}") from exc
 
 
 def search_facts(

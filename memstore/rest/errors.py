@@ -20,6 +20,7 @@ from memstore.errors import (
     InvalidInput,
     MemstoreError,
     NotFound,
+    SearchIndexError,
     StorageError,
     TooLarge,
 )
@@ -120,6 +121,17 @@ async def _on_storage_error(request: Request, exc: Exception) -> JSONResponse:
     return error_response(503, "unavailable", "the database is unavailable; try again later")
 
 
+async def _on_index_error(request: Request, exc: Exception) -> JSONResponse:
+    # The message names the index's directory or URI: log it, don't send it.
+    log.error("search index error on %s %s: %s", request.method, request.url.path, exc)
+    return error_response(
+        503,
+        "unavailable",
+        "the search index is unavailable (reads by id and writes still work: a write is "
+        "kept and indexed once the index is back); try again later",
+    )
+
+
 async def _on_memstore_error(request: Request, exc: Exception) -> JSONResponse:
     log.error("%s %s failed: %s", request.method, request.url.path, exc)
     return error_response(503, "unavailable", str(exc))
@@ -175,6 +187,7 @@ def add_exception_handlers(app: FastAPI) -> None:
         (NotFound, _on_not_found),
         (ErrFactNotGrounded, _on_not_grounded),
         (ExtractorError, _on_extractor_error),
+        (SearchIndexError, _on_index_error),
         (StorageError, _on_storage_error),
         (MemstoreError, _on_memstore_error),
         (Denied, _on_denied),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -532,6 +533,30 @@ def test_behind_a_proxy_prefix_the_next_page_link_carries_the_prefix_once(
         assert page.status_code == 200, page.text
         link = page.links["next"]["url"]
         assert link.startswith(f"/mem{ALICE}/rejections?") and "/mem/mem" not in link
+
+
+def test_a_broken_search_index_is_a_503_that_says_so_while_writes_are_kept(
+    tmp_path: Path,
+) -> None:
+    data = tmp_path / "memdata"
+    app = create_app(settings_for(str(data)))
+    auth = {"X-API-Key": ALICE_KEY}
+    with serving(app) as base, httpx.Client(base_url=base, headers=auth, timeout=60) as client:
+        stored = client.post(f"{ALICE}/facts", json=allergy_body("peanuts"))
+        assert stored.status_code == 201, stored.text
+        assert client.get(f"{ALICE}/search", params={"q": "peanuts"}).status_code == 200
+        for table in (data / "index").glob("*.lance"):
+            shutil.rmtree(table / "data")  # what a lost disk or a bad restore leaves
+        broken = client.get(f"{ALICE}/search", params={"q": "peanuts"})
+        assert broken.status_code == 503, broken.text
+        assert broken.json()["error"] == "unavailable"
+        assert "search index is unavailable" in broken.json()["detail"]
+        assert str(tmp_path) not in broken.text  # its path is logged, not sent
+        fact_id = stored.json()["id"]
+        assert client.get(f"{ALICE}/facts/{fact_id}").status_code == 200
+        said = "Alice: I'm allergic to sesame."
+        kept = client.post(f"{ALICE}/facts", json=allergy_body("sesame", evidence=said))
+        assert kept.status_code == 201, kept.text  # in SQL, queued for the index
 
 
 def test_an_unreachable_database_is_503_without_leaking_its_url(tmp_path: Path) -> None:
