@@ -3,7 +3,10 @@ sentence-transformers, exported once into the cache, and torch when ONNX cannot 
 
 from __future__ import annotations
 
+import json
 import logging
+import os
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -48,8 +51,28 @@ def test_the_graph_is_exported_once_into_the_cache(tmp_path: Path) -> None:
     stamp = first.path.stat().st_mtime_ns
     second = OnnxMiniLM(minilm_path(), cache=tmp_path)
     assert second.path.stat().st_mtime_ns == stamp
-    assert [p.name for p in tmp_path.iterdir()] == [first.path.name]  # no partial files
+    names = sorted(p.name for p in tmp_path.iterdir())  # the graph and the weights' digest
+    assert len(names) == 2 and first.path.name in names and names[1].startswith("weights-")
     np.testing.assert_allclose(second.encode(["x y"]), first.encode(["x y"]), atol=1e-6)
+
+
+def test_the_weights_are_hashed_again_only_when_their_file_changes(tmp_path: Path) -> None:
+    model = tmp_path / "model"
+    shutil.copytree(minilm_path(), model)
+    cache = tmp_path / "cache"
+    named = graph_path(model, cache)
+    [stamp] = cache.glob("weights-*.json")
+    assert named == graph_path(minilm_path(), cache)  # the same weights, the same graph
+    kept = json.loads(stamp.read_text())
+    # A digest the weights could not have: only a load that trusts the stamp names it.
+    stamp.write_text(json.dumps({**kept, "digest": "f" * 64}))
+    assert graph_path(model, cache).name == f"minilm-{'f' * 16}.onnx"
+    weights = model / "model.safetensors"
+    os.utime(weights, ns=(weights.stat().st_atime_ns, weights.stat().st_mtime_ns + 10**9))
+    assert graph_path(model, cache) == named  # changed on disk: hashed again
+    stamp.write_text("{not json")
+    assert graph_path(model, cache) == named
+    assert json.loads(stamp.read_text())["digest"] == kept["digest"]
 
 
 def test_a_damaged_cached_graph_is_exported_again(tmp_path: Path) -> None:

@@ -33,11 +33,48 @@ def cache_dir() -> Path:
 
 def graph_path(model: Path, cache: Path | None = None) -> Path:
     """The cached graph for the model directory ``model`` (named by its weights' hash)."""
+    cache = cache or cache_dir()
+    return cache / f"minilm-{_weights_digest(model / 'model.safetensors', cache)[:16]}.onnx"
+
+
+def _weights_digest(weights: Path, cache: Path) -> str:
+    """sha256 of ``GRAPH_VERSION`` and the weights. Reading 90 MB costs about 0.1 s, so
+    the digest is kept in the cache beside the weights' path, size and modification
+    time, and read again only when one of them changes."""
+    info, where = weights.stat(), str(weights.resolve())
+    key = [GRAPH_VERSION, where, info.st_size, info.st_mtime_ns]
+    stamp = cache / f"weights-{hashlib.sha256(where.encode()).hexdigest()[:12]}.json"
+    try:
+        known = json.loads(stamp.read_text(encoding="utf-8"))
+        if known["key"] == key and isinstance(known["digest"], str):
+            return known["digest"]
+    except (OSError, ValueError, KeyError, TypeError):
+        pass  # none yet, or unreadable: hash the weights
     digest = hashlib.sha256(GRAPH_VERSION.encode())
-    with (model / "model.safetensors").open("rb") as weights:
-        for block in iter(lambda: weights.read(1 << 20), b""):
+    with weights.open("rb") as file:
+        for block in iter(lambda: file.read(1 << 20), b""):
             digest.update(block)
-    return (cache or cache_dir()) / f"minilm-{digest.hexdigest()[:16]}.onnx"
+    _write_atomically(stamp, json.dumps({"key": key, "digest": digest.hexdigest()}))
+    return digest.hexdigest()
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """``path`` holds ``text`` whole or not at all; a cache that cannot be written is
+    left alone (the next load hashes the weights again)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".part")
+    except OSError:
+        return
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as file:
+            file.write(text)
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, path)
+    except OSError:
+        pass
+    finally:
+        Path(temporary).unlink(missing_ok=True)
 
 
 def export(model: Path, target: Path) -> None:
