@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import selectors
 import subprocess
 import sys
 import tempfile
@@ -54,8 +55,8 @@ from postgres_server import PostgresServer, find_bindir
 from s3_server import S3Server, find_weed
 
 NAMESPACE = "user:bench"
-#: Seconds to wait for a worker that has closed its output, or for it to exit at the end
-#: (a worker that hangs while its output is open is not timed out: stop the bench).
+#: Seconds to wait for a worker's next line, or for it to exit at the end; a worker that
+#: takes longer is taken for hung: the round fails and every worker is killed.
 PHASE_TIMEOUT_S = 1200.0
 
 
@@ -176,7 +177,15 @@ class Workers:
                 )
 
     def line(self, process: subprocess.Popen[str]) -> str:
+        """The worker's next line (a worker writes one a phase, then waits for "go")."""
         assert process.stdout is not None
+        with selectors.DefaultSelector() as waiting:
+            waiting.register(process.stdout, selectors.EVENT_READ)
+            if not waiting.select(timeout=PHASE_TIMEOUT_S):
+                log = self.logs[self.processes.index(process)].read_text(errors="replace")
+                raise RuntimeError(
+                    f"no word from a worker in {PHASE_TIMEOUT_S:.0f} s (hung?): {log[-3000:]}"
+                )
         line = process.stdout.readline()
         if not line:
             process.wait(timeout=PHASE_TIMEOUT_S)
