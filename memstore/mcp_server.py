@@ -481,10 +481,7 @@ def build_server(
             return ToolError(f"invalid input: {exc}")
         if isinstance(exc, SearchIndexError):
             log.error("search index error: %s", exc, exc_info=exc)
-            return ToolError(
-                "the store's search index failed (writes are kept and indexed once it is "
-                "back); the server log has the details"
-            )
+            return ToolError("the store's search index failed; the server log has the details")
         if isinstance(exc, StorageError):
             log.error("storage error: %s", exc, exc_info=exc)
             return ToolError("the store's database failed; the server log has the details")

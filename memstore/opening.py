@@ -9,6 +9,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Protocol
 
+import sqlalchemy as sa
 from sqlalchemy.exc import SQLAlchemyError
 
 from memstore import db
@@ -76,7 +77,8 @@ def open_parts(
     except SQLAlchemyError as exc:
         engine.dispose()
         raise StorageError(f"cannot open store at {settings.url}: {exc}") from exc
-    where = settings.data_dir if settings.data_dir is not None else settings.url
+    # Into advice a REST or MCP client may read: a database URL without its password.
+    where = settings.data_dir or sa.make_url(settings.url).render_as_string(hide_password=True)
     embedder = embedder or MiniLM()
     try:
         index.open(embedder, vector_index_at, where)

@@ -62,8 +62,14 @@ def _write_new(path: Path, text: str) -> None:
         fail(f"{path} exists", Exit.BAD_INPUT, "pick another path or remove it")
     except OSError as exc:
         fail(f"cannot write {path}: {exc.strerror}", Exit.BAD_INPUT, "pick another path")
-    with os.fdopen(handle, "w", encoding="utf-8") as file:
-        file.write(text)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as file:
+            file.write(text)
+    except BaseException as exc:  # no half-written file to refuse the next try with
+        path.unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            fail(f"cannot write {path}: {exc.strerror}", Exit.BAD_INPUT, "pick another path")
+        raise
 
 
 @config_app.command("show")

@@ -124,12 +124,7 @@ async def _on_storage_error(request: Request, exc: Exception) -> JSONResponse:
 async def _on_index_error(request: Request, exc: Exception) -> JSONResponse:
     # The message names the index's directory or URI: log it, don't send it.
     log.error("search index error on %s %s: %s", request.method, request.url.path, exc)
-    return error_response(
-        503,
-        "unavailable",
-        "the search index is unavailable (reads by id and writes still work: a write is "
-        "kept and indexed once the index is back); try again later",
-    )
+    return error_response(503, "unavailable", "the search index is unavailable; try again later")
 
 
 async def _on_memstore_error(request: Request, exc: Exception) -> JSONResponse:

@@ -342,6 +342,22 @@ def test_another_embedder_asks_for_a_rebuild_then_serves(data_dir: Path, tmp_pat
         assert store.index_backlog() == 0
 
 
+@pytest.mark.parametrize("database", ["postgresql"], indirect=True)
+def test_the_advice_to_rebuild_names_the_database_without_its_password(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    url = str(data_dir).replace("postgres@", "postgres:s3cret-pw@")  # trust auth ignores it
+    assert "s3cret-pw" in url
+    with open_store(url, tmp_path / "index") as store:
+        store.add_fact(PEANUTS)
+    with (
+        open_store(url, tmp_path / "index", embedder=HashedWords()) as store,
+        pytest.raises(MemstoreError, match="reindex") as err,
+    ):
+        store.search(QUESTION)
+    assert "s3cret-pw" not in str(err.value) and "postgres:***@" in str(err.value)
+
+
 # -- the outbox: crashes between SQL and LanceDB ------------------------------------------
 
 CRASH = textwrap.dedent(

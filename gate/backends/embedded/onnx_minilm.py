@@ -39,10 +39,19 @@ def graph_path(model: Path, cache: Path | None = None) -> Path:
 
 def _weights_digest(weights: Path, cache: Path) -> str:
     """sha256 of ``GRAPH_VERSION`` and the weights. Reading 90 MB costs about 0.1 s, so
-    the digest is kept in the cache beside the weights' path, size and modification
-    time, and read again only when one of them changes."""
+    the digest is kept in the cache beside the weights' path, device, inode, size and
+    modification and change times, and read again when any of them differs (a copy
+    that keeps the times is a new inode; a rewrite in place moves the change time)."""
     info, where = weights.stat(), str(weights.resolve())
-    key = [GRAPH_VERSION, where, info.st_size, info.st_mtime_ns]
+    key = [
+        GRAPH_VERSION,
+        where,
+        info.st_dev,
+        info.st_ino,
+        info.st_size,
+        info.st_mtime_ns,
+        info.st_ctime_ns,
+    ]
     stamp = cache / f"weights-{hashlib.sha256(where.encode()).hexdigest()[:12]}.json"
     try:
         known = json.loads(stamp.read_text(encoding="utf-8"))
