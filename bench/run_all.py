@@ -53,8 +53,8 @@ STEPS: dict[str, list[str]] = {
 }
 LARGE: dict[str, list[str]] = {
     "store-1m": ["store_scale.py", "--facts", "1000000", "--budget", "10", "--hub-repeats", "1"],
-    # Starts PostgreSQL and weed mini; the fill is most of it (11-51 facts/s here: 0.5 to
-    # 2.5 hours). Not in the normal run: even 2,000 facts take over 2 minutes.
+    # Starts PostgreSQL and weed mini; the fill is most of it (99 facts/s here: 17 min,
+    # 25 in all). Not in the normal run.
     "scale-out-100k": ["scale_out.py", "--facts", "100000"],
 }
 
