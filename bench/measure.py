@@ -13,7 +13,9 @@ import platform
 import statistics
 import subprocess
 import sys
+import time
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -76,3 +78,42 @@ def percentiles(samples: Sequence[float]) -> dict[str, float]:
 def directory_mib(path: Path) -> float:
     """The size of the files under ``path``, in MiB."""
     return round(sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 2**20, 2)
+
+
+@dataclass
+class Paced:
+    """Writes made one at a time with a pause between them (``paced_writes``)."""
+
+    ids: list[str] = field(default_factory=list)
+    #: Seconds each call took.
+    calls: list[float] = field(default_factory=list)
+    #: Seconds from each call's start until the index held its fact.
+    in_index: list[float] = field(default_factory=list)
+    #: Writes the index did not hold within ``VISIBLE_WITHIN_S`` (caught up after each).
+    late: int = 0
+
+
+#: Seconds between two looks at the index backlog after a paced write.
+POLL_S = 0.005
+#: The longest wait for a paced write to reach the index before it counts as late.
+VISIBLE_WITHIN_S = 5.0
+
+
+def paced_writes(store: Any, items: Sequence[dict[str, Any]], pause: float) -> Paced:
+    """``store.add_fact`` each item, ``pause`` seconds from one call's start to the next,
+    as an agent writes a memory a turn: each call timed, then the index's backlog
+    polled every ``POLL_S`` until it holds the fact."""
+    done = Paced()
+    for item in items:
+        started = time.perf_counter()
+        done.ids.append(store.add_fact(item).id)
+        done.calls.append(time.perf_counter() - started)
+        while store.index_backlog() and time.perf_counter() - started < VISIBLE_WITHIN_S:
+            time.sleep(POLL_S)
+        if store.index_backlog():  # counted, and caught up before the next write
+            done.late += 1
+            store.sync_index()
+        else:
+            done.in_index.append(time.perf_counter() - started)
+        time.sleep(max(0.0, pause - (time.perf_counter() - started)))
+    return done

@@ -22,7 +22,7 @@ multi-item form, one call per batch) and memstore ``add_fact``, one at a time, b
 back; the last ``paced`` through mem0 ``add`` and memstore ``add_fact`` one at a time
 with ``pause_ms`` between calls, as an agent writes a memory a turn (each call timed;
 for memstore with background index writes also the time until the index holds the
-fact, polled every 5 ms, and the index caught up before the first). Then search latency at
+fact, ``measure.paced_writes``, and the index caught up before the first). Then search latency at
 k=10 on ``world.queries``, hit@10 for probes built from sampled facts (see ``probe``),
 and the size of each store's directory. Every Python-level socket connection and DNS
 lookup is blocked and recorded. ``--index-writes background``: memstore's writes
@@ -53,7 +53,7 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from measure import RESULTS, SEED, directory_mib, percentiles, provenance, save
+from measure import RESULTS, SEED, directory_mib, paced_writes, percentiles, provenance, save
 from synthetic import World
 
 import memstore
@@ -297,19 +297,8 @@ def main() -> None:
         began = time.perf_counter()
         store.sync_index()  # inline: nothing queued; background: the index catches up
         caught_up = {"queued": queued, "seconds": round(time.perf_counter() - began, 2)}
-        ms_paced, ms_seen, late = [], [], 0
-        for item in paced:
-            began = time.perf_counter()
-            ms_ids.append(store.add_fact(item).id)
-            ms_paced.append(time.perf_counter() - began)
-            while store.index_backlog() and time.perf_counter() - began < 5.0:
-                time.sleep(0.005)
-            if store.index_backlog():  # not in the index within 5 s: counted, caught up
-                late += 1
-                store.sync_index()
-            else:
-                ms_seen.append(time.perf_counter() - began)
-            time.sleep(max(0.0, pause - (time.perf_counter() - began)))
+        ms_paced = paced_writes(store, paced, pause)
+        ms_ids.extend(ms_paced.ids)
         store.sync_index()
         loads["after_writes"] = os.getloadavg()[0]
         assert len(mem0_ids) == len(ms_ids) == len(items)
@@ -323,11 +312,13 @@ def main() -> None:
                 "facts": len(paced),
                 "pause_ms": args.pause_ms,
                 "mem0_add": percentiles(mem0_paced),
-                "memstore_add_fact": percentiles(ms_paced),
-                "memstore_in_index_after": percentiles(ms_seen) if ms_seen else None,
-                "memstore_not_in_index_within_5_s": late,
+                "memstore_add_fact": percentiles(ms_paced.calls),
+                "memstore_in_index_after": (
+                    percentiles(ms_paced.in_index) if ms_paced.in_index else None
+                ),
+                "memstore_not_in_index_within_5_s": ms_paced.late,
                 "ratio_memstore_to_mem0_add_p50": ratio(
-                    percentiles(ms_paced)["p50_ms"], percentiles(mem0_paced)["p50_ms"]
+                    percentiles(ms_paced.calls)["p50_ms"], percentiles(mem0_paced)["p50_ms"]
                 ),
             },
             "ratio_memstore_add_facts_to_mem0_add": ratio(

@@ -8,7 +8,7 @@ indexes them), on a fresh SQLite store with the packaged MiniLM embedder (loaded
 warmed before the clock): ``single`` facts written one ``add_fact`` at a time, back to
 back (p50/p95); then ``paced`` facts one at a time with ``pause_ms`` between them, as an
 agent writes a memory a turn (p50/p95 of the call, and of the time from the call until
-the index holds the fact, polled every ``POLL_S``); then ``bulk`` facts in ``add_facts``
+the index holds the fact: ``measure.paced_writes``); then ``bulk`` facts in ``add_facts``
 batches of 1,000 (facts per second committed), then how long ``sync_index()`` takes to
 catch the index up after the bulk write.
 
@@ -29,17 +29,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from measure import RESULTS, SEED, percentiles, provenance, save
+from measure import RESULTS, SEED, VISIBLE_WITHIN_S, paced_writes, percentiles, provenance, save
 from synthetic import World
 
 import memstore
 
 MODES = ("inline", "background")
 BATCH = 1_000
-#: Seconds between two looks at the index backlog after a paced write.
-POLL_S = 0.005
-#: The longest wait for a paced write to reach the index before the bench gives up.
-VISIBLE_WITHIN_S = 5.0
 
 
 def measure(
@@ -59,19 +55,7 @@ def measure(
             store.add_fact(fact)
             samples.append(time.perf_counter() - started)
         store.sync_index()
-        calls, visible, late = [], [], 0
-        for fact in facts[50 + single : 50 + single + paced]:
-            started = time.perf_counter()
-            store.add_fact(fact)
-            calls.append(time.perf_counter() - started)
-            while store.index_backlog() and time.perf_counter() - started < VISIBLE_WITHIN_S:
-                time.sleep(POLL_S)
-            if store.index_backlog():  # counted, and caught up before the next write
-                late += 1
-                store.sync_index()
-            else:
-                visible.append(time.perf_counter() - started)
-            time.sleep(max(0.0, pause - (time.perf_counter() - started)))
+        done = paced_writes(store, facts[50 + single : 50 + single + paced], pause)
         bulk = facts[50 + single + paced :]
         started = time.perf_counter()
         for first in range(0, len(bulk), BATCH):
@@ -86,9 +70,9 @@ def measure(
         return {
             "mode": mode,
             "single_add_fact": percentiles(samples),
-            "paced_add_fact": percentiles(calls),
-            "paced_in_index_after": percentiles(visible) if visible else None,
-            "paced_not_in_index_within_s": {"writes": late, "seconds": VISIBLE_WITHIN_S},
+            "paced_add_fact": percentiles(done.calls),
+            "paced_in_index_after": percentiles(done.in_index) if done.in_index else None,
+            "paced_not_in_index_within_s": {"writes": done.late, "seconds": VISIBLE_WITHIN_S},
             "bulk_facts_per_s": round(len(bulk) / bulk_seconds, 1),
             "queued_after_bulk": backlog,
             "sync_index_after_bulk_s": round(sync_seconds, 2),
