@@ -120,6 +120,15 @@ def network_blocked() -> Iterator[list[str]]:
         socket.getaddrinfo = getaddrinfo
 
 
+def facts_of(item: dict[str, Any]) -> dict[str, Any]:
+    """What mem0 keeps beside a fact's statement: its relation, members and evidence."""
+    return {
+        "relation": item["relation"],
+        "members": [list(member) for member in item["members"]],
+        "evidence": item["evidence"],
+    }
+
+
 def ratio(a: float, b: float) -> float:
     """``a / b`` to two decimals."""
     return round(a / b, 2)
@@ -257,12 +266,7 @@ def main() -> None:
         loads = {"before_writes": os.getloadavg()[0]}
         began = time.perf_counter()
         for item in bulk:
-            metadata = {
-                "relation": item["relation"],
-                "members": [list(member) for member in item["members"]],
-                "evidence": item["evidence"],
-            }
-            out = m.add(item["statement"], user_id=USER, metadata=metadata, infer=False)
+            out = m.add(item["statement"], user_id=USER, metadata=facts_of(item), infer=False)
             mem0_ids.append(out["results"][0]["id"])
         mem0_add = rate(len(bulk), time.perf_counter() - began)
         began = time.perf_counter()
@@ -275,11 +279,7 @@ def main() -> None:
         mem0_list = rate(len(tail), time.perf_counter() - began)
         mem0_paced = []
         for item in paced:
-            metadata = {
-                "relation": item["relation"],
-                "members": [list(member) for member in item["members"]],
-                "evidence": item["evidence"],
-            }
+            metadata = facts_of(item)
             began = time.perf_counter()
             out = m.add(item["statement"], user_id=USER, metadata=metadata, infer=False)
             mem0_paced.append(time.perf_counter() - began)

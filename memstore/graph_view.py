@@ -41,9 +41,7 @@ class GraphView:
         its cost grows with the store."""
         graph = HyperGraph()
         with self.scope.session() as session:
-            params = {"namespace": self.scope.namespace, "active": ACTIVE}
-            statement = _with_members(*_active_in_namespace())
-            _add_rows(graph, session.connection().execute(statement, params))
+            _add_rows(graph, session.connection().execute(_ALL_ROWS, self._bound()))
         return graph
 
     def neighborhood(
@@ -147,7 +145,7 @@ class GraphView:
         in the frontier costs what any entity does); one statement per chunk of
         entities, a ``UNION ALL`` of one bounded read each (``_around_statement``)."""
         found: dict[str, datetime] = {}
-        shared: dict[str, Any] = {"namespace": self.scope.namespace, "active": ACTIVE}
+        shared = self._bound()
         if relation is not None:
             shared["relation"] = relation
         if as_of is not None:
@@ -175,9 +173,13 @@ class GraphView:
         """The graph rows (``_with_members``) of these facts still active, by id."""
         rows: list[_Row] = []
         for chunk in db.chunks(fact_ids):
-            params = {"ids": list(chunk), "namespace": self.scope.namespace, "active": ACTIVE}
+            params = {**self._bound(), "ids": list(chunk)}
             rows += session.connection().execute(_GRAPH_ROWS, params).all()
         return rows
+
+    def _bound(self) -> dict[str, Any]:
+        """The parameters of ``_active_in_namespace``: this namespace, the active statuses."""
+        return {"namespace": self.scope.namespace, "active": ACTIVE}
 
     def _page(
         self, session: Session, order: list[tuple[int, datetime, str]], limit: int
@@ -289,6 +291,8 @@ def _with_members(
 _GRAPH_ROWS = _with_members(
     col(Fact.id).in_(sa.bindparam("ids", expanding=True)), *_active_in_namespace()
 )
+#: ``GraphView.whole``'s statement: the graph rows of every active fact of the namespace.
+_ALL_ROWS = _with_members(*_active_in_namespace())
 
 
 def _add_rows(graph: HyperGraph, rows: Iterable[_Row]) -> None:

@@ -14,7 +14,8 @@ import json
 import os
 import tempfile
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -71,17 +72,23 @@ def _write_atomically(path: Path, text: str) -> None:
     """``path`` holds ``text`` whole or not at all; a cache that cannot be written is
     left alone (the next load hashes the weights again)."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".part")
-    except OSError:
-        return
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as file:
-            file.write(text)
-        os.chmod(temporary, 0o644)
-        os.replace(temporary, path)
+        with _replacing(path) as temporary:
+            Path(temporary).write_text(text, encoding="utf-8")
     except OSError:
         pass
+
+
+@contextmanager
+def _replacing(target: Path) -> Iterator[str]:
+    """A temporary file beside ``target`` that replaces it whole, as a plain file (not
+    mkstemp's owner-only mode), when the block ends; removed if the block fails."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=target.parent, suffix=".part")
+    os.close(handle)
+    try:
+        yield temporary
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, target)
     finally:
         Path(temporary).unlink(missing_ok=True)
 
@@ -109,31 +116,23 @@ def export(model: Path, target: Path) -> None:
     bert = AutoModel.from_pretrained(str(model), local_files_only=True).eval()
     sample = torch.ones((1, 4), dtype=torch.int64)
     tokens = {0: "batch", 1: "tokens"}
-    target.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=target.parent, suffix=".onnx.part")
-    os.close(handle)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # the exporter's deprecation and tracer notes
-            torch.onnx.export(
-                Sentence(bert),
-                (sample, sample, torch.zeros_like(sample)),
-                temporary,
-                input_names=["ids", "mask", "types"],
-                output_names=["vectors"],
-                dynamic_axes={
-                    "ids": tokens,
-                    "mask": tokens,
-                    "types": tokens,
-                    "vectors": {0: "batch"},
-                },
-                opset_version=17,
-                dynamo=False,
-            )
-        os.chmod(temporary, 0o644)  # as a plain file, not mkstemp's owner-only mode
-        os.replace(temporary, target)
-    finally:
-        Path(temporary).unlink(missing_ok=True)
+    with _replacing(target) as temporary, warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the exporter's deprecation and tracer notes
+        torch.onnx.export(
+            Sentence(bert),
+            (sample, sample, torch.zeros_like(sample)),
+            temporary,
+            input_names=["ids", "mask", "types"],
+            output_names=["vectors"],
+            dynamic_axes={
+                "ids": tokens,
+                "mask": tokens,
+                "types": tokens,
+                "vectors": {0: "batch"},
+            },
+            opset_version=17,
+            dynamo=False,
+        )
 
 
 class OnnxMiniLM:
