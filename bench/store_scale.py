@@ -1,6 +1,7 @@
 """One store at one size: ingest rates, query latency, reopen, memory and disk, re-verification.
 
     python bench/store_scale.py --facts 10000 [--gated 500] [--queries 100] [--reverify 500]
+    python bench/store_scale.py --facts 1000000 --no-index
 
 Builds a SQLite store with its LanceDB index from the seeded synthetic World
 (``bench/synthetic.py``): ``facts`` memories written ungated through ``add_facts``
@@ -16,6 +17,13 @@ facts it accepted can be due, as ungated facts are never re-verified). Run one
 size per process so peak RSS is that size's. Results go to
 ``bench/results/store_<facts>.json`` with the machine, the date, the commit and
 the command.
+
+``--no-index`` builds the store without its search index, for a size whose
+embedding would not fit a run (``make bench-large``'s 1,000,000 facts): SQL, the
+graph reads, the audit queries, reopen, memory and re-verification are measured as
+above, search is not, and instead the embedder's rate here is measured on a sample
+of the World's texts, with the time the index's texts (each stored fact and each
+piece of evidence) would take to embed at that rate: the floor of building it.
 """
 
 from __future__ import annotations
@@ -31,6 +39,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from functools import partial
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +49,8 @@ from synthetic import KINDS, World
 
 import memstore
 from gate import Gate
+from memstore.embeddings import MiniLM
+from memstore.indexing import SYNC_BATCH
 from memstore.vectors import CHUNKS, FACTS
 
 NAMESPACE = "user:bench"
@@ -101,11 +112,12 @@ def tenths(marks: list[tuple[int, float]], total: int) -> list[dict[str, float]]
 
 
 def ungated_ingest(
-    store: memstore.Store, world: World, picks: set[int]
+    store: memstore.Store, world: World, picks: set[int], index: bool
 ) -> tuple[dict[str, Any], list[str], list[str]]:
     """Write the World; returns the report, the ids at positions ``picks`` and every
     entity name written (sorted)."""
-    store.search("warm up the embedding model", 1)
+    if index:
+        store.search("warm up the embedding model", 1)
     ids: list[str] = []
     names: set[str] = set()
     deduplicated = 0
@@ -191,9 +203,11 @@ def latencies(
     queries: int,
     hub_repeats: int,
     budget: float,
+    index: bool,
 ) -> dict[str, Any]:
-    """p50/p95 of each read; calls that return facts report how many (kept as counts only,
-    so a large store's answers are not all held at once)."""
+    """p50/p95 of each read (search only with an ``index``); calls that return facts
+    report how many (kept as counts only, so a large store's answers are not all held
+    at once)."""
     rng = random.Random(7)
     known = set(names)
     out: dict[str, Any] = {}
@@ -217,8 +231,8 @@ def latencies(
         [hub] * hub_repeats,
         1,
     )
-    asked = world.queries(queries)
-    for mode in ("hybrid", "vector", "text"):
+    asked = world.queries(queries) if index else []
+    for mode in ("hybrid", "vector", "text") if index else ():
         series[f"search_{mode}_k10"] = (partial(store.search, k=10, mode=mode), asked, 5)
     counts = store.count_rejections()
     verdict = max(counts, key=counts.__getitem__) if counts else "insufficient_evidence"
@@ -251,6 +265,27 @@ def reverify(store: memstore.Store, limit: int) -> dict[str, Any]:
     }
 
 
+def embedding_floor(world: World, texts: int, sample: int = 2_000) -> dict[str, Any]:
+    """The least time building the index of ``texts`` texts would take here: MiniLM's
+    rate on the statements and the evidence of the World's first ``sample`` facts (in
+    the index writer's batches, the model loaded before the clock)."""
+    items = list(islice(world.items(), sample))
+    written = [item["statement"] for item in items]
+    written += list(dict.fromkeys(text for item in items for text in item["evidence"]))
+    embedder = MiniLM()
+    embedder.embed(written[:8])
+    began = time.perf_counter()
+    for start in range(0, len(written), SYNC_BATCH):
+        embedder.embed(written[start : start + SYNC_BATCH])
+    rate = len(written) / (time.perf_counter() - began)
+    return {
+        "sample_texts": len(written),
+        "texts_per_second": round(rate, 1),
+        "texts": texts,
+        "minutes": round(texts / rate / 60, 1),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--facts", type=int, default=10_000)
@@ -262,11 +297,18 @@ def main() -> None:
     parser.add_argument(
         "--budget", type=float, default=BUDGET_S, help="seconds per latency series, at most"
     )
+    parser.add_argument(
+        "--no-index",
+        action="store_true",
+        help="no search index: search is not measured, the time to embed it is",
+    )
     parser.add_argument("--dir", type=Path, help="keep the store here (default: a temp dir)")
     parser.add_argument("--out", type=Path, help="default: bench/results/store_<facts>.json")
     args = parser.parse_args()
     out = args.out or RESULTS / f"store_{args.facts}.json"
     result: dict[str, Any] = {**provenance("store_scale"), "facts": args.facts}
+    index = not args.no_index
+    result["index"] = index
     rss: dict[str, float] = {}
     world = World(facts=args.facts, seed=7)
     picks = set(random.Random(7).sample(range(args.facts), min(args.facts, args.queries)))
@@ -277,32 +319,43 @@ def main() -> None:
             data = args.dir
             if data.exists() and any(data.iterdir()):
                 parser.error(f"--dir {data} is not empty")
-        with memstore.open(data, NAMESPACE, hook=memstore.Ungated(), near_duplicate=None) as store:
-            result["ungated_ingest"], ids, names = ungated_ingest(store, world, picks)
+        # Without an index there is no near-duplicate check either.
+        options: dict[str, Any] = {} if index else {"index": False, "near_duplicate": None}
+        build = {**options, "hook": memstore.Ungated(), "near_duplicate": None}
+        with memstore.open(data, NAMESPACE, **build) as store:
+            result["ungated_ingest"], ids, names = ungated_ingest(store, world, picks, index)
         rss["after_build"] = peak_rss_mib()
         began = time.perf_counter()
-        store = stack.enter_context(memstore.open(data, NAMESPACE))
+        store = stack.enter_context(memstore.open(data, NAMESPACE, **options))
         result["open_after_build_seconds"] = round(time.perf_counter() - began, 2)
         print("gated ingest", file=sys.stderr)
         result["gated_ingest"] = gated_ingest(store, args.gated, args.ungrounded)
         rss["after_gated_ingest"] = peak_rss_mib()
-        result["index_tables"] = index_tables(data)
+        if index:
+            result["index_tables"] = index_tables(data)
         print("latency", file=sys.stderr)
         result["latency"] = latencies(
-            store, world, ids, names, args.queries, args.hub_repeats, args.budget
+            store, world, ids, names, args.queries, args.hub_repeats, args.budget, index
         )
         rss["after_latency"] = peak_rss_mib()
         del ids, names
         store.close()
         began = time.perf_counter()
-        store = stack.enter_context(memstore.open(data, NAMESPACE))
+        store = stack.enter_context(memstore.open(data, NAMESPACE, **options))
         result["reopen_seconds"] = round(time.perf_counter() - began, 2)
         print("re-verification", file=sys.stderr)
         result["reverify"] = reverify(store, args.reverify)
         result["stats"] = store.stats().model_dump(exclude={"namespace"})
-        result["disk_mib"] = {"sqlite": sqlite_mib(data), "index": directory_mib(data / "index")}
+        result["disk_mib"] = {
+            "sqlite": sqlite_mib(data),
+            "index": directory_mib(data / "index") if index else None,
+        }
         rss["end"] = peak_rss_mib()
         result["peak_rss_mib"] = rss
+        if not index:
+            stats = result["stats"]
+            texts = sum(stats["facts"].values()) + stats["evidence"]
+            result["index_floor"] = embedding_floor(world, texts)
         store.close()
     save(result, out)
 
