@@ -1,6 +1,7 @@
 """Opening a store: the parts a ``Store`` hands its work to, wired to one engine and
 namespace, and the open sequence (migrate the database, open the search index and
-apply what an interrupted writer left queued; no fact is read)."""
+apply what an interrupted writer left queued, refresh SQLite's planner statistics
+if stale; no fact is read)."""
 
 from __future__ import annotations
 
@@ -77,6 +78,7 @@ def open_parts(
     except SQLAlchemyError as exc:
         engine.dispose()
         raise StorageError(f"cannot open store at {settings.url}: {exc}") from exc
+    scope.statistics.refresh()
     # Into advice a REST or MCP client may read: a database URL without its password.
     where = settings.data_dir or sa.make_url(settings.url).render_as_string(hide_password=True)
     embedder = embedder or MiniLM()

@@ -21,6 +21,7 @@ from memstore.errors import MemstoreError, NotFound, StorageError
 from memstore.metadata import stored as stored_metadata
 from memstore.models import ACTIVE_STATUSES, Citation, Entity, EntityAlias, Fact, FactMember
 from memstore.names import normalize_key
+from memstore.planner_statistics import PlannerStatistics
 from memstore.schemas import CitationPublic, EntityPublic, FactPublic, MemberPublic
 
 T = TypeVar("T")
@@ -75,6 +76,7 @@ class Scope:
         self.namespace = namespace
         self.engine = engine
         self.closed = False
+        self.statistics = PlannerStatistics(engine)
 
     @contextmanager
     def session(self) -> Iterator[Session]:
@@ -88,11 +90,14 @@ class Scope:
             raise StorageError(f"database error: {exc}") from exc
 
     def transaction(self, work: Callable[[Session], T]) -> T:
-        """Run ``work`` in one transaction; all or nothing. Lost races are retried."""
+        """Run ``work`` in one transaction; all or nothing. Lost races are retried.
+        The planner's statistics are looked after once in a while (``PlannerStatistics``)."""
         for attempt in range(1, WRITE_ATTEMPTS + 1):
             try:
                 with self.session() as session, session.begin():
-                    return work(session)
+                    done = work(session)
+                self.statistics.wrote()
+                return done
             except StorageError as exc:
                 if not lost_race(exc.__cause__) or attempt == WRITE_ATTEMPTS:
                     raise
