@@ -78,7 +78,10 @@ def render() -> str:
             "another turn's evidence). Latency series stop after their time budget "
             "(see each command). The index size is measured at the end of the run, with "
             "the files of versions replaced in the last minute still on disk "
-            "(`memstore.vectors.KEEP_VERSIONS`; runs before 7c49e59 kept them an hour).",
+            "(`memstore.vectors.KEEP_VERSIONS`; runs before 7c49e59 kept them an hour). "
+            "A store built `--no-index` has no search index (a dash for search): the "
+            "embedder's rate was measured instead, and the time its index's texts (each "
+            "stored fact, each piece of evidence) would take to embed at that rate.",
             "",
             store_table(stores),
             "",
@@ -254,18 +257,29 @@ def store_table(stores: list[dict[str, Any]]) -> str:
     )
     row(
         "vector index (facts / evidence)",
-        lambda s: " / ".join(
-            "HNSW" if t["vector_index"] else "flat" for t in s["index_tables"].values()
+        lambda s: (
+            " / ".join("HNSW" if t["vector_index"] else "flat" for t in s["index_tables"].values())
+            if s.get("index", True)
+            else "none built (`--no-index`)"
         ),
+    )
+    row(
+        "index texts, embedding them here, min",
+        lambda s: f"{s['index_floor']['texts']:,}, {s['index_floor']['minutes']:.0f}",
     )
     row("reopen, s", lambda s: f"{s['reopen_seconds']:.2f}")
     row("re-verification, facts/s", lambda s: f"{s['reverify']['facts_per_second']:.0f}")
     row("peak RSS, MiB", lambda s: f"{max(s['peak_rss_mib'].values()):.0f}")
     row(
         "disk: SQLite + index, MiB",
-        lambda s: f"{s['disk_mib']['sqlite']:.0f} + {s['disk_mib']['index']:.0f}",
+        lambda s: f"{s['disk_mib']['sqlite']:.0f} + {_mib(s['disk_mib']['index'])}",
     )
     return "\n".join(lines)
+
+
+def _mib(size: float | None) -> str:
+    """A size in MiB, or "none" for what was not built."""
+    return "none" if size is None else f"{size:.0f}"
 
 
 def scale_out_table(result: dict[str, Any]) -> str:
