@@ -96,12 +96,13 @@ class Scope:
             try:
                 with self.session() as session, session.begin():
                     done = work(session)
-                self.statistics.wrote()
-                return done
+                break
             except StorageError as exc:
                 if not lost_race(exc.__cause__) or attempt == WRITE_ATTEMPTS:
                     raise
-        raise AssertionError("unreachable")
+        if not self.closed:
+            self.statistics.wrote()
+        return done
 
     def get_row(self, fact_id: str, session: Session | None = None) -> Fact:
         """The fact row ``fact_id`` of this namespace, whatever its status, or NotFound."""

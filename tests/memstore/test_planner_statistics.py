@@ -1,7 +1,8 @@
-"""SQLite's planner statistics (``memstore.planner_statistics``, issue 26): a store
-analyzes its database once the facts table is worth planning for, so that facts read
-by id are looked up by primary key rather than found by scanning the namespace, and
-connections its pool opened before the statistics use them too."""
+"""SQLite's planner statistics (``memstore.planner_statistics``, issue 26): a store on
+a SQLite file analyzes it once the facts table is worth planning for and again when
+it has grown, so that facts read by id are looked up by primary key rather than found
+by scanning the namespace; pooled connections that loaded older statistics are
+replaced; and nothing of it may lose a fact or fail a write."""
 
 from __future__ import annotations
 
@@ -9,10 +10,9 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-import sqlalchemy as sa
-
 import memstore
 from memstore import planner_statistics
+from memstore.planner_statistics import GROWTH, LEAST_FACTS
 
 NAMESPACE = "t"
 
@@ -28,78 +28,116 @@ def facts(count: int, start: int = 0) -> list[dict[str, Any]]:
     ]
 
 
-def by_id(ids: list[str]) -> str:
-    """A read of facts by id within the namespace, as a neighborhood and a page make."""
-    marks = ", ".join(f"'{i}'" for i in ids)
-    return (
-        f"EXPLAIN QUERY PLAN SELECT id FROM facts WHERE id IN ({marks}) "
-        f"AND namespace = '{NAMESPACE}' AND status IN ('verified', 'unverified')"
-    )
-
-
-def plan_of(run: Any, ids: list[str]) -> str:
-    return " ".join(str(row[-1]) for row in run(by_id(ids)).fetchall())
-
-
-def analyzed(path: Path) -> bool:
-    """Whether the database holds statistics of the facts table."""
-    with sqlite3.connect(path / "memstore.db") as raw:
-        if not raw.execute("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_stat1'").fetchone():
-            return False
-        return raw.execute("SELECT 1 FROM sqlite_stat1 WHERE tbl = 'facts'").fetchone() is not None
-
-
-def open_store(path: Path) -> memstore.Store:
-    return memstore.open(path, NAMESPACE, hook=memstore.Ungated(), index=False, near_duplicate=None)
-
-
-def write(store: memstore.Store, count: int, batch: int = 20) -> list[str]:
-    """``count`` facts in transactions of ``batch``; their ids."""
+def write(store: memstore.Store, count: int, batch: int, start: int = 0) -> list[str]:
+    """``count`` facts, ``batch`` an ``add_facts`` call, numbered from ``start``; their ids."""
     ids: list[str] = []
-    for start in range(0, count, batch):
-        ids += [f.id for f in store.add_facts(facts(batch, start))]
+    for first in range(start, start + count, batch):
+        ids += [f.id for f in store.add_facts(facts(min(batch, start + count - first), first))]
     return ids
 
 
-def test_a_growing_store_analyzes_and_every_pooled_connection_plans_by_primary_key(
+def plan_by_id(connection: Any, ids: list[str]) -> str:
+    """SQLite's plan for a read of facts by id within the namespace, as a neighborhood's
+    and a page's reads are."""
+    marks = ", ".join(f"'{i}'" for i in ids)
+    sql = (
+        f"EXPLAIN QUERY PLAN SELECT id FROM facts WHERE id IN ({marks}) "
+        f"AND namespace = '{NAMESPACE}' AND status IN ('verified', 'unverified')"
+    )
+    return " ".join(str(row[-1]) for row in connection.exec_driver_sql(sql).fetchall())
+
+
+def statistics_of_facts(path: Path) -> list[str]:
+    """The facts table's rows in ``sqlite_stat1`` (none before the first ``ANALYZE``)."""
+    with sqlite3.connect(path / "memstore.db") as raw:
+        if not raw.execute("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_stat1'").fetchone():
+            return []
+        return [row[0] for row in raw.execute("SELECT stat FROM sqlite_stat1 WHERE tbl = 'facts'")]
+
+
+def open_store(target: Path | str) -> memstore.Store:
+    return memstore.open(
+        target, NAMESPACE, hook=memstore.Ungated(), index=False, near_duplicate=None
+    )
+
+
+#: Facts written in transactions of 20 so that a look (every ``CHECK_EVERY``
+#: transactions) finds at least ``LEAST_FACTS``.
+LOOKED_AT = (
+    20 * planner_statistics.CHECK_EVERY * (-(-LEAST_FACTS // (20 * planner_statistics.CHECK_EVERY)))
+)
+
+
+def test_a_store_that_grows_past_least_facts_analyzes_and_reads_by_primary_key(
     tmp_path: Path,
 ) -> None:
-    # Transactions of 20: the look every CHECK_EVERY transactions finds LEAST_FACTS.
-    count = (
-        20
-        * planner_statistics.CHECK_EVERY
-        * (-(-planner_statistics.LEAST_FACTS // (20 * planner_statistics.CHECK_EVERY)))
-    )
     with open_store(tmp_path) as store:
-        engine = store._scope.engine
-        stale = sqlite3.connect(tmp_path / "memstore.db")  # outside the pool
-        early = engine.connect()  # a pooled connection that reads before the statistics
-        unknown = [f"x{i}" for i in range(50)]
-        assert "namespace" in plan_of(stale.execute, unknown), "no statistics yet: a scan"
-        assert "namespace" in plan_of(early.exec_driver_sql, unknown)
-        ids = write(store, count)  # on another pooled connection, as early is out
-        early.close()  # back to the pool, with what it loaded before
-        assert analyzed(tmp_path)
-        sample = ids[:50]
-        # SQLite loads statistics when a connection opens: one opened before keeps its plan.
-        assert "namespace" in plan_of(stale.execute, sample)
-        stale.close()
-        with engine.connect() as one, engine.connect() as two:  # both pooled ones
-            for connection in (one, two):
-                plan = plan_of(connection.exec_driver_sql, sample)
-                assert "sqlite_autoindex_facts_1 (id=?)" in plan, plan
-        assert len(store.list_facts(limit=1000).items) == min(count, 1000)
-
-
-def test_a_small_store_is_not_analyzed_and_a_reopened_one_is(tmp_path: Path) -> None:
-    with open_store(tmp_path) as store:
-        write(store, planner_statistics.LEAST_FACTS // 2, batch=100)
-    assert not analyzed(tmp_path)
-    with open_store(tmp_path) as store:
-        write(store, planner_statistics.LEAST_FACTS, batch=500)
-    assert not analyzed(tmp_path), "too few transactions for a look"
-    with open_store(tmp_path) as store:  # opening looks
-        assert analyzed(tmp_path)
+        assert not statistics_of_facts(tmp_path)
+        ids = write(store, LOOKED_AT, batch=20)
+        assert statistics_of_facts(tmp_path), "a look every CHECK_EVERY writes analyzed"
         with store._scope.engine.connect() as connection:
-            ids = [row[0] for row in connection.execute(sa.text("SELECT id FROM facts LIMIT 9"))]
-            assert "(id=?)" in plan_of(connection.exec_driver_sql, ids)
+            plan = plan_by_id(connection, ids[:50])
+        assert "sqlite_autoindex_facts_1 (id=?)" in plan, plan
+        assert store.stats().facts == {"unverified": LOOKED_AT}
+
+
+def test_statistics_are_taken_again_as_facts_grow_and_older_connections_replaced(
+    tmp_path: Path,
+) -> None:
+    with open_store(tmp_path) as store:
+        statistics, engine = store._scope.statistics, store._scope.engine
+        write(store, LEAST_FACTS, batch=200)
+        statistics.refresh()
+        first = statistics_of_facts(tmp_path)
+        assert first
+        assert not statistics.refresh(), "nothing grew"
+        early = engine.connect()  # a pooled connection holding the first statistics
+        early.exec_driver_sql("SELECT count(*) FROM facts").all()
+        loaded_first = early.connection.dbapi_connection
+        write(store, (GROWTH - 1) * LEAST_FACTS, batch=200, start=LEAST_FACTS)
+        statistics.refresh()
+        assert statistics.analyzed_at >= GROWTH * LEAST_FACTS
+        assert statistics_of_facts(tmp_path) != first
+        early.close()  # back to the pool
+        with engine.connect() as one, engine.connect() as two:
+            handed = {id(one.connection.dbapi_connection), id(two.connection.dbapi_connection)}
+        assert id(loaded_first) not in handed, "a connection with older statistics was reused"
+
+
+def test_an_in_memory_store_is_never_analyzed_and_keeps_every_fact() -> None:
+    with open_store("sqlite://") as store:
+        write(store, LOOKED_AT, batch=20)
+        assert store.stats().facts == {"unverified": LOOKED_AT}
+        assert not store._scope.statistics.enabled
+
+
+def test_a_busy_database_puts_the_statistics_off_and_the_store_keeps_working(
+    tmp_path: Path,
+) -> None:
+    with open_store(tmp_path) as store:
+        write(store, LEAST_FACTS, batch=200)
+        other = sqlite3.connect(tmp_path / "memstore.db", timeout=0)
+        other.execute("BEGIN IMMEDIATE")  # another writer holds the lock
+        try:
+            assert not store._scope.statistics.refresh()
+        finally:
+            other.rollback()
+            other.close()
+        assert not statistics_of_facts(tmp_path)
+        assert store._scope.statistics.refresh()
+        write(store, 20, batch=20, start=LEAST_FACTS)
+        assert store.stats().facts == {"unverified": LEAST_FACTS + 20}
+
+
+def test_opening_a_store_whose_statistics_are_gone_analyzes_it(tmp_path: Path) -> None:
+    with open_store(tmp_path) as store:
+        write(store, LEAST_FACTS // 2, batch=100)
+        store._scope.statistics.refresh()
+    assert not statistics_of_facts(tmp_path), "too few facts to plan for"
+    with open_store(tmp_path) as store:
+        write(store, LEAST_FACTS, batch=200, start=LEAST_FACTS // 2)
+        store._scope.statistics.refresh()
+    with sqlite3.connect(tmp_path / "memstore.db") as raw:
+        raw.execute("DELETE FROM sqlite_stat1")
+    with open_store(tmp_path):
+        assert statistics_of_facts(tmp_path)
