@@ -2,6 +2,7 @@
 
     python bench/store_scale.py --facts 10000 [--gated 500] [--queries 100] [--reverify 500]
     python bench/store_scale.py --facts 1000000 --no-index
+    python bench/store_scale.py --facts 100000 --postgres
 
 Builds a SQLite store with its LanceDB index from the seeded synthetic World
 (``bench/synthetic.py``): ``facts`` memories written ungated through ``add_facts``
@@ -24,6 +25,10 @@ graph reads, the audit queries, reopen, memory and re-verification are measured 
 above, search is not, and instead the embedder's rate here is measured on a sample
 of the World's texts, with the time the index's texts (each stored fact and each
 piece of evidence) would take to embed at that rate: the floor of building it.
+
+``--postgres`` keeps the facts in a PostgreSQL server the script starts (as the
+tests start theirs: ``tests/support/postgres_server.py``, fsync off), the index on
+local disk; its peak RSS is this process's, not the server's.
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 import lancedb
+import sqlalchemy as sa
 from measure import RESULTS, directory_mib, percentiles, provenance, save
 from synthetic import KINDS, World
 
@@ -76,6 +82,16 @@ def timed(
 
 def peak_rss_mib() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)  # KiB on Linux
+
+
+def postgres_mib(url: str) -> float:
+    engine = sa.create_engine(url)
+    try:
+        with engine.connect() as connection:
+            size = connection.execute(sa.text("SELECT pg_database_size(current_database())"))
+            return round(size.scalar_one() / 2**20, 1)
+    finally:
+        engine.dispose()
 
 
 def sqlite_mib(data: Path) -> float:
@@ -112,7 +128,7 @@ def tenths(marks: list[tuple[int, float]], total: int) -> list[dict[str, float]]
 
 
 def ungated_ingest(
-    store: memstore.Store, world: World, picks: set[int], index: bool
+    store: memstore.Store, world: World, picks: set[int], index: bool = True
 ) -> tuple[dict[str, Any], list[str], list[str]]:
     """Write the World; returns the report, the ids at positions ``picks`` and every
     entity name written (sorted)."""
@@ -286,6 +302,19 @@ def embedding_floor(world: World, texts: int, sample: int = 2_000) -> dict[str, 
     }
 
 
+def start_postgres(stack: contextlib.ExitStack, parser: argparse.ArgumentParser) -> str:
+    """A new database on a PostgreSQL server started for this run (stopped with ``stack``)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))
+    from postgres_server import PostgresServer, find_bindir
+
+    bindir = find_bindir()
+    if bindir is None:
+        parser.error("--postgres needs PostgreSQL (apt-get install postgresql)")
+    server = PostgresServer(bindir).start()
+    stack.callback(server.stop)
+    return server.new_database()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--facts", type=int, default=10_000)
@@ -302,13 +331,18 @@ def main() -> None:
         action="store_true",
         help="no search index: search is not measured, the time to embed it is",
     )
+    parser.add_argument(
+        "--postgres", action="store_true", help="the facts in PostgreSQL (started here)"
+    )
     parser.add_argument("--dir", type=Path, help="keep the store here (default: a temp dir)")
     parser.add_argument("--out", type=Path, help="default: bench/results/store_<facts>.json")
     args = parser.parse_args()
-    out = args.out or RESULTS / f"store_{args.facts}.json"
+    database = "postgresql" if args.postgres else "sqlite"
+    suffix = "_postgresql" if args.postgres else ""
+    out = args.out or RESULTS / f"store_{args.facts}{suffix}.json"
     result: dict[str, Any] = {**provenance("store_scale"), "facts": args.facts}
     index = not args.no_index
-    result["index"] = index
+    result["index"], result["database"] = index, database
     rss: dict[str, float] = {}
     world = World(facts=args.facts, seed=7)
     picks = set(random.Random(7).sample(range(args.facts), min(args.facts, args.queries)))
@@ -319,14 +353,19 @@ def main() -> None:
             data = args.dir
             if data.exists() and any(data.iterdir()):
                 parser.error(f"--dir {data} is not empty")
+        target: str | Path = data
+        if args.postgres:
+            target = start_postgres(stack, parser)
         # Without an index there is no near-duplicate check either.
-        options: dict[str, Any] = {} if index else {"index": False, "near_duplicate": None}
+        options: dict[str, Any] = {"index": str(data / "index")}
+        if not index:
+            options = {"index": False, "near_duplicate": None}
         build = {**options, "hook": memstore.Ungated(), "near_duplicate": None}
-        with memstore.open(data, NAMESPACE, **build) as store:
+        with memstore.open(target, NAMESPACE, **build) as store:
             result["ungated_ingest"], ids, names = ungated_ingest(store, world, picks, index)
         rss["after_build"] = peak_rss_mib()
         began = time.perf_counter()
-        store = stack.enter_context(memstore.open(data, NAMESPACE, **options))
+        store = stack.enter_context(memstore.open(target, NAMESPACE, **options))
         result["open_after_build_seconds"] = round(time.perf_counter() - began, 2)
         print("gated ingest", file=sys.stderr)
         result["gated_ingest"] = gated_ingest(store, args.gated, args.ungrounded)
@@ -341,13 +380,13 @@ def main() -> None:
         del ids, names
         store.close()
         began = time.perf_counter()
-        store = stack.enter_context(memstore.open(data, NAMESPACE, **options))
+        store = stack.enter_context(memstore.open(target, NAMESPACE, **options))
         result["reopen_seconds"] = round(time.perf_counter() - began, 2)
         print("re-verification", file=sys.stderr)
         result["reverify"] = reverify(store, args.reverify)
         result["stats"] = store.stats().model_dump(exclude={"namespace"})
         result["disk_mib"] = {
-            "sqlite": sqlite_mib(data),
+            "database": postgres_mib(str(target)) if args.postgres else sqlite_mib(data),
             "index": directory_mib(data / "index") if index else None,
         }
         rss["end"] = peak_rss_mib()

@@ -67,7 +67,8 @@ def render() -> str:
             "",
         ]
     stores = sorted(
-        (s for s in map(_load, RESULTS.glob("store_*.json")) if s), key=lambda s: s["facts"]
+        (s for s in map(_load, RESULTS.glob("store_*.json")) if s),
+        key=lambda s: (s["facts"], s.get("database", "sqlite")),
     )
     if stores:
         parts += [
@@ -207,7 +208,7 @@ def conversations_table(result: dict[str, Any]) -> str:
 
 def store_table(stores: list[dict[str, Any]]) -> str:
     """One column per store size."""
-    heads = [f"{s['facts']:,} facts" for s in stores]
+    heads = [_store_head(s) for s in stores]
     lines = ["| | " + " | ".join(heads) + " |", "|---|" + "---|" * len(stores)]
 
     def row(label: str, value: Callable[[dict[str, Any]], str]) -> None:
@@ -271,10 +272,25 @@ def store_table(stores: list[dict[str, Any]]) -> str:
     row("re-verification, facts/s", lambda s: f"{s['reverify']['facts_per_second']:.0f}")
     row("peak RSS, MiB", lambda s: f"{max(s['peak_rss_mib'].values()):.0f}")
     row(
-        "disk: SQLite + index, MiB",
-        lambda s: f"{s['disk_mib']['sqlite']:.0f} + {_mib(s['disk_mib']['index'])}",
+        "disk: database + index, MiB",
+        lambda s: f"{_database_mib(s['disk_mib']):.0f} + {_mib(s['disk_mib']['index'])}",
     )
     return "\n".join(lines)
+
+
+def _store_head(result: dict[str, Any]) -> str:
+    """A store's column head: its size, and PostgreSQL or no index where so."""
+    head = f"{result['facts']:,} facts"
+    if result.get("database") == "postgresql":
+        head += ", PostgreSQL"
+    if not result.get("index", True):
+        head += ", no index"
+    return head
+
+
+def _database_mib(disk: dict[str, Any]) -> float:
+    """The database's size (``sqlite`` in results before PostgreSQL was measured)."""
+    return float(disk["database"] if "database" in disk else disk["sqlite"])
 
 
 def _mib(size: float | None) -> str:
