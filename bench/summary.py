@@ -80,9 +80,11 @@ def render() -> str:
             "(see each command). The index size is measured at the end of the run, with "
             "the files of versions replaced in the last minute still on disk "
             "(`memstore.vectors.KEEP_VERSIONS`; runs before 7c49e59 kept them an hour). "
-            "A store built `--no-index` has no search index (a dash for search): the "
-            "embedder's rate was measured instead, and the time its index's texts (each "
-            "stored fact, each piece of evidence) would take to embed at that rate.",
+            "A store built `--no-index` has no search index: no search (a dash), and its "
+            "ingest, reopen, memory and disk leave out embedding and index writes, so they "
+            "are SQL's alone; the embedder's rate was measured instead, and the least time "
+            "its index's texts (each stored fact, each piece of evidence) would take to "
+            "embed at that rate.",
             "",
             store_table(stores),
             "",
@@ -265,7 +267,7 @@ def store_table(stores: list[dict[str, Any]]) -> str:
         ),
     )
     row(
-        "index texts, embedding them here, min",
+        "index texts, embedding them here at least, min",
         lambda s: f"{s['index_floor']['texts']:,}, {s['index_floor']['minutes']:.0f}",
     )
     row("reopen, s", lambda s: f"{s['reopen_seconds']:.2f}")
