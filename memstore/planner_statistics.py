@@ -46,10 +46,14 @@ _STATISTICS = sa.text("SELECT stat FROM sqlite_stat1 WHERE tbl = 'facts' ORDER B
 
 
 def on_file(engine: sa.Engine) -> bool:
-    """Whether ``engine`` is SQLite on a file (not in memory)."""
+    """Whether ``engine`` is SQLite on a file it may write (not in memory, not opened
+    read-only)."""
     url = engine.url
-    memory = url.database in (None, "", ":memory:") or url.query.get("mode") == "memory"
-    return url.get_backend_name() == "sqlite" and not memory
+    database = url.database or ""
+    memory = database in ("", ":memory:") or ":memory:" in database
+    memory = memory or url.query.get("mode") == "memory" or url.query.get("vfs") == "memdb"
+    read_only = url.query.get("mode") == "ro" or url.query.get("immutable") == "1"
+    return url.get_backend_name() == "sqlite" and not memory and not read_only
 
 
 class PlannerStatistics:
@@ -84,13 +88,16 @@ class PlannerStatistics:
     def refresh(self, wait: bool = True) -> bool:
         """Analyze when the facts table has at least ``LEAST_FACTS`` rows and no
         statistics, or ``GROWTH`` times the rows it had at the last ``ANALYZE``; returns
-        whether it did. Statistics another process wrote are taken up too."""
+        whether it did. Statistics another process wrote count as taken (this
+        process's connections that loaded older ones are replaced)."""
         if not self.enabled or not self._lock.acquire(blocking=wait):
             return False
         try:
             return self._refresh()
         except Exception as exc:  # only speed is at stake: never fail the caller
-            log.warning("could not refresh SQLite's planner statistics: %s", exc)
+            busy = "locked" in str(exc) or "busy" in str(exc)  # tried again at the next look
+            level = logging.DEBUG if busy else logging.WARNING
+            log.log(level, "could not refresh SQLite's planner statistics: %s", exc)
             return False
         finally:
             self._lock.release()
@@ -110,12 +117,13 @@ class PlannerStatistics:
                     connection.exec_driver_sql("ANALYZE")
                     connection.commit()
                 finally:
-                    connection.exec_driver_sql(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+                    _restore_busy_timeout(connection)
                 self.analyzed_at = rows
                 statistics = _read(connection)
             if statistics != self.seen:
                 self.seen = statistics  # connections that loaded others are replaced
-                connection.info["planner_statistics"] = statistics  # not this one
+                if analyze:  # but this one, which loaded them by analyzing
+                    connection.info["planner_statistics"] = statistics
         return analyze
 
     def _stamp(self, _dbapi_connection: Any, record: Any) -> None:
@@ -127,6 +135,17 @@ class PlannerStatistics:
         opens a new one when this raises ``DisconnectionError``)."""
         if record.info.get("planner_statistics", self.seen) != self.seen:
             raise sa.exc.DisconnectionError("SQLite's planner statistics changed")
+
+
+def _restore_busy_timeout(connection: sa.Connection) -> None:
+    """The pool's busy timeout again, or the connection dropped (never back to the pool
+    waiting only ``ANALYZE_WAIT_MS``)."""
+    try:
+        if connection.in_transaction():
+            connection.rollback()
+        connection.exec_driver_sql(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+    except Exception:
+        connection.invalidate()
 
 
 def _read(connection: sa.Connection) -> tuple[str, ...]:

@@ -7,11 +7,12 @@ replaced; and nothing of it may lose a fact or fail a write."""
 from __future__ import annotations
 
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
 import memstore
-from memstore import planner_statistics
+from memstore import db, planner_statistics
 from memstore.planner_statistics import GROWTH, LEAST_FACTS
 
 NAMESPACE = "t"
@@ -49,7 +50,7 @@ def plan_by_id(connection: Any, ids: list[str]) -> str:
 
 def statistics_of_facts(path: Path) -> list[str]:
     """The facts table's rows in ``sqlite_stat1`` (none before the first ``ANALYZE``)."""
-    with sqlite3.connect(path / "memstore.db") as raw:
+    with closing(sqlite3.connect(path / "memstore.db")) as raw:
         if not raw.execute("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_stat1'").fetchone():
             return []
         return [row[0] for row in raw.execute("SELECT stat FROM sqlite_stat1 WHERE tbl = 'facts'")]
@@ -124,6 +125,10 @@ def test_a_busy_database_puts_the_statistics_off_and_the_store_keeps_working(
             other.rollback()
             other.close()
         assert not statistics_of_facts(tmp_path)
+        with store._scope.engine.connect() as one, store._scope.engine.connect() as two:
+            for connection in (one, two):  # the one that tried waits as long as any again
+                timeout = connection.exec_driver_sql("PRAGMA busy_timeout").scalar()
+                assert timeout == db.SQLITE_BUSY_TIMEOUT_MS
         assert store._scope.statistics.refresh()
         write(store, 20, batch=20, start=LEAST_FACTS)
         assert store.stats().facts == {"unverified": LEAST_FACTS + 20}
@@ -137,7 +142,7 @@ def test_opening_a_store_whose_statistics_are_gone_analyzes_it(tmp_path: Path) -
     with open_store(tmp_path) as store:
         write(store, LEAST_FACTS, batch=200, start=LEAST_FACTS // 2)
         store._scope.statistics.refresh()
-    with sqlite3.connect(tmp_path / "memstore.db") as raw:
+    with closing(sqlite3.connect(tmp_path / "memstore.db")) as raw, raw:
         raw.execute("DELETE FROM sqlite_stat1")
     with open_store(tmp_path):
         assert statistics_of_facts(tmp_path)
