@@ -64,8 +64,9 @@ $(BENCH_STAMP): $(STAMP) $(SERVER_STAMP)
 bench: $(BENCH_STAMP)
 	$(PY) bench/run_all.py
 
-# The opt-in 1,000,000-fact store (hours on 2 cores: ingest runs at ~100 facts/s) and
-# the 100,000-fact scale-out bench (PostgreSQL + SeaweedFS, 1, 2 and 4 workers).
+# The opt-in 1,000,000-fact store (without its index: embedding it would take over an
+# hour on 2 cores), the 100,000-fact store on PostgreSQL and the 100,000-fact scale-out
+# bench (PostgreSQL + SeaweedFS, 1, 2 and 4 workers): about 75 minutes here.
 bench-large: $(BENCH_STAMP) postgres
 	$(PY) bench/run_all.py --large
 

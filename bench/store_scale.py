@@ -37,6 +37,7 @@ import argparse
 import contextlib
 import random
 import resource
+import shutil
 import statistics
 import sys
 import tempfile
@@ -310,7 +311,12 @@ def start_postgres(stack: contextlib.ExitStack, parser: argparse.ArgumentParser)
     bindir = find_bindir()
     if bindir is None:
         parser.error("--postgres needs PostgreSQL (apt-get install postgresql)")
-    server = PostgresServer(bindir).start()
+    server = PostgresServer(bindir)
+    try:
+        server.start()
+    except BaseException:
+        shutil.rmtree(server.root, ignore_errors=True)
+        raise
     stack.callback(server.stop)
     return server.new_database()
 

@@ -81,10 +81,12 @@ def render() -> str:
             "the files of versions replaced in the last minute still on disk "
             "(`memstore.vectors.KEEP_VERSIONS`; runs before 7c49e59 kept them an hour). "
             "A store built `--no-index` has no search index: no search (a dash), and its "
-            "ingest, reopen, memory and disk leave out embedding and index writes, so they "
-            "are SQL's alone; the embedder's rate was measured instead, and the least time "
-            "its index's texts (each stored fact, each piece of evidence) would take to "
-            "embed at that rate.",
+            "ingest, reopen, memory and disk leave out embedding and index writes (its "
+            "gated ingest runs the gate without the near-duplicate check); the embedder's "
+            "rate was measured instead, and the least time its index's texts (each stored "
+            "fact, each piece of evidence) would take to embed at that rate. A PostgreSQL "
+            "column ran on a server started for the run with fsync off; its peak RSS is "
+            "the bench process's alone.",
             "",
             store_table(stores),
             "",
@@ -284,7 +286,7 @@ def _store_head(result: dict[str, Any]) -> str:
     """A store's column head: its size, and PostgreSQL or no index where so."""
     head = f"{result['facts']:,} facts"
     if result.get("database") == "postgresql":
-        head += ", PostgreSQL"
+        head += ", PostgreSQL (fsync off)"
     if not result.get("index", True):
         head += ", no index"
     return head
