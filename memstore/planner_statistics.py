@@ -3,14 +3,15 @@
 Without statistics SQLite's planner guesses, and for a read of ``id IN (...)`` within
 a namespace (a neighborhood's facts, a page to hydrate) it prefers the (namespace,
 status) index, scanning the namespace, to primary-key lookups: a 2-hop neighborhood
-at 100,000 facts took 141 ms p50 before ``ANALYZE`` and 71 ms after. So a store on a
-SQLite file analyzes it once its facts table is worth planning for and again
-whenever that table has grown a few times over, a bounded ``ANALYZE``
-(``analysis_limit``: about 20 ms at 100,000 facts, where a full one takes 170). A
-connection keeps the statistics it loaded until the schema changes, which a later
-``ANALYZE`` does not do, so pooled connections that loaded older ones are replaced
-at their next checkout. Not for an in-memory database (replacing its connection
-would lose it), nor PostgreSQL, whose autovacuum analyzes on its own.
+at 100,000 facts took 141 ms p50 before ``ANALYZE`` and 71 ms after (measured beside
+another run). So a store on a SQLite file analyzes it once its facts table is worth
+planning for and again whenever that table has grown a few times over, a bounded
+``ANALYZE`` (``analysis_limit``: about 20 ms at 100,000 facts, where a full one takes
+170). A connection keeps the statistics it loaded until the schema changes, which a
+later ``ANALYZE`` does not do, so pooled connections that loaded older ones are
+replaced at their next checkout. Not for an in-memory database (replacing its
+connection would lose it) or a file opened read-only, nor PostgreSQL, whose
+autovacuum analyzes on its own.
 """
 
 from __future__ import annotations
