@@ -152,9 +152,33 @@ def test_a_small_store_scale_run_reports_every_measure_consistently(tmp_path: Pa
     for name, series in result["latency"].items():
         assert 0 < series["p50_ms"] <= series["p95_ms"], name
     assert result["reverify"]["checked"] == min(10, result["reverify"]["due"])
-    assert result["disk_mib"]["sqlite"] > 0 and max(result["peak_rss_mib"].values()) > 0
+    assert result["disk_mib"]["database"] > 0 and max(result["peak_rss_mib"].values()) > 0
+    table = summary.store_table([result]).splitlines()
+    assert "| ungated ingest, facts/s |" in "\n".join(table)
+    measured = [line for line in table if not line.startswith("| index texts")]  # no-index only
+    assert not [line for line in measured if "| - |" in line]
+
+
+def test_a_store_scale_run_without_its_index_measures_the_embedding_floor_instead(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "store_300.json"
+    _run(
+        "store_scale.py",
+        *("--facts", "300", "--gated", "20", "--queries", "5", "--reverify", "5"),
+        *("--no-index", "--out", str(out)),
+    )
+    result = json.loads(out.read_text())
+    assert result["index"] is False and result["disk_mib"]["index"] is None
+    assert not any(name.startswith("search") for name in result["latency"])
+    assert "index_tables" not in result
+    floor = result["index_floor"]
+    stats = result["stats"]
+    assert floor["texts"] == sum(stats["facts"].values()) + stats["evidence"]
+    assert floor["texts_per_second"] > 0
+    assert abs(floor["minutes"] - floor["texts"] / floor["texts_per_second"] / 60) < 0.1
     table = summary.store_table([result])
-    assert "| ungated ingest, facts/s |" in table and "| - |" not in table
+    assert "| | 300 facts, no index |" in table and "none built" in table
 
 
 def test_a_small_writes_run_finds_every_last_fact_in_both_modes(tmp_path: Path) -> None:
