@@ -208,6 +208,28 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
+def busy(error: BaseException) -> bool:
+    """Whether a SQLite error is another connection holding the lock (locked, busy)."""
+    return "locked" in str(error) or "busy" in str(error)
+
+
+@contextmanager
+def busy_timeout(connection: sa.Connection, ms: int) -> Iterator[None]:
+    """Within the block ``connection`` waits at most ``ms`` for a lock, not the pool's
+    ``SQLITE_BUSY_TIMEOUT_MS``; after it, the pool's wait again, or the connection is
+    dropped (none goes back to the pool waiting less)."""
+    connection.exec_driver_sql(f"PRAGMA busy_timeout={ms}")
+    try:
+        yield
+    finally:
+        try:
+            if connection.in_transaction():
+                connection.rollback()
+            connection.exec_driver_sql(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+        except sa.exc.SQLAlchemyError:
+            connection.invalidate()
+
+
 def _write_ahead_log(cursor: sqlite3.Cursor) -> None:
     """Put the database in WAL mode. Switching takes an exclusive lock for which SQLite
     does not always wait (it answers "database is locked" at once when waiting could
@@ -220,8 +242,7 @@ def _write_ahead_log(cursor: sqlite3.Cursor) -> None:
                 cursor.execute("PRAGMA journal_mode=WAL")
             return
         except sqlite3.OperationalError as exc:
-            busy = "locked" in str(exc) or "busy" in str(exc)
-            if not busy or time.monotonic() > deadline:
+            if not busy(exc) or time.monotonic() > deadline:
                 raise
             time.sleep(0.02)
 

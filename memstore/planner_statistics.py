@@ -22,7 +22,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from memstore.db import SQLITE_BUSY_TIMEOUT_MS
+from memstore import db
 
 log = logging.getLogger(__name__)
 
@@ -96,8 +96,7 @@ class PlannerStatistics:
         try:
             return self._refresh()
         except Exception as exc:  # only speed is at stake: never fail the caller
-            busy = "locked" in str(exc) or "busy" in str(exc)  # tried again at the next look
-            level = logging.DEBUG if busy else logging.WARNING
+            level = logging.DEBUG if db.busy(exc) else logging.WARNING  # next look retries
             log.log(level, "could not refresh SQLite's planner statistics: %s", exc)
             return False
         finally:
@@ -112,13 +111,10 @@ class PlannerStatistics:
             grown = rows >= GROWTH * self.analyzed_at if statistics else True
             analyze = rows >= LEAST_FACTS and grown
             if analyze:
-                connection.exec_driver_sql(f"PRAGMA busy_timeout={ANALYZE_WAIT_MS}")
-                try:
+                with db.busy_timeout(connection, ANALYZE_WAIT_MS):
                     connection.exec_driver_sql(f"PRAGMA analysis_limit={ANALYSIS_LIMIT}")
                     connection.exec_driver_sql("ANALYZE")
                     connection.commit()
-                finally:
-                    _restore_busy_timeout(connection)
                 self.analyzed_at = rows
                 statistics = _read(connection)
             if statistics != self.seen:
@@ -136,17 +132,6 @@ class PlannerStatistics:
         opens a new one when this raises ``DisconnectionError``)."""
         if record.info.get("planner_statistics", self.seen) != self.seen:
             raise sa.exc.DisconnectionError("SQLite's planner statistics changed")
-
-
-def _restore_busy_timeout(connection: sa.Connection) -> None:
-    """The pool's busy timeout again, or the connection dropped (never back to the pool
-    waiting only ``ANALYZE_WAIT_MS``)."""
-    try:
-        if connection.in_transaction():
-            connection.rollback()
-        connection.exec_driver_sql(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
-    except Exception:
-        connection.invalidate()
 
 
 def _read(connection: sa.Connection) -> tuple[str, ...]:

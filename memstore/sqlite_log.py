@@ -65,18 +65,14 @@ class ErasedTextLog:
         ``LOG_CHECKPOINT_WAIT`` seconds apart while a reader keeps it busy; True once
         the log is copied into the database file and truncated to nothing."""
         try:
-            with self.engine.connect() as conn:
-                # Not the pool's 30 s busy handler per try: these tries are the waiting.
-                conn.exec_driver_sql("PRAGMA busy_timeout=0")
-                try:
-                    for attempt in range(LOG_CHECKPOINT_TRIES):
-                        if attempt:
-                            time.sleep(LOG_CHECKPOINT_WAIT)
-                        row = conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)").one()
-                        if row[0] == 0:  # (busy, log frames, checkpointed frames)
-                            return True
-                finally:
-                    conn.exec_driver_sql(f"PRAGMA busy_timeout={db.SQLITE_BUSY_TIMEOUT_MS}")
+            # Not the pool's 30 s busy handler per try: these tries are the waiting.
+            with self.engine.connect() as conn, db.busy_timeout(conn, 0):
+                for attempt in range(LOG_CHECKPOINT_TRIES):
+                    if attempt:
+                        time.sleep(LOG_CHECKPOINT_WAIT)
+                    row = conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)").one()
+                    if row[0] == 0:  # (busy, log frames, checkpointed frames)
+                        return True
         except SQLAlchemyError:
             log.warning("could not checkpoint the SQLite log after an erase", exc_info=True)
         return False
