@@ -130,7 +130,7 @@ def facts_about(
         if after is not None:
             query = query.where(sa.tuple_(at, fact_id) < _keyset(at, after))
         ids = [row[0] for row in session.exec(query).all()]
-        facts = scope.hydrate(session, rows_in_order(session, ids[: page.limit]))
+        facts = scope.hydrate(session, rows_in_order(scope, session, ids[: page.limit]))
     return FactList(facts, cursors.after_page(facts, len(ids) > page.limit, read))
 
 
@@ -139,9 +139,9 @@ def _keyset(at: Any, after: Position) -> Any:
     return sa.tuple_(sa.literal(after.recorded_at, at.type), sa.literal(after.id))
 
 
-def rows_in_order(session: Session, ids: list[str]) -> list[Fact]:
+def rows_in_order(scope: Scope, session: Session, ids: list[str]) -> list[sa.RowMapping]:
     """The fact rows of ``ids`` (at most a page: one query), in the order of ``ids``."""
-    found = {r.id: r for r in session.exec(select(Fact).where(col(Fact.id).in_(ids))).all()}
+    found = {r["id"]: r for r in scope.fact_rows(session, ids, statuses=None)}
     return [found[i] for i in ids if i in found]
 
 
@@ -197,7 +197,7 @@ def history(scope: Scope, fact_id: str, page: Page) -> FactList:
             first = after.id
         skip = 0 if after is None else 1  # a cursor names the last version shown
         ids = _chain(session, first, "superseded_by_id", page.limit + skip)[skip:]
-        facts = scope.hydrate(session, rows_in_order(session, ids[: page.limit]))
+        facts = scope.hydrate(session, rows_in_order(scope, session, ids[: page.limit]))
     return FactList(facts, cursors.after_page(facts, len(ids) > page.limit, read))
 
 

@@ -42,6 +42,15 @@ def lost_race(error: BaseException | None) -> bool:
     return isinstance(error, DBAPIError) and state in RETRY_STATES
 
 
+#: A fact's row as ``Scope.hydrate`` takes it: the table's object, or a plain row of
+#: ``_FACT_ROWS`` (its columns by attribute name).
+FactRow = Fact | sa.RowMapping
+#: ``Scope.fact_rows``' read: every column of the facts ``:ids`` by attribute name (the
+#: ``metadata`` column as ``meta``), as plain rows: building ORM objects cost four times
+#: the read itself.
+_FACT_ROWS = sa.select(
+    *(attr.columns[0].label(attr.key) for attr in sa.inspect(Fact).column_attrs)
+).where(col(Fact.id).in_(sa.bindparam("ids", expanding=True)))
 #: ``Scope.hydrate``'s reads, built once (an expanding ``:ids`` list bound per call).
 _MEMBERS = (
     sa.select(
@@ -126,11 +135,12 @@ class Scope:
             raise NotFound("entity", name, self.namespace)
         return row
 
-    def hydrate(self, session: Session, rows: Sequence[Fact]) -> list[FactPublic]:
-        """Fact rows as ``FactPublic``, with their members and citations, in order. Members
-        and citations are read as plain columns (no ORM objects: a page of a hundred
-        facts builds in about half the time)."""
-        ids = [r.id for r in rows]
+    def hydrate(self, session: Session, rows: Sequence[FactRow]) -> list[FactPublic]:
+        """Fact rows (``FactRow``) as ``FactPublic``, with their members and citations, in
+        order. Members and citations are read as plain columns (no ORM objects: a page of
+        a hundred facts builds in about half the time)."""
+        fields = [r.model_dump() if isinstance(r, Fact) else dict(r) for r in rows]
+        ids = [f["id"] for f in fields]
         rows_of = session.connection().execute
         members: dict[str, list[MemberPublic]] = {i: [] for i in ids}
         citations: dict[str, list[CitationPublic]] = {i: [] for i in ids}
@@ -147,15 +157,18 @@ class Scope:
                         evidence_id=evidence_id, cited=cited, start=start, end=end, lost_at=lost_at
                     )
                 )
-        return [
-            FactPublic(
-                **r.model_dump(exclude={"meta"}),
-                metadata=stored_metadata(r.meta),
-                members=members[r.id],
-                citations=citations[r.id],
+        public = []
+        for f in fields:
+            meta = f.pop("meta")
+            public.append(
+                FactPublic(
+                    **f,
+                    metadata=stored_metadata(meta),
+                    members=members[f["id"]],
+                    citations=citations[f["id"]],
+                )
             )
-            for r in rows
-        ]
+        return public
 
     def facts_by_id(
         self,
@@ -175,13 +188,16 @@ class Scope:
         session: Session,
         ids: Collection[str],
         statuses: Collection[str] | None = ACTIVE_STATUSES,
-    ) -> list[Fact]:
-        """The rows of ``facts_by_id``, not hydrated (no members, no citations)."""
+    ) -> list[sa.RowMapping]:
+        """The rows of ``facts_by_id`` as plain rows (``_FACT_ROWS``), not hydrated (no
+        members, no citations), in no particular order."""
         wanted = None if statuses is None else set(statuses)
-        rows: list[Fact] = []
+        rows: list[sa.RowMapping] = []
         for chunk in db.chunks(list(ids)):
-            for row in session.exec(select(Fact).where(col(Fact.id).in_(chunk))).all():
-                if row.namespace == self.namespace and (wanted is None or row.status in wanted):
+            for row in session.connection().execute(_FACT_ROWS, {"ids": chunk}).mappings():
+                if row["namespace"] == self.namespace and (
+                    wanted is None or row["status"] in wanted
+                ):
                     rows.append(row)
         return rows
 

@@ -207,7 +207,7 @@ def search_facts(
     ranked = rank(handle, FACTS, q.query, q.mode, where, q.offset + q.k)
     with scope.session() as session:
         # SQL has the last word on status: another process may have changed it.
-        rows = {row.id: row for row in scope.fact_rows(session, ranked.order, wanted)}
+        rows = {row["id"]: row for row in scope.fact_rows(session, ranked.order, wanted)}
         kept = ranked.page([i for i in ranked.order if i in rows], q.min_score, q.offset, q.k)
         found = {f.id: f for f in scope.hydrate(session, [rows[i] for i in kept])}
     hits = [SearchHit(fact=found[i], score=ranked.fused[i], **ranked.sides[i]) for i in kept]
