@@ -1,15 +1,17 @@
 """The hypergraph of a namespace's active facts, read from SQL for each query.
 
 SQL is the truth and no graph is held between reads, so memory does not grow with
-the store and opening one reads no facts. ``neighborhood`` loads only the facts its
-walk can use, a hop at a time through the members' (namespace, entity_id) index, into
-a small ``HyperGraph`` and walks that: a fact another process wrote or made inactive
-counts at once. ``whole`` builds the namespace's entire graph on demand.
+the store and opening one reads no facts. ``neighborhood`` walks a hop at a time
+through the members' (namespace, entity_id) index, newest first within a hop, into a
+small ``HyperGraph``, and reads only as far as the page it serves needs: a fact
+another process wrote or made inactive counts at once. ``whole`` builds the
+namespace's entire graph on demand.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
 from typing import Any, cast
@@ -28,6 +30,20 @@ from memstore.scope import Scope
 #: A fact's graph row (``_with_members``): id, relation, valid_from, valid_to,
 #: recorded_at, and one member's entity id and role.
 _Row = sa.Row[str, str | None, datetime | None, datetime | None, datetime, str, str]
+
+
+@dataclass
+class _Walk:
+    """What ``GraphView._walk`` read: the ``graph`` of the facts it read; ``hop_of``, the
+    hop of each fact it keeps; ``distance``, the hop that reached each entity (seeds 0);
+    ``ended``, whether it went to its end; ``complete``, whether it kept every fact
+    within hops (None while it has not ended: the page did not need to know)."""
+
+    graph: HyperGraph
+    hop_of: dict[str, int]
+    distance: dict[str, int]
+    ended: bool = False
+    complete: bool | None = None
 
 
 class GraphView:
@@ -55,10 +71,9 @@ class GraphView:
     ) -> NeighborhoodPublic:
         """One page of the active facts within ``hops`` steps of the entities ``names``:
         by hop, newest first within a hop (recorded_at, then id, descending), of the
-        ``max_facts`` the walk keeps in that order. The page's facts are read from SQL
-        (their status again: another process may have changed it), with the seeds and
-        the page's members. The walk is ``HyperGraph.neighborhood``'s, over the facts
-        ``_reachable`` reads for it."""
+        first ``max_facts`` in that order. The walk (``_walk``) reads only as far as the
+        page needs; the page's facts are read from SQL (their status again: another
+        process may have changed it), with the seeds and the page's members."""
         with self.scope.session() as session:
             seeds = [self.scope.resolve(session, name, "entities").id for name in names]
             read = cursors.listing(
@@ -67,32 +82,29 @@ class GraphView:
                  "relation": relation, "max_facts": max_facts},
             )  # fmt: skip
             after = cursors.start(page.cursor, read)
-            graph = self._reachable(session, seeds, hops, relation, as_of, max_facts)
-            hood = graph.neighborhood(
-                seeds, hops, relation=relation, as_of=as_of, max_facts=max_facts, rank=_newest
-            )
+            start = None if after is None else (-after.distance, after.recorded_at, after.id)
+            walk = self._walk(session, seeds, hops, relation, as_of, max_facts, start, page.limit)
             order = sorted(
-                (_key(fact_id, hop, graph.fact_attrs(fact_id))
-                 for fact_id, hop in hood.fact_distance.items()),
+                (_key(fact_id, hop, walk.graph.fact_attrs(fact_id))
+                 for fact_id, hop in walk.hop_of.items()),
                 reverse=True,
             )  # fmt: skip
-            if after is not None:
-                start = (-after.distance, after.recorded_at, after.id)
+            if start is not None:
                 order = [key for key in order if key < start]
             facts, more = self._page(session, order, page.limit)
+            more = more or (not walk.ended and bool(facts))  # a fact the page lost meanwhile
             members = {m.entity_id for f in facts for m in f.members}
             found = self.scope.entities_by_id(session, [*dict.fromkeys(seeds), *members])
-        distance = cast("dict[str, int]", hood.distance)
-        last = hood.fact_distance[facts[-1].id] if facts else 0
+        last = walk.hop_of[facts[-1].id] if facts else 0
         return NeighborhoodPublic(
-            entities=sorted(found, key=lambda e: (distance.get(e.id, 0), e.key)),
+            entities=sorted(found, key=lambda e: (walk.distance.get(e.id, 0), e.key)),
             facts=facts,
-            distance={e.id: distance.get(e.id, 0) for e in found},
+            distance={e.id: walk.distance.get(e.id, 0) for e in found},
             next_cursor=cursors.after_page(facts, more, read, last),
-            complete=hood.complete,
+            complete=walk.complete,
         )
 
-    def _reachable(
+    def _walk(
         self,
         session: Session,
         seeds: list[str],
@@ -100,34 +112,54 @@ class GraphView:
         relation: str | None,
         as_of: datetime | None,
         max_facts: int,
-    ) -> HyperGraph:
-        """The facts a walk of ``hops`` from ``seeds`` can use, read a hop at a time: of
-        the active facts touching the frontier that ``relation`` and ``as_of`` admit and
-        the walk has not used, the newest, one more than it can still keep (so that it
-        sees a hop pass ``max_facts``; it stops there, as does this)."""
-        graph = HyperGraph()
-        reached, frontier = set(seeds), list(dict.fromkeys(seeds))
-        for _hop in range(hops):
-            loaded: list[str] = []
-            while True:  # again when a fact was erased or retracted between the two reads
-                wanted = max_facts - len(graph) + 1
-                found = self._around(session, graph, frontier, relation, as_of, wanted)
-                _add_rows(graph, self._rows(session, found))
-                loaded += [fact_id for fact_id in found if fact_id in graph]
-                if len(graph) > max_facts or all(fact_id in graph for fact_id in found):
+        start: tuple[int, datetime, str] | None,
+        limit: int,
+    ) -> _Walk:
+        """The walk of ``hops`` from ``seeds`` read from SQL as far as a page of ``limit``
+        facts after ``start`` (a key of ``_key``; None: from the beginning) needs, plus
+        one to tell whether more follow. A hop at a time, newest first within a hop:
+        ``_around`` reads the frontier's next facts, ``_rows`` their members. A hop is
+        read to its end before the next (its members are the next frontier); the first
+        ``max_facts`` facts are kept, and one more fact within ``hops`` means the walk
+        stops there, cut. A hop the page starts in or after is read in batches of what
+        the page still needs, doubling; one wholly before the page at once."""
+        walk = _Walk(HyperGraph(), {}, {seed: 0 for seed in seeds})
+        frontier = list(dict.fromkeys(seeds))
+        after_start = 0  # facts kept that come after ``start``, that is on this page or later
+        for hop in range(1, hops + 1):
+            reached: list[str] = []
+            before_page = start is not None and -start[0] > hop
+            batch = limit + 1
+            while True:
+                room = max_facts - len(walk.hop_of)
+                wanted = room + 1 if before_page else min(room + 1, batch)
+                found = self._around(session, walk.graph, frontier, relation, as_of, wanted)
+                _add_rows(walk.graph, self._rows(session, found))
+                kept = [fact_id for fact_id in found if fact_id in walk.graph]
+                for fact_id in kept[:room]:
+                    walk.hop_of[fact_id] = hop
+                    if start is None or _key(fact_id, hop, walk.graph.fact_attrs(fact_id)) < start:
+                        after_start += 1
+                    for member, _role in walk.graph.members(fact_id):
+                        entity = cast("str", member)
+                        if entity not in walk.distance:
+                            walk.distance[entity] = hop
+                            reached.append(entity)
+                if len(kept) > room:  # a fact within hops past max_facts
+                    walk.ended, walk.complete = True, False
+                    return walk
+                hop_ended = len(found) < wanted  # SQL has no more facts for this hop
+                walk_ended = hop_ended and (hop == hops or not reached)
+                if after_start > limit and not walk_ended:  # a page and one more: the
+                    return walk  # rest can wait
+                if hop_ended:
                     break
-            if len(graph) > max_facts:
-                break
-            frontier = []
-            for fact_id in loaded:
-                for member, _role in graph.members(fact_id):
-                    entity = cast("str", member)
-                    if entity not in reached:
-                        reached.add(entity)
-                        frontier.append(entity)
+                batch *= 2
+            frontier = reached
             if not frontier:
                 break
-        return graph
+        walk.ended, walk.complete = True, True
+        return walk
 
     def _around(
         self,

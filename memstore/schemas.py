@@ -302,15 +302,17 @@ class VerificationPublic(VerificationBase):
 class NeighborhoodPublic(BaseModel):
     """One page of the facts around some seed entities, nearest first and newest first
     within a hop, with the seeds and the members of those facts; ``distance`` is in
-    entity hops. ``next_cursor`` asks for the next page (None: this is the last);
+    entity hops. ``next_cursor`` asks for the next page (None: this is the last).
     ``complete`` is False when the walk stopped at ``max_facts`` facts, leaving out
-    farther or older ones within ``hops``."""
+    farther or older ones within ``hops``, True when it kept them all, and None when
+    this page did not walk far enough to tell (the walk reads only what a page needs;
+    the last page always tells)."""
 
     entities: list[EntityPublic]
     facts: list[FactPublic]
     distance: dict[str, int]
     next_cursor: str | None = None
-    complete: bool = True
+    complete: bool | None = True
 
 
 class EvidencePublic(BaseModel):

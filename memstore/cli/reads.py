@@ -114,7 +114,7 @@ def neighbors(
     out.print(entities)
     print_facts(hood.facts, "Facts")
     print_more(hood.next_cursor)
-    if not hood.complete:
+    if hood.complete is False:
         err.print(f"the walk stopped at {max_facts} facts; --max-facts reaches farther")
 
 

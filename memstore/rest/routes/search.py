@@ -154,7 +154,9 @@ def neighborhood(
     """Active facts within ``hops`` steps of the entity (a name or alias), nearest first
     and newest first within a hop, a page at a time, with the entity and the page's
     members. Pass a page's ``next_cursor`` as ``cursor`` for the next page (null: the
-    last); ``complete`` is false when the walk stopped at ``max_facts`` facts."""
+    last); ``complete`` is false when the walk stopped at ``max_facts`` facts, true when
+    it kept every fact within ``hops``, null when this page did not need to walk that
+    far (the last page always tells)."""
     with param_names({"entities": "name"}):
         return store.neighborhood(
             name, hops, relation=relation, limit=limit, cursor=cursor, max_facts=max_facts
