@@ -51,6 +51,20 @@ FactRow = Fact | sa.RowMapping
 _FACT_ROWS = sa.select(
     *(attr.columns[0].label(attr.key) for attr in sa.inspect(Fact).column_attrs)
 ).where(col(Fact.id).in_(sa.bindparam("ids", expanding=True)))
+#: ``Scope.entities_by_id``' reads: the entities ``:ids`` and their aliases, in order.
+_ENTITY_ROWS = sa.select(
+    col(Entity.id),
+    col(Entity.namespace),
+    col(Entity.name),
+    col(Entity.key),
+    col(Entity.kind),
+    col(Entity.created_at),
+).where(col(Entity.id).in_(sa.bindparam("ids", expanding=True)))
+_ALIASES = (
+    sa.select(col(EntityAlias.entity_id), col(EntityAlias.alias))
+    .where(col(EntityAlias.entity_id).in_(sa.bindparam("ids", expanding=True)))
+    .order_by(col(EntityAlias.id))
+)
 #: ``Scope.hydrate``'s reads, built once (an expanding ``:ids`` list bound per call).
 _MEMBERS = (
     sa.select(
@@ -202,25 +216,15 @@ class Scope:
         return rows
 
     def entities_by_id(self, session: Session, ids: Collection[str]) -> list[EntityPublic]:
-        """These entities with their aliases, in the order of ``ids`` (unknown ids left out)."""
+        """These entities with their aliases, in the order of ``ids`` (unknown ids left
+        out); read as plain columns, as ``fact_rows``."""
         found: dict[str, EntityPublic] = {}
+        rows_of = session.connection().execute
         for chunk in db.chunks(list(ids)):
-            for e in session.exec(select(Entity).where(col(Entity.id).in_(chunk))).all():
-                if e.namespace != self.namespace:  # by primary key only, as ``facts_by_id``
-                    continue
-                found[e.id] = EntityPublic(
-                    id=e.id,
-                    namespace=e.namespace,
-                    name=e.name,
-                    key=e.key,
-                    kind=e.kind,
-                    created_at=e.created_at,
-                )
-            for a in session.exec(
-                select(EntityAlias)
-                .where(col(EntityAlias.entity_id).in_(chunk))
-                .order_by(col(EntityAlias.id))
-            ).all():
-                if a.entity_id in found:
-                    found[a.entity_id].aliases.append(a.alias)
+            for row in rows_of(_ENTITY_ROWS, {"ids": chunk}).mappings():
+                if row["namespace"] == self.namespace:  # by primary key only, as ``fact_rows``
+                    found[row["id"]] = EntityPublic(**row)
+            for entity_id, alias in rows_of(_ALIASES, {"ids": chunk}):
+                if entity_id in found:
+                    found[entity_id].aliases.append(alias)
         return [found[i] for i in ids if i in found]
