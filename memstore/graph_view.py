@@ -36,13 +36,12 @@ _Row = sa.Row[str, str | None, datetime | None, datetime | None, datetime, str, 
 class _Walk:
     """What ``GraphView._walk`` read: the ``graph`` of the facts it read; ``hop_of``, the
     hop of each fact it keeps; ``distance``, the hop that reached each entity (seeds 0);
-    ``ended``, whether it went to its end; ``complete``, whether it kept every fact
-    within hops (None while it has not ended: the page did not need to know)."""
+    ``complete``, True when it went to its end, False when it stopped at ``max_facts``,
+    None when it stopped at what the page needed, before it could tell."""
 
     graph: HyperGraph
     hop_of: dict[str, int]
     distance: dict[str, int]
-    ended: bool = False
     complete: bool | None = None
 
 
@@ -83,16 +82,23 @@ class GraphView:
             )  # fmt: skip
             after = cursors.start(page.cursor, read)
             start = None if after is None else (-after.distance, after.recorded_at, after.id)
-            walk = self._walk(session, seeds, hops, relation, as_of, max_facts, start, page.limit)
-            order = sorted(
-                (_key(fact_id, hop, walk.graph.fact_attrs(fact_id))
-                 for fact_id, hop in walk.hop_of.items()),
-                reverse=True,
-            )  # fmt: skip
-            if start is not None:
-                order = [key for key in order if key < start]
-            facts, more = self._page(session, order, page.limit)
-            more = more or (not walk.ended and bool(facts))  # a fact the page lost meanwhile
+            for _attempt in range(PAGE_ATTEMPTS):
+                walk = self._walk(
+                    session, seeds, hops, relation, as_of, max_facts, start, page.limit
+                )
+                order = sorted(
+                    (_key(fact_id, hop, walk.graph.fact_attrs(fact_id))
+                     for fact_id, hop in walk.hop_of.items()),
+                    reverse=True,
+                )  # fmt: skip
+                if start is not None:
+                    order = [key for key in order if key < start]
+                facts, more = self._page(session, order, page.limit)
+                if more or walk.complete is not None or len(facts) == page.limit:
+                    break
+                # The walk stopped at the page and one more, and facts of it became
+                # inactive before the page read them: walk again, past them.
+            more = more or (walk.complete is None and bool(facts))  # the one more was lost
             members = {m.entity_id for f in facts for m in f.members}
             found = self.scope.entities_by_id(session, [*dict.fromkeys(seeds), *members])
         last = walk.hop_of[facts[-1].id] if facts else 0
@@ -121,15 +127,16 @@ class GraphView:
         ``_around`` reads the frontier's next facts, ``_rows`` their members. A hop is
         read to its end before the next (its members are the next frontier); the first
         ``max_facts`` facts are kept, and one more fact within ``hops`` means the walk
-        stops there, cut. A hop the page starts in or after is read in batches of what
-        the page still needs, doubling; one wholly before the page at once."""
+        stops there, cut. A hop the page starts in or after is read in batches, the
+        first of what the page still needs and one more, then doubling (the cursor's hop
+        holds facts before it too); a hop wholly before the page at once."""
         walk = _Walk(HyperGraph(), {}, {seed: 0 for seed in seeds})
         frontier = list(dict.fromkeys(seeds))
-        after_start = 0  # facts kept that come after ``start``, that is on this page or later
+        past_cursor = 0  # facts kept that sort after ``start``: this page's, then later ones
         for hop in range(1, hops + 1):
             reached: list[str] = []
             before_page = start is not None and -start[0] > hop
-            batch = limit + 1
+            batch = max(1, limit + 1 - past_cursor)
             while True:
                 room = max_facts - len(walk.hop_of)
                 wanted = room + 1 if before_page else min(room + 1, batch)
@@ -139,18 +146,18 @@ class GraphView:
                 for fact_id in kept[:room]:
                     walk.hop_of[fact_id] = hop
                     if start is None or _key(fact_id, hop, walk.graph.fact_attrs(fact_id)) < start:
-                        after_start += 1
+                        past_cursor += 1
                     for member, _role in walk.graph.members(fact_id):
                         entity = cast("str", member)
                         if entity not in walk.distance:
                             walk.distance[entity] = hop
                             reached.append(entity)
                 if len(kept) > room:  # a fact within hops past max_facts
-                    walk.ended, walk.complete = True, False
+                    walk.complete = False
                     return walk
                 hop_ended = len(found) < wanted  # SQL has no more facts for this hop
                 walk_ended = hop_ended and (hop == hops or not reached)
-                if after_start > limit and not walk_ended:  # a page and one more: the
+                if past_cursor > limit and not walk_ended:  # a page and one more: the
                     return walk  # rest can wait
                 if hop_ended:
                     break
@@ -158,7 +165,7 @@ class GraphView:
             frontier = reached
             if not frontier:
                 break
-        walk.ended, walk.complete = True, True
+        walk.complete = True
         return walk
 
     def _around(
@@ -237,6 +244,9 @@ class GraphView:
         return found, False
 
 
+#: Walks one page may take: again when facts of the page became inactive between the
+#: walk and the page's read (the walk stops at the page and one more).
+PAGE_ATTEMPTS = 3
 #: Reads one ``UNION ALL`` joins (SQLite allows 500 terms in a compound SELECT).
 UNION_READS = 100
 #: The active statuses, as the ``active`` parameter of the statements below.

@@ -352,7 +352,9 @@ class Store(ReverifyCalls, LabelCalls, Closing):
         """Active facts within ``hops`` entity-fact-entity steps of the seeds, nearest
         first and newest first within a hop, at most ``limit`` a page, with the seeds and
         the page's members. The walk keeps at most ``max_facts`` facts (up to 100,000) in
-        that order (``complete`` False when it left some out); ``next_cursor`` reads on."""
+        that order and reads only as far as the page needs: ``complete`` is False when
+        it left some out, True when it kept them all, None when this page did not walk
+        far enough to tell (the last page always tells); ``next_cursor`` reads on."""
         names = checks.entity_names(entities, hops, max_facts)
         page = checks.read_page(limit, cursor)
         as_of = checks.as_utc(as_of)

@@ -86,6 +86,35 @@ def test_a_fact_retracted_between_a_walks_reads_neither_counts_nor_cuts_it(
 
 
 @pytest.mark.both_databases
+def test_a_page_whose_facts_were_retracted_before_it_read_them_walks_again(
+    opener: Opener,
+) -> None:
+    """A walk stops at the page and one more; if all of those are retracted before the
+    page reads them, the page walks again and shows the next ones, with a cursor."""
+    first = opener(hook=memstore.Ungated(), index=False)
+    other = opener(hook=memstore.Ungated(), index=False)  # another process, in effect
+    newest_first = [link(first, "S", f"A{i}") for i in range(6)][::-1]
+    retracted: list[str] = []
+
+    def retract_once(_conn: Any, _cursor: Any, statement: str, *_rest: Any) -> None:
+        if not retracted and "AS meta" in statement:  # the page's read of its facts
+            retracted.extend(f.id for f in newest_first[:3])
+            for fact_id in retracted:
+                other.retract(fact_id, "no longer true")
+
+    event.listen(Engine, "before_cursor_execute", retract_once)
+    try:
+        page = first.neighborhood("S", 1, limit=2)
+    finally:
+        event.remove(Engine, "before_cursor_execute", retract_once)
+    assert len(retracted) == 3
+    assert [f.id for f in page.facts] == [f.id for f in newest_first[3:5]]
+    assert page.next_cursor is not None
+    last = first.neighborhood("S", 1, limit=2, cursor=page.next_cursor)
+    assert [f.id for f in last.facts] == [newest_first[5].id] and last.complete is True
+
+
+@pytest.mark.both_databases
 def test_a_fact_another_store_wrote_is_walked_without_reopening(opener: Opener) -> None:
     first = opener(hook=memstore.Ungated(), index=False)
     second = opener(hook=memstore.Ungated(), index=False)  # another process, in effect
@@ -192,3 +221,44 @@ def test_neighborhood_answers_as_a_walk_of_the_whole_graph(plain: Store, chunk: 
         incomplete += not want.complete
     assert 0 < incomplete < len(cases)  # both kinds of walk were tried
     assert untold > 0  # and pages that stopped the walk early
+
+
+def test_a_first_page_reads_the_facts_it_shows_and_one_more(plain: Store) -> None:
+    """A walk stops reading once it has the page and one more: a first page of 5 near
+    a seed with 60 facts (each leading to one more) reads the members of 6 facts, not
+    the 120 within two hops; a page deeper in the walk reads further."""
+    plain.add_facts(
+        [{"statement": f"S knows A{i}.", "members": ["S", f"A{i}"], "evidence": ["S"]}
+         for i in range(60)]
+        + [{"statement": f"A{i} knows B{i}.", "members": [f"A{i}", f"B{i}"], "evidence": ["A"]}
+           for i in range(60)]
+    )  # fmt: skip
+
+    def facts_read(work: Callable[[], Any]) -> int:
+        """Fact ids the walk's member reads (``_GRAPH_ROWS``) asked for."""
+        asked: list[Any] = []
+
+        def grab(_conn: Any, _cursor: Any, statement: str, parameters: Any, *_rest: Any) -> None:
+            if "fact_members.role" in statement and "facts.id IN" in statement:
+                asked.append(parameters)
+
+        event.listen(Engine, "before_cursor_execute", grab)
+        try:
+            work()
+        finally:
+            event.remove(Engine, "before_cursor_execute", grab)
+        # each read binds the ids, the namespace, then the active statuses
+        return sum(len(p) - 1 - len(graph_view.ACTIVE) for p in asked)
+
+    first: list[Any] = []
+    assert facts_read(lambda: first.append(plain.neighborhood("S", 2, limit=5))) == 6
+    assert len(first[0].facts) == 5 and first[0].complete is None
+    cursor, pages = first[0].next_cursor, 1
+    while pages < 12:  # the last page of hop 1
+        cursor = plain.neighborhood("S", 2, limit=5, cursor=cursor).next_cursor
+        pages += 1
+    deep: list[Any] = []
+    read = facts_read(lambda: deep.append(plain.neighborhood("S", 2, limit=5, cursor=cursor)))
+    assert len(deep[0].facts) == 5
+    assert all(f.statement.startswith("A") for f in deep[0].facts)  # hop 2's
+    assert read == 60 + 6  # hop 1 whole (the frontier of hop 2), then the page and one more
