@@ -215,6 +215,7 @@ def test_neighborhood_pages_by_hop_then_newest(plain: Store) -> None:
         assert page.next_cursor is not None or page.complete is True
         members = {m.entity_id for f in page.facts for m in f.members}
         assert {e.id for e in page.entities} == members | {seed}  # the seeds and the page's
+        assert len(page.entities) == len(members | {seed})  # each once
         assert page.distance == {e.id: "SAB".index(e.name[0]) for e in page.entities}
         return page
 

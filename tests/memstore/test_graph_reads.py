@@ -86,32 +86,40 @@ def test_a_fact_retracted_between_a_walks_reads_neither_counts_nor_cuts_it(
 
 
 @pytest.mark.both_databases
+@pytest.mark.parametrize("rounds", [1, 3])
 def test_a_page_whose_facts_were_retracted_before_it_read_them_walks_again(
-    opener: Opener,
+    opener: Opener, rounds: int
 ) -> None:
     """A walk stops at the page and one more; if all of those are retracted before the
-    page reads them, the page walks again and shows the next ones, with a cursor."""
+    page reads them, the page walks again and shows the next ones, with a cursor. The
+    third walk goes to the end, so the page then reads on past what was retracted."""
     first = opener(hook=memstore.Ungated(), index=False)
     other = opener(hook=memstore.Ungated(), index=False)  # another process, in effect
-    newest_first = [link(first, "S", f"A{i}") for i in range(6)][::-1]
+    newest_first = [link(first, "S", f"A{i}") for i in range(3 * rounds + 3)][::-1]
     retracted: list[str] = []
+    busy: list[bool] = []  # the retractions' own statements do not retract
 
-    def retract_once(_conn: Any, _cursor: Any, statement: str, *_rest: Any) -> None:
-        if not retracted and "AS meta" in statement:  # the page's read of its facts
-            retracted.extend(f.id for f in newest_first[:3])
-            for fact_id in retracted:
-                other.retract(fact_id, "no longer true")
+    def retract(_conn: Any, _cursor: Any, statement: str, *_rest: Any) -> None:
+        if busy or len(retracted) == 3 * rounds or "AS meta" not in statement:
+            return  # "AS meta": the page's read of its facts
+        busy.append(True)
+        try:
+            for fact in newest_first[len(retracted) : len(retracted) + 3]:
+                other.retract(fact.id, "no longer true")
+                retracted.append(fact.id)
+        finally:
+            busy.clear()
 
-    event.listen(Engine, "before_cursor_execute", retract_once)
+    event.listen(Engine, "before_cursor_execute", retract)
     try:
         page = first.neighborhood("S", 1, limit=2)
     finally:
-        event.remove(Engine, "before_cursor_execute", retract_once)
-    assert len(retracted) == 3
-    assert [f.id for f in page.facts] == [f.id for f in newest_first[3:5]]
+        event.remove(Engine, "before_cursor_execute", retract)
+    assert len(retracted) == 3 * rounds
+    assert [f.id for f in page.facts] == [f.id for f in newest_first[3 * rounds :][:2]]
     assert page.next_cursor is not None
     last = first.neighborhood("S", 1, limit=2, cursor=page.next_cursor)
-    assert [f.id for f in last.facts] == [newest_first[5].id] and last.complete is True
+    assert [f.id for f in last.facts] == [newest_first[-1].id] and last.complete is True
 
 
 @pytest.mark.both_databases
@@ -262,3 +270,11 @@ def test_a_first_page_reads_the_facts_it_shows_and_one_more(plain: Store) -> Non
     assert len(deep[0].facts) == 5
     assert all(f.statement.startswith("A") for f in deep[0].facts)  # hop 2's
     assert read == 60 + 6  # hop 1 whole (the frontier of hop 2), then the page and one more
+    # hop 2 reads only what the page still lacks after hop 1, and one more
+    plain.add_facts(
+        [{"statement": f"T knows C{i}.", "members": ["T", f"C{i}"], "evidence": ["T"]}
+         for i in range(3)]
+        + [{"statement": f"C{i % 3} knows D{i}.", "members": [f"C{i % 3}", f"D{i}"],
+            "evidence": ["C"]} for i in range(30)]
+    )  # fmt: skip
+    assert facts_read(lambda: plain.neighborhood("T", 2, limit=5)) == 3 + 3
