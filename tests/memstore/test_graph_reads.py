@@ -278,3 +278,35 @@ def test_a_first_page_reads_the_facts_it_shows_and_one_more(plain: Store) -> Non
             "evidence": ["C"]} for i in range(30)]
     )  # fmt: skip
     assert facts_read(lambda: plain.neighborhood("T", 2, limit=5)) == 3 + 3
+
+
+@pytest.mark.both_databases
+def test_a_frontier_is_one_merged_read_on_sqlite_and_bounded_reads_on_postgresql(
+    plain: Store,
+) -> None:
+    """SQLite gets one ordered ``UNION ALL`` under one LIMIT, which its plan merges (no
+    sort of every row read); PostgreSQL, whose planner would hash and sort that, one
+    bounded read per entity."""
+    for i in range(4):
+        link(plain, "S", f"A{i}")
+        link(plain, f"A{i}", f"B{i}")
+    sent = statements_during(lambda: plain.neighborhood("S", 2))
+    unions = [s for s in sent if "UNION ALL" in s]
+    assert unions  # hop 1 has one entity; hop 2's frontier of four is a union
+    engine = plain._scope.engine  # the test looks at the plan SQLite makes of it
+    if engine.dialect.name == "sqlite":
+        assert all(s.count("LIMIT") == 1 for s in unions)
+        statement = graph_view._around_statement(4, False, False, True)
+        params = {"namespace": "user:alice", "active": list(graph_view.ACTIVE), "keep": 5}
+        params |= {f"entity_{i}": plain.entity(f"A{i}").id for i in range(4)}
+        with engine.connect() as connection:
+            sql = str(
+                statement.params(**params).compile(
+                    connection, compile_kwargs={"literal_binds": True}
+                )
+            )
+            plan = [row[3] for row in connection.exec_driver_sql("EXPLAIN QUERY PLAN " + sql)]
+        assert any("MERGE (UNION ALL)" in step for step in plan), plan
+        assert not any("TEMP B-TREE" in step for step in plan), plan
+    else:
+        assert all(s.count("LIMIT") == 4 + 1 for s in unions)  # one a read, one in all
