@@ -290,10 +290,9 @@ def _around_statement(
     they come and stops at ``keep`` (``MERGE (UNION ALL)``): the newest 101 facts of
     100 entities with 60 to 300 facts each, in a 100,000-fact store, took 1.2 ms so
     and 138 ms with a sorted read of ``limit_<i>`` rows per entity (one statement, run
-    alone). Otherwise (PostgreSQL, whose
-    planner hashes and sorts unbounded reads instead: 63 against 7.7 ms p50 at 20,000
-    facts) each read takes at most ``limit_<i>`` distinct facts, newest first, and the
-    union is made distinct."""
+    alone). Otherwise (PostgreSQL, whose planner hashes and sorts unbounded reads
+    instead: 63 against 7.7 ms p50 at 20,000 facts) each read takes at most
+    ``limit_<i>`` distinct facts, newest first, and the union is made distinct."""
     at, fact_id = col(FactMember.recorded_at), col(FactMember.fact_id)
     selects: list[sa.Select[str, datetime]] = []
     for i in range(reads):
