@@ -7,12 +7,9 @@ citation may have changed in another process since the index was written).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import cache
 from typing import Any
 
 import numpy as np
@@ -26,12 +23,10 @@ from memstore.models import Evidence, Fact, FactMember, FactStatus
 from memstore.reads import filter_conditions
 from memstore.schemas import EvidenceHit, EvidenceQuery, FactPublic, SearchHit, SearchQuery
 from memstore.scope import Scope
-from memstore.vectors import CHUNKS, FACTS, Filter, Ranking, SearchIndex, reciprocal_rank_fusion
+from memstore.vectors import CHUNKS, FACTS, Filter, SearchIndex, reciprocal_rank_fusion
 
 #: An expanded hit scores this fraction of the hit it was reached through.
 EXPANSION_DECAY = 0.5
-#: Searches whose full-text side can run beside their embedding at once.
-SIDE_THREADS = 32
 
 
 @dataclass(frozen=True)
@@ -69,26 +64,21 @@ def rank(handle: IndexHandle, table: str, query: str, mode: str, where: Filter, 
     by another process) or a ``min_score`` drops leave room for the next ones. The
     fused score (reciprocal rank fusion) only orders; ``relevance`` is what a threshold
     can use: the cosine similarity of the query's and the row's stored embeddings, clipped
-    to [0, 1], whichever side found the row. The full-text side runs while the query is
-    embedded.
+    to [0, 1], whichever side found the row. The query is embedded first (even for the
+    text side alone, for ``relevance``), then both sides run at once.
     """
     index = handle.ready()
     window = max(3 * k, 30)
     clause = where.sql(table)
     with index_errors(handle):
-        text_side = (
-            None if mode == "vector" else _beside(index.by_text, table, query, clause, window)
+        vector = index.embed([query])[0]
+        by_vector, by_text = index.ranked(
+            table,
+            None if mode == "text" else vector,
+            None if mode == "vector" else query,
+            clause,
+            window,
         )
-        try:
-            vector = index.embed([query])[0]
-            by_vector = Ranking([], [])
-            if mode != "text":
-                by_vector = index.by_vector(table, vector, clause, window)
-        except BaseException:
-            if text_side is not None:  # its own error would hide this one
-                wait([text_side])
-            raise
-        by_text = Ranking([], []) if text_side is None else text_side.result()
         fused = reciprocal_rank_fusion([by_vector, by_text])
         sides: dict[str, dict[str, Any]] = {i: {} for i in fused}
         vector_side = zip(by_vector.ids, by_vector.scores, strict=True)
@@ -110,31 +100,6 @@ def rank(handle: IndexHandle, table: str, query: str, mode: str, where: Filter, 
     # Equal fused scores (first on one side, second on the other) go by meaning.
     order = sorted(fused, key=lambda i: (-fused[i], -sides[i].get("similarity", -1.0), i))
     return Ranked(order, fused, sides, rate)
-
-
-@cache
-def _side() -> ThreadPoolExecutor:
-    """Threads that run a query's full-text side beside its embedding (one per search
-    running at once, up to ``SIDE_THREADS``; more wait for a thread)."""
-    return ThreadPoolExecutor(max_workers=SIDE_THREADS, thread_name_prefix="memstore-search")
-
-
-def _beside(by_text: Callable[..., Ranking], *args: Any) -> Future[Ranking]:
-    """``by_text(*args)`` on a pool thread; run here, already done, where the pool is
-    gone (the interpreter shutting down)."""
-    try:
-        return _side().submit(by_text, *args)
-    except RuntimeError:
-        done: Future[Ranking] = Future()
-        try:
-            done.set_result(by_text(*args))
-        except Exception as exc:
-            done.set_exception(exc)
-        return done
-
-
-# A forked child has none of the parent's threads: it starts a pool of its own.
-os.register_at_fork(after_in_child=_side.cache_clear)
 
 
 def relevance(
