@@ -12,7 +12,7 @@ import os
 import threading
 import time
 import warnings
-from collections.abc import Collection, Coroutine, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Collection, Coroutine, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -469,39 +469,34 @@ class SearchIndex:
     # -- reads -----------------------------------------------------------------
     # Queries run on the AsyncTable that each of LanceDB's tables wraps (``_reader``), on
     # LanceDB's own event loop: both sides of a hybrid query run at once, and no query
-    # pays the synchronous wrapper's schema reads (2-3 ms a query here).
+    # pays the synchronous wrapper's extra schema reads (2-3 ms a query here). Their
+    # Arrow results are turned into Python in the calling thread, not on that loop.
 
     def ranked(
         self, table: str, vector: Matrix | None, text: str | None, where: str, limit: int
     ) -> tuple[Ranking, Ranking]:
-        """Both sides of a hybrid query, run at once: ``by_vector`` (none without a
-        ``vector``) and ``by_text`` (none without a ``text``)."""
+        """Both sides of a hybrid query, run at once. By meaning: the ``limit`` rows
+        nearest ``vector``, scored by cosine similarity (past ``vector_index_at`` rows
+        the approximate index picks them; their scores are still exact, computed again
+        from the stored vectors, so a threshold means one thing at every size). By text:
+        the ``limit`` rows that best match ``text`` (BM25), with their stored vectors. A
+        side without its ``vector`` or ``text`` (or with a blank text) finds nothing."""
+        nearest = None if vector is None else self._nearest(table, vector, where, limit)
+        blank = text is None or not text.strip()
+        matching = None if blank else self._matching(table, cast("str", text), where, limit)
 
-        async def sides() -> tuple[Ranking, Ranking]:
-            return await asyncio.gather(
-                self._nearest(table, vector, where, limit),
-                self._matching(table, text, where, limit),
-            )
+        async def sides() -> list[pa.Table | None]:
+            return list(await asyncio.gather(_maybe(nearest), _maybe(matching)))
 
         by_vector, by_text = _run(sides())
-        return by_vector, by_text
+        return _by_distance(by_vector), _by_score(by_text)
 
     def by_vector(self, table: str, vector: Matrix, where: str, limit: int) -> Ranking:
-        """The ``limit`` rows nearest ``vector``, scored by cosine similarity. Past
-        ``vector_index_at`` rows the approximate index picks them; their scores are
-        still exact (computed again from the stored vectors), so a threshold means
-        one thing at every size."""
+        """The ``limit`` rows nearest ``vector`` (``ranked``'s side by meaning)."""
         return self.ranked(table, vector, None, where, limit)[0]
 
-    def by_text(self, table: str, text: str, where: str, limit: int) -> Ranking:
-        """The ``limit`` rows that best match ``text`` by full text (BM25), with their
-        stored vectors; none for a blank text."""
-        return self.ranked(table, None, text, where, limit)[1]
-
-    async def _nearest(self, table: str, vector: Matrix | None, where: str, limit: int) -> Ranking:
-        if vector is None:
-            return Ranking([], [])
-        hits = await (
+    def _nearest(self, table: str, vector: Matrix, where: str, limit: int) -> Any:
+        return (
             self._reader(table)
             .query()
             .nearest_to(np.asarray(vector, dtype=np.float32))
@@ -513,13 +508,9 @@ class SearchIndex:
             .limit(limit)
             .to_arrow()
         )
-        distances = hits.column("_distance").to_pylist()
-        return Ranking(hits.column("id").to_pylist(), [1.0 - d for d in distances])
 
-    async def _matching(self, table: str, text: str | None, where: str, limit: int) -> Ranking:
-        if text is None or not text.strip():
-            return Ranking([], [])
-        hits = await (
+    def _matching(self, table: str, text: str, where: str, limit: int) -> Any:
+        return (
             self._reader(table)
             .query()
             .nearest_to_text(text, columns="text")
@@ -528,12 +519,6 @@ class SearchIndex:
             .limit(limit)
             .to_arrow()
         )
-        ids, scores = hits.column("id").to_pylist(), hits.column("_score").to_pylist()
-        stored = hits.column("vector").combine_chunks()
-        if stored.null_count:  # flatten() would drop them: rows by id instead (``rate``)
-            return Ranking(ids, scores)
-        vectors = stored.flatten().to_numpy(zero_copy_only=False).reshape(-1, stored.type.list_size)
-        return Ranking(ids, scores, np.asarray(vectors, dtype=np.float32))
 
     def ids(self, table: str, column: str = "id") -> set[str]:
         """Every distinct value of ``column`` (a string column) in ``table``."""
@@ -613,6 +598,30 @@ def _quote(value: str) -> str:
 
 def _quoted(values: Iterable[str]) -> str:
     return ", ".join(_quote(v) for v in values)
+
+
+async def _maybe(query: Awaitable[T] | None) -> T | None:
+    return None if query is None else await query
+
+
+def _by_distance(hits: pa.Table | None) -> Ranking:
+    """A vector query's rows as a ``Ranking`` scored by cosine similarity."""
+    if hits is None:
+        return Ranking([], [])
+    distances = hits.column("_distance").to_pylist()
+    return Ranking(hits.column("id").to_pylist(), [1.0 - d for d in distances])
+
+
+def _by_score(hits: pa.Table | None) -> Ranking:
+    """A full-text query's rows as a ``Ranking`` scored by BM25, with their vectors."""
+    if hits is None:
+        return Ranking([], [])
+    ids, scores = hits.column("id").to_pylist(), hits.column("_score").to_pylist()
+    stored = hits.column("vector").combine_chunks()
+    if stored.null_count:  # flatten() would drop them: rows by id instead (search's ``rate``)
+        return Ranking(ids, scores)
+    vectors = stored.flatten().to_numpy(zero_copy_only=False).reshape(-1, stored.type.list_size)
+    return Ranking(ids, scores, np.asarray(vectors, dtype=np.float32))
 
 
 def _run(query: Coroutine[Any, Any, T]) -> T:
