@@ -13,6 +13,7 @@ import subprocess
 import sys
 import textwrap
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -106,6 +107,31 @@ def test_a_keyword_finds_it_by_full_text(haystack: tuple[Store, str]) -> None:
     hits = store.search("peanuts", 3, mode="text")
     assert [h.fact.id for h in hits] == [peanut]
     assert hits[0].vector_rank is None and hits[0].text_rank == 1
+
+
+def test_searches_from_many_threads_at_once_each_get_their_own_answer(
+    haystack: tuple[Store, str],
+) -> None:
+    """Both sides of every search run on LanceDB's one event loop: searches from eight
+    threads at once, for different facts, each find their own fact first, with the
+    scores they get alone."""
+    store, peanut = haystack
+    expected = {q: (peanut, m) for q, m in [(QUESTION, "hybrid"), ("peanuts", "text")]}
+    for fact in store.list_facts(limit=6).items:  # a statement finds itself by meaning
+        expected[fact.statement] = (fact.id, "vector")
+
+    def top(query: str) -> tuple[str, float, float | None]:
+        best = store.search(query, 5, mode=expected[query][1])[0]
+        return best.fact.id, best.score, best.similarity
+
+    alone = {query: top(query) for query in expected}
+    assert {query: found[0] for query, found in alone.items()} == {
+        query: fact_id for query, (fact_id, _mode) in expected.items()
+    }
+    asked = [query for _ in range(4) for query in expected]
+    with ThreadPoolExecutor(8) as pool:
+        together = list(pool.map(top, asked))
+    assert together == [alone[query] for query in asked]
 
 
 def test_search_never_crosses_namespaces(haystack: tuple[Store, str]) -> None:
