@@ -12,7 +12,7 @@ import os
 import threading
 import time
 import warnings
-from collections.abc import Awaitable, Collection, Coroutine, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Coroutine, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -481,12 +481,14 @@ class SearchIndex:
         from the stored vectors, so a threshold means one thing at every size). By text:
         the ``limit`` rows that best match ``text`` (BM25), with their stored vectors. A
         side without its ``vector`` or ``text`` (or with a blank text) finds nothing."""
-        nearest = None if vector is None else self._nearest(table, vector, where, limit)
-        blank = text is None or not text.strip()
-        matching = None if blank else self._matching(table, cast("str", text), where, limit)
 
         async def sides() -> list[pa.Table | None]:
-            return list(await asyncio.gather(_maybe(nearest), _maybe(matching)))
+            return list(
+                await asyncio.gather(
+                    self._nearest(table, vector, where, limit),
+                    self._matching(table, text, where, limit),
+                )
+            )
 
         by_vector, by_text = _run(sides())
         return _by_distance(by_vector), _by_score(by_text)
@@ -495,8 +497,12 @@ class SearchIndex:
         """The ``limit`` rows nearest ``vector`` (``ranked``'s side by meaning)."""
         return self.ranked(table, vector, None, where, limit)[0]
 
-    def _nearest(self, table: str, vector: Matrix, where: str, limit: int) -> Any:
-        return (
+    async def _nearest(
+        self, table: str, vector: Matrix | None, where: str, limit: int
+    ) -> pa.Table | None:
+        if vector is None:
+            return None
+        return await (
             self._reader(table)
             .query()
             .nearest_to(np.asarray(vector, dtype=np.float32))
@@ -509,8 +515,12 @@ class SearchIndex:
             .to_arrow()
         )
 
-    def _matching(self, table: str, text: str, where: str, limit: int) -> Any:
-        return (
+    async def _matching(
+        self, table: str, text: str | None, where: str, limit: int
+    ) -> pa.Table | None:
+        if text is None or not text.strip():
+            return None
+        return await (
             self._reader(table)
             .query()
             .nearest_to_text(text, columns="text")
@@ -598,10 +608,6 @@ def _quote(value: str) -> str:
 
 def _quoted(values: Iterable[str]) -> str:
     return ", ".join(_quote(v) for v in values)
-
-
-async def _maybe(query: Awaitable[T] | None) -> T | None:
-    return None if query is None else await query
 
 
 def _by_distance(hits: pa.Table | None) -> Ranking:

@@ -18,11 +18,16 @@ import memstore
 from memstore import ErrFactNotGrounded, FactPublic, InvalidInput, NotFound, Store
 
 
-@pytest.fixture(scope="module")
-def fuzz_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
-    data: Path = tmp_path_factory.mktemp("fuzz")
+def ungated_store(tmp_path_factory: pytest.TempPathFactory, name: str) -> Iterator[Store]:
+    """A new store in a fresh directory ``name``, the gate off."""
+    data: Path = tmp_path_factory.mktemp(name)
     with memstore.open(data, namespace="user:fuzz", hook=memstore.Ungated()) as opened:
         yield opened
+
+
+@pytest.fixture(scope="module")
+def fuzz_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
+    yield from ungated_store(tmp_path_factory, "fuzz")
 
 
 @FUZZ
@@ -61,9 +66,7 @@ def test_a_fuzzed_search_answers_or_refuses_naming_a_field(
 @pytest.fixture(scope="module")
 def empty_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
     """A store nothing writes to (``fuzz_store`` holds whatever facts fuzzing stored)."""
-    data: Path = tmp_path_factory.mktemp("empty")
-    with memstore.open(data, namespace="user:fuzz", hook=memstore.Ungated()) as opened:
-        yield opened
+    yield from ungated_store(tmp_path_factory, "empty")
 
 
 @FUZZ
