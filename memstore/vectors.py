@@ -23,6 +23,7 @@ import numpy as np
 import pyarrow as pa
 
 from memstore.embeddings import Embedder, Matrix, embed_checked
+from memstore.lancedb_import import import_lancedb
 from memstore.locks import Lock, file_lock
 from memstore.metadata import tokens
 
@@ -264,11 +265,10 @@ class SearchIndex:
         if keep_versions is None:
             keep_versions = KEEP_VERSIONS_REMOTE if "://" in uri else KEEP_VERSIONS
         self.keep_versions = keep_versions
-        import lancedb  # here, not at the top: it takes a second to import, and most
-
-        # commands (and `memstore --help`) never open an index
+        # Imported here, not at the top: it is slow to import (``lancedb_import``), and
+        # most commands (and `memstore --help`) never open an index.
         # Interval 0: every read sees commits made by other processes.
-        self._db = lancedb.connect(
+        self._db = import_lancedb().connect(
             uri,
             read_consistency_interval=timedelta(0),
             storage_options=dict(storage_options or {}),

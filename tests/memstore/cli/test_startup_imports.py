@@ -114,3 +114,33 @@ def test_search_loads_the_embedder_on_onnxruntime_without_torch(tmp_path: Path) 
         "lancedb",
         "onnxruntime",
     ]
+    assert "lance_namespace_urllib3_client.models" in modules  # lancedb's import needs them
+    assert among(modules, (REST_CLIENT,)) == []  # but not LanceDB's REST client
+
+
+#: The part of ``import lancedb`` that memstore defers (``memstore.lancedb_import``).
+REST_CLIENT = "lance_namespace_urllib3_client.api"
+
+#: Imports LanceDB as memstore does, then reads the REST client as its users would.
+LANCEDB_PROBE = """
+import json, sys
+from memstore.lancedb_import import import_lancedb
+lancedb = import_lancedb()
+before = sorted(sys.modules)
+import lance_namespace_urllib3_client as client
+from lance_namespace_urllib3_client import ApiClient, TableApi
+print(json.dumps({"before": before, "after": sorted(sys.modules),
+                  "same": client.ApiClient is ApiClient, "api": TableApi.__module__}))
+"""
+
+
+def test_lancedb_imports_without_its_rest_client_which_loads_whole_when_read() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", LANCEDB_PROBE], capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout.splitlines()[-1])
+    assert "lancedb" in found["before"]
+    assert among(set(found["before"]), (REST_CLIENT,)) == []
+    assert REST_CLIENT in found["after"] and found["same"] is True
+    assert found["api"] == REST_CLIENT + ".table_api"
