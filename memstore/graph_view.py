@@ -14,18 +14,20 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import sqlalchemy as sa
 from sqlmodel import Session, col
 
-from hypergraph import HyperGraph
 from memstore import cursors, db
 from memstore.cursors import Page
 from memstore.models import ACTIVE_STATUSES, Fact, FactMember
 from memstore.reads import valid_at
 from memstore.schemas import FactPublic, NeighborhoodPublic
 from memstore.scope import Scope
+
+if TYPE_CHECKING:
+    from hypergraph import HyperGraph
 
 #: A fact's graph row (``_with_members``): id, relation, valid_from, valid_to,
 #: recorded_at, and one member's entity id and role.
@@ -54,6 +56,8 @@ class GraphView:
     def whole(self) -> HyperGraph:
         """Every active fact of the namespace in a fresh hypergraph: reads them all, so
         its cost grows with the store."""
+        from hypergraph import HyperGraph  # networkx: imported when a graph is read
+
         graph = HyperGraph()
         with self.scope.session() as session:
             _add_rows(graph, session.connection().execute(_ALL_ROWS, self._bound()))
@@ -130,6 +134,8 @@ class GraphView:
         stops there, cut. A hop the page starts in or after is read in batches, the
         first of what the page still needs and one more, then doubling (the cursor's hop
         holds facts before it too); a hop wholly before the page at once."""
+        from hypergraph import HyperGraph  # networkx: imported when a graph is read
+
         walk = _Walk(HyperGraph(), {}, {seed: 0 for seed in seeds})
         frontier = list(dict.fromkeys(seeds))
         past_cursor = 0  # facts kept that sort after ``start``: this page's, then later ones

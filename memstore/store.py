@@ -11,11 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from gate import Claim, Gate, GatePolicy, Verdict
 from gate.backends.base import Closing
-from hypergraph import HyperGraph
 from memstore import (
     audit,
     checks,
@@ -69,6 +68,9 @@ from memstore.schemas import (
 from memstore.source_policy import SourcePolicy
 from memstore.vectors import DEFAULT_VECTOR_INDEX_AT
 from memstore.write_path import check_correction
+
+if TYPE_CHECKING:
+    from hypergraph import HyperGraph
 
 __all__ = ["DEFAULT_NAMESPACE", "DEFAULT_NEAR_DUPLICATE", "MAX_BATCH", "Store"]
 

@@ -30,6 +30,10 @@ def test_models_and_migrations_agree(tmp_path: Path) -> None:
     assert diff == [], f"models and migrations differ; write a revision: {diff}"
 
 
+def test_the_schema_head_opening_compares_with_is_alembics_head() -> None:
+    assert db.head_revision() == db.SCHEMA_HEAD, "a new revision: set db.SCHEMA_HEAD to it"
+
+
 def test_upgrade_downgrade_round_trip(tmp_path: Path) -> None:
     engine = _engine(tmp_path)
     db.upgrade(engine)
