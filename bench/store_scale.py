@@ -57,8 +57,8 @@ from synthetic import KINDS, World
 import memstore
 from gate import Gate
 from memstore.embeddings import MiniLM
+from memstore.index_rows import CHUNKS, FACTS
 from memstore.indexing import SYNC_BATCH
-from memstore.vectors import CHUNKS, FACTS
 
 NAMESPACE = "user:bench"
 #: Seconds one latency series may take before it stops (after a few calls): the 2-hop

@@ -7,10 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 from memstore.index_handle import IndexHandle
+from memstore.index_rows import FACTS, Filter
 from memstore.models import ACTIVE_STATUSES
 from memstore.schemas import FactPublic, NearDuplicate
 from memstore.scope import Scope
-from memstore.vectors import FACTS, Filter
 
 #: Cosine similarity from which a new fact with the same members is reported as a near duplicate.
 DEFAULT_NEAR_DUPLICATE = 0.9

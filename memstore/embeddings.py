@@ -3,12 +3,25 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-import numpy as np
-import numpy.typing as npt
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
-Matrix = npt.NDArray[np.float32]
+    #: Float32 vectors, one row per text.
+    Matrix = npt.NDArray[np.float32]
+
+
+def __getattr__(name: str) -> Any:
+    """``Matrix`` at run time, so numpy is imported only by code that embeds (the
+    commands that never search start faster)."""
+    if name == "Matrix":
+        import numpy as np
+        import numpy.typing as npt
+
+        return npt.NDArray[np.float32]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @runtime_checkable
@@ -34,6 +47,8 @@ class MiniLM:
     dimensions = 384
 
     def embed(self, texts: Sequence[str]) -> Matrix:
+        import numpy as np
+
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
         from gate.backends.embedded import shared_encoder
@@ -44,6 +59,8 @@ class MiniLM:
 
 def embed_checked(embedder: Embedder, texts: Sequence[str]) -> Matrix:
     """``embedder.embed(texts)``, normalized, with a clear error when its shape is wrong."""
+    import numpy as np
+
     vectors = np.asarray(embedder.embed(texts), dtype=np.float32)
     if vectors.shape != (len(texts), embedder.dimensions):
         raise ValueError(

@@ -11,15 +11,18 @@ import os
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memstore import db, indexing
-from memstore.embeddings import Embedder, Matrix
+from memstore.embeddings import Embedder
 from memstore.errors import InvalidInput, MemstoreError, SearchIndexError
 from memstore.index_writer import IndexWriter
 from memstore.object_store import ObjectStore, check_index_uri, is_uri
 from memstore.scope import Scope
-from memstore.vectors import SearchIndex
+
+if TYPE_CHECKING:
+    from memstore.embeddings import Matrix
+    from memstore.vectors import SearchIndex
 
 log = logging.getLogger(__name__)
 
@@ -105,6 +108,10 @@ class IndexHandle:
                 f"{INDEX_URI_ENV}"
             )
             return
+        # Here, not at the top: LanceDB, Arrow and numpy are imported only by the
+        # commands that open an index.
+        from memstore.vectors import SearchIndex
+
         try:
             self.index = SearchIndex(
                 self.uri,

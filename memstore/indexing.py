@@ -19,14 +19,14 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from itertools import pairwise
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 from sqlmodel import Session, col, func, select
 
 from gate.evidence import strip_span
 from memstore import db
-from memstore.embeddings import Matrix
+from memstore.index_rows import CHUNKS, FACTS, ChunkDoc, FactDoc
 from memstore.metadata import tokens
 from memstore.models import (
     OPEN_STATUSES,
@@ -42,7 +42,10 @@ from memstore.models import (
     UTCDateTime,
     utcnow,
 )
-from memstore.vectors import CHUNKS, FACTS, ChunkDoc, FactDoc, SearchIndex
+
+if TYPE_CHECKING:
+    from memstore.embeddings import Matrix
+    from memstore.vectors import SearchIndex
 
 #: Evidence is indexed in chunks of about this many characters, cut at sentence ends.
 CHUNK_CHARS = 600

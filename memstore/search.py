@@ -10,20 +10,22 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from sqlmodel import col, select
 
 from memstore import indexing
-from memstore.embeddings import Matrix
 from memstore.errors import SearchIndexError
 from memstore.index_handle import IndexHandle
+from memstore.index_rows import CHUNKS, FACTS, Filter, reciprocal_rank_fusion
 from memstore.models import Evidence, Fact, FactMember, FactStatus
 from memstore.reads import filter_conditions
 from memstore.schemas import EvidenceHit, EvidenceQuery, FactPublic, SearchHit, SearchQuery
 from memstore.scope import Scope
-from memstore.vectors import CHUNKS, FACTS, Filter, SearchIndex, reciprocal_rank_fusion
+
+if TYPE_CHECKING:
+    from memstore.embeddings import Matrix
+    from memstore.vectors import SearchIndex
 
 #: An expanded hit scores this fraction of the hit it was reached through.
 EXPANSION_DECAY = 0.5
@@ -110,6 +112,8 @@ def relevance(
     rows = index.rows(table, list(ids), ["id", "vector"])
     if not rows:
         return dict.fromkeys(ids, 0.0)
+    import numpy as np  # here: commands that never search start without it
+
     stored = np.asarray([row["vector"] for row in rows], dtype=np.float32)
     found = dict(zip([row["id"] for row in rows], _relevances(stored, vector), strict=True))
     return {i: found.get(i, 0.0) for i in ids}
@@ -118,6 +122,8 @@ def relevance(
 def _relevances(stored: Matrix, vector: Matrix) -> list[float]:
     """Each stored vector's cosine similarity with ``vector`` (all unit length), clipped
     to [0, 1]."""
+    import numpy as np
+
     similarities = np.asarray(stored, dtype=np.float32) @ np.asarray(vector, dtype=np.float32)
     return [_clip(similarity) for similarity in similarities.tolist()]
 

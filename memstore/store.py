@@ -37,6 +37,7 @@ from memstore.duplicates import DEFAULT_NEAR_DUPLICATE
 from memstore.embeddings import Embedder
 from memstore.errors import ErrFactNotGrounded, InvalidInput
 from memstore.index_handle import index_uri
+from memstore.index_rows import DEFAULT_VECTOR_INDEX_AT
 from memstore.label_calls import LabelCalls
 from memstore.limits import Limits
 from memstore.object_store import ObjectStore
@@ -66,7 +67,6 @@ from memstore.schemas import (
     VerificationPublic,
 )
 from memstore.source_policy import SourcePolicy
-from memstore.vectors import DEFAULT_VECTOR_INDEX_AT
 from memstore.write_path import check_correction
 
 if TYPE_CHECKING:

@@ -12,20 +12,32 @@ import os
 import threading
 import time
 import warnings
-from collections.abc import Collection, Coroutine, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Coroutine, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime, timedelta
+from dataclasses import asdict
+from datetime import timedelta
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import numpy as np
 import pyarrow as pa
 
-from memstore.embeddings import Embedder, Matrix, embed_checked
+from memstore.embeddings import Embedder, embed_checked
+from memstore.index_rows import (
+    CHUNKS,
+    DEFAULT_VECTOR_INDEX_AT,
+    FACTS,
+    ChunkDoc,
+    FactDoc,
+    Ranking,
+    micros,
+    quoted,
+)
 from memstore.lancedb_import import import_lancedb
 from memstore.locks import Lock, file_lock
-from memstore.metadata import tokens
+
+if TYPE_CHECKING:
+    from memstore.embeddings import Matrix
 
 # LanceDB warns on each index listing of a table with a vector index that its statistics
 # will stop including the IVF centroids; memstore reads only index columns, so it opts in.
@@ -33,10 +45,6 @@ os.environ.setdefault("LANCE_INCLUDE_VECTOR_CENTROIDS", "false")
 
 T = TypeVar("T")
 
-FACTS = "facts"
-CHUNKS = "evidence_chunks"
-#: Rows a table holds before it gets an approximate vector index (below it, exact search).
-DEFAULT_VECTOR_INDEX_AT = 50_000
 #: Index commits between compactions (each write adds a LanceDB fragment).
 COMPACT_EVERY = 64
 #: Maintenance removes the files of versions older than this (a version's age counts
@@ -59,104 +67,6 @@ _META_DIMENSIONS = b"memstore.dimensions"
 LOCK_FILE = ".memstore-write.lock"
 #: A fact row's metadata tokens; added to the facts table of an index made before it.
 METADATA_FIELD = pa.field("metadata", pa.list_(pa.string()))
-
-
-@dataclass(frozen=True)
-class FactDoc:
-    """What the index holds of a fact (its vector is of ``text``)."""
-
-    id: str
-    namespace: str
-    status: str
-    relation: str | None
-    entity_ids: tuple[str, ...]
-    text: str
-    recorded_at: datetime
-    valid_from: datetime | None = None
-    valid_to: datetime | None = None
-    #: The fact's metadata as ``key=value`` tokens (``memstore.metadata.tokens``).
-    metadata: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class ChunkDoc:
-    """A slice ``[start, end)`` of one evidence version. ``status``: current or replaced."""
-
-    id: str
-    namespace: str
-    evidence_id: str
-    source: str
-    version: int
-    status: str
-    start: int
-    end: int
-    text: str
-    created_at: datetime
-
-
-@dataclass(frozen=True)
-class Filter:
-    """A WHERE clause over index columns; the namespace is never optional."""
-
-    namespace: str
-    statuses: Sequence[str] | None = None
-    relation: str | None = None
-    entity_ids: Sequence[str] = ()
-    as_of: datetime | None = None
-    #: With ``as_of``: statuses whose rows count only with a closed world time (valid_to).
-    closed_statuses: Sequence[str] = ()
-    recorded_after: datetime | None = None
-    recorded_before: datetime | None = None
-    sources: Sequence[str] = ()
-    exclude_ids: Sequence[str] = ()
-    #: Facts whose metadata holds each of these keys and values.
-    metadata: Mapping[str, Any] = field(default_factory=dict)
-
-    def sql(self, table: str) -> str:
-        time_column = "recorded_us" if table == FACTS else "created_us"
-        parts = [f"namespace = {_quote(self.namespace)}"]
-        if self.statuses is not None:
-            parts.append(f"status IN ({_quoted(self.statuses)})")
-        if self.relation is not None:
-            parts.append(f"relation = {_quote(self.relation)}")
-        parts += [f"array_has(entity_ids, {_quote(e)})" for e in self.entity_ids]
-        parts += [f"array_has(metadata, {_quote(t)})" for t in tokens(self.metadata)]
-        if self.as_of is not None:  # hypergraph.holds_at, on the index's columns
-            at = _micros(self.as_of)
-            parts.append(f"(valid_from_us IS NULL OR valid_from_us <= {at})")
-            parts.append(f"(valid_to_us IS NULL OR valid_to_us > {at})")
-            if self.closed_statuses:
-                closed = _quoted(self.closed_statuses)
-                parts.append(f"(status NOT IN ({closed}) OR valid_to_us IS NOT NULL)")
-        if self.recorded_after is not None:
-            parts.append(f"{time_column} >= {_micros(self.recorded_after)}")
-        if self.recorded_before is not None:
-            parts.append(f"{time_column} < {_micros(self.recorded_before)}")
-        if self.sources:
-            parts.append(f"source IN ({_quoted(self.sources)})")
-        if self.exclude_ids:
-            parts.append(f"id NOT IN ({_quoted(self.exclude_ids)})")
-        return " AND ".join(parts)
-
-
-@dataclass(frozen=True)
-class Ranking:
-    """One side of a hybrid query: ids best first, with the side's own score."""
-
-    ids: list[str]
-    scores: list[float]
-    #: The rows' stored vectors, in order, where the side read them (the full-text side,
-    #: so a hit it alone found gets its similarity to the query without another read).
-    vectors: Matrix | None = None
-
-
-def reciprocal_rank_fusion(rankings: Iterable[Ranking], k: int = 60) -> dict[str, float]:
-    """score(id) = sum over rankings of 1 / (k + rank), ranks from 1 (Cormack et al. 2009)."""
-    fused: dict[str, float] = {}
-    for ranking in rankings:
-        for rank, item in enumerate(ranking.ids, start=1):
-            fused[item] = fused.get(item, 0.0) + 1.0 / (k + rank)
-    return fused
 
 
 def _fts() -> Any:
@@ -322,9 +232,9 @@ class SearchIndex:
                 "text": d.text,
                 "relation": d.relation,
                 "entity_ids": list(d.entity_ids),
-                "recorded_us": _micros(d.recorded_at),
-                "valid_from_us": _micros(d.valid_from),
-                "valid_to_us": _micros(d.valid_to),
+                "recorded_us": micros(d.recorded_at),
+                "valid_from_us": micros(d.valid_from),
+                "valid_to_us": micros(d.valid_to),
                 "metadata": list(d.metadata),
             }
             for d in docs
@@ -335,7 +245,7 @@ class SearchIndex:
         rows = []
         for d in docs:
             row: dict[str, Any] = asdict(d)
-            row["created_us"] = _micros(row.pop("created_at"))
+            row["created_us"] = micros(row.pop("created_at"))
             rows.append(row)
         self._merge(CHUNKS, rows, {})
 
@@ -344,7 +254,7 @@ class SearchIndex:
         is there)."""
         for start in range(0, len(values), _DELETE_CHUNK):
             chunk = values[start : start + _DELETE_CHUNK]
-            where = f"{column} IN ({_quoted(chunk)})"
+            where = f"{column} IN ({quoted(chunk)})"
             if not self._row_ids(table, where):
                 continue
             with self._writing():
@@ -541,7 +451,7 @@ class SearchIndex:
         query = (
             self._reader(table)
             .query()
-            .where(f"id IN ({_quoted(ids)})")
+            .where(f"id IN ({quoted(ids)})")
             .select(list(columns))
             .limit(len(ids))
         )
@@ -592,22 +502,6 @@ class SearchIndex:
             table.create_index("text", config=_fts(), replace=True)
             _index_scalars(table, name)  # a new table: all of them
         return table
-
-
-def _micros(when: datetime | None) -> int | None:
-    if when is None:
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return int(when.timestamp() * 1_000_000)
-
-
-def _quote(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"
-
-
-def _quoted(values: Iterable[str]) -> str:
-    return ", ".join(_quote(v) for v in values)
 
 
 def _by_distance(hits: pa.Table | None) -> Ranking:

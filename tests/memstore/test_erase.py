@@ -34,8 +34,9 @@ from memstore import Admission, Candidate, ErrFactNotGrounded, FactStatus, NotFo
 from memstore.cli import app as cli_app
 from memstore.config import key_fingerprint, load_settings
 from memstore.embeddings import MiniLM
+from memstore.index_rows import CHUNKS, FACTS, ChunkDoc
 from memstore.rest import create_app
-from memstore.vectors import CHUNKS, FACTS, ChunkDoc, SearchIndex
+from memstore.vectors import SearchIndex
 
 NS = "user:alice"
 SSN = "078-05-1120"

@@ -16,9 +16,10 @@ from workers import NS, HashedWords, fact
 
 import memstore
 from memstore import InvalidInput, Store
+from memstore.index_rows import FACTS
 from memstore.index_writer import IndexWriter
 from memstore.locks import file_lock
-from memstore.vectors import FACTS, LOCK_FILE
+from memstore.vectors import LOCK_FILE
 
 #: How long a test waits for a thread that should end at once (only a hang reaches it).
 HANG = 60

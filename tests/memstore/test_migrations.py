@@ -14,7 +14,7 @@ from sqlmodel import SQLModel
 
 import memstore
 from memstore import db
-from memstore.vectors import FACTS
+from memstore.index_rows import FACTS
 
 
 def _engine(tmp_path: Path) -> sa.Engine:

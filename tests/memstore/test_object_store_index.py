@@ -38,7 +38,8 @@ from memstore import InvalidInput, ObjectStore, StorageError, Store
 from memstore.cli.configure import masked_settings
 from memstore.config import load_settings
 from memstore.embeddings import MiniLM
-from memstore.vectors import FACTS, KEEP_VERSIONS, KEEP_VERSIONS_REMOTE, SearchIndex
+from memstore.index_rows import FACTS
+from memstore.vectors import KEEP_VERSIONS, KEEP_VERSIONS_REMOTE, SearchIndex
 
 NS = "user:alice"
 ALLERGY = "The user is allergic to peanuts."

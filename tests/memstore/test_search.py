@@ -30,7 +30,8 @@ import memstore
 from gate.backends.embedded import shared_encoder
 from memstore import InvalidInput, MemstoreError, Store
 from memstore.embeddings import MiniLM
-from memstore.vectors import CHUNKS, FACTS, SCALAR_INDEXES, ChunkDoc, Filter, SearchIndex
+from memstore.index_rows import CHUNKS, FACTS, ChunkDoc, Filter
+from memstore.vectors import SCALAR_INDEXES, SearchIndex
 
 NS = "user:alice"
 PEANUTS = allergy("peanuts")

@@ -1,9 +1,9 @@
 """What a ``memstore`` command imports: ``--help`` loads no store, gate or model; the
-read commands load the store but no verifier or embedder (nor alembic or networkx);
-only ``search`` loads the embedder (on onnxruntime: torch is not imported). Each
-command runs in a fresh interpreter (the console script's ``main``), which then lists
-the modules it loaded.
-How long they take is measured by ``bench/startup.py``, not here."""
+read commands load the store but no verifier or embedder (nor alembic, networkx,
+numpy or Arrow); only ``search`` loads the embedder (on onnxruntime: torch is not
+imported). Each command runs in a fresh interpreter (the console script's ``main``),
+which then lists the modules it loaded. How long they take is measured by
+``bench/startup.py``, not here."""
 
 from __future__ import annotations
 
@@ -93,8 +93,10 @@ def test_a_read_loads_the_store_but_no_verifier_or_embedder(
     where, fact_id = small_store
     modules = loaded(command, *([fact_id] if command == "get" else []), store=where)
     assert "memstore.store" in modules and "sqlalchemy" in modules
-    # nor alembic (a store at the schema's head needs no migration) or networkx (no graph)
-    assert among(modules, (*MODEL, "lancedb", "alembic", "networkx")) == []
+    # nor alembic (a store at the schema's head needs no migration), networkx (no graph
+    # is read) or numpy and Arrow (no index is opened)
+    heavy = ("lancedb", "alembic", "networkx", "numpy", "pyarrow")
+    assert among(modules, (*MODEL, *heavy)) == []
 
 
 def test_search_loads_the_embedder_on_onnxruntime_without_torch(tmp_path: Path) -> None:
