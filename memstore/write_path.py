@@ -8,7 +8,8 @@ call, and the batch is written in its order: accepted facts together, up to
 correction in a transaction of its own. After the commits
 near duplicates are reported and the index is updated. An error while writing (a
 database failure, an alias taken meanwhile) stops the batch: the transactions
-committed before it stay, the one it hit is rolled back whole.
+committed before it stay, the one it hit is rolled back whole. An ungated batch that
+fits one transaction is prepared, checked and written in it, with no read before.
 
 A correction (``Store.supersede``) closes world time too: it holds from its
 ``valid_from`` (the moment of the correction when it has none) and the old fact stops
@@ -22,7 +23,7 @@ and no ``as_of`` read returns it.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -109,28 +110,16 @@ class WritePath:
         A fact already remembered (same normalized statement and members, live) is
         answered with the stored one, unchecked; superseding facts are never deduplicated.
         """
-        single = len(news) == 1
-        pending: dict[tuple[str, str], str] = {}  # one id per new evidence text in the batch
+        if type(hook) is Ungated and len(news) <= TRANSACTION_FACTS and not any(supersedes):
+            return self._write_ungated(news, hook)
         results: list[Written | None] = [None] * len(news)
-        namespace = self.scope.namespace
         with self.scope.session() as session:
-            cache = WriteCache.read(session, namespace, news)
-            prepared = []
-            for i, (new, old_id) in enumerate(zip(news, supersedes, strict=True)):
-                try:
-                    prepared.append(
-                        evidence.prepare(session, namespace, new, pending, cache.evidence)
-                    )
-                    member_ids = resolve_members(
-                        session, namespace, new, create=False, known=cache.entities
-                    )
-                except InvalidInput as exc:
-                    raise exc if single else exc.under(f"facts.{i}") from None
-                same = None if old_id is not None else cache.same_fact(new, member_ids)
-                if same is not None:
-                    [results[i]] = self.scope.hydrate(session, [same])
+            cache = WriteCache.read(session, self.scope.namespace, news)
+            prepared, same = self._prepare(session, news, supersedes, cache)
+            for i, row in enumerate(same):
+                if row is not None:
+                    [results[i]] = self.scope.hydrate(session, [row])
                     results[i].deduplicated = True  # type: ignore[union-attr]
-        self.limits.check_evidence(p.candidate(new) for p, new in zip(prepared, news, strict=True))
         todo = [i for i, r in enumerate(results) if r is None]
         admissions = admit(hook, [prepared[i].candidate(news[i]) for i in todo])
         # Read only when a checked fact needs it: an ungated fact is never due.
@@ -166,6 +155,51 @@ class WritePath:
         self._index_written(written, [item.id for p in prepared for item in p.new])
         return [r for r in results if r is not None]
 
+    def _prepare(
+        self,
+        session: Session,
+        news: Sequence[FactCreate],
+        supersedes: Sequence[str | None],
+        cache: WriteCache,
+    ) -> tuple[list[evidence.PreparedEvidence], list[Fact | None]]:
+        """Each fact's evidence prepared and its members checked (nothing written), and
+        the live fact it repeats (None for a new fact or a correction). Bad input is
+        InvalidInput naming the field (under ``facts.<i>`` in a batch) before anything
+        is written."""
+        pending: dict[tuple[str, str], str] = {}  # one id per new evidence text in the batch
+        prepared, same = [], []
+        namespace = self.scope.namespace
+        for i, (new, old_id) in enumerate(zip(news, supersedes, strict=True)):
+            try:
+                prepared.append(evidence.prepare(session, namespace, new, pending, cache.evidence))
+                member_ids = resolve_members(
+                    session, namespace, new, create=False, known=cache.entities
+                )
+            except InvalidInput as exc:
+                raise exc if len(news) == 1 else exc.under(f"facts.{i}") from None
+            same.append(None if old_id is not None else cache.same_fact(new, member_ids))
+        self.limits.check_evidence(p.candidate(new) for p, new in zip(prepared, news, strict=True))
+        return prepared, same
+
+    def _write_ungated(self, news: Sequence[FactCreate], hook: Ungated) -> list[Written]:
+        """New facts no gate checks, in one transaction with nothing read before it: a
+        write with a gate reads first so that a repeated fact never reaches the
+        verifier, which an ungated one does not call. Bad input rolls it back whole."""
+        new_evidence: list[str] = []
+
+        def work(session: Session) -> list[FactPublic]:
+            cache = WriteCache.read(session, self.scope.namespace, news)
+            prepared, _ = self._prepare(session, news, [None] * len(news), cache)
+            admissions = admit(
+                hook, [p.candidate(new) for p, new in zip(prepared, news, strict=True)]
+            )
+            new_evidence[:] = [item.id for p in prepared for item in p.new]
+            return self._insert_facts(session, zip(news, prepared, admissions, strict=True), cache)
+
+        stored = self.scope.transaction(work)
+        self._index_written([f for f in stored if not f.deduplicated], new_evidence)
+        return list(stored)
+
     def store_rejection(
         self, new: FactCreate, prepared: evidence.PreparedEvidence, admission: Admission
     ) -> RejectionPublic:
@@ -187,23 +221,33 @@ class WritePath:
         """Insert accepted facts in one transaction (all or nothing), audit links and
         all; with ``supersedes`` the one item corrects that fact."""
 
-        def work(session: Session) -> list[tuple[Fact, bool]]:
+        def work(session: Session) -> list[FactPublic]:
             cache = WriteCache.read(session, self.scope.namespace, [new for new, _, _ in items])
-            rows = _Rows()
-            with session.no_autoflush:  # the cache answers; the rows go in together
-                done = [
-                    self._insert_fact(
-                        session, new, prepared, admission, supersedes, policy, cache, rows
-                    )
-                    for new, prepared, admission in items
-                ]
-                db.flush_in_table_order(session)
-                rows.send(session, self.scope.namespace)
-            return done
+            return self._insert_facts(session, items, cache, policy, supersedes)
 
-        done = self.scope.transaction(work)
-        with self.scope.session() as session:
-            stored = self.scope.hydrate(session, [row for row, _ in done])
+        return self.scope.transaction(work)
+
+    def _insert_facts(
+        self,
+        session: Session,
+        items: Iterable[tuple[FactCreate, evidence.PreparedEvidence, Admission]],
+        cache: WriteCache,
+        policy: reverification.ReverifyPolicy | None = None,
+        supersedes: str | None = None,
+    ) -> list[FactPublic]:
+        """``_insert_fact`` for each item in the transaction of ``session``, the rows
+        flushed together, then read back as the transaction will commit them."""
+        rows = _Rows()
+        with session.no_autoflush:  # the cache answers; the rows go in together
+            done = [
+                self._insert_fact(
+                    session, new, prepared, admission, supersedes, policy, cache, rows
+                )
+                for new, prepared, admission in items
+            ]
+            db.flush_in_table_order(session)
+            rows.send(session, self.scope.namespace)
+        stored = self.scope.hydrate(session, [row for row, _ in done])
         for fact, (_, duplicate) in zip(stored, done, strict=True):
             fact.deduplicated = duplicate
         return stored

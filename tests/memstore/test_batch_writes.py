@@ -19,7 +19,15 @@ from sqlmodel import Session
 
 import memstore
 from gate import Gate, ScriptedBackend
-from memstore import FactPublic, RejectionPublic, StorageError, Store, Ungated, write_path
+from memstore import (
+    FactPublic,
+    InvalidInput,
+    RejectionPublic,
+    StorageError,
+    Store,
+    Ungated,
+    write_path,
+)
 from memstore.models import Entity, EntityAlias
 
 PEOPLE = ["Ana", "Ben", "Cleo", "Dev", "Eli", "Fay", "Gus"]
@@ -97,6 +105,24 @@ def test_a_fact_twice_in_one_transaction_is_stored_once(
     assert results[1].id == results[0].id
     assert row_counts(store.url)["facts"] == 2
     assert store.verify_audit_chain().rows == 2
+
+
+@pytest.mark.both_databases
+@pytest.mark.parametrize("people", [3, 7], ids=["one transaction", "several"])
+def test_a_bad_fact_last_in_an_ungated_batch_writes_nothing(
+    store: Store, small_transactions: int, people: int
+) -> None:
+    """Up to ``TRANSACTION_FACTS`` an ungated batch is checked inside its one
+    transaction, past it before the first: either way nothing of it is written."""
+    store.add_fact(works_at("Zoe"))
+    before = row_counts(store.url)
+    batch = [works_at(person, "Acme") for person in PEOPLE[: people - 1]]
+    batch.append(works_at("Ana", citations=[{"evidence": 0, "quote": "shellfish"}]))
+    with pytest.raises(InvalidInput) as err:
+        store.add_facts(batch)
+    assert err.value.field == f"facts.{people - 1}.citations.0.quote"
+    assert row_counts(store.url) == before
+    assert store.verify_audit_chain().ok
 
 
 @pytest.mark.both_databases
