@@ -29,24 +29,39 @@ CLIENT = "lance_namespace_urllib3_client"
 
 
 class _DeferredInit(importlib.abc.Loader):
-    """Runs a package's ``__init__`` on the first read of a name it does not have."""
+    """Runs a package's ``__init__`` on the first read of a name it does not have.
+
+    Other threads reading a name meanwhile wait for it to finish; reads by the
+    ``__init__`` itself (same thread) see what it has defined so far, as in a plain
+    import. If it raises, the next read runs it again. Anything else a loader answers
+    (``get_data``, ``get_resource_reader``...) is the wrapped loader's.
+    """
 
     def __init__(self, loader: importlib.abc.Loader) -> None:
         self._loader = loader
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
+        self._running = False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._loader, name)
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
         return None  # the default module, with ``__path__`` from the spec
 
     def exec_module(self, module: ModuleType) -> None:
         def __getattr__(name: str) -> Any:
-            if name.startswith("__"):  # dunders (``__file__``, ``__all__``...) as usual
-                raise AttributeError(name)
             with self._lock:
-                if "__getattr__" in module.__dict__:  # not run yet by another thread
-                    del module.__dict__["__getattr__"]
-                    self._loader.exec_module(module)
-            return getattr(module, name)
+                if not self._running and "__getattr__" in module.__dict__:
+                    self._running = True
+                    try:
+                        self._loader.exec_module(module)
+                        del module.__dict__["__getattr__"]
+                    finally:
+                        self._running = False
+            try:
+                return module.__dict__[name]
+            except KeyError:
+                raise AttributeError(f"module {CLIENT!r} has no attribute {name!r}") from None
 
         module.__dict__["__getattr__"] = __getattr__
 
@@ -66,14 +81,20 @@ class _Finder(importlib.abc.MetaPathFinder):
         return spec
 
 
+#: Held while ``import_lancedb`` imports, so two threads install one finder at a time.
+_importing = threading.Lock()
+
+
 def import_lancedb() -> ModuleType:
     """``lancedb``, imported (once) with the REST client's ``__init__`` deferred."""
-    if "lancedb" in sys.modules:
-        return sys.modules["lancedb"]
-    finder = _Finder()
-    sys.meta_path.insert(0, finder)
-    try:
-        import lancedb
-    finally:
-        sys.meta_path.remove(finder)
+    with _importing:
+        if "lancedb" not in sys.modules:
+            finder = _Finder()
+            sys.meta_path.insert(0, finder)
+            try:
+                import lancedb
+            finally:
+                sys.meta_path.remove(finder)
+    import lancedb  # waits for an import of it still running in another thread
+
     return lancedb

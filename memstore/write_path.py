@@ -185,19 +185,21 @@ class WritePath:
         """New facts no gate checks, in one transaction with nothing read before it: a
         write with a gate reads first so that a repeated fact never reaches the
         verifier, which an ungated one does not call. Bad input rolls it back whole."""
-        new_evidence: list[str] = []
 
-        def work(session: Session) -> list[FactPublic]:
+        def work(
+            session: Session,
+        ) -> tuple[list[evidence.PreparedEvidence], list[FactPublic]]:
             cache = WriteCache.read(session, self.scope.namespace, news)
             prepared, _ = self._prepare(session, news, [None] * len(news), cache)
             admissions = admit(
                 hook, [p.candidate(new) for p, new in zip(prepared, news, strict=True)]
             )
-            new_evidence[:] = [item.id for p in prepared for item in p.new]
-            return self._insert_facts(session, zip(news, prepared, admissions, strict=True), cache)
+            items = zip(news, prepared, admissions, strict=True)
+            return prepared, self._insert_facts(session, items, cache)
 
-        stored = self.scope.transaction(work)
-        self._index_written([f for f in stored if not f.deduplicated], new_evidence)
+        prepared, stored = self.scope.transaction(work)
+        written = [(p, f) for p, f in zip(prepared, stored, strict=True) if not f.deduplicated]
+        self._index_written([f for _, f in written], [i.id for p, _ in written for i in p.new])
         return list(stored)
 
     def store_rejection(
@@ -268,13 +270,13 @@ class WritePath:
         chain) and index-queue entries go into ``rows``.
         """
         namespace = self.scope.namespace
-        inserted = {item.id for item in prepared.new}  # persist queues these for the index
-        prepared = evidence.persist(session, prepared, cache.evidence, rows.evidence)
         member_ids = resolve_members(session, namespace, new, known=cache.entities)
         if supersedes is None:  # checked again here: another writer (or an earlier
             same = cache.same_fact(new, member_ids)  # item) may have stored it
-            if same is not None:
+            if same is not None:  # its evidence is not stored: nothing would cite it
                 return same, True
+        inserted = {item.id for item in prepared.new}  # persist queues these for the index
+        prepared = evidence.persist(session, prepared, cache.evidence, rows.evidence)
         now = utcnow()
         valid_from = new.valid_from
         if supersedes is not None and valid_from is None:

@@ -125,6 +125,23 @@ def test_a_bad_fact_last_in_an_ungated_batch_writes_nothing(
     assert store.verify_audit_chain().ok
 
 
+def test_a_repeated_fact_stores_none_of_its_new_evidence(store: Store) -> None:
+    """A duplicate, stored or earlier in the batch, is answered with the stored fact; its
+    other evidence is not stored (nothing would cite it) nor indexed."""
+    first = store.add_fact(works_at("Ana"))
+    before = row_counts(store.url)
+    again = store.add_fact(works_at("Ana", evidence=["Ana's payslip from Acme, May."]))
+    batch = store.add_facts([works_at("Ben"), works_at("Ben", evidence=["Ben, Acme badge."])])
+
+    assert again.deduplicated and again.id == first.id
+    assert [r.deduplicated for r in batch] == [False, True] and batch[0].id == batch[1].id
+    after = row_counts(store.url)
+    assert after["evidence"] == before["evidence"] + 1  # Ben's first evidence only
+    assert after["facts"] == before["facts"] + 1
+    store.sync_index()
+    assert store.search_evidence("payslip badge", mode="text") == []
+
+
 @pytest.mark.both_databases
 def test_a_pending_fact_is_no_duplicate_of_a_checked_one(opener: Callable[..., Store]) -> None:
     """The same fact twice in one transaction: on garbled evidence the verifier answers

@@ -148,3 +148,25 @@ def test_lancedb_imports_without_its_rest_client_which_loads_whole_when_read() -
     assert among(set(found["before"]), (REST_CLIENT,)) == []
     assert REST_CLIENT in found["after"] and found["same"] is True
     assert found["api"] == REST_CLIENT + ".table_api"
+
+
+#: One thread imports LanceDB; once the import has begun, another asks for it too.
+LANCEDB_RACE_PROBE = """
+import json, sys, threading, time
+from memstore.lancedb_import import import_lancedb
+first = threading.Thread(target=import_lancedb)
+first.start()
+while "lancedb" not in sys.modules:
+    time.sleep(0.001)
+whole = hasattr(import_lancedb(), "connect")  # read before the first thread is done
+first.join()
+print(json.dumps({"connect": whole}))
+"""
+
+
+def test_lancedb_asked_for_during_its_import_is_whole() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", LANCEDB_RACE_PROBE], capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[-1]) == {"connect": True}
