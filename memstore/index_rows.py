@@ -122,6 +122,8 @@ def reciprocal_rank_fusion(rankings: Iterable[Ranking], k: int = 60) -> dict[str
 
 
 def micros(when: datetime | None) -> int | None:
+    """``when`` as microseconds since the epoch (a naive time is UTC), the index's time
+    columns."""
     if when is None:
         return None
     if when.tzinfo is None:
@@ -130,8 +132,10 @@ def micros(when: datetime | None) -> int | None:
 
 
 def quote(value: str) -> str:
+    """``value`` as a SQL string literal in a filter."""
     return "'" + value.replace("'", "''") + "'"
 
 
 def quoted(values: Iterable[str]) -> str:
+    """``values`` as a comma-separated list of SQL string literals (for ``IN``)."""
     return ", ".join(quote(v) for v in values)

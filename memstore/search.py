@@ -112,17 +112,15 @@ def relevance(
     rows = index.rows(table, list(ids), ["id", "vector"])
     if not rows:
         return dict.fromkeys(ids, 0.0)
-    import numpy as np  # here: commands that never search start without it
-
-    stored = np.asarray([row["vector"] for row in rows], dtype=np.float32)
+    stored = [row["vector"] for row in rows]
     found = dict(zip([row["id"] for row in rows], _relevances(stored, vector), strict=True))
     return {i: found.get(i, 0.0) for i in ids}
 
 
-def _relevances(stored: Matrix, vector: Matrix) -> list[float]:
+def _relevances(stored: Matrix | Sequence[Sequence[float]], vector: Matrix) -> list[float]:
     """Each stored vector's cosine similarity with ``vector`` (all unit length), clipped
     to [0, 1]."""
-    import numpy as np
+    import numpy as np  # here: commands that never search start without it
 
     similarities = np.asarray(stored, dtype=np.float32) @ np.asarray(vector, dtype=np.float32)
     return [_clip(similarity) for similarity in similarities.tolist()]

@@ -110,7 +110,8 @@ class WritePath:
         A fact already remembered (same normalized statement and members, live) is
         answered with the stored one, unchecked; superseding facts are never deduplicated.
         """
-        if type(hook) is Ungated and len(news) <= TRANSACTION_FACTS and not any(supersedes):
+        one_transaction = len(news) <= TRANSACTION_FACTS and all(s is None for s in supersedes)
+        if type(hook) is Ungated and one_transaction:
             return self._write_ungated(news, hook)
         results: list[Written | None] = [None] * len(news)
         with self.scope.session() as session:
