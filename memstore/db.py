@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import sqlite3
+import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
@@ -280,6 +281,12 @@ def current_revision(engine: sa.Engine) -> str | None:
         return conn.execute(sa.text(f"SELECT version_num FROM {VERSION_TABLE}")).scalar()
 
 
+#: Held by a thread running alembic: its ``context`` and ``op`` are module globals, so
+#: two migrations at once in one process (two new stores opened by two threads) would
+#: run each other's scripts. The lock file or advisory lock only orders processes.
+_ALEMBIC = threading.Lock()
+
+
 def upgrade(engine: sa.Engine, revision: str = "head") -> None:
     """Bring the schema to ``revision`` (a no-op when it is already there). Processes
     opening one new store at once take turns: the first migrates, the others find it
@@ -288,7 +295,7 @@ def upgrade(engine: sa.Engine, revision: str = "head") -> None:
         return
     from alembic import command
 
-    with migration_lock(engine)():
+    with _ALEMBIC, migration_lock(engine)():
         if revision == "head" and current_revision(engine) == SCHEMA_HEAD:
             return
         with engine.begin() as conn:
@@ -317,5 +324,5 @@ def _beside_sqlite(engine: sa.Engine, suffix: str) -> Lock | None:
 def downgrade(engine: sa.Engine, revision: str) -> None:
     from alembic import command
 
-    with engine.begin() as conn:
+    with _ALEMBIC, engine.begin() as conn:
         command.downgrade(alembic_config(conn), revision)

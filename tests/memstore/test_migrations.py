@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -44,6 +45,29 @@ def test_upgrade_downgrade_round_trip(tmp_path: Path) -> None:
     db.upgrade(engine)
     tables = set(sa.inspect(engine).get_table_names())
     assert {t.name for t in SQLModel.metadata.sorted_tables} <= tables
+
+
+def test_threads_of_one_process_migrate_new_databases_at_once(tmp_path: Path) -> None:
+    """Alembic's ``context`` is a module global: two migrations running at once in one
+    process ran each other's scripts (a table created twice, a KeyError on ``config``)."""
+    engines = [db.create_engine(f"sqlite:///{tmp_path / f'{i}.db'}") for i in range(4)]
+    start = threading.Barrier(len(engines))
+    errors: list[BaseException] = []
+
+    def migrate(engine: sa.Engine) -> None:
+        start.wait()
+        try:
+            db.upgrade(engine)
+        except BaseException as error:  # reported by the assertion below
+            errors.append(error)
+
+    threads = [threading.Thread(target=migrate, args=(e,)) for e in engines]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert [db.current_revision(e) for e in engines] == [db.SCHEMA_HEAD] * len(engines)
 
 
 @pytest.mark.both_databases
