@@ -66,16 +66,20 @@ def flush_in_table_order(session: Session) -> None:
 
 
 def insert_plain(session: Session, rows: Mapping[Any, Sequence[dict[str, Any]]]) -> None:
-    """Insert plain rows (model class to column values, every row of a table with the
-    same keys), one executemany per table: no ORM objects, which take several times
-    longer to build and flush. Tables and rows go in ``flush_in_table_order``'s order
-    (a table without a unique key keeps the rows' order: citations are read back in id
-    order); the rows they reference must be flushed already."""
+    """Insert plain rows (model class to rows keyed by field name, as ``plain_row``
+    makes them, every row of a table with the same keys), one executemany per table: no
+    ORM objects, which take several times longer to build and flush. Tables and rows go
+    in ``flush_in_table_order``'s order (a table without a unique key keeps the rows'
+    order: citations are read back in id order); the rows they reference must be
+    flushed already."""
     order = _table_order()
     run = session.connection().execute
     for model, values in sorted(rows.items(), key=lambda item: order[item[0].__tablename__]):
         if values:
             names = _unique_columns(model.__table__)
+            renamed = _renamed_columns(model)
+            if renamed:  # a field whose column has another name (``Fact.meta``)
+                values = [{renamed.get(k, k): v for k, v in row.items()} for row in values]
             run(
                 sa.insert(model),
                 sorted(values, key=lambda row: tuple(str(row[name]) for name in names)),
@@ -99,6 +103,16 @@ def _defaults(model: Any) -> tuple[tuple[str, Any, Any], ...]:
         (name, None if field.default is PydanticUndefined else field.default, field.default_factory)
         for name, field in model.model_fields.items()
     )
+
+
+@cache
+def _renamed_columns(model: Any) -> dict[str, str]:
+    """The fields of ``model`` stored in a column of another name, field to column."""
+    return {
+        attr.key: attr.columns[0].key
+        for attr in sa.inspect(model).column_attrs
+        if attr.key != attr.columns[0].key
+    }
 
 
 @cache

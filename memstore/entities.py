@@ -3,8 +3,11 @@ nobody named before) and letting an alias name an existing entity."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlmodel import Session, select
 
+from memstore import db
 from memstore.errors import InvalidInput
 from memstore.models import Entity, EntityAlias
 from memstore.names import normalize_key
@@ -41,6 +44,7 @@ def resolve_members(
     *,
     create: bool = True,
     known: dict[str, str] | None = None,
+    plain: dict[Any, list[dict[str, Any]]] | None = None,
 ) -> list[str]:
     """Entity ids for the members, creating unknown entities (with their name as alias).
 
@@ -48,7 +52,8 @@ def resolve_members(
     id): that checks, before a write, that no two members name one entity in
     one role through aliases. ``known`` (alias key to entity id: every stored alias
     of these keys, as ``WriteCache`` reads them) answers in place of queries; the
-    entities created are added to it and left for the transaction's flush.
+    entities created are added to it and left for the transaction's flush, or, with
+    ``plain``, added to it as plain rows (``db.insert_plain``) for the caller to insert.
     """
     ids: list[str] = []
     seen: dict[tuple[str, str], int] = {}
@@ -65,16 +70,11 @@ def resolve_members(
         if entity_id is None and not create:
             entity_id = f"new:{key}"
         elif entity_id is None:
-            entity = Entity(namespace=namespace, name=member.name, key=key, kind=member.kind)
-            session.add(entity)
-            session.add(
-                EntityAlias(namespace=namespace, entity_id=entity.id, alias=member.name, key=key)
-            )
+            entity_id = _create(session, namespace, member.name, key, member.kind, plain)
             if known is None:
                 session.flush()
             else:
-                known[key] = entity.id
-            entity_id = entity.id
+                known[key] = entity_id
         slot = (entity_id, normalize_key(member.role))
         if slot in seen:
             raise InvalidInput(
@@ -84,3 +84,25 @@ def resolve_members(
         seen[slot] = i
         ids.append(entity_id)
     return ids
+
+
+def _create(
+    session: Session,
+    namespace: str,
+    name: str,
+    key: str,
+    kind: str,
+    plain: dict[Any, list[dict[str, Any]]] | None,
+) -> str:
+    """Add a new entity named ``name`` (its alias too) to the session, or as plain rows to
+    ``plain``; its id."""
+    if plain is None:
+        entity = Entity(namespace=namespace, name=name, key=key, kind=kind)
+        session.add(entity)
+        session.add(EntityAlias(namespace=namespace, entity_id=entity.id, alias=name, key=key))
+        return entity.id
+    row = db.plain_row(Entity, namespace=namespace, name=name, key=key, kind=kind)
+    alias = {"namespace": namespace, "entity_id": row["id"], "alias": name, "key": key}
+    plain.setdefault(Entity, []).append(row)
+    plain.setdefault(EntityAlias, []).append(alias)
+    return str(row["id"])

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy.exc import DBAPIError, IntegrityError, SQLAlchemyError
@@ -43,8 +43,8 @@ def lost_race(error: BaseException | None) -> bool:
 
 
 #: A fact's row as ``Scope.hydrate`` takes it: the table's object, or a plain row of
-#: ``_FACT_ROWS`` (its columns by attribute name).
-FactRow = Fact | sa.RowMapping
+#: ``_FACT_ROWS`` or ``db.plain_row`` (its columns by attribute name).
+FactRow = Fact | sa.RowMapping | dict[str, Any]
 #: ``Scope.fact_rows``' read: every column of the facts ``:ids`` by attribute name (the
 #: ``metadata`` column as ``meta``), as plain rows: building ORM objects cost four times
 #: the read itself.

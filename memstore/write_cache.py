@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 from sqlmodel import Session, col
@@ -22,6 +23,9 @@ from memstore.evidence import content_hash
 from memstore.models import ACTIVE_STATUSES, EntityAlias, Evidence, Fact, FactMember
 from memstore.names import normalize_key, statement_hash
 from memstore.schemas import FactCreate
+
+if TYPE_CHECKING:
+    from memstore.scope import FactRow
 
 #: A fact's identity for exact duplicates: its statement hash and its member entities.
 FactKey = tuple[str, frozenset[str]]
@@ -54,7 +58,7 @@ class WriteCache:
 
     entities: dict[str, str] = field(default_factory=dict)
     evidence: dict[tuple[str, str], str] = field(default_factory=dict)
-    facts: dict[FactKey, Fact] = field(default_factory=dict)
+    facts: dict[FactKey, FactRow] = field(default_factory=dict)
 
     @classmethod
     def read(
@@ -89,12 +93,13 @@ class WriteCache:
             cache.facts.setdefault((row.statement_hash or "", frozenset(members[fact_id])), row)
         return cache
 
-    def same_fact(self, new: FactCreate, member_ids: Sequence[str]) -> Fact | None:
+    def same_fact(self, new: FactCreate, member_ids: Sequence[str]) -> FactRow | None:
         """The live fact ``new`` duplicates, stored or written earlier in the transaction."""
         return self.facts.get((statement_hash(new.statement), frozenset(member_ids)))
 
-    def wrote(self, row: Fact, member_ids: Sequence[str]) -> None:
-        """Note a fact just written: a later equal one is its duplicate if it is live (a
-        pending fact, never checked, answers no write)."""
-        if row.status in ACTIVE_STATUSES:
-            self.facts.setdefault((row.statement_hash or "", frozenset(member_ids)), row)
+    def wrote(self, row: dict[str, Any], member_ids: Sequence[str]) -> None:
+        """Note a fact just written (a plain row, ``db.plain_row``): a later equal one is
+        its duplicate if it is live (a pending fact, never checked, answers no write)."""
+        if row["status"] in ACTIVE_STATUSES:
+            key = (row["statement_hash"] or "", frozenset(member_ids))
+            self.facts.setdefault(key, row)

@@ -56,7 +56,7 @@ from memstore.models import (
 )
 from memstore.names import statement_hash
 from memstore.schemas import FactCreate, FactPublic, RejectionPublic
-from memstore.scope import Scope
+from memstore.scope import FactRow, Scope
 from memstore.write_cache import WriteCache
 
 log = logging.getLogger(__name__)
@@ -69,12 +69,13 @@ TRANSACTION_FACTS = 200
 
 @dataclass
 class _Rows:
-    """What a write transaction sends once its facts are flushed, as plain rows: members
-    and citations (``db.insert_plain``), the facts' history rows (linked into the audit
-    chain) and the facts and evidence to queue for the index."""
+    """What a write transaction sends once its evidence is flushed, as plain rows: new
+    entities and their aliases, facts, members and citations (``db.insert_plain``), the
+    facts' history rows (linked into the audit chain) and the facts and evidence to
+    queue for the index."""
 
     plain: dict[Any, list[dict[str, Any]]] = field(
-        default_factory=lambda: {FactMember: [], Citation: []}
+        default_factory=lambda: {Fact: [], FactMember: [], Citation: []}
     )
     facts: list[str] = field(default_factory=list)
     evidence: list[str] = field(default_factory=list)
@@ -117,10 +118,11 @@ class WritePath:
         with self.scope.session() as session:
             cache = WriteCache.read(session, self.scope.namespace, news)
             prepared, same = self._prepare(session, news, supersedes, cache)
-            for i, row in enumerate(same):
-                if row is not None:
-                    [results[i]] = self.scope.hydrate(session, [row])
-                    results[i].deduplicated = True  # type: ignore[union-attr]
+            repeated = {i: row for i, row in enumerate(same) if row is not None}
+            stored = self.scope.hydrate(session, list(repeated.values()))
+            for i, fact in zip(repeated, stored, strict=True):
+                fact.deduplicated = True
+                results[i] = fact
         todo = [i for i, r in enumerate(results) if r is None]
         admissions = admit(hook, [prepared[i].candidate(news[i]) for i in todo])
         # Read only when a checked fact needs it: an ungated fact is never due.
@@ -162,7 +164,7 @@ class WritePath:
         news: Sequence[FactCreate],
         supersedes: Sequence[str | None],
         cache: WriteCache,
-    ) -> tuple[list[evidence.PreparedEvidence], list[Fact | None]]:
+    ) -> tuple[list[evidence.PreparedEvidence], list[FactRow | None]]:
         """Each fact's evidence prepared and its members checked (nothing written), and
         the live fact it repeats (None for a new fact or a correction). Bad input is
         InvalidInput naming the field (under ``facts.<i>`` in a batch) before anything
@@ -265,13 +267,15 @@ class WritePath:
         policy: reverification.ReverifyPolicy | None,
         cache: WriteCache,
         rows: _Rows,
-    ) -> tuple[Fact, bool]:
+    ) -> tuple[FactRow, bool]:
         """Insert the fact (False), or find the live fact it duplicates (True, nothing
         added). Its members, citations, history row (not yet linked into the audit
         chain) and index-queue entries go into ``rows``.
         """
         namespace = self.scope.namespace
-        member_ids = resolve_members(session, namespace, new, known=cache.entities)
+        member_ids = resolve_members(
+            session, namespace, new, known=cache.entities, plain=rows.plain
+        )
         if supersedes is None:  # checked again here: another writer (or an earlier
             same = cache.same_fact(new, member_ids)  # item) may have stored it
             if same is not None:  # its evidence is not stored: nothing would cite it
@@ -282,7 +286,8 @@ class WritePath:
         valid_from = new.valid_from
         if supersedes is not None and valid_from is None:
             valid_from = check_correction_end(new, now)  # a correction holds from now
-        row = Fact(
+        row = db.plain_row(
+            Fact,
             namespace=namespace,
             statement=new.statement,
             statement_hash=statement_hash(new.statement),
@@ -299,11 +304,14 @@ class WritePath:
             meta=new.metadata or None,
             **admission.gate_fields(),
         )
-        session.add(row)
         cache.wrote(row, member_ids)
-        if supersedes is not None:
-            db.flush_in_table_order(session)  # the old fact's superseded_by_id names this row
-            values = {"superseded_at": now, "superseded_by_id": row.id}
+        fact_id = row["id"]
+        if supersedes is None:
+            rows.plain[Fact].append(row)
+        else:  # the old fact's superseded_by_id names this row: it goes in first
+            db.flush_in_table_order(session)
+            db.insert_plain(session, {Fact: [row]})
+            values = {"superseded_at": now, "superseded_by_id": fact_id}
             bounds = session.exec(
                 select(col(Fact.valid_from), col(Fact.valid_to)).where(
                     col(Fact.id) == supersedes, col(Fact.namespace) == namespace
@@ -318,7 +326,7 @@ class WritePath:
         rows.plain[FactMember] += (
             {
                 "namespace": namespace,
-                "fact_id": row.id,
+                "fact_id": fact_id,
                 "entity_id": entity_id,
                 "role": member.role,
                 "position": position,
@@ -339,7 +347,7 @@ class WritePath:
         rows.plain[Citation] += (
             {
                 "namespace": namespace,
-                "fact_id": row.id,
+                "fact_id": fact_id,
                 "evidence_id": evidence_id,
                 "cited": cited_flag,
                 "span_start": start,
@@ -352,7 +360,7 @@ class WritePath:
             db.plain_row(
                 Verification,
                 namespace=namespace,
-                fact_id=row.id,
+                fact_id=fact_id,
                 kind="write",
                 status_after=admission.status,
                 confidence=admission.confidence,
@@ -362,7 +370,7 @@ class WritePath:
                 **admission.gate_fields(),
             )
         )
-        rows.facts.append(row.id)
+        rows.facts.append(fact_id)
         # Stored evidence (rejected-only, say) that this fact cites now backs live memory.
         rows.evidence += (item.id for item in prepared.items if item.id not in inserted)
         return row, False
