@@ -379,6 +379,12 @@ def writes_table(result: dict[str, Any]) -> str:
             + f" | {m['bulk_facts_per_s']} | {m['queued_after_bulk']} | "
             f"{m['sync_index_after_bulk_s']} | {'yes' if m['last_bulk_fact_found'] else 'NO'} |"
         )
+    if "bulk_sql_only_facts_per_s" in result:
+        lines += [
+            "",
+            f"The same `add_facts` batches on a store with no search index (`index=False`), "
+            f"SQL alone: {result['bulk_sql_only_facts_per_s']} facts/s.",
+        ]
     return "\n".join(lines)
 
 

@@ -10,7 +10,8 @@ back (p50/p95); then ``paced`` facts one at a time with ``pause_ms`` between the
 agent writes a memory a turn (p50/p95 of the call, and of the time from the call until
 the index holds the fact: ``measure.paced_writes``); then ``bulk`` facts in ``add_facts``
 batches of 1,000 (facts per second committed), then how long ``sync_index()`` takes to
-catch the index up after the bulk write.
+catch the index up after the bulk write. Last, the same bulk batches on a fresh store
+with no search index (``index=False``): what the write path commits to SQL alone.
 
 Back to back on a small machine, a background index thread embeds while the next
 writes run, so the calls share the cores with it; paced, it has finished before the
@@ -80,6 +81,21 @@ def measure(
         }
 
 
+def sql_only(facts: list[dict[str, Any]], bulk: int) -> float:
+    """Facts per second that bulk ``add_facts`` commits to SQL on a fresh store with no
+    search index (``index=False``): the write path alone, with no embedder beside it."""
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        memstore.open(Path(tmp), "bench", hook=memstore.Ungated(), index=False) as store,
+    ):
+        store.add_facts(facts[:50])
+        rows = facts[-bulk:]
+        started = time.perf_counter()
+        for first in range(0, len(rows), BATCH):
+            store.add_facts(rows[first : first + BATCH])
+        return round(len(rows) / (time.perf_counter() - started), 1)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--single", type=int, default=300)
@@ -97,6 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     result["load_average_at_start"] = [round(x, 2) for x in os.getloadavg()]
     pause = args.pause_ms / 1000
     result["modes"] = [measure(m, facts, args.single, args.paced, pause) for m in MODES]
+    result["bulk_sql_only_facts_per_s"] = sql_only(facts, args.bulk)
     save(result, args.out)
     return 0
 

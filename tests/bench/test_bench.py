@@ -197,8 +197,10 @@ def test_a_small_writes_run_finds_every_last_fact_in_both_modes(tmp_path: Path) 
         assert late + (m["paced_in_index_after"] or {"samples": 0})["samples"] == 3
     inline = result["modes"][0]  # indexed before a write returns
     assert inline["queued_after_bulk"] == 0 and inline["paced_not_in_index_within_s"]["writes"] == 0
+    assert result["bulk_sql_only_facts_per_s"] > 0
     table = summary.writes_table(result)
     assert table.count("| yes |") == 2 and "| NO |" not in table
+    assert f"SQL alone: {result['bulk_sql_only_facts_per_s']} facts/s" in table
 
 
 def test_a_small_audit_page_run_times_every_page(tmp_path: Path) -> None:
