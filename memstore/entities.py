@@ -55,6 +55,8 @@ def resolve_members(
     entities created are added to it and left for the transaction's flush, or, with
     ``plain``, added to it as plain rows (``db.insert_plain``) for the caller to insert.
     """
+    if plain is not None and known is None:
+        raise ValueError("plain rows need known: without it a name is looked up in SQL")
     ids: list[str] = []
     seen: dict[tuple[str, str], int] = {}
     for i, member in enumerate(new.members):

@@ -154,7 +154,7 @@ class Scope:
         order. Members and citations are read as plain columns (no ORM objects: a page of
         a hundred facts builds in about half the time)."""
         fields = [r.model_dump() if isinstance(r, Fact) else dict(r) for r in rows]
-        ids = [f["id"] for f in fields]
+        ids = list(dict.fromkeys(f["id"] for f in fields))  # a row may come twice
         rows_of = session.connection().execute
         members: dict[str, list[MemberPublic]] = {i: [] for i in ids}
         citations: dict[str, list[CitationPublic]] = {i: [] for i in ids}
@@ -171,17 +171,20 @@ class Scope:
                         evidence_id=evidence_id, cited=cited, start=start, end=end, lost_at=lost_at
                     )
                 )
-        public = []
+        public: list[FactPublic] = []
+        built: dict[str, FactPublic] = {}
         for f in fields:
+            if f["id"] in built:  # the same fact again: a copy of its own
+                public.append(built[f["id"]].model_copy(deep=True))
+                continue
             meta = f.pop("meta")
-            public.append(
-                FactPublic(
-                    **f,
-                    metadata=stored_metadata(meta),
-                    members=members[f["id"]],
-                    citations=citations[f["id"]],
-                )
+            built[f["id"]] = FactPublic(
+                **f,
+                metadata=stored_metadata(meta),
+                members=members[f["id"]],
+                citations=citations[f["id"]],
             )
+            public.append(built[f["id"]])
         return public
 
     def facts_by_id(

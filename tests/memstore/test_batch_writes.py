@@ -28,6 +28,7 @@ from memstore import (
     Ungated,
     write_path,
 )
+from memstore.defaults import IN_LIST_CHUNK
 from memstore.models import Entity, EntityAlias
 
 PEOPLE = ["Ana", "Ben", "Cleo", "Dev", "Eli", "Fay", "Gus"]
@@ -37,6 +38,20 @@ PEOPLE = ["Ana", "Ben", "Cleo", "Dev", "Eli", "Fay", "Gus"]
 def small_transactions(monkeypatch: pytest.MonkeyPatch) -> int:
     monkeypatch.setattr(write_path, "TRANSACTION_FACTS", 3)
     return 3
+
+
+def test_a_stored_fact_repeated_past_one_in_list_comes_back_whole_each_time(
+    store: Store,
+) -> None:
+    """The repeats are read back together: a fact named in two ``IN`` lists was read,
+    members and citations, once per list."""
+    first = store.add_fact(works_at())
+    results = store.add_facts([works_at()] * (IN_LIST_CHUNK + 1))
+
+    assert {r.id for r in results} == {first.id} and all(r.deduplicated for r in results)
+    assert {(len(r.members), len(r.citations)) for r in results} == {(2, 1)}
+    results[0].members[0].name = "changed"  # each result is its own
+    assert results[1].members[0].name == "Alice"
 
 
 @pytest.mark.both_databases
