@@ -7,6 +7,7 @@ import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from sqlmodel import Session, col, func, select
 
@@ -239,6 +240,7 @@ def persist(
     prepared: PreparedEvidence,
     known: dict[tuple[str, str], str] | None = None,
     queue: list[str] | None = None,
+    plain: dict[Any, list[dict[str, Any]]] | None = None,
 ) -> PreparedEvidence:
     """Insert the new evidence rows, keeping the ids the write hook saw.
 
@@ -246,7 +248,9 @@ def persist(
     PreparedEvidence then names the stored id. A URI source gets the next version.
     ``known`` ((source, content hash) to id: all that is stored, and kept so) spares
     the lookups within one transaction. The new rows are queued for the index, or, with
-    ``queue``, their ids added to it for the caller to queue.
+    ``queue``, their ids added to it for the caller to queue. With ``plain``, new inline
+    text goes there as plain rows (``db.insert_plain``) for the caller to insert; a URI
+    source's versions are counted in SQL, so its rows are added to the session.
     """
     remap: dict[str, str] = {}
     queued: list[str] = []
@@ -260,12 +264,24 @@ def persist(
         if existing is not None:
             remap[item.id] = existing
             continue
-        row = next_version(session, prepared.namespace, item.source, item.text, digest, item.id)
-        session.add(row)
+        if plain is not None and item.source == INLINE_SOURCE:  # always version 1
+            plain.setdefault(Evidence, []).append(
+                db.plain_row(
+                    Evidence,
+                    id=item.id,
+                    namespace=prepared.namespace,
+                    source=item.source,
+                    content_hash=digest,
+                    text=item.text,
+                )
+            )
+        else:
+            row = next_version(session, prepared.namespace, item.source, item.text, digest, item.id)
+            session.add(row)
+            if row.version > 1:
+                sources.add(item.source)  # its earlier versions are no longer current
         if known is not None:
             known[(item.source, digest)] = item.id
-        if row.version > 1:
-            sources.add(item.source)  # its earlier versions are no longer current
         queued.append(item.id)
     if queue is None:
         indexing.enqueue(session, prepared.namespace, OutboxKind.EVIDENCE, queued)

@@ -69,10 +69,10 @@ TRANSACTION_FACTS = 200
 
 @dataclass
 class _Rows:
-    """What a write transaction sends once its evidence is flushed, as plain rows: new
-    entities and their aliases, facts, members and citations (``db.insert_plain``), the
-    facts' history rows (linked into the audit chain) and the facts and evidence to
-    queue for the index."""
+    """What a write transaction sends once the session's rows (a URI source's evidence)
+    are flushed, as plain rows: new inline evidence, entities and their aliases, facts,
+    members and citations (``db.insert_plain``), the facts' history rows (linked into
+    the audit chain) and the facts and evidence to queue for the index."""
 
     plain: dict[Any, list[dict[str, Any]]] = field(
         default_factory=lambda: {Fact: [], FactMember: [], Citation: []}
@@ -281,7 +281,7 @@ class WritePath:
             if same is not None:  # its evidence is not stored: nothing would cite it
                 return same, True
         inserted = {item.id for item in prepared.new}  # persist queues these for the index
-        prepared = evidence.persist(session, prepared, cache.evidence, rows.evidence)
+        prepared = evidence.persist(session, prepared, cache.evidence, rows.evidence, rows.plain)
         now = utcnow()
         valid_from = new.valid_from
         if supersedes is not None and valid_from is None:
