@@ -242,7 +242,8 @@ def persist(
     queue: list[str] | None = None,
     plain: dict[Any, list[dict[str, Any]]] | None = None,
 ) -> PreparedEvidence:
-    """Insert the new evidence rows, keeping the ids the write hook saw.
+    """Insert (or, with ``plain``, queue) the new evidence rows, keeping the ids the write
+    hook saw.
 
     Text that another writer stored meanwhile is reused; the returned
     PreparedEvidence then names the stored id. A URI source gets the next version.
@@ -252,6 +253,8 @@ def persist(
     text goes there as plain rows (``db.insert_plain``) for the caller to insert; a URI
     source's versions are counted in SQL, so its rows are added to the session.
     """
+    if plain is not None and known is None:
+        raise ValueError("plain rows need known: SQL does not hold them yet")
     remap: dict[str, str] = {}
     queued: list[str] = []
     sources: set[str] = set()

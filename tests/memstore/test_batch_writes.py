@@ -158,6 +158,29 @@ def test_a_repeated_fact_stores_none_of_its_new_evidence(store: Store) -> None:
 
 
 @pytest.mark.both_databases
+def test_inline_and_uri_evidence_in_one_transaction_are_stored_once_each(store: Store) -> None:
+    """Inline text goes in with the transaction's other rows, a URI source's versions are
+    counted as they are added: the same inline text in two facts is one row, and two
+    texts of one URI are its versions 1 and 2, each cited by its own fact."""
+    said, page = "Ana and Ben: we both work at Acme.", "https://hr.example/acme"
+    batch = store.add_facts(
+        [
+            works_at("Ana", evidence=[said, {"text": "Staff: Ana.", "source": page}]),
+            works_at("Ben", evidence=[said, {"text": "Staff: Ana, Ben.", "source": page}]),
+        ]
+    )
+
+    stored = rows(store.url, "SELECT source, version, text FROM evidence ORDER BY version, source")
+    assert stored == [
+        (page, 1, "Staff: Ana."),
+        ("inline", 1, said),
+        (page, 2, "Staff: Ana, Ben."),
+    ]
+    cited = [{store.get_evidence(c.evidence_id).text for c in f.citations} for f in batch]
+    assert cited == [{said, "Staff: Ana."}, {said, "Staff: Ana, Ben."}]
+
+
+@pytest.mark.both_databases
 def test_a_pending_fact_is_no_duplicate_of_a_checked_one(opener: Callable[..., Store]) -> None:
     """The same fact twice in one transaction: on garbled evidence the verifier answers
     nonsense (a verifier error: stored pending, never checked), on clear evidence it
