@@ -11,7 +11,7 @@ from memstore import db
 from memstore.errors import InvalidInput
 from memstore.models import Entity, EntityAlias
 from memstore.names import normalize_key
-from memstore.schemas import FactCreate
+from memstore.schemas import FactCreate, MemberCreate
 from memstore.scope import Scope
 
 
@@ -38,44 +38,27 @@ def add_alias(scope: Scope, entity: str, alias: str) -> None:
 
 
 def resolve_members(
-    session: Session,
     namespace: str,
     new: FactCreate,
-    *,
-    create: bool = True,
-    known: dict[str, str] | None = None,
+    known: dict[str, str],
     plain: dict[Any, list[dict[str, Any]]] | None = None,
 ) -> list[str]:
-    """Entity ids for the members, creating unknown entities (with their name as alias).
+    """Entity ids for the members. ``known`` maps alias keys to entity ids: every stored
+    alias of these keys, as ``WriteCache`` reads them, and the entities created since.
 
-    With ``create=False`` nothing is written (unknown entities get a placeholder
-    id): that checks, before a write, that no two members name one entity in
-    one role through aliases. ``known`` (alias key to entity id: every stored alias
-    of these keys, as ``WriteCache`` reads them) answers in place of queries; the
-    entities created are added to it and left for the transaction's flush, or, with
-    ``plain``, added to it as plain rows (``db.insert_plain``) for the caller to insert.
+    With ``plain`` (``db.insert_plain``'s rows, for the caller to insert) an unknown
+    entity is created there, its name its first alias, and added to ``known``. Without
+    it nothing is created (an unknown entity gets a placeholder id): that checks,
+    before a write, that no two members name one entity in one role through aliases.
     """
-    if plain is not None and known is None:
-        raise ValueError("plain rows need known: without it a name is looked up in SQL")
     ids: list[str] = []
     seen: dict[tuple[str, str], int] = {}
     for i, member in enumerate(new.members):
         key = normalize_key(member.name)
-        if known is not None:
-            entity_id = known.get(key)
-        else:
-            entity_id = session.exec(
-                select(EntityAlias.entity_id).where(
-                    EntityAlias.namespace == namespace, EntityAlias.key == key
-                )
-            ).first()
-        if entity_id is None and not create:
-            entity_id = f"new:{key}"
-        elif entity_id is None:
-            entity_id = _create(session, namespace, member.name, key, member.kind, plain)
-            if known is None:
-                session.flush()
-            else:
+        entity_id = known.get(key)
+        if entity_id is None:
+            entity_id = f"new:{key}" if plain is None else _create(namespace, member, key, plain)
+            if plain is not None:
                 known[key] = entity_id
         slot = (entity_id, normalize_key(member.role))
         if slot in seen:
@@ -89,22 +72,12 @@ def resolve_members(
 
 
 def _create(
-    session: Session,
-    namespace: str,
-    name: str,
-    key: str,
-    kind: str,
-    plain: dict[Any, list[dict[str, Any]]] | None,
+    namespace: str, member: MemberCreate, key: str, plain: dict[Any, list[dict[str, Any]]]
 ) -> str:
-    """Add a new entity named ``name`` (its alias too) to the session, or as plain rows to
-    ``plain``; its id."""
-    if plain is None:
-        entity = Entity(namespace=namespace, name=name, key=key, kind=kind)
-        session.add(entity)
-        session.add(EntityAlias(namespace=namespace, entity_id=entity.id, alias=name, key=key))
-        return entity.id
-    row = db.plain_row(Entity, namespace=namespace, name=name, key=key, kind=kind)
-    alias = {"namespace": namespace, "entity_id": row["id"], "alias": name, "key": key}
+    """A new entity for ``member`` (its name its first alias) as plain rows; its id."""
+    row = db.plain_row(Entity, namespace=namespace, name=member.name, key=key, kind=member.kind)
     plain.setdefault(Entity, []).append(row)
-    plain.setdefault(EntityAlias, []).append(alias)
+    plain.setdefault(EntityAlias, []).append(
+        {"namespace": namespace, "entity_id": row["id"], "alias": member.name, "key": key}
+    )
     return str(row["id"])

@@ -175,9 +175,7 @@ class WritePath:
         for i, (new, old_id) in enumerate(zip(news, supersedes, strict=True)):
             try:
                 prepared.append(evidence.prepare(session, namespace, new, pending, cache.evidence))
-                member_ids = resolve_members(
-                    session, namespace, new, create=False, known=cache.entities
-                )
+                member_ids = resolve_members(namespace, new, cache.entities)
             except InvalidInput as exc:
                 raise exc if len(news) == 1 else exc.under(f"facts.{i}") from None
             same.append(None if old_id is not None else cache.same_fact(new, member_ids))
@@ -273,9 +271,7 @@ class WritePath:
         chain) and index-queue entries go into ``rows``.
         """
         namespace = self.scope.namespace
-        member_ids = resolve_members(
-            session, namespace, new, known=cache.entities, plain=rows.plain
-        )
+        member_ids = resolve_members(namespace, new, cache.entities, rows.plain)
         if supersedes is None:  # checked again here: another writer (or an earlier
             same = cache.same_fact(new, member_ids)  # item) may have stored it
             if same is not None:  # its evidence is not stored: nothing would cite it
