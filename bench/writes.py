@@ -59,8 +59,7 @@ def measure(
         done = paced_writes(store, facts[50 + single : 50 + single + paced], pause)
         bulk = facts[50 + single + paced :]
         started = time.perf_counter()
-        for first in range(0, len(bulk), BATCH):
-            written = store.add_facts(bulk[first : first + BATCH])
+        written = add_in_batches(store, bulk)
         bulk_seconds = time.perf_counter() - started
         backlog = store.index_backlog()
         started = time.perf_counter()
@@ -91,9 +90,16 @@ def sql_only(facts: list[dict[str, Any]], bulk: int) -> float:
         store.add_facts(facts[:50])
         rows = facts[-bulk:]
         started = time.perf_counter()
-        for first in range(0, len(rows), BATCH):
-            store.add_facts(rows[first : first + BATCH])
+        add_in_batches(store, rows)
         return round(len(rows) / (time.perf_counter() - started), 1)
+
+
+def add_in_batches(store: memstore.Store, rows: list[dict[str, Any]]) -> list[Any]:
+    """``rows`` written by ``add_facts`` in batches of ``BATCH``; the last batch's results."""
+    written: list[Any] = []
+    for first in range(0, len(rows), BATCH):
+        written = store.add_facts(rows[first : first + BATCH])
+    return written
 
 
 def main(argv: list[str] | None = None) -> int:

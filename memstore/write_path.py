@@ -23,6 +23,7 @@ and no ``as_of`` read returns it.
 from __future__ import annotations
 
 import logging
+from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -74,9 +75,7 @@ class _Rows:
     members and citations (``db.insert_plain``), the facts' history rows (linked into
     the audit chain) and the facts and evidence to queue for the index."""
 
-    plain: dict[Any, list[dict[str, Any]]] = field(
-        default_factory=lambda: {Fact: [], FactMember: [], Citation: []}
-    )
+    plain: defaultdict[Any, list[dict[str, Any]]] = field(default_factory=lambda: defaultdict(list))
     facts: list[str] = field(default_factory=list)
     evidence: list[str] = field(default_factory=list)
     history: list[dict[str, Any]] = field(default_factory=list)
