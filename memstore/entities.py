@@ -20,7 +20,7 @@ def add_alias(scope: Scope, entity: str, alias: str) -> None:
     already names another one."""
 
     def work(session: Session) -> None:
-        target = scope.resolve(session, entity)
+        target = scope.entity_id(session, entity)
         key = normalize_key(alias)
         owner = session.exec(
             select(EntityAlias.entity_id).where(
@@ -29,9 +29,9 @@ def add_alias(scope: Scope, entity: str, alias: str) -> None:
         ).first()
         if owner is None:
             session.add(
-                EntityAlias(namespace=scope.namespace, entity_id=target.id, alias=alias, key=key)
+                EntityAlias(namespace=scope.namespace, entity_id=target, alias=alias, key=key)
             )
-        elif owner != target.id:
+        elif owner != target:
             raise InvalidInput("alias", f"{alias!r} already names another entity")
 
     scope.transaction(work)

@@ -78,7 +78,7 @@ class GraphView:
         page needs; the page's facts are read from SQL (their status again: another
         process may have changed it), with the seeds and the page's members."""
         with self.scope.session() as session:
-            seeds = [self.scope.resolve(session, name, "entities").id for name in names]
+            seeds = [self.scope.entity_id(session, name, "entities") for name in names]
             read = cursors.listing(
                 self.scope.namespace,
                 {"read": "neighborhood", "seeds": sorted(set(seeds)), "hops": hops,

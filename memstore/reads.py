@@ -3,9 +3,10 @@ evidence and counts. Inputs arrive checked (``memstore.checks``)."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from functools import lru_cache
+from typing import Any, cast
 
 import sqlalchemy as sa
 from sqlmodel import Session, and_, col, or_, select
@@ -35,7 +36,7 @@ from memstore.schemas import (
     StoreStats,
     VerificationPublic,
 )
-from memstore.scope import Scope
+from memstore.scope import FACT_COLUMNS, Scope
 
 
 def valid_at(as_of: datetime, *, history: bool) -> list[Any]:
@@ -99,44 +100,84 @@ def facts_about(
     then (``history``: superseded facts need a closed validity); with ``metadata``,
     those whose metadata holds it. The members' (namespace, entity_id, recorded_at,
     fact_id) index gives the order and the keyset: a page reads about ``limit`` rows,
-    however many facts the entity has."""
+    however many facts the entity has, in one statement (``_about_statement``)."""
     with scope.session() as session:
-        target = scope.resolve(session, entity)
+        target = scope.entity_id(session, entity)
         read = cursors.listing(
             scope.namespace,
-            {"read": "facts_about", "entity": target.id, "relation": relation,
+            {"read": "facts_about", "entity": target, "relation": relation,
              "statuses": sorted(wanted), "metadata": metadata},
         )  # fmt: skip
         after = cursors.start(page.cursor, read)
-        at, fact_id = col(FactMember.recorded_at), col(FactMember.fact_id)
-        query = (
-            select(fact_id, at)
-            .join(Fact, col(Fact.id) == fact_id)
-            .where(
-                FactMember.namespace == scope.namespace,
-                FactMember.entity_id == target.id,
-                Fact.namespace == scope.namespace,
-                col(Fact.status).in_(wanted),
-                *metadata_matches(scope, metadata),
-            )
-            .distinct()  # an entity in two roles of one fact
-            .order_by(at.desc(), fact_id.desc())
-            .limit(page.limit + 1)
-        )
-        if relation is not None:
-            query = query.where(Fact.relation == relation)
-        if as_of is not None:
-            query = query.where(*valid_at(as_of, history=history))
+        shape = (relation is not None, as_of is not None, history, after is not None)
+        if metadata:
+            statement = _about_query(*shape, metadata_matches(scope, metadata))
+        else:
+            statement = _about_statement(*shape)
+        params: dict[str, Any] = {
+            "namespace": scope.namespace,
+            "entity": target,
+            "statuses": wanted,
+            "relation": relation,
+            "as_of": as_of,
+            "limit": page.limit + 1,
+        }
         if after is not None:
-            query = query.where(sa.tuple_(at, fact_id) < _keyset(at, after))
-        ids = [row[0] for row in session.exec(query).all()]
-        facts = scope.hydrate(session, rows_in_order(scope, session, ids[: page.limit]))
-    return FactList(facts, cursors.after_page(facts, len(ids) > page.limit, read))
+            params |= {"after_at": after.recorded_at, "after_id": after.id}
+        rows = session.connection().execute(statement, params).mappings().all()
+        facts = scope.hydrate(session, rows[: page.limit])
+    return FactList(facts, cursors.after_page(facts, len(rows) > page.limit, read))
 
 
-def _keyset(at: Any, after: Position) -> Any:
-    """The SQL row value (recorded_at, id) of a page's last fact, typed as ``at``."""
-    return sa.tuple_(sa.literal(after.recorded_at, at.type), sa.literal(after.id))
+@lru_cache(maxsize=32)
+def _about_statement(
+    by_relation: bool, at_time: bool, history: bool, paged: bool
+) -> sa.Select[Any]:
+    """``facts_about``'s statement for each set of its optional filters but metadata,
+    built once: building it and its cache key cost as much as running it."""
+    return _about_query(by_relation, at_time, history, paged, ())
+
+
+def _about_query(
+    by_relation: bool, at_time: bool, history: bool, paged: bool, where: Sequence[Any]
+) -> sa.Select[Any]:
+    """The rows (``FACT_COLUMNS``) of the newest ``:limit`` facts in ``:statuses`` with
+    the entity ``:entity`` as a member in namespace ``:namespace``, newest first: of
+    ``:relation`` (``by_relation``), holding at ``:as_of`` (``at_time``), before the
+    keyset (``:after_at``, ``:after_id``) (``paged``) and matching ``where``. The page
+    is picked from the members' index (distinct: an entity in two roles of one fact),
+    then its fact rows are joined by primary key."""
+    at: Any = col(FactMember.recorded_at)  # its column type types the keyset
+    fact_id = col(FactMember.fact_id)
+    query: sa.Select[Any] = (
+        sa.select(fact_id.label("page_id"), at.label("page_at"))
+        .join(Fact, col(Fact.id) == fact_id)
+        .where(
+            col(FactMember.namespace) == sa.bindparam("namespace"),
+            col(FactMember.entity_id) == sa.bindparam("entity"),
+            col(Fact.namespace) == sa.bindparam("namespace"),
+            col(Fact.status).in_(sa.bindparam("statuses", expanding=True)),
+            *where,
+        )
+    )
+    if by_relation:
+        query = query.where(col(Fact.relation) == sa.bindparam("relation"))
+    if at_time:
+        query = query.where(*valid_at(cast("datetime", sa.bindparam("as_of")), history=history))
+    if paged:
+        keyset = sa.tuple_(sa.bindparam("after_at", type_=at.type), sa.bindparam("after_id"))
+        query = query.where(sa.tuple_(at, fact_id) < keyset)
+    newest = (
+        query.distinct()
+        .order_by(at.desc(), fact_id.desc())
+        .limit(sa.bindparam("limit", type_=sa.Integer))
+        .subquery("page")
+    )
+    return (
+        sa.select(*FACT_COLUMNS)
+        .join_from(Fact, newest, newest.c.page_id == col(Fact.id))
+        .order_by(newest.c.page_at.desc(), newest.c.page_id.desc())
+    )
 
 
 def rows_in_order(scope: Scope, session: Session, ids: list[str]) -> list[sa.RowMapping]:
@@ -165,7 +206,7 @@ def list_facts(
         for name in q.entity:
             member = select(FactMember.fact_id).where(
                 FactMember.namespace == scope.namespace,
-                FactMember.entity_id == scope.resolve(session, name).id,
+                FactMember.entity_id == scope.entity_id(session, name),
             )
             query = query.where(col(Fact.id).in_(member))
         if after is not None:
@@ -234,7 +275,7 @@ def verifications(scope: Scope, fact_id: str) -> list[VerificationPublic]:
 def entity(scope: Scope, name: str) -> EntityPublic:
     """An entity by name or alias."""
     with scope.session() as session:
-        return scope.entities_by_id(session, [scope.resolve(session, name, "name").id])[0]
+        return scope.entities_by_id(session, [scope.entity_id(session, name, "name")])[0]
 
 
 def get_evidence(scope: Scope, evidence_id: str) -> EvidencePublic:

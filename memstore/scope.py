@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy.exc import DBAPIError, IntegrityError, SQLAlchemyError
-from sqlmodel import Session, col, select
+from sqlmodel import Session, col
 
 from memstore import db
 from memstore.checks import required_name
@@ -45,12 +45,17 @@ def lost_race(error: BaseException | None) -> bool:
 #: A fact's row as ``Scope.hydrate`` takes it: the table's object, or a plain row of
 #: ``_FACT_ROWS`` or ``db.plain_row`` (its columns by attribute name).
 FactRow = Fact | sa.RowMapping | dict[str, Any]
-#: ``Scope.fact_rows``' read: every column of the facts ``:ids`` by attribute name (the
-#: ``metadata`` column as ``meta``), as plain rows: building ORM objects cost four times
-#: the read itself.
-_FACT_ROWS = sa.select(
-    *(attr.columns[0].label(attr.key) for attr in sa.inspect(Fact).column_attrs)
-).where(col(Fact.id).in_(sa.bindparam("ids", expanding=True)))
+#: Every column of the facts table by attribute name (the ``metadata`` column as
+#: ``meta``): what reads select to hand plain rows to ``Scope.hydrate`` (building ORM
+#: objects cost four times the read itself).
+FACT_COLUMNS = tuple(attr.columns[0].label(attr.key) for attr in sa.inspect(Fact).column_attrs)
+#: ``Scope.fact_rows``' read: the rows of the facts ``:ids``.
+_FACT_ROWS = sa.select(*FACT_COLUMNS).where(col(Fact.id).in_(sa.bindparam("ids", expanding=True)))
+#: ``Scope.entity_id``'s read: the entity an alias key names in a namespace.
+_NAMED = sa.select(col(EntityAlias.entity_id)).where(
+    col(EntityAlias.namespace) == sa.bindparam("namespace"),
+    col(EntityAlias.key) == sa.bindparam("key"),
+)
 #: ``Scope.entities_by_id``' reads: the entities ``:ids`` and their aliases, in order.
 _ENTITY_ROWS = sa.select(
     col(Entity.id),
@@ -137,17 +142,15 @@ class Scope:
             raise NotFound("fact", str(fact_id), self.namespace)
         return row
 
-    def resolve(self, session: Session, name: str, field: str = "entity") -> Entity:
-        """The entity named (or aliased) ``name``; a bad name is InvalidInput on ``field``."""
+    def entity_id(self, session: Session, name: str, field: str = "entity") -> str:
+        """The id of the entity named (or aliased) ``name``; a bad name is InvalidInput
+        on ``field``, an unknown one NotFound."""
         key = normalize_key(required_name(field, name))
-        row = session.exec(
-            select(Entity)
-            .join(EntityAlias, col(EntityAlias.entity_id) == Entity.id)
-            .where(EntityAlias.namespace == self.namespace, EntityAlias.key == key)
-        ).first()
-        if row is None:
+        params = {"namespace": self.namespace, "key": key}
+        found = session.connection().execute(_NAMED, params).scalar()
+        if found is None:
             raise NotFound("entity", name, self.namespace)
-        return row
+        return str(found)
 
     def hydrate(self, session: Session, rows: Sequence[FactRow]) -> list[FactPublic]:
         """Fact rows (``FactRow``) as ``FactPublic``, with their members and citations, in

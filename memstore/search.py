@@ -161,7 +161,7 @@ def search_facts(
     """
     handle.ready()  # an index that cannot serve fails before anything is read
     with scope.session() as session:
-        entity_ids = [scope.resolve(session, name).id for name in q.entity]
+        entity_ids = [scope.entity_id(session, name) for name in q.entity]
     where = Filter(
         scope.namespace,
         statuses=wanted,
