@@ -109,7 +109,8 @@ def facts_about(
              "statuses": sorted(wanted), "metadata": metadata},
         )  # fmt: skip
         after = cursors.start(page.cursor, read)
-        shape = (relation is not None, as_of is not None, history, after is not None)
+        at_time = as_of is not None
+        shape = (relation is not None, at_time, history and at_time, after is not None)
         if metadata:
             statement = _about_query(*shape, metadata_matches(scope, metadata))
         else:

@@ -43,7 +43,7 @@ def lost_race(error: BaseException | None) -> bool:
 
 
 #: A fact's row as ``Scope.hydrate`` takes it: the table's object, or a plain row of
-#: ``_FACT_ROWS`` or ``db.plain_row`` (its columns by attribute name).
+#: ``FACT_COLUMNS`` or ``db.plain_row`` (its columns by attribute name).
 FactRow = Fact | sa.RowMapping | dict[str, Any]
 #: Every column of the facts table by attribute name (the ``metadata`` column as
 #: ``meta``): what reads select to hand plain rows to ``Scope.hydrate`` (building ORM

@@ -152,9 +152,10 @@ def test_facts_about_reads_an_index_not_every_fact(plain: Store) -> None:
         ]
     for plan, statement in zip(plans, [s for s, _ in seen], strict=True):
         assert "LIMIT" in statement
-        picked = plan.split("SCAN page")[0]
+        picked, rows = plan.split("SCAN page")
         assert "INDEX ix_fact_members_namespace_entity_recorded" in picked, plan
         assert "TEMP B-TREE" not in picked, plan
+        assert "SEARCH facts USING INDEX sqlite_autoindex_facts_1 (id=?)" in rows, plan
     assert "(recorded_at,fact_id)<(?,?)" in plans[1], plans[1]  # the keyset is a range
 
 
