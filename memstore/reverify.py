@@ -31,7 +31,7 @@ from typing import Any, Protocol, TypeVar
 import sqlalchemy as sa
 from sqlmodel import Session, col, func, or_, select
 
-from memstore import audit, indexing, sources
+from memstore import audit, db, indexing, sources
 from memstore.admission import (
     Admission,
     Candidate,
@@ -187,7 +187,8 @@ def claim(
     limit: int,
     lease: timedelta,
 ) -> tuple[str, list[str]]:
-    """Lease up to ``limit`` due, unleased facts in one UPDATE; returns (token, fact ids).
+    """Lease up to ``limit`` due, unleased facts in one UPDATE; returns (token, fact ids),
+    oldest due first (the ids come back from the UPDATE itself).
 
     The lease test sits in the UPDATE itself, so of two workers racing for a fact
     exactly one gets it (the write lock on SQLite; row locks, skipping locked
@@ -208,26 +209,29 @@ def claim(
         .limit(limit)
         .with_for_update(skip_locked=True)
     )
-    session.exec(
+    leased = session.exec(
         sa.update(Fact)
         .where(col(Fact.id).in_(due.scalar_subquery()), free)
         .values(lease_owner=token, lease_expires_at=now + lease)
-    )
-    ids = session.exec(
-        select(Fact.id)
-        .where(Fact.namespace == namespace, Fact.lease_owner == token)
-        .order_by(col(Fact.next_check_at), col(Fact.id))
+        .returning(col(Fact.id), col(Fact.next_check_at))
     ).all()
-    return token, list(ids)
+    return token, [fact_id for fact_id, _ in sorted(leased, key=lambda r: (r[1], r[0]))]
 
 
-def release(session: Session, namespace: str, token: str) -> None:
-    """Drop whatever leases ``token`` still holds (facts it did not finish)."""
-    session.exec(
-        sa.update(Fact)
-        .where(col(Fact.namespace) == namespace, col(Fact.lease_owner) == token)
-        .values(lease_owner=None, lease_expires_at=None)
-    )
+def release(session: Session, namespace: str, token: str, ids: Sequence[str]) -> None:
+    """Drop whatever leases ``token`` still holds on the facts ``ids`` (those it did not
+    finish). By primary key: no index has the lease owner, so a read by it alone
+    would scan the namespace (12 ms at 100,000 facts)."""
+    for chunk in db.chunks(list(ids)):
+        session.exec(
+            sa.update(Fact)
+            .where(
+                col(Fact.id).in_(chunk),
+                col(Fact.namespace) == namespace,
+                col(Fact.lease_owner) == token,
+            )
+            .values(lease_owner=None, lease_expires_at=None)
+        )
 
 
 def count_due(session: Session, namespace: str, due_before: datetime) -> int:
@@ -340,7 +344,7 @@ class Reverifier:
             try:
                 report.checks.extend(self._check_batch(token, ids))
             finally:
-                self.transaction(partial(release, namespace=self.namespace, token=token))
+                self.transaction(partial(release, namespace=self.namespace, token=token, ids=ids))
             total = max(total, len(report.checks))
             if progress:
                 progress(len(report.checks), total)
@@ -361,11 +365,13 @@ class Reverifier:
 
     def _load(self, token: str, ids: list[str]) -> list[_Plan]:
         with self.session() as session:
-            facts = session.exec(
-                select(Fact)
-                .where(Fact.namespace == self.namespace, Fact.lease_owner == token)
-                .order_by(col(Fact.next_check_at), col(Fact.id))
-            ).all()
+            # By primary key alone, the rest checked here: with the namespace or the
+            # lease in the query SQLite may scan the namespace instead.
+            read = session.exec(select(Fact).where(col(Fact.id).in_(ids))).all()
+            facts = sorted(
+                (f for f in read if f.namespace == self.namespace and f.lease_owner == token),
+                key=lambda f: (f.next_check_at, f.id),
+            )
             cites = session.exec(
                 select(Citation).where(col(Citation.fact_id).in_(ids)).order_by(col(Citation.id))
             ).all()

@@ -20,6 +20,7 @@ from typing import Any
 
 import lancedb
 import pytest
+import sqlalchemy as sa
 from db_rows import rows
 from http_site import Site
 
@@ -347,6 +348,32 @@ def test_only_due_facts_are_checked_in_due_order_up_to_the_limit(reverify_store:
     assert len(report.checks) == 2
     assert reverify_store.count_due() == 1
     assert reverify_store.mark_due([]) == 0
+
+
+def test_a_run_claims_oldest_due_first_and_finds_its_leases_by_primary_key(
+    reverify_store: Store,
+) -> None:
+    """The facts come back from the leasing UPDATE itself, oldest due first; the run
+    reads and releases them by id, never by the lease owner alone (no index has it: at
+    100,000 facts each such read scanned the namespace)."""
+    facts = remember_many(reverify_store, 4)
+    for fact in reversed(facts):  # due in reverse order of writing
+        reverify_store.mark_due([fact.id])
+    engine = reverify_store._scope.engine
+    seen: list[str] = []
+
+    def capture(conn: Any, cursor: Any, statement: str, *_: Any) -> None:
+        seen.append(" ".join(statement.split()))
+
+    sa.event.listen(engine, "before_cursor_execute", capture)
+    try:
+        report = reverify_store.reverify(batch=3)
+    finally:
+        sa.event.remove(engine, "before_cursor_execute", capture)
+    assert [c.fact_id for c in report.checks] == [f.id for f in reversed(facts)]
+    by_lease = [s for s in seen if "lease_owner =" in s.partition(" WHERE ")[2]]
+    assert by_lease, "the run's lease statements were not seen"
+    assert all("facts.id" in s.partition(" WHERE ")[2] for s in by_lease), by_lease
 
 
 def test_ungated_facts_are_never_re_verified(scripted_opener: Callable[..., Store]) -> None:
