@@ -53,7 +53,7 @@ STEPS: dict[str, list[str]] = {
     "writes": ["writes.py"],
 }
 LARGE: dict[str, list[str]] = {
-    # SQL, graph and audit at 1,000,000 facts (~27 min); its search index is not built, as
+    # SQL, graph and audit at 1,000,000 facts (~18 min); its search index is not built, as
     # embedding it would take over an hour here (the run measures how long).
     "store-1m": [
         *("store_scale.py", "--facts", "1000000", "--budget", "10", "--hub-repeats", "1"),
