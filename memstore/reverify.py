@@ -380,8 +380,10 @@ class Reverifier:
         by_id = {r.id: r for r in rows}
         plans = {f.id: _Plan(f) for f in facts}
         for c in cites:
-            old = by_id[c.evidence_id]
-            plans[c.fact_id].moves.append(_CitationMove(c, old, c.span_start, c.span_end, False))
+            if c.fact_id in plans:  # not a fact another worker took over meanwhile
+                old = by_id[c.evidence_id]
+                plan = plans[c.fact_id]
+                plan.moves.append(_CitationMove(c, old, c.span_start, c.span_end, False))
         return list(plans.values())
 
     def _refresh(self, batch_sources: set[str]) -> None:

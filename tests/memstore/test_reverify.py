@@ -371,9 +371,43 @@ def test_a_run_claims_oldest_due_first_and_finds_its_leases_by_primary_key(
     finally:
         sa.event.remove(engine, "before_cursor_execute", capture)
     assert [c.fact_id for c in report.checks] == [f.id for f in reversed(facts)]
-    by_lease = [s for s in seen if "lease_owner =" in s.partition(" WHERE ")[2]]
+    wheres = [s.partition(" WHERE ")[2].partition(" ORDER BY ")[0] for s in seen]
+    by_lease = [w for w in wheres if "lease_owner =" in w]
     assert by_lease, "the run's lease statements were not seen"
-    assert all("facts.id" in s.partition(" WHERE ")[2] for s in by_lease), by_lease
+    assert all("facts.id IN" in w or "facts.id =" in w for w in by_lease), by_lease
+
+
+def test_a_lease_taken_over_between_claim_and_read_leaves_the_rest_of_the_batch(
+    reverify_store: Store,
+) -> None:
+    """Another worker takes one fact's lease (it had expired) just as the run reads its
+    batch: the run checks the others and leaves that fact to the other worker."""
+    facts = remember_many(reverify_store, 3)
+    reverify_store.mark_due()
+    engine = reverify_store._scope.engine
+    taken: list[str] = []
+
+    def take_over(conn: Any, cursor: Any, statement: str, *_: Any) -> None:
+        if taken or not statement.lstrip().startswith("SELECT") or "lease_owner" not in statement:
+            return
+        if "FROM facts" not in statement or "facts.id IN" not in statement:
+            return
+        taken.append(facts[1].id)
+        with engine.begin() as other:
+            other.execute(
+                sa.text("UPDATE facts SET lease_owner = 'other-worker' WHERE id = :id"),
+                {"id": facts[1].id},
+            )
+
+    sa.event.listen(engine, "before_cursor_execute", take_over)
+    try:
+        report = reverify_store.reverify()
+    finally:
+        sa.event.remove(engine, "before_cursor_execute", take_over)
+    assert taken == [facts[1].id]
+    assert sorted(c.fact_id for c in report.checks) == sorted([facts[0].id, facts[2].id])
+    assert {c.outcome for c in report.checks} == {"verified"}
+    assert len(reverify_store.verifications(facts[1].id)) == 1  # its first gate pass only
 
 
 def test_ungated_facts_are_never_re_verified(scripted_opener: Callable[..., Store]) -> None:
