@@ -159,6 +159,31 @@ def test_facts_about_reads_an_index_not_every_fact(plain: Store) -> None:
     assert "(recorded_at,fact_id)<(?,?)" in plans[1], plans[1]  # the keyset is a range
 
 
+def test_a_pages_members_come_from_one_index_in_order(plain: Store) -> None:
+    """The members of a page (``Scope.hydrate``) are read from the (fact_id, position,
+    entity_id, role) index alone: no member's table row, no sort."""
+    plain.add_facts([works_at(f"P{i}", "Acme") for i in range(4)])
+    seen: list[tuple[str, Any]] = []
+
+    def capture(conn: Any, cursor: Any, statement: str, params: Any, *_: Any) -> None:
+        if "FROM fact_members JOIN entities" in statement:
+            seen.append((statement, params))
+
+    engine = plain._scope.engine
+    sa.event.listen(engine, "before_cursor_execute", capture)
+    try:
+        page = plain.facts_about("Acme")
+    finally:
+        sa.event.remove(engine, "before_cursor_execute", capture)
+    assert len(page) == 4 and len(seen) == 1
+    with engine.connect() as conn:
+        plan = " | ".join(
+            row[3] for row in conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {seen[0][0]}", seen[0][1])
+        )
+    assert "USING COVERING INDEX ix_fact_members_fact_position (fact_id=?)" in plan, plan
+    assert "TEMP B-TREE" not in plan, plan
+
+
 # -- history ----------------------------------------------------------------------------
 
 
