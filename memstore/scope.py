@@ -56,18 +56,20 @@ _NAMED = sa.select(col(EntityAlias.entity_id)).where(
     col(EntityAlias.namespace) == sa.bindparam("namespace"),
     col(EntityAlias.key) == sa.bindparam("key"),
 )
-#: ``Scope.entities_by_id``' reads: the entities ``:ids`` and their aliases, in order.
-_ENTITY_ROWS = sa.select(
-    col(Entity.id),
-    col(Entity.namespace),
-    col(Entity.name),
-    col(Entity.key),
-    col(Entity.kind),
-    col(Entity.created_at),
-).where(col(Entity.id).in_(sa.bindparam("ids", expanding=True)))
-_ALIASES = (
-    sa.select(col(EntityAlias.entity_id), col(EntityAlias.alias))
-    .where(col(EntityAlias.entity_id).in_(sa.bindparam("ids", expanding=True)))
+#: ``Scope.entities_by_id``' read: the entities ``:ids``, one row per alias, in the
+#: aliases' order (an entity has at least one: its name).
+_ENTITY_ROWS = (
+    sa.select(
+        col(Entity.id),
+        col(Entity.namespace),
+        col(Entity.name),
+        col(Entity.key),
+        col(Entity.kind),
+        col(Entity.created_at),
+        col(EntityAlias.alias),
+    )
+    .outerjoin(EntityAlias, col(EntityAlias.entity_id) == col(Entity.id))
+    .where(col(Entity.id).in_(sa.bindparam("ids", expanding=True)))
     .order_by(col(EntityAlias.id))
 )
 #: ``Scope.hydrate``'s reads, built once (an expanding ``:ids`` list bound per call).
@@ -162,13 +164,13 @@ class Scope:
         members: dict[str, list[MemberPublic]] = {i: [] for i in ids}
         citations: dict[str, list[CitationPublic]] = {i: [] for i in ids}
         for chunk in db.chunks(ids):
-            for fact_id, entity_id, name, kind, role in rows_of(_MEMBERS, {"ids": chunk}):
+            for fact_id, entity_id, name, kind, role in rows_of(_MEMBERS, {"ids": chunk}).all():
                 members[fact_id].append(
                     MemberPublic(entity_id=entity_id, name=name, kind=kind, role=role)
                 )
             for fact_id, evidence_id, cited, start, end, lost_at in rows_of(
                 _CITATIONS, {"ids": chunk}
-            ):
+            ).all():
                 citations[fact_id].append(
                     CitationPublic(
                         evidence_id=evidence_id, cited=cited, start=start, end=end, lost_at=lost_at
@@ -214,7 +216,7 @@ class Scope:
         wanted = None if statuses is None else set(statuses)
         rows: list[sa.RowMapping] = []
         for chunk in db.chunks(list(ids)):
-            for row in session.connection().execute(_FACT_ROWS, {"ids": chunk}).mappings():
+            for row in session.connection().execute(_FACT_ROWS, {"ids": chunk}).mappings().all():
                 if row["namespace"] == self.namespace and (
                     wanted is None or row["status"] in wanted
                 ):
@@ -223,14 +225,19 @@ class Scope:
 
     def entities_by_id(self, session: Session, ids: Collection[str]) -> list[EntityPublic]:
         """These entities with their aliases, in the order of ``ids`` (unknown ids left
-        out); read as plain columns, as ``fact_rows``."""
+        out); one read of plain columns, by primary key only (as ``fact_rows``)."""
         found: dict[str, EntityPublic] = {}
-        rows_of = session.connection().execute
         for chunk in db.chunks(list(ids)):
-            for row in rows_of(_ENTITY_ROWS, {"ids": chunk}).mappings():
-                if row["namespace"] == self.namespace:  # by primary key only, as ``fact_rows``
-                    found[row["id"]] = EntityPublic(**row)
-            for entity_id, alias in rows_of(_ALIASES, {"ids": chunk}):
-                if entity_id in found:
-                    found[entity_id].aliases.append(alias)
+            rows = session.connection().execute(_ENTITY_ROWS, {"ids": chunk}).all()
+            for entity_id, namespace, name, key, kind, created_at, alias in rows:
+                if namespace != self.namespace:
+                    continue
+                entity = found.get(entity_id)
+                if entity is None:
+                    entity = found[entity_id] = EntityPublic(
+                        id=entity_id, namespace=namespace, name=name, key=key, kind=kind,
+                        created_at=created_at,
+                    )  # fmt: skip
+                if alias is not None:
+                    entity.aliases.append(alias)
         return [found[i] for i in ids if i in found]
