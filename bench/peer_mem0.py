@@ -33,7 +33,7 @@ Torch keeps its default threads (``--threads N`` sets them; both systems share t
 process and the setting). Run it on an otherwise idle machine: on two cores shared
 with other work, two torch threads made a one-sentence encode about eight times
 slower (82 vs 11 ms), which swamps what is being compared. Results go to
-``bench/results/peer_mem0.json`` with the machine, the date, the commit and the command.
+``bench/results/peer_mem0_<facts>.json`` with the machine, the date, the commit and the command.
 """
 
 from __future__ import annotations
@@ -209,8 +209,9 @@ def main() -> None:
         default="inline",
         help="memstore's index_writes (background: sync_index() before the searches, timed)",
     )
-    parser.add_argument("--out", type=Path, default=RESULTS / "peer_mem0.json")
+    parser.add_argument("--out", type=Path, help="default: results/peer_mem0_<facts>.json")
     args = parser.parse_args()
+    args.out = args.out or RESULTS / f"peer_mem0_{args.facts}.json"
     if min(args.single, args.paced) < 1 or args.single + args.paced >= args.facts:
         parser.error("--single and --paced must be at least 1 and leave facts for the bulk")
     if args.pause_ms < 0:

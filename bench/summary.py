@@ -113,10 +113,13 @@ def render() -> str:
             _provenance_list([scale_out]),
             "",
         ]
-    peer = _load(RESULTS / "peer_mem0.json")
-    if peer:
-        parts += ["## Side by side with mem0", "", peer_table(peer), "", _provenance_list([peer])]
-        parts.append("")
+    peers = sorted(
+        (p for p in map(_load, RESULTS.glob("peer_mem0_*.json")) if p), key=lambda p: p["facts"]
+    )
+    if peers:
+        parts += ["## Side by side with mem0", ""]
+        for peer in peers:  # a table a run, smallest first
+            parts += [peer_table(peer), "", _provenance_list([peer]), ""]
     writes = _load(RESULTS / "writes.json")
     if writes:
         parts += ["## Writes: the index inline or in the background", "", writes_table(writes)]

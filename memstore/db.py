@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import json
 import sqlite3
 import threading
 import time
@@ -15,7 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 from pydantic_core import PydanticUndefined
-from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB
+from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.sql.visitors import InternalTraversal
 from sqlmodel import Session, SQLModel
 
 from memstore.defaults import IN_LIST_CHUNK as IN_LIST_CHUNK
@@ -139,6 +142,62 @@ def chunks(ids: Sequence[str]) -> Iterator[Sequence[str]]:
     """``ids`` in slices small enough for one ``IN (...)`` list."""
     for i in range(0, len(ids), IN_LIST_CHUNK):
         yield ids[i : i + IN_LIST_CHUNK]
+
+
+class _Strings(sa.types.TypeDecorator[Sequence[str]]):
+    """A list of strings bound as one parameter: a JSON array on SQLite, an array on
+    PostgreSQL."""
+
+    impl = sa.String
+    cache_ok = True
+
+    def load_dialect_impl(self, dialect: sa.Dialect) -> sa.types.TypeEngine[Any]:
+        if dialect.name == "postgresql":
+            return dialect.type_descriptor(ARRAY(sa.String()))
+        return dialect.type_descriptor(sa.String())
+
+    def process_bind_param(self, value: Sequence[str] | None, dialect: sa.Dialect) -> Any:
+        if value is None:
+            raise ValueError("an id list parameter needs a list, not None")
+        return list(value) if dialect.name == "postgresql" else json.dumps(list(value))
+
+
+class _InList(sa.ColumnElement[Any]):
+    """``in_list``'s condition (compiled per dialect below)."""
+
+    inherit_cache = True
+    # Not Boolean: SQLAlchemy would write ``= 1`` after a boolean on SQLite, which
+    # hides the column from the planner.
+    type = sa.types.NullType()
+    _traverse_internals = [  # noqa: RUF012 - its cache key (SQLAlchemy's form)
+        ("column", InternalTraversal.dp_clauseelement),
+        ("values", InternalTraversal.dp_clauseelement),
+    ]
+
+    def __init__(self, column: Any, name: str) -> None:
+        self.column = column
+        self.values = sa.bindparam(name, type_=_Strings())
+
+
+@compiles(_InList)
+def _in_json_array(element: _InList, compiler: Any, **kw: Any) -> str:
+    column, values = compiler.process(element.column, **kw), compiler.process(element.values, **kw)
+    return f"{column} IN (SELECT value FROM json_each({values}))"
+
+
+@compiles(_InList, "postgresql")
+def _in_array(element: _InList, compiler: Any, **kw: Any) -> str:
+    column, values = compiler.process(element.column, **kw), compiler.process(element.values, **kw)
+    return f"{column} = ANY({values})"
+
+
+def in_list(column: Any, name: str) -> sa.ColumnElement[Any]:
+    """``column IN`` the strings of the parameter ``name``, bound as one value: the
+    statement's text is the same for any number of them, so SQLAlchemy and SQLite build
+    and prepare it once (an expanding ``IN`` is rewritten for each length: about a
+    quarter of a millisecond a read). SQLite reads the list with ``json_each``,
+    PostgreSQL as an array (``= ANY``); both look each one up in ``column``'s index."""
+    return _InList(column, name)
 
 
 def json_matches(dialect: str, column: Any, wanted: Mapping[str, Any]) -> list[Any]:

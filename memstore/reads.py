@@ -157,7 +157,7 @@ def _about_query(
             col(FactMember.namespace) == sa.bindparam("namespace"),
             col(FactMember.entity_id) == sa.bindparam("entity"),
             col(Fact.namespace) == sa.bindparam("namespace"),
-            col(Fact.status).in_(sa.bindparam("statuses", expanding=True)),
+            db.in_list(col(Fact.status), "statuses"),
             *where,
         )
     )

@@ -50,7 +50,7 @@ FactRow = Fact | sa.RowMapping | dict[str, Any]
 #: objects cost four times the read itself).
 FACT_COLUMNS = tuple(attr.columns[0].label(attr.key) for attr in sa.inspect(Fact).column_attrs)
 #: ``Scope.fact_rows``' read: the rows of the facts ``:ids``.
-_FACT_ROWS = sa.select(*FACT_COLUMNS).where(col(Fact.id).in_(sa.bindparam("ids", expanding=True)))
+_FACT_ROWS = sa.select(*FACT_COLUMNS).where(db.in_list(col(Fact.id), "ids"))
 #: ``Scope.entity_id``'s read: the entity an alias key names in a namespace.
 _NAMED = sa.select(col(EntityAlias.entity_id)).where(
     col(EntityAlias.namespace) == sa.bindparam("namespace"),
@@ -69,10 +69,10 @@ _ENTITY_ROWS = (
         col(EntityAlias.alias),
     )
     .outerjoin(EntityAlias, col(EntityAlias.entity_id) == col(Entity.id))
-    .where(col(Entity.id).in_(sa.bindparam("ids", expanding=True)))
+    .where(db.in_list(col(Entity.id), "ids"))
     .order_by(col(EntityAlias.id))
 )
-#: ``Scope.hydrate``'s reads, built once (an expanding ``:ids`` list bound per call).
+#: ``Scope.hydrate``'s reads, built once (an ``:ids`` list, ``db.in_list``, bound per call).
 _MEMBERS = (
     sa.select(
         col(FactMember.fact_id),
@@ -82,7 +82,7 @@ _MEMBERS = (
         col(FactMember.role),
     )
     .join(Entity, col(Entity.id) == FactMember.entity_id)
-    .where(col(FactMember.fact_id).in_(sa.bindparam("ids", expanding=True)))
+    .where(db.in_list(col(FactMember.fact_id), "ids"))
     .order_by(col(FactMember.fact_id), col(FactMember.position))
 )
 _CITATIONS = (
@@ -94,7 +94,7 @@ _CITATIONS = (
         col(Citation.span_end),
         col(Citation.lost_at),
     )
-    .where(col(Citation.fact_id).in_(sa.bindparam("ids", expanding=True)))
+    .where(db.in_list(col(Citation.fact_id), "ids"))
     .order_by(col(Citation.id))
 )
 
