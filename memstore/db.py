@@ -194,9 +194,10 @@ def _in_array(element: _InList, compiler: Any, **kw: Any) -> str:
 def in_list(column: Any, name: str) -> sa.ColumnElement[Any]:
     """``column IN`` the strings of the parameter ``name``, bound as one value: the
     statement's text is the same for any number of them, so SQLAlchemy and SQLite build
-    and prepare it once (an expanding ``IN`` is rewritten for each length: about a
-    quarter of a millisecond a read). SQLite reads the list with ``json_each``,
-    PostgreSQL as an array (``= ANY``); both look each one up in ``column``'s index."""
+    and prepare it once, where an expanding ``IN`` is rewritten at each run (a page's
+    three reads of 100 ids at 100,000 facts: 2.8 against 2.9 ms). SQLite reads the list
+    with ``json_each``, PostgreSQL as an array (``= ANY``); where the plan starts from
+    ``column``'s index, each value is looked up in it."""
     return _InList(column, name)
 
 

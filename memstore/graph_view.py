@@ -233,7 +233,7 @@ class GraphView:
         return rows
 
     def _bound(self) -> dict[str, Any]:
-        """The parameters of ``_active_in_namespace``: this namespace, the active statuses."""
+        """The parameter of ``_active_in_namespace``: this namespace."""
         return {"namespace": self.scope.namespace}
 
     def _page(

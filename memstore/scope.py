@@ -227,7 +227,7 @@ class Scope:
         """These entities with their aliases, in the order of ``ids`` (unknown ids left
         out); one read of plain columns, by primary key only (as ``fact_rows``)."""
         found: dict[str, EntityPublic] = {}
-        for chunk in db.chunks(list(ids)):
+        for chunk in db.chunks(list(dict.fromkeys(ids))):  # an entity's aliases read once
             rows = session.connection().execute(_ENTITY_ROWS, {"ids": chunk}).all()
             for entity_id, namespace, name, key, kind, created_at, alias in rows:
                 if namespace != self.namespace:

@@ -126,60 +126,59 @@ def test_facts_about_pages_keep_their_filters(plain: Store) -> None:
     assert [f.id for f in plain.facts_about("Bo")] == [new.id]
 
 
+def sqlite_plans(store: Store, needle: str, work: Callable[[], Any]) -> list[tuple[str, str]]:
+    """The (statement, SQLite's query plan) of each statement holding ``needle`` that
+    ``work`` sent, in order; a plan's steps joined by " | "."""
+    seen: list[tuple[str, Any]] = []
+
+    def capture(conn: Any, cursor: Any, statement: str, params: Any, *_: Any) -> None:
+        if needle in statement:
+            seen.append((statement, params))
+
+    engine = store._scope.engine
+    sa.event.listen(engine, "before_cursor_execute", capture)
+    try:
+        work()
+    finally:
+        sa.event.remove(engine, "before_cursor_execute", capture)
+    with engine.connect() as conn:
+        return [
+            (s, " | ".join(row[3] for row in conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {s}", p)))
+            for s, p in seen
+        ]
+
+
 def test_facts_about_reads_an_index_not_every_fact(plain: Store) -> None:
     """SQLite walks the members' (namespace, entity_id, recorded_at, fact_id) index in
     the read's order and stops after the page: no sort of the entity's facts (only of
     the page's rows, once they are picked)."""
     plain.add_facts([works_at(f"P{i}", "Acme") for i in range(4)])
-    seen: list[tuple[str, Any]] = []
 
-    def capture(conn: Any, cursor: Any, statement: str, params: Any, *_: Any) -> None:
-        if "FROM fact_members JOIN facts" in statement:
-            seen.append((statement, params))
-
-    engine = plain._scope.engine
-    sa.event.listen(engine, "before_cursor_execute", capture)
-    try:
+    def two_pages() -> None:
         first = plain.facts_about("Acme", limit=2)
         plain.facts_about("Acme", limit=2, cursor=first.next_cursor)
-    finally:
-        sa.event.remove(engine, "before_cursor_execute", capture)
+
+    seen = sqlite_plans(plain, "FROM fact_members JOIN facts", two_pages)
     assert len(seen) == 2
-    with engine.connect() as conn:
-        plans = [
-            " | ".join(row[3] for row in conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {s}", p))
-            for s, p in seen
-        ]
-    for plan, statement in zip(plans, [s for s, _ in seen], strict=True):
+    for statement, plan in seen:
         assert "LIMIT" in statement
         picked, rows = plan.split("SCAN page")
         assert "INDEX ix_fact_members_namespace_entity_recorded" in picked, plan
         assert "TEMP B-TREE" not in picked, plan
         assert "SEARCH facts USING INDEX sqlite_autoindex_facts_1 (id=?)" in rows, plan
-    assert "(recorded_at,fact_id)<(?,?)" in plans[1], plans[1]  # the keyset is a range
+    assert "(recorded_at,fact_id)<(?,?)" in seen[1][1], seen[1][1]  # the keyset is a range
 
 
 def test_a_pages_members_come_from_one_index_in_order(plain: Store) -> None:
     """The members of a page (``Scope.hydrate``) are read from the (fact_id, position,
     entity_id, role) index alone: no member's table row, no sort."""
     plain.add_facts([works_at(f"P{i}", "Acme") for i in range(4)])
-    seen: list[tuple[str, Any]] = []
-
-    def capture(conn: Any, cursor: Any, statement: str, params: Any, *_: Any) -> None:
-        if "FROM fact_members JOIN entities" in statement:
-            seen.append((statement, params))
-
-    engine = plain._scope.engine
-    sa.event.listen(engine, "before_cursor_execute", capture)
-    try:
-        page = plain.facts_about("Acme")
-    finally:
-        sa.event.remove(engine, "before_cursor_execute", capture)
-    assert len(page) == 4 and len(seen) == 1
-    with engine.connect() as conn:
-        plan = " | ".join(
-            row[3] for row in conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {seen[0][0]}", seen[0][1])
-        )
+    pages: list[Any] = []
+    seen = sqlite_plans(
+        plain, "FROM fact_members JOIN entities", lambda: pages.append(plain.facts_about("Acme"))
+    )
+    assert len(pages[0]) == 4 and len(seen) == 1
+    plan = seen[0][1]
     assert "USING COVERING INDEX ix_fact_members_fact_position (fact_id=?)" in plan, plan
     assert "TEMP B-TREE" not in plan, plan
 

@@ -56,6 +56,19 @@ def test_aliases_resolve_to_the_entity(store: Store) -> None:
     assert store.add_alias("Robert", "bob").aliases == ["Robert", "Bob"]  # idempotent
 
 
+def test_entities_read_by_id_keep_the_order_asked_and_their_aliases_once(store: Store) -> None:
+    """``Scope.entities_by_id`` answers in the order of the ids (an id asked twice comes
+    twice), each entity with its aliases in the order they were added, read once."""
+    store.add_fact(statement="Robert met Ann.", members=["Robert", "Ann"], evidence=["x"])
+    store.add_alias("Robert", "Bob")
+    robert, ann = store.entity("Robert").id, store.entity("Ann").id
+    scope = store._scope
+    with scope.session() as session:
+        found = scope.entities_by_id(session, [ann, robert, "no-such-id", ann])
+    assert [e.id for e in found] == [ann, robert, ann]
+    assert [e.aliases for e in found] == [["Ann"], ["Robert", "Bob"], ["Ann"]]
+
+
 def test_alias_taken_by_another_entity(store: Store) -> None:
     store.add_fact(statement="Robert and Bobby met.", members=["Robert", "Bobby"], evidence=["x"])
     with pytest.raises(InvalidInput, match="already names another entity") as err:
