@@ -371,19 +371,20 @@ class Reverifier:
             held = {
                 f.id: f for f in read if f.namespace == self.namespace and f.lease_owner == token
             }
-            facts = [held[i] for i in ids if i in held]  # the claim's order: oldest due first
+            # the claim's order (oldest due first), less facts another worker took over
+            plans = {i: _Plan(held[i]) for i in ids if i in held}
             cites = session.exec(
-                select(Citation).where(col(Citation.fact_id).in_(ids)).order_by(col(Citation.id))
+                select(Citation)
+                .where(col(Citation.fact_id).in_(list(plans)))
+                .order_by(col(Citation.id))
             ).all()
             wanted = list({c.evidence_id for c in cites})
             rows = session.exec(select(Evidence).where(col(Evidence.id).in_(wanted))).all()
         by_id = {r.id: r for r in rows}
-        plans = {f.id: _Plan(f) for f in facts}
         for c in cites:
-            if c.fact_id in plans:  # not a fact another worker took over meanwhile
-                old = by_id[c.evidence_id]
-                plan = plans[c.fact_id]
-                plan.moves.append(_CitationMove(c, old, c.span_start, c.span_end, False))
+            plans[c.fact_id].moves.append(
+                _CitationMove(c, by_id[c.evidence_id], c.span_start, c.span_end, False)
+            )
         return list(plans.values())
 
     def _refresh(self, batch_sources: set[str]) -> None:
