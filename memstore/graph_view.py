@@ -36,15 +36,23 @@ _Row = sa.Row[str, str | None, datetime | None, datetime | None, datetime, str, 
 
 @dataclass
 class _Walk:
-    """What ``GraphView._walk`` read: the ``graph`` of the facts it read; ``hop_of``, the
-    hop of each fact it keeps; ``distance``, the hop that reached each entity (seeds 0);
-    ``complete``, True when it went to its end, False when it stopped at ``max_facts``,
-    None when it stopped at what the page needed, before it could tell."""
+    """What ``GraphView._walk`` read: the ``graph`` of the facts whose members it read
+    (not those of the last hop: no walk goes on from them); ``hop_of`` and
+    ``recorded_at``, the hop and time of each fact it keeps; ``distance``, the hop that
+    reached each entity (seeds 0) before the last hop; ``complete``, True when it went
+    to its end, False when it stopped at ``max_facts``, None when it stopped at what the
+    page needed, before it could tell."""
 
     graph: HyperGraph
     hop_of: dict[str, int]
+    recorded_at: dict[str, datetime]
     distance: dict[str, int]
     complete: bool | None = None
+
+    def key(self, fact_id: str) -> tuple[int, datetime, str]:
+        """A kept fact's place in a neighborhood's order, sorted descending: nearest,
+        newest (recorded_at, then id)."""
+        return -self.hop_of[fact_id], self.recorded_at[fact_id], fact_id
 
 
 class GraphView:
@@ -90,11 +98,7 @@ class GraphView:
                 # the last attempt walks to the end (or the cut), as far as max_facts
                 reach = page.limit if attempt < PAGE_ATTEMPTS else max_facts
                 walk = self._walk(session, seeds, hops, relation, as_of, max_facts, start, reach)
-                order = sorted(
-                    (_key(fact_id, hop, walk.graph.fact_attrs(fact_id))
-                     for fact_id, hop in walk.hop_of.items()),
-                    reverse=True,
-                )  # fmt: skip
+                order = sorted(map(walk.key, walk.hop_of), reverse=True)
                 if start is not None:
                     order = [key for key in order if key < start]
                 facts, more = self._page(session, order, page.limit)
@@ -103,13 +107,17 @@ class GraphView:
                 # The walk stopped at the page and one more, and facts of it became
                 # inactive before the page read them: walk again, past them.
             more = more or (walk.complete is None and bool(facts))  # the one more was lost
+            distance = dict(walk.distance)
+            for fact in facts:  # nearest first: an entity the last hop reached first
+                for member in fact.members:
+                    distance.setdefault(member.entity_id, walk.hop_of[fact.id])
             shown = dict.fromkeys([*seeds, *(m.entity_id for f in facts for m in f.members)])
             found = self.scope.entities_by_id(session, list(shown))
         last = walk.hop_of[facts[-1].id] if facts else 0
         return NeighborhoodPublic(
-            entities=sorted(found, key=lambda e: (walk.distance.get(e.id, 0), e.key)),
+            entities=sorted(found, key=lambda e: (distance.get(e.id, 0), e.key)),
             facts=facts,
-            distance={e.id: walk.distance.get(e.id, 0) for e in found},
+            distance={e.id: distance.get(e.id, 0) for e in found},
             next_cursor=cursors.after_page(facts, more, read, last),
             complete=walk.complete,
         )
@@ -126,33 +134,48 @@ class GraphView:
         limit: int,
     ) -> _Walk:
         """The walk of ``hops`` from ``seeds`` read from SQL as far as a page of ``limit``
-        facts after ``start`` (a key of ``_key``; None: from the beginning) needs, plus
+        facts after ``start`` (a ``_Walk.key``; None: from the beginning) needs, plus
         one to tell whether more follow. A hop at a time, newest first within a hop:
-        ``_around`` reads the frontier's next facts, ``_rows`` their members. A hop is
-        read to its end before the next (its members are the next frontier); the first
-        ``max_facts`` facts are kept, and one more fact within ``hops`` means the walk
-        stops there, cut. A hop the page starts in or after is read in batches, the
-        first of what the page still needs and one more, then doubling (the cursor's hop
-        holds facts before it too); a hop wholly before the page at once."""
+        ``_around`` reads the frontier's next facts, ``_rows`` their members (the last
+        hop's only when it reads a further batch, whose reads count the facts met
+        before). A hop is read to its end before the next (its members are the next
+        frontier); the first ``max_facts`` facts are kept, and one more fact within
+        ``hops`` means the walk stops there, cut. A hop the page starts in or after is
+        read in batches, the first of what the page still needs and one more, then
+        doubling (the cursor's hop holds facts before it too); a hop wholly before the
+        page at once."""
         from hypergraph import HyperGraph  # networkx: imported when a graph is read
 
-        walk = _Walk(HyperGraph(), {}, {seed: 0 for seed in seeds})
+        walk = _Walk(HyperGraph(), {}, {}, {seed: 0 for seed in seeds})
         frontier = list(dict.fromkeys(seeds))
         past_cursor = 0  # facts kept that sort after ``start``: this page's, then later ones
         for hop in range(1, hops + 1):
             reached: list[str] = []
             before_page = start is not None and -start[0] > hop
             batch = max(1, limit + 1 - past_cursor)
+            unread: list[str] = []  # the last hop's facts whose members were not read
             while True:
                 room = max_facts - len(walk.hop_of)
                 wanted = room + 1 if before_page else min(room + 1, batch)
+                if unread:  # the next batch's reads leave out and count the graph's facts
+                    _add_rows(walk.graph, self._rows(session, unread))
                 found = self._around(session, walk.graph, frontier, relation, as_of, wanted)
-                _add_rows(walk.graph, self._rows(session, found))
-                kept = [fact_id for fact_id in found if fact_id in walk.graph]
+                if hop == hops:
+                    # Nothing walks on from the last hop: its facts' members are read
+                    # with the page, and a fact no longer active is dropped there.
+                    kept = [fact_id for fact_id, _at in found]
+                    unread = kept[:room]
+                else:
+                    _add_rows(walk.graph, self._rows(session, [fid for fid, _at in found]))
+                    kept = [fact_id for fact_id, _at in found if fact_id in walk.graph]
+                recorded = dict(found)
                 for fact_id in kept[:room]:
                     walk.hop_of[fact_id] = hop
-                    if start is None or _key(fact_id, hop, walk.graph.fact_attrs(fact_id)) < start:
+                    walk.recorded_at[fact_id] = recorded[fact_id]
+                    if start is None or walk.key(fact_id) < start:
                         past_cursor += 1
+                    if fact_id not in walk.graph:
+                        continue
                     for member, _role in walk.graph.members(fact_id):
                         entity = cast("str", member)
                         if entity not in walk.distance:
@@ -182,18 +205,19 @@ class GraphView:
         relation: str | None,
         as_of: datetime | None,
         wanted: int,
-    ) -> list[str]:
-        """The ids of the ``wanted`` newest (recorded_at, then id) active facts with a
-        member among ``entities`` that ``relation`` and ``as_of`` admit, leaving out
-        those in ``graph``. One statement per group of entities (``_around_statement``):
-        each entity's facts newest first from the members' index, the newest ``keep``
-        of them all, ``keep`` being ``wanted`` more than the facts of ``graph`` the
-        reads may meet again. On SQLite the reads are merged and stop at ``keep``, so a
-        hub in the frontier costs what any entity does; a fact met through two of the
-        entities (or two roles) comes once per meeting, and while such repeats fill
-        ``keep`` before ``wanted`` new facts came the group is read again with ``keep``
-        doubled. On PostgreSQL each entity's read is bounded (``wanted`` more than its
-        facts in ``graph``) and distinct, so one read suffices."""
+    ) -> list[tuple[str, datetime]]:
+        """The (id, recorded_at) of the ``wanted`` newest (recorded_at, then id) active
+        facts with a member among ``entities`` that ``relation`` and ``as_of`` admit,
+        newest first, leaving out those in ``graph``. One statement per group of
+        entities (``_around_statement``): each entity's facts newest first from the
+        members' index, the newest ``keep`` of them all, ``keep`` being ``wanted`` more
+        than the facts of ``graph`` the reads may meet again. On SQLite the reads are
+        merged and stop at ``keep``, so a hub in the frontier costs what any entity
+        does; a fact met through two of the entities (or two roles) comes once per
+        meeting, and while such repeats fill ``keep`` before ``wanted`` new facts came
+        the group is read again with ``keep`` doubled. On PostgreSQL each entity's read
+        is bounded (``wanted`` more than its facts in ``graph``) and distinct, so one
+        read suffices."""
         found: dict[str, datetime] = {}
         shared = self._bound()
         if relation is not None:
@@ -222,7 +246,7 @@ class GraphView:
                 keep *= 2
             found.update(new)
         newest = sorted(found.items(), key=lambda item: (item[1], item[0]), reverse=True)
-        return [fid for fid, _at in newest[:wanted]]
+        return newest[:wanted]
 
     def _rows(self, session: Session, fact_ids: list[str]) -> list[_Row]:
         """The graph rows (``_with_members``) of these facts still active, by id."""
@@ -390,13 +414,3 @@ def _add_rows(graph: HyperGraph, rows: Iterable[_Row]) -> None:
         members.append((entity_id, role))
     if current is not None:
         graph.add_fact(current, members, **attrs)
-
-
-def _newest(fact_id: Any, attrs: dict[str, Any]) -> tuple[datetime, str]:
-    """The rank of a fact in a bounded walk: newest first (recorded_at, then id)."""
-    return attrs["recorded_at"], str(fact_id)
-
-
-def _key(fact_id: Any, hop: int, attrs: dict[str, Any]) -> tuple[int, datetime, str]:
-    """A fact's place in a neighborhood's order, sorted descending: nearest, newest."""
-    return (-hop, *_newest(fact_id, attrs))

@@ -236,7 +236,7 @@ class Scope:
                 if entity is None:
                     entity = found[entity_id] = EntityPublic(
                         id=entity_id, namespace=namespace, name=name, key=key, kind=kind,
-                        created_at=created_at,
+                        created_at=created_at, aliases=[],  # not a copy of the default
                     )  # fmt: skip
                 if alias is not None:
                     entity.aliases.append(alias)

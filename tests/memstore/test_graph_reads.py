@@ -62,9 +62,9 @@ def test_opening_a_store_reads_no_fact(opener: Opener, plain: Store) -> None:
 def test_a_fact_retracted_between_a_walks_reads_neither_counts_nor_cuts_it(
     opener: Opener,
 ) -> None:
-    """The walk reads a hop's newest fact ids, then their members: a fact retracted in
-    between is replaced by the next newest, so the page and ``complete`` are those of a
-    walk after the retraction."""
+    """The walk reads a hop's newest fact ids, then their members (but for the last
+    hop's, read with the page): a fact retracted in between is replaced by the next
+    newest, so the page and ``complete`` are those of a walk after the retraction."""
     first = opener(hook=memstore.Ungated(), index=False)
     other = opener(hook=memstore.Ungated(), index=False)  # another process, in effect
     older_first = [link(first, "S", f"A{i}") for i in range(4)]
@@ -78,7 +78,7 @@ def test_a_fact_retracted_between_a_walks_reads_neither_counts_nor_cuts_it(
 
     event.listen(Engine, "before_cursor_execute", retract_once)
     try:
-        hood = first.neighborhood("S", 1, max_facts=2)
+        hood = first.neighborhood("S", 2, max_facts=2)  # hop 1 is not the last
     finally:
         event.remove(Engine, "before_cursor_execute", retract_once)
     assert retracted == [newest.id]
@@ -235,7 +235,8 @@ def test_neighborhood_answers_as_a_walk_of_the_whole_graph(plain: Store, chunk: 
 def test_a_first_page_reads_the_facts_it_shows_and_one_more(plain: Store) -> None:
     """A walk stops reading once it has the page and one more: a first page of 5 near
     a seed with 60 facts (each leading to one more) reads the members of 6 facts, not
-    the 120 within two hops; a page deeper in the walk reads further."""
+    the 120 within two hops; a page deeper in the walk reads further. The last hop's
+    members come with the page: no walk goes on from them."""
     plain.add_facts(
         [{"statement": f"S knows A{i}.", "members": ["S", f"A{i}"], "evidence": ["S"]}
          for i in range(60)]
@@ -270,15 +271,20 @@ def test_a_first_page_reads_the_facts_it_shows_and_one_more(plain: Store) -> Non
     read = facts_read(lambda: deep.append(plain.neighborhood("S", 2, limit=5, cursor=cursor)))
     assert len(deep[0].facts) == 5
     assert all(f.statement.startswith("A") for f in deep[0].facts)  # hop 2's
-    assert read == 60 + 6  # hop 1 whole (the frontier of hop 2), then the page and one more
-    # hop 2 reads only what the page still lacks after hop 1, and one more
+    assert read == 60  # hop 1 whole (the frontier of hop 2); hop 2 is the last
+    # hop 2 reads only what the page still lacks after hop 1, and one more, and no members
     plain.add_facts(
         [{"statement": f"T knows C{i}.", "members": ["T", f"C{i}"], "evidence": ["T"]}
          for i in range(3)]
         + [{"statement": f"C{i % 3} knows D{i}.", "members": [f"C{i % 3}", f"D{i}"],
             "evidence": ["C"]} for i in range(30)]
     )  # fmt: skip
-    assert facts_read(lambda: plain.neighborhood("T", 2, limit=5)) == 3 + 3
+    page: list[Any] = []
+    assert facts_read(lambda: page.append(plain.neighborhood("T", 2, limit=5))) == 3
+    facts, distance = page[0].facts, page[0].distance
+    assert [f.statement[0] for f in facts] == ["T", "T", "T", "C", "C"]
+    # the members of hop 2's facts, read with the page: a C one hop away, a D two
+    assert sorted(distance[m.entity_id] for f in facts[3:] for m in f.members) == [1, 1, 2, 2]
 
 
 @pytest.mark.both_databases
