@@ -37,7 +37,7 @@ _Row = sa.Row[str, str | None, datetime | None, datetime | None, datetime, str, 
 @dataclass
 class _Walk:
     """What ``GraphView._walk`` read: the ``graph`` of the facts whose members it read
-    (not those of the last hop: no walk goes on from them); ``hop_of`` and
+    (not those of the last hop's last batch: no walk goes on from them); ``hop_of`` and
     ``recorded_at``, the hop and time of each fact it keeps; ``distance``, the hop that
     reached each entity (seeds 0) before the last hop; ``complete``, True when it went
     to its end, False when it stopped at ``max_facts``, None when it stopped at what the
@@ -155,14 +155,21 @@ class GraphView:
             batch = max(1, limit + 1 - past_cursor)
             unread: list[str] = []  # the last hop's facts whose members were not read
             while True:
-                room = max_facts - len(walk.hop_of)
-                wanted = room + 1 if before_page else min(room + 1, batch)
                 if unread:  # the next batch's reads leave out and count the graph's facts
                     _add_rows(walk.graph, self._rows(session, unread))
+                    for fact_id in unread:
+                        if fact_id not in walk.graph:  # no longer active: not kept
+                            if start is None or walk.key(fact_id) < start:
+                                past_cursor -= 1
+                            del walk.hop_of[fact_id], walk.recorded_at[fact_id]
+                room = max_facts - len(walk.hop_of)
+                wanted = room + 1 if before_page else min(room + 1, batch)
                 found = self._around(session, walk.graph, frontier, relation, as_of, wanted)
                 if hop == hops:
                     # Nothing walks on from the last hop: its facts' members are read
-                    # with the page, and a fact no longer active is dropped there.
+                    # with the page. A fact no longer active by then is left off the
+                    # page but counted here (the cut, the page and one more), as a fact
+                    # of an earlier hop does that stops being active after ``_rows``.
                     kept = [fact_id for fact_id, _at in found]
                     unread = kept[:room]
                 else:

@@ -317,3 +317,34 @@ def test_a_frontier_is_one_merged_read_on_sqlite_and_bounded_reads_on_postgresql
         assert not any("TEMP B-TREE" in step for step in plan), plan
     else:
         assert all(s.count("LIMIT") == 4 + 1 for s in unions)  # one a read, one in all
+
+
+@pytest.mark.both_databases
+def test_a_last_hop_fact_retracted_before_the_next_batch_neither_counts_nor_cuts_it(
+    opener: Opener,
+) -> None:
+    """The last hop's members are read only before a further batch: a fact of the
+    batch before, retracted in between, leaves the walk there, so the cut at
+    ``max_facts`` keeps the next one instead."""
+    first = opener(hook=memstore.Ungated(), index=False)
+    other = opener(hook=memstore.Ungated(), index=False)  # another process, in effect
+    newest_first = [link(first, "S", f"A{i}") for i in range(10)][::-1]
+    page = first.neighborhood("S", 1, limit=2, max_facts=4)
+    assert [f.id for f in page.facts] == [f.id for f in newest_first[:2]]
+    retracted: list[str] = []
+
+    def retract_once(_conn: Any, _cursor: Any, statement: str, *_rest: Any) -> None:
+        # the members' read of the first batch of the next page's walk: the two of the
+        # first page and the one after them
+        if not retracted and "fact_members.role" in statement:
+            retracted.append(newest_first[2].id)
+            other.retract(newest_first[2].id, "no longer true")
+
+    event.listen(Engine, "before_cursor_execute", retract_once)
+    try:
+        rest = first.neighborhood("S", 1, limit=2, max_facts=4, cursor=page.next_cursor)
+    finally:
+        event.remove(Engine, "before_cursor_execute", retract_once)
+    assert retracted == [newest_first[2].id]
+    assert [f.id for f in rest.facts] == [newest_first[3].id, newest_first[4].id]
+    assert rest.complete is False and rest.next_cursor is None
