@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gate.backends.embedded.backend import Encoder, minilm_path, shared_encoder
+from gate.backends.embedded.backend import Encoder, RecentVectors, minilm_path, shared_encoder
 from gate.backends.embedded.onnx_minilm import OnnxMiniLM, graph_path
 
 TEXTS = [
@@ -38,8 +38,9 @@ def test_onnx_gives_the_vectors_sentence_transformers_gives() -> None:
 
 
 def test_one_text_alone_embeds_as_in_a_batch() -> None:
-    encoder = shared_encoder()
+    encoder = Encoder(recent=0)  # every call embeds
     batch = encoder.encode(TEXTS)
+    assert len(encoder.recent) == 0
     for text in TEXTS[:4]:
         np.testing.assert_allclose(encoder.encode([text])[text], batch[text], atol=1e-5)
 
@@ -103,3 +104,28 @@ def test_without_a_usable_cache_the_encoder_runs_on_torch_and_says_why(
 def test_an_unknown_runtime_is_refused() -> None:
     with pytest.raises(ValueError, match="runtime must be auto, onnx or torch"):
         Encoder(runtime="tensorrt")
+
+
+def test_recent_texts_are_not_embedded_again() -> None:
+    encoder = Encoder()
+    first = encoder.encode(TEXTS)
+    kept = encoder.recent.get_many(TEXTS)
+    assert set(kept) == set(TEXTS)  # "word " * 400 is 2,000 characters: still kept
+    again = encoder.encode([TEXTS[0], "a new text"])
+    assert again[TEXTS[0]] is kept[TEXTS[0]]
+    np.testing.assert_allclose(kept[TEXTS[0]], first[TEXTS[0]], atol=0)
+    np.testing.assert_allclose(
+        again["a new text"], Encoder(recent=0).encode(["a new text"])["a new text"], atol=1e-5
+    )
+    assert not kept[TEXTS[0]].flags.writeable  # a caller cannot change what others get
+
+
+def test_recent_vectors_keep_the_most_recently_used_and_no_long_texts() -> None:
+    recent = RecentVectors(size=2, max_chars=5)
+    given = np.ones(3, dtype=np.float32)
+    recent.put_many({"a": given, "b": given * 2, "toolong": given * 3})
+    given[:] = 9  # kept vectors are copies
+    assert recent.get_many(["a", "toolong"])["a"].tolist() == [1, 1, 1]  # "a" now the newest
+    recent.put_many({"c": given})
+    assert sorted(recent.get_many(["a", "b", "c"])) == ["a", "c"]  # "b" was the oldest
+    assert len(recent) == 2

@@ -10,7 +10,9 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -31,6 +33,49 @@ from gate.backends.embedded.onnx_minilm import OnnxMiniLM
 
 PARAMS_PATH = Path(__file__).with_name("params.json")
 log = logging.getLogger(__name__)
+
+#: Embeddings an encoder keeps of the texts it embedded last: a gated write's statements
+#: are embedded by the verifier and, moments later, by the search index.
+RECENT_TEXTS = 4096
+#: Longer texts are embedded every time (the kept vectors stay within a few MB).
+RECENT_TEXT_CHARS = 2000
+
+
+class RecentVectors:
+    """A bounded least-recently-used map of text to its (read-only) vector; thread-safe."""
+
+    def __init__(self, size: int = RECENT_TEXTS, max_chars: int = RECENT_TEXT_CHARS) -> None:
+        self.size, self.max_chars = size, max_chars
+        self._kept: OrderedDict[str, Vector] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+    def get_many(self, texts: Iterable[str]) -> dict[str, Vector]:
+        """The kept vectors of ``texts`` (the others left out), each now the most recent."""
+        found: dict[str, Vector] = {}
+        with self._lock:
+            for text in texts:
+                vector = self._kept.get(text)
+                if vector is not None:
+                    self._kept.move_to_end(text)
+                    found[text] = vector
+        return found
+
+    def put_many(self, vectors: Mapping[str, Vector]) -> None:
+        """Keep these vectors (texts over ``max_chars`` are not kept), dropping the least
+        recently used beyond ``size``. Each vector is copied: a row of a batch's array
+        would keep the whole array."""
+        with self._lock:
+            for text, vector in vectors.items():
+                if len(text) <= self.max_chars:
+                    kept = np.array(vector, dtype=np.float32)
+                    kept.setflags(write=False)
+                    self._kept[text] = kept
+                    self._kept.move_to_end(text)
+            while len(self._kept) > self.size:
+                self._kept.popitem(last=False)
 
 
 class Calibration:
@@ -72,6 +117,7 @@ class Encoder:
 
     The model is used by one thread at a time, ``turn`` texts per turn of its fair
     lock: the verifier and search interleave, and a cancelled call stops within a turn.
+    The vectors of recent texts are kept (``RecentVectors``) and not embedded again.
     """
 
     def __init__(
@@ -81,14 +127,17 @@ class Encoder:
         batch_size: int = 64,
         turn: int = 16,
         runtime: str | None = None,
+        recent: int = RECENT_TEXTS,
     ) -> None:
         """``runtime``: ``onnx`` (onnxruntime, ``onnx_minilm``), ``torch``
         (sentence-transformers), or ``auto`` (the default, or ``MEMSTORE_ENCODER``): onnx
-        where it loads, else torch, with a warning that says why."""
+        where it loads, else torch, with a warning that says why. ``recent``: how many
+        texts' vectors to keep (0: none)."""
         self.path = path or minilm_path()
         self.batch_size = batch_size
         self.turn = max(1, turn)
         self._lock = ModelLock()
+        self.recent = RecentVectors(recent)
         runtime = runtime or os.environ.get("MEMSTORE_ENCODER", "auto")
         if runtime not in ("auto", "onnx", "torch"):
             raise ValueError(f"runtime must be auto, onnx or torch, not {runtime!r}")
@@ -106,14 +155,17 @@ class Encoder:
     def encode(self, texts: Sequence[str], control: CallControl | None = None) -> dict[str, Vector]:
         """Embeddings of the distinct texts, keyed by text; raises Cancelled when
         ``control`` is cancelled (checked before each turn of the model)."""
+        unique = list(dict.fromkeys(texts))
+        out = self.recent.get_many(unique)
         # Longest first, as sentence-transformers orders a batch, so turns pad alike.
-        unique = sorted(dict.fromkeys(texts), key=len, reverse=True)
-        out: dict[str, Vector] = {}
-        for start in range(0, len(unique), self.turn):
-            chunk = unique[start : start + self.turn]
+        todo = sorted((t for t in unique if t not in out), key=len, reverse=True)
+        for start in range(0, len(todo), self.turn):
+            chunk = todo[start : start + self.turn]
             with self._lock.hold(control):
                 vectors = self._embed(chunk)
-            out.update(zip(chunk, np.asarray(vectors, dtype=np.float32), strict=True))
+            embedded = dict(zip(chunk, np.asarray(vectors, dtype=np.float32), strict=True))
+            self.recent.put_many(embedded)
+            out.update(embedded)
         return out
 
     def _embed(self, chunk: list[str]) -> Any:
