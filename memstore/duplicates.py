@@ -17,36 +17,48 @@ DEFAULT_NEAR_DUPLICATE = 0.9
 
 
 def near_duplicates(
-    scope: Scope,
-    handle: IndexHandle,
-    threshold: float,
-    fact: FactPublic,
-    vector: Any,
-    earlier: list[FactPublic],
-    earlier_vectors: Any,
-) -> list[NearDuplicate]:
-    """Live facts with the same member entities whose statements embed at least
-    ``threshold`` close to this one: those in the index, and those written earlier in
-    the same batch."""
-    entities = {m.entity_id for m in fact.members}
-    where = Filter(
-        scope.namespace,
-        statuses=sorted(ACTIVE_STATUSES),
-        entity_ids=sorted(entities),
-        exclude_ids=[fact.id, *(f.id for f in earlier)],
-    )
-    ranking = handle.ready().by_vector(FACTS, vector, where.sql(FACTS), 10)
-    close = {i: s for i, s in zip(ranking.ids, ranking.scores, strict=True) if s >= threshold}
+    scope: Scope, handle: IndexHandle, threshold: float, facts: list[FactPublic], vectors: Any
+) -> list[list[NearDuplicate]]:
+    """For each new fact of a batch (``vectors``: their statements' embeddings, in order),
+    the live facts with the same member entities whose statements embed at least
+    ``threshold`` close to it: those in the index (one query each, run at once), and
+    those written before it in the batch. Most similar first."""
+    wheres = [
+        Filter(
+            scope.namespace,
+            statuses=sorted(ACTIVE_STATUSES),
+            entity_ids=sorted({m.entity_id for m in fact.members}),
+            exclude_ids=[f.id for f in facts[: n + 1]],
+        ).sql(FACTS)
+        for n, fact in enumerate(facts)
+    ]
+    rankings = handle.ready().by_vectors(FACTS, list(zip(vectors, wheres, strict=True)), 10)
+    close = [
+        {i: s for i, s in zip(r.ids, r.scores, strict=True) if s >= threshold} for r in rankings
+    ]
     with scope.session() as session:
-        found = [
-            NearDuplicate(fact_id=f.id, statement=f.statement, similarity=close[f.id])
-            for f in scope.facts_by_id(session, list(close))
-            if {m.entity_id for m in f.members} == entities
+        wanted = list(dict.fromkeys(i for c in close for i in c))
+        stored = {f.id: f for f in scope.facts_by_id(session, wanted)} if wanted else {}
+    found: list[list[NearDuplicate]] = []
+    for n, fact in enumerate(facts):
+        entities = members(fact)
+        dups = [
+            NearDuplicate(fact_id=i, statement=stored[i].statement, similarity=similarity)
+            for i, similarity in close[n].items()
+            if i in stored and members(stored[i]) == entities
         ]
-    for other, other_vector in zip(earlier, earlier_vectors, strict=True):
-        similarity = float(vector @ other_vector)
-        if similarity >= threshold and entities == {m.entity_id for m in other.members}:
-            found.append(
-                NearDuplicate(fact_id=other.id, statement=other.statement, similarity=similarity)
-            )
-    return sorted(found, key=lambda d: -d.similarity)
+        for other, other_vector in zip(facts[:n], vectors[:n], strict=True):
+            similarity = float(vectors[n] @ other_vector)
+            if similarity >= threshold and entities == members(other):
+                dups.append(
+                    NearDuplicate(
+                        fact_id=other.id, statement=other.statement, similarity=similarity
+                    )
+                )
+        found.append(sorted(dups, key=lambda d: -d.similarity))
+    return found
+
+
+def members(fact: FactPublic) -> set[str]:
+    """The ids of a fact's member entities."""
+    return {m.entity_id for m in fact.members}

@@ -403,9 +403,17 @@ class SearchIndex:
         by_vector, by_text = _run(sides())
         return _by_distance(by_vector), _by_score(by_text)
 
-    def by_vector(self, table: str, vector: Matrix, where: str, limit: int) -> Ranking:
-        """The ``limit`` rows nearest ``vector`` (``ranked``'s side by meaning)."""
-        return self.ranked(table, vector, None, where, limit)[0]
+    def by_vectors(
+        self, table: str, queries: Sequence[tuple[Matrix, str]], limit: int
+    ) -> list[Ranking]:
+        """For each (vector, where) query, the ``limit`` rows nearest its vector among the
+        rows it admits (``ranked``'s side by meaning); the queries run at once."""
+
+        async def each() -> list[pa.Table | None]:
+            nearest = (self._nearest(table, v, where, limit) for v, where in queries)
+            return list(await asyncio.gather(*nearest))
+
+        return [_by_distance(hits) for hits in _run(each())] if queries else []
 
     async def _nearest(
         self, table: str, vector: Matrix | None, where: str, limit: int

@@ -388,17 +388,12 @@ class WritePath:
         try:
             embedded = self.index.embed([f.statement for f in stored])
             vectors = {f.id: v for f, v in zip(stored, embedded, strict=True)}
-            if self.near_duplicate is not None:
-                for n, fact in enumerate(stored):
-                    fact.near_duplicates = near_duplicates(
-                        self.scope,
-                        self.index,
-                        self.near_duplicate,
-                        fact,
-                        embedded[n],
-                        stored[:n],
-                        embedded[:n],
-                    )
+            if self.near_duplicate is not None and stored:
+                found = near_duplicates(
+                    self.scope, self.index, self.near_duplicate, stored, embedded
+                )
+                for fact, duplicates in zip(stored, found, strict=True):
+                    fact.near_duplicates = duplicates
         except Exception:
             log.warning("near-duplicate check failed for %d new facts", len(stored), exc_info=True)
         self.index.apply_queued(touched, vectors)

@@ -337,6 +337,22 @@ def test_a_near_duplicate_is_reported_never_merged(indexed_store: Store) -> None
     assert [d.fact_id for d in batch[1].near_duplicates] == [batch[0].id]  # type: ignore[union-attr]
 
 
+@pytest.mark.both_databases
+def test_each_fact_of_a_batch_is_told_its_own_near_duplicates(indexed_store: Store) -> None:
+    peanut = indexed_store.add_fact(PEANUTS)
+    carol = indexed_store.add_fact(works_at("Carol", "Initech"))
+    batch = indexed_store.add_facts(
+        [
+            works_at("Dave", "Initech", statement="Dave is employed by Initech."),
+            PEANUTS | {"statement": "The user has a peanut allergy."},
+            works_at("Carol", "Initech", statement="Carol is employed by Initech."),
+            works_at("Dave", "Initech"),  # close to the first of the batch
+        ]
+    )
+    found = [[d.fact_id for d in f.near_duplicates] for f in batch]  # type: ignore[union-attr]
+    assert found == [[], [peanut.id], [carol.id], [batch[0].id]]
+
+
 def test_near_duplicate_reports_can_be_turned_off(data_dir: Path, tmp_path: Path) -> None:
     with open_store(data_dir, tmp_path / "index", near_duplicate=None) as store:
         store.add_fact(PEANUTS)
