@@ -3,8 +3,8 @@ search index.
 
 Per batch: evidence is prepared and members resolved (nothing written), exact
 duplicates are answered with the stored fact, the hook decides the rest in one
-call, and the batch is written in its order: accepted facts together, up to
-``TRANSACTION_FACTS`` to a transaction, a rejection (into the audit log) or a
+call, and the batch is written in its order: accepted and rejected facts (a rejection
+into the audit log) together, up to ``TRANSACTION_FACTS`` to a transaction, a
 correction in a transaction of its own. After the commits
 near duplicates are reported and the index is updated. An error while writing (a
 database failure, an alias taken meanwhile) stops the batch: the transactions
@@ -128,31 +128,31 @@ class WritePath:
         checked = any(a.verdict != Ungated.verdict for a in admissions)
         policy = self.policy() if checked else None
         admitted = dict(zip(todo, admissions, strict=True))
-        chunk: list[int] = []  # accepted facts not yet written, in batch order
+        pending: list[int] = []  # accepted and rejected facts not yet written, in batch order
 
-        def write_chunk() -> None:
-            items = [(news[i], prepared[i], admitted[i]) for i in chunk]
-            for i, fact in zip(chunk, self._store_facts(items, policy), strict=True):
-                results[i] = fact
-            chunk.clear()
+        def write_pending() -> None:
+            for i, written in zip(
+                pending,
+                self._store_in_order(pending, news, prepared, admitted, policy),
+                strict=True,
+            ):
+                results[i] = written
+            pending.clear()
 
         # In batch order (the audit chain, and drift judged on it, follow it): a
-        # rejection or a correction first writes the facts accepted before it.
+        # correction first writes the facts decided before it.
         for i, admission in zip(todo, admissions, strict=True):
-            if admission.accepted and supersedes[i] is None:
-                chunk.append(i)
-                if len(chunk) == TRANSACTION_FACTS:
-                    write_chunk()
+            if not admission.accepted or supersedes[i] is None:
+                pending.append(i)
+                if len(pending) == TRANSACTION_FACTS:
+                    write_pending()
                 continue
-            if chunk:
-                write_chunk()
-            if not admission.accepted:
-                results[i] = self.store_rejection(news[i], prepared[i], admission)
-            else:
-                item = (news[i], prepared[i], admission)
-                [results[i]] = self._store_facts([item], policy, supersedes[i])
-        if chunk:
-            write_chunk()
+            if pending:
+                write_pending()
+            item = (news[i], prepared[i], admission)
+            [results[i]] = self._store_facts([item], policy, supersedes[i])
+        if pending:
+            write_pending()
         written = [r for r in results if isinstance(r, FactPublic) and not r.deduplicated]
         self._index_written(written, [item.id for p in prepared for item in p.new])
         return [r for r in results if r is not None]
@@ -206,13 +206,52 @@ class WritePath:
         self, new: FactCreate, prepared: evidence.PreparedEvidence, admission: Admission
     ) -> RejectionPublic:
         """Record a rejected fact, with its evidence, in the audit log."""
+        [rejection] = self._store_in_order([0], [new], [prepared], {0: admission}, None)
+        assert isinstance(rejection, RejectionPublic)
+        return rejection
 
-        def work(session: Session) -> Rejection:
-            return rejections.record(session, new, evidence.persist(session, prepared), admission)
+    def _store_in_order(
+        self,
+        order: Sequence[int],
+        news: Sequence[FactCreate],
+        prepared: Sequence[evidence.PreparedEvidence],
+        admitted: dict[int, Admission],
+        policy: reverification.ReverifyPolicy | None,
+    ) -> list[Written]:
+        """The facts ``order`` names, in one transaction and in that order: each run of
+        accepted ones inserted together, each rejected one recorded in the audit log
+        with its evidence."""
 
-        row = self.scope.transaction(work)
-        with self.scope.session() as session:
-            return rejections.hydrate(session, [row])[0]
+        def work(session: Session) -> list[FactPublic | Rejection]:
+            out: list[FactPublic | Rejection] = []
+            run: list[int] = []
+
+            def insert_run() -> None:
+                # Read per run: a rejection before it may have stored evidence it cites.
+                cache = WriteCache.read(session, self.scope.namespace, [news[i] for i in run])
+                items = [(news[i], prepared[i], admitted[i]) for i in run]
+                out.extend(self._insert_facts(session, items, cache, policy))
+                run.clear()
+
+            for i in order:
+                if admitted[i].accepted:
+                    run.append(i)
+                    continue
+                if run:
+                    insert_run()
+                stored = evidence.persist(session, prepared[i])
+                out.append(rejections.record(session, news[i], stored, admitted[i]))
+            if run:
+                insert_run()
+            return out
+
+        done = self.scope.transaction(work)
+        refused = [r for r in done if isinstance(r, Rejection)]
+        if refused:
+            with self.scope.session() as session:
+                public = iter(rejections.hydrate(session, refused))
+            return [next(public) if isinstance(r, Rejection) else r for r in done]
+        return [r for r in done if isinstance(r, FactPublic)]
 
     def _store_facts(
         self,
