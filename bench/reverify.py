@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from measure import RESULTS, provenance, save
+from measure import RESULTS, forget_embeddings, provenance, save
 
 import memstore
 from gate import Gate
@@ -81,9 +81,11 @@ def main() -> None:
             result["write_seconds_incl_model_load"] = round(time.perf_counter() - started, 2)
             result["stored_verified"] = sum(1 for w in written if w.status == "verified")
 
-            # A worker re-checks a day later: the gate's 1-hour result cache is cold.
+            # A worker re-checks a day later: the gate's 1-hour result cache is cold, and
+            # the encoder no longer holds the texts it embedded.
             assert isinstance(store.hook, memstore.GateHook)
             cold = Gate(store.hook.gate.backend, cache_size=0)
+            forget_embeddings()
             result["unchanged_cold_cache"] = run(store, args.batch, cold)
             result["unchanged_warm_cache"] = run(store, args.batch)
             for k, (path, lines) in enumerate(files):
@@ -93,9 +95,11 @@ def main() -> None:
                 elif k % 4 == 1:  # one line now says something else
                     changed = [*lines[:-1], "The meeting moved to Thursday."]
                     path.write_text(f"# Note {k}\n\n" + "\n".join(changed) + "\n")
+            forget_embeddings()
             result["changed"] = run(store, args.batch, cold)
             for path, _ in files:
                 path.unlink()
+            forget_embeddings()
             result["deleted"] = run(store, args.batch, cold)
     save(result, RESULTS / "reverify.json")
 

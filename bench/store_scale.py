@@ -51,7 +51,7 @@ from typing import Any
 
 import lancedb
 import sqlalchemy as sa
-from measure import RESULTS, directory_mib, percentiles, provenance, save
+from measure import RESULTS, directory_mib, forget_embeddings, percentiles, provenance, save
 from synthetic import KINDS, World
 
 import memstore
@@ -70,9 +70,11 @@ def timed(
     call: Callable[[Any], Any], args: Sequence[Any], budget: float = BUDGET_S, least: int = 5
 ) -> tuple[dict[str, float], list[Any]]:
     """Latency percentiles of ``call(arg)`` over ``args`` (stopping once ``budget`` seconds
-    are spent and ``least`` calls made), and what each call returned."""
+    are spent and ``least`` calls made), and what each call returned. Before each call
+    (untimed) the encoder forgets its recent texts: a search embeds its query."""
     samples, out = [], []
     for arg in args:
+        forget_embeddings()
         began = time.perf_counter()
         out.append(call(arg))
         samples.append(time.perf_counter() - began)
@@ -272,6 +274,7 @@ def reverify(store: memstore.Store, limit: int) -> dict[str, Any]:
     """Mark the gate-checked facts due and re-check up to ``limit``, the gate's cache cold."""
     assert isinstance(store.hook, memstore.GateHook)
     cold = Gate(store.hook.gate.backend, cache_size=0)
+    forget_embeddings()  # nor the embeddings of the claims it checked at ingest
     due = store.mark_due()
     report = store.reverify(limit=limit, gate=cold)
     return {
@@ -291,6 +294,7 @@ def embedding_floor(world: World, texts: int, sample: int = 2_000) -> dict[str, 
     written += list(dict.fromkeys(text for item in items for text in item["evidence"]))
     embedder = MiniLM()
     embedder.embed(written[:8])
+    forget_embeddings()
     began = time.perf_counter()
     for start in range(0, len(written), SYNC_BATCH):
         embedder.embed(written[start : start + SYNC_BATCH])

@@ -63,6 +63,11 @@ class RecentVectors:
                     found[text] = vector
         return found
 
+    def clear(self) -> None:
+        """Forget every kept vector."""
+        with self._lock:
+            self._kept.clear()
+
     def put_many(self, vectors: Mapping[str, Vector]) -> None:
         """Keep these vectors (texts over ``max_chars`` are not kept), dropping the least
         recently used beyond ``size``. Each vector is copied: a row of a batch's array
