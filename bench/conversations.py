@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from conversation_data import MIN_SIMILARITY, Conversation, Expected, Matcher, Trap, load
-from measure import RESULTS, percentiles, provenance, save
+from measure import RESULTS, forget_embeddings, percentiles, provenance, save
 
 import memstore
 from gate import Gate
@@ -257,7 +257,9 @@ def run_conversation(
     matcher: Matcher,
     gate: Gate | None = None,
 ) -> dict[str, Any]:
-    """Both runs of one conversation, each into a fresh store under ``workdir``."""
+    """Both runs of one conversation, each into a fresh store under ``workdir``; the
+    encoder forgets the texts of the runs before (another extractor's, say)."""
+    forget_embeddings()
     with memstore.open(workdir / f"{conv.id}-{extractor.name}", gate=gate) as store:
         run = remember(store, conv, extractor)
         row = score(store, conv, run, matcher)

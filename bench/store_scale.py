@@ -290,7 +290,7 @@ def embedding_floor(world: World, texts: int, sample: int = 2_000) -> dict[str, 
     rate on the statements and the evidence of the World's first ``sample`` facts (in
     the index writer's batches, the model loaded before the clock)."""
     items = list(islice(world.items(), sample))
-    written = [item["statement"] for item in items]
+    written = list(dict.fromkeys(item["statement"] for item in items))
     written += list(dict.fromkeys(text for item in items for text in item["evidence"]))
     embedder = MiniLM()
     embedder.embed(written[:8])

@@ -47,8 +47,8 @@ def near_duplicates(
             for i, similarity in close[n].items()
             if i in stored and members(stored[i]) == entities
         ]
-        for other, other_vector in zip(facts[:n], vectors[:n], strict=True):
-            similarity = float(vectors[n] @ other_vector)
+        earlier = (vectors[:n] @ vectors[n]).tolist() if n else []
+        for other, similarity in zip(facts[:n], earlier, strict=True):
             if similarity >= threshold and entities == members(other):
                 dups.append(
                     NearDuplicate(

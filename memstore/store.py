@@ -199,10 +199,10 @@ class Store(ReverifyCalls, LabelCalls, Closing):
     ) -> list[FactPublic | RejectionPublic]:
         """Remember several facts, checked in one gate call; returns per item, in order, the
         stored fact or its rejection. Invalid input (``facts.<i>``) raises before any write.
-        Accepted facts commit together, up to 200 to a transaction (a rejection in its
-        own, in batch order): an error while writing (``StorageError``, say) leaves what
-        committed before it; writing the same batch again answers those facts with the
-        stored ones (``deduplicated``) and records its rejections again."""
+        Accepted and rejected facts commit together, up to 200 to a transaction, in batch
+        order: an error while writing (``StorageError``, say) leaves what committed before
+        it; writing the same batch again answers those facts with the stored ones
+        (``deduplicated``) and records its rejections again."""
         items = checks.fact_list(facts)
         hook = self._hook(gate, policy, ungated)
         self._writes.check_gated(hook, len(items), "facts")

@@ -58,6 +58,8 @@ KEEP_VERSIONS = timedelta(minutes=1)
 KEEP_VERSIONS_REMOTE = timedelta(hours=1)
 #: LanceDB's warning for a short retention, which memstore chooses knowingly.
 _SHORT_RETENTION = r"optimize\(cleanup_older_than="
+#: Vector queries ``by_vectors`` runs at once (a batch of 1,000 facts asks 1,000).
+_AT_ONCE = 32
 _WRITE_ATTEMPTS = 5  # commit conflicts with another process are retried
 _DELETE_CHUNK = 500  # ids per DELETE predicate
 _PURGE_ROWS = 20_000  # rows per commit when a purge rewrites a table
@@ -407,13 +409,16 @@ class SearchIndex:
         self, table: str, queries: Sequence[tuple[Matrix, str]], limit: int
     ) -> list[Ranking]:
         """For each (vector, where) query, the ``limit`` rows nearest its vector among the
-        rows it admits (``ranked``'s side by meaning); the queries run at once."""
+        rows it admits (``ranked``'s side by meaning); ``_AT_ONCE`` queries run at once."""
 
-        async def each() -> list[pa.Table | None]:
-            nearest = (self._nearest(table, v, where, limit) for v, where in queries)
+        async def each(chunk: Sequence[tuple[Matrix, str]]) -> list[pa.Table | None]:
+            nearest = (self._nearest(table, v, where, limit) for v, where in chunk)
             return list(await asyncio.gather(*nearest))
 
-        return [_by_distance(hits) for hits in _run(each())] if queries else []
+        found: list[Ranking] = []
+        for start in range(0, len(queries), _AT_ONCE):
+            found += [_by_distance(h) for h in _run(each(queries[start : start + _AT_ONCE]))]
+        return found
 
     async def _nearest(
         self, table: str, vector: Matrix | None, where: str, limit: int

@@ -63,8 +63,8 @@ from memstore.write_cache import WriteCache
 log = logging.getLogger(__name__)
 
 Written = FactPublic | RejectionPublic
-#: Accepted facts written in one transaction: a bulk write commits (and, on SQLite,
-#: syncs) once per this many facts, and holds the write lock that long at most.
+#: Facts (accepted or rejected) written in one transaction: a bulk write commits (and,
+#: on SQLite, syncs) once per this many facts, and holds the write lock that long at most.
 TRANSACTION_FACTS = 200
 
 
@@ -105,7 +105,7 @@ class WritePath:
     def write(
         self, news: Sequence[FactCreate], supersedes: Sequence[str | None], hook: WriteHook
     ) -> list[Written]:
-        """Check every fact with one hook call, then write the accepted ones together.
+        """Check every fact with one hook call, then write them together, in order.
 
         A fact already remembered (same normalized statement and members, live) is
         answered with the stored one, unchecked; superseding facts are never deduplicated.
@@ -314,8 +314,9 @@ class WritePath:
             same = cache.same_fact(new, member_ids)  # item) may have stored it
             if same is not None:  # its evidence is not stored: nothing would cite it
                 return same, True
-        inserted = {item.id for item in prepared.new}  # persist queues these for the index
+        already = len(rows.evidence)
         prepared = evidence.persist(session, prepared, cache.evidence, rows.evidence, rows.plain)
+        inserted = set(rows.evidence[already:])  # the new rows persist queued for the index
         now = utcnow()
         valid_from = new.valid_from
         if supersedes is not None and valid_from is None:
@@ -405,7 +406,8 @@ class WritePath:
             )
         )
         rows.facts.append(fact_id)
-        # Stored evidence (rejected-only, say) that this fact cites now backs live memory.
+        # Stored evidence (rejected-only, say, or new in the batch but stored by a
+        # rejection's transaction before this one) now backs live memory.
         rows.evidence += (item.id for item in prepared.items if item.id not in inserted)
         return row, False
 

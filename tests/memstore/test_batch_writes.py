@@ -1,4 +1,4 @@
-"""A batch's accepted facts are written together, a transaction per ``TRANSACTION_FACTS``:
+"""A batch's facts are written together, a transaction per ``TRANSACTION_FACTS``:
 every fact linked into the audit chain, duplicates answered within and across
 transactions, a database failure rolling back the transaction it hits whole, and on
 PostgreSQL a batch that loses a deadlock running again."""
@@ -222,6 +222,34 @@ def test_rejections_and_facts_of_one_batch_all_link_into_the_chain(
     assert len(store.rejections()) == 3
     # The chain follows the batch's order (drift is judged on it), across transactions.
     assert chain_order(store.url) == [r.id for r in results]
+
+
+@pytest.mark.both_databases
+def test_evidence_a_rejection_stored_is_queued_again_by_a_later_fact_citing_it(
+    opener: Callable[..., Store], small_transactions: int
+) -> None:
+    """A rejection stores new evidence; an accepted fact in a later transaction of the
+    batch cites it. That transaction queues it for the index too: an index syncer that
+    ran between the two (and left it out, cited by a rejection alone) must not have the
+    last word."""
+    store = opener(gate=Gate(ScriptedBackend(states)), index=False)  # the queue stays
+    shared = "Ana works at Acme, she told me."
+    batch = [
+        works_at("Ben", evidence=[shared]),  # rejected: the text does not say it
+        works_at("Cleo", evidence=["Cleo works at Acme, she told me."]),
+        works_at("Dev", evidence=["Dev works at Acme, he told me."]),
+        works_at("Ana", evidence=[shared]),  # the next transaction (3 to one)
+    ]
+    results = store.add_facts(batch)
+
+    assert [type(r) for r in results] == [RejectionPublic, FactPublic, FactPublic, FactPublic]
+    ana = results[3]
+    assert isinstance(ana, FactPublic)
+    [evidence_id] = ana.evidence_ids
+    assert [e.id for e in results[0].evidence] == [evidence_id]  # type: ignore[union-attr]
+    queue = rows(store.url, "SELECT id, target_id FROM index_outbox ORDER BY id")
+    ana_queued = min(n for n, target in queue if target == ana.id)
+    assert any(n > ana_queued and target == evidence_id for n, target in queue)
 
 
 def chain_order(url: str) -> list[str]:

@@ -316,6 +316,7 @@ class CountingEmbed:
 
 def test_the_embedded_backend_stops_within_one_mini_batch(monkeypatch: pytest.MonkeyPatch) -> None:
     encoder = shared_encoder()
+    encoder.recent.clear()  # texts kept from an earlier test would not reach the model
     backend = EmbeddedBackend(encoder, max_segments=64)
     context = " ".join(f"Sentence number {i} is about topic {i}." for i in range(64))
     control = CallControl()
@@ -338,6 +339,7 @@ def test_long_evidence_costs_a_bounded_number_of_embeddings(
     assert len(pieces.segments) == 401 and len(pieces.scored) == MAX_SCORED_SEGMENTS
     assert 250 in pieces.scored  # the sentence that states it is among those scored
     encoder = shared_encoder()
+    encoder.recent.clear()
     seen: list[int] = []
     embed = encoder._embed
 

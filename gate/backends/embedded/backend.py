@@ -37,7 +37,8 @@ log = logging.getLogger(__name__)
 #: Embeddings an encoder keeps of the texts it embedded last: a gated write's statements
 #: are embedded by the verifier and, moments later, by the search index.
 RECENT_TEXTS = 4096
-#: Longer texts are embedded every time (the kept vectors stay within a few MB).
+#: Longer texts are embedded every time (the kept texts and vectors stay within about
+#: 15 MB).
 RECENT_TEXT_CHARS = 2000
 
 
@@ -45,7 +46,7 @@ class RecentVectors:
     """A bounded least-recently-used map of text to its (read-only) vector; thread-safe."""
 
     def __init__(self, size: int = RECENT_TEXTS, max_chars: int = RECENT_TEXT_CHARS) -> None:
-        self.size, self.max_chars = size, max_chars
+        self.size, self.max_chars = max(0, size), max_chars
         self._kept: OrderedDict[str, Vector] = OrderedDict()
         self._lock = threading.Lock()
 
