@@ -54,6 +54,20 @@ class _Walk:
         newest (recorded_at, then id)."""
         return -self.hop_of[fact_id], self.recorded_at[fact_id], fact_id
 
+    def after(self, fact_id: str, start: tuple[int, datetime, str] | None) -> bool:
+        """Whether a kept fact sorts after ``start`` (None: the beginning): on this page
+        or a later one."""
+        return start is None or self.key(fact_id) < start
+
+    def drop_inactive(self, fact_ids: list[str], start: tuple[int, datetime, str] | None) -> int:
+        """Forget the kept facts of ``fact_ids`` that ``graph`` lacks (read as no longer
+        active); how many of them sorted after ``start``."""
+        gone = [fact_id for fact_id in fact_ids if fact_id not in self.graph]
+        after = sum(1 for fact_id in gone if self.after(fact_id, start))
+        for fact_id in gone:
+            del self.hop_of[fact_id], self.recorded_at[fact_id]
+        return after
+
 
 class GraphView:
     """A scope's active facts as hypergraphs of entity and fact ids, read from SQL."""
@@ -157,11 +171,7 @@ class GraphView:
             while True:
                 if unread:  # the next batch's reads leave out and count the graph's facts
                     _add_rows(walk.graph, self._rows(session, unread))
-                    for fact_id in unread:
-                        if fact_id not in walk.graph:  # no longer active: not kept
-                            if start is None or walk.key(fact_id) < start:
-                                past_cursor -= 1
-                            del walk.hop_of[fact_id], walk.recorded_at[fact_id]
+                    past_cursor -= walk.drop_inactive(unread, start)
                 room = max_facts - len(walk.hop_of)
                 wanted = room + 1 if before_page else min(room + 1, batch)
                 found = self._around(session, walk.graph, frontier, relation, as_of, wanted)
@@ -179,7 +189,7 @@ class GraphView:
                 for fact_id in kept[:room]:
                     walk.hop_of[fact_id] = hop
                     walk.recorded_at[fact_id] = recorded[fact_id]
-                    if start is None or walk.key(fact_id) < start:
+                    if walk.after(fact_id, start):
                         past_cursor += 1
                     if fact_id not in walk.graph:
                         continue

@@ -314,9 +314,7 @@ class WritePath:
             same = cache.same_fact(new, member_ids)  # item) may have stored it
             if same is not None:  # its evidence is not stored: nothing would cite it
                 return same, True
-        already = len(rows.evidence)
         prepared = evidence.persist(session, prepared, cache.evidence, rows.evidence, rows.plain)
-        inserted = set(rows.evidence[already:])  # the new rows persist queued for the index
         now = utcnow()
         valid_from = new.valid_from
         if supersedes is not None and valid_from is None:
@@ -406,9 +404,10 @@ class WritePath:
             )
         )
         rows.facts.append(fact_id)
-        # Stored evidence (rejected-only, say, or new in the batch but stored by a
-        # rejection's transaction before this one) now backs live memory.
-        rows.evidence += (item.id for item in prepared.items if item.id not in inserted)
+        # All it cites is queued, stored before or not (rejected-only, say, or stored by a
+        # rejection earlier in the batch): it now backs live memory. The outbox takes an
+        # id once per transaction (``indexing.outbox_rows``).
+        rows.evidence += (item.id for item in prepared.items)
         return row, False
 
     def _index_written(self, stored: list[FactPublic], new_evidence: list[str]) -> None:

@@ -11,7 +11,6 @@ import json
 import logging
 import os
 import threading
-from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from functools import cache
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from cachetools import LRUCache
 
 from gate.backends.base import CallControl, ModelLock, VerifierBackend
 from gate.backends.embedded.features import (
@@ -43,45 +43,42 @@ RECENT_TEXT_CHARS = 2000
 
 
 class RecentVectors:
-    """A bounded least-recently-used map of text to its (read-only) vector; thread-safe."""
+    """The (read-only) vectors of recently embedded texts, the least recently used
+    dropped past ``size`` (``cachetools.LRUCache``, as the gate's result cache); thread-safe."""
 
     def __init__(self, size: int = RECENT_TEXTS, max_chars: int = RECENT_TEXT_CHARS) -> None:
-        self.size, self.max_chars = max(0, size), max_chars
-        self._kept: OrderedDict[str, Vector] = OrderedDict()
+        self.max_chars = max_chars
+        self._kept: LRUCache[str, Vector] | None = LRUCache(maxsize=size) if size > 0 else None
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
-        return len(self._kept)
+        return len(self._kept) if self._kept is not None else 0
 
     def get_many(self, texts: Iterable[str]) -> dict[str, Vector]:
         """The kept vectors of ``texts`` (the others left out), each now the most recent."""
-        found: dict[str, Vector] = {}
+        if self._kept is None:
+            return {}
         with self._lock:
-            for text in texts:
-                vector = self._kept.get(text)
-                if vector is not None:
-                    self._kept.move_to_end(text)
-                    found[text] = vector
-        return found
+            found = {text: self._kept.get(text) for text in texts}
+        return {text: vector for text, vector in found.items() if vector is not None}
 
     def clear(self) -> None:
         """Forget every kept vector."""
-        with self._lock:
-            self._kept.clear()
+        if self._kept is not None:
+            with self._lock:
+                self._kept.clear()
 
     def put_many(self, vectors: Mapping[str, Vector]) -> None:
-        """Keep these vectors (texts over ``max_chars`` are not kept), dropping the least
-        recently used beyond ``size``. Each vector is copied: a row of a batch's array
-        would keep the whole array."""
+        """Keep these vectors (texts over ``max_chars`` are not kept). Each is copied: a
+        row of a batch's array would keep the whole array."""
+        if self._kept is None:
+            return
         with self._lock:
             for text, vector in vectors.items():
                 if len(text) <= self.max_chars:
                     kept = np.array(vector, dtype=np.float32)
                     kept.setflags(write=False)
                     self._kept[text] = kept
-                    self._kept.move_to_end(text)
-            while len(self._kept) > self.size:
-                self._kept.popitem(last=False)
 
 
 class Calibration:
