@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 import sqlalchemy as sa
 from distractors import distractors
+from lancedb.index import BTree
 from samples import allergy, works_at
 from workers import HashedWords
 
@@ -648,6 +649,31 @@ def test_maintenance_removes_the_versions_older_than_it_keeps(
         assert data_files == 1
 
 
+def test_maintenance_builds_the_vector_index_again_past_its_delta_limit(tmp_path: Path) -> None:
+    index = SearchIndex(str(tmp_path / "index"), MiniLM(), vector_index_at=300, max_vector_deltas=2)
+    index.write_chunks([chunk(n) for n in range(300)])
+    table = lancedb.connect(tmp_path / "index", read_consistency_interval=timedelta(0)).open_table(
+        CHUNKS
+    )
+
+    def deltas() -> int:
+        [vector] = [ix for ix in table.list_indices() if ix.columns == ["vector"]]
+        stats = table.index_stats(vector.name)
+        assert stats is not None and stats.num_unindexed_rows == 0
+        return stats.num_indices
+
+    index.maintain()  # builds the vector index
+    counts = [deltas()]
+    for n in range(300, 303):  # new rows each time: a delta index each, up to the limit
+        index.write_chunks([chunk(n)])
+        index.maintain()
+        counts.append(deltas())
+    assert counts == [1, 2, 1, 2]  # a third delta: built again over every row
+    query = index.embed(["Note 301: the meeting moved to room 301."])[0]
+    [nearest] = index.by_vectors(CHUNKS, [(query, f"namespace = '{NS}'")], 1)
+    assert nearest.ids == ["e301:0"]
+
+
 def test_a_new_index_has_a_scalar_index_on_every_column_its_filters_read(
     data_dir: Path, tmp_path: Path
 ) -> None:
@@ -678,6 +704,7 @@ def test_an_index_made_before_its_scalar_indexes_gets_them_at_maintenance_not_on
     table = lancedb.connect(index).open_table(FACTS)
     for column in ("id", "namespace", "status", "entity_ids"):  # as an older release made it
         table.drop_index(f"{column}_idx")
+    table.create_index("namespace", config=BTree())  # an older release's kind
     before = table.version
     with open_store(data_dir, index) as store:
         reopened = lancedb.connect(index).open_table(FACTS)
@@ -685,6 +712,8 @@ def test_an_index_made_before_its_scalar_indexes_gets_them_at_maintenance_not_on
         assert [h.fact.id for h in store.search("Acme", 1, entity=["Acme"])] == [fact.id]
         store.reindex()  # ends with the index's maintenance
         assert scalar_indexes(index, FACTS) == SCALAR_INDEXES[FACTS]
+        on_namespace = [ix for ix in table.list_indices() if ix.columns == ["namespace"]]
+        assert len(on_namespace) == 1  # the B-tree was dropped, not kept beside
         # Filters read the indexed rows and the rows written since, which are scanned.
         later = store.add_fact(works_at("Bob"))
         peanuts = store.add_fact(allergy("peanuts"))
