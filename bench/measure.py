@@ -29,10 +29,11 @@ def forget_embeddings() -> None:
     """Drop the vectors the shared MiniLM encoder keeps of its recent texts (if it is
     loaded), so that the next search or gate check embeds its texts as a first one does:
     a benchmark that repeats a query or a claim would otherwise time the cache."""
-    from gate.backends.embedded.backend import shared_encoder
+    from gate.backends.embedded.backend import loaded_encoder
 
-    if shared_encoder.cache_info().currsize:
-        shared_encoder().recent.clear()
+    encoder = loaded_encoder()
+    if encoder is not None:
+        encoder.recent.clear()
 
 
 def machine() -> dict[str, Any]:

@@ -197,11 +197,14 @@ def search(
     as_json: JsonOption = False,
 ) -> None:
     """Facts (or evidence) of a namespace that best match QUERY, by meaning and keywords."""
+    from memstore.embeddings import preload
     from memstore.fronts import EVIDENCE_FILTERS, SEARCH_FILTERS
 
     filters = store_filters(ctx, EVIDENCE_FILTERS if evidence else SEARCH_FILTERS)
     if evidence and offset:
         raise InvalidInput("offset", "pages fact searches only; leave it out with --evidence")
+    if evidence or mode != "text":  # the query is embedded: load the model meanwhile
+        preload()
     with open_store(ctx, store, namespace, index=index) as opened:
         if evidence:
             chunks = opened.search_evidence(query, k, **filters)
@@ -272,8 +275,10 @@ def recall(
 ) -> None:
     """Print the memories relevant to QUERY as a block for a prompt: one line each (the
     statement, when it held, confidence, source), best first, within --budget tokens."""
+    from memstore.embeddings import preload
     from memstore.fronts import RECALL_FILTERS
 
+    preload()  # the query is embedded: load the model while the store opens
     with open_store(ctx, store, namespace, index=index) as opened:
         filters = store_filters(ctx, RECALL_FILTERS)
         found = opened.recall(query, budget_tokens=budget_tokens, k=k, **filters)

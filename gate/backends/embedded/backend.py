@@ -12,7 +12,6 @@ import logging
 import os
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -195,10 +194,24 @@ def _sentence_transformer(path: Path) -> Any:
     return SentenceTransformer(str(path), device="cpu", local_files_only=True)
 
 
-@cache
+_shared: Encoder | None = None
+_sharing = threading.Lock()
+
+
 def shared_encoder() -> Encoder:
-    """The process's one packaged-MiniLM encoder (the verifier and memstore's search share it)."""
-    return Encoder()
+    """The process's one packaged-MiniLM encoder (the verifier and memstore's search
+    share it), loaded on first use; a thread that asks while another loads it waits."""
+    global _shared
+    if _shared is None:
+        with _sharing:
+            if _shared is None:
+                _shared = Encoder()
+    return _shared
+
+
+def loaded_encoder() -> Encoder | None:
+    """The shared encoder if it is loaded (None: nothing loaded it yet)."""
+    return _shared
 
 
 def pair_features(
