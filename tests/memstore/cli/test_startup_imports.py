@@ -170,3 +170,33 @@ def test_lancedb_asked_for_during_its_import_is_whole() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.splitlines()[-1]) == {"connect": True}
+
+
+#: Counts the encoders made while ``preload``'s thread and the main thread both ask for
+#: the shared one (the main thread while the thread loads it).
+BOTH_ASK = """
+import threading
+from gate.backends.embedded import backend
+made = []
+make = backend.Encoder.__init__
+backend.Encoder.__init__ = lambda self, *a, **k: (made.append(1), make(self, *a, **k))[1]
+from memstore.embeddings import preload
+preload()
+encoder = backend.shared_encoder()
+[thread] = [t for t in threading.enumerate() if t.name == "memstore-embedder-load"] or [None]
+if thread is not None:
+    thread.join()
+print(len(made), backend.shared_encoder() is encoder)
+"""
+
+
+def test_a_search_waits_for_the_model_its_preload_is_loading_instead_of_loading_another() -> None:
+    shared_encoder()  # the graph is exported (once) by now
+    done = subprocess.run(
+        [sys.executable, "-c", BOTH_ASK],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=os.environ | {"MEMSTORE_CACHE_DIR": str(cache_dir())},
+    )
+    assert done.stdout.split() == ["1", "True"], done.stdout + done.stderr
