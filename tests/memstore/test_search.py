@@ -30,6 +30,7 @@ from workers import HashedWords
 import memstore
 from gate.backends.embedded import shared_encoder
 from memstore import InvalidInput, MemstoreError, Store
+from memstore.duplicates import CANDIDATES, near_duplicates
 from memstore.embeddings import MiniLM
 from memstore.index_rows import CHUNKS, FACTS, ChunkDoc, Filter
 from memstore.vectors import SCALAR_INDEXES, SearchIndex
@@ -352,6 +353,38 @@ def test_each_fact_of_a_batch_is_told_its_own_near_duplicates(indexed_store: Sto
     )
     found = [[d.fact_id for d in f.near_duplicates] for f in batch]  # type: ignore[union-attr]
     assert found == [[], [peanut.id], [carol.id], [batch[0].id]]
+
+
+@pytest.mark.both_databases
+def test_near_duplicates_are_the_same_found_through_sql_or_through_the_index(
+    indexed_store: Store,
+) -> None:
+    """A fact with an entity in few facts gets its candidates from SQL, one whose
+    entities are each in many asks the index (``candidates=0``: every fact does). Both
+    report the live fact with the same members, not one holding another member too, a
+    retracted one, or the fact itself."""
+    first = indexed_store.add_fact(works_at("Carol", "Initech"))
+    employed = "Carol is employed by Initech."
+    wider = indexed_store.add_fact(
+        works_at("Carol", "Initech", statement=employed)
+        | {"members": [*works_at("Carol", "Initech")["members"], ("Dave", "person", "peer")]}
+    )
+    gone = indexed_store.add_fact(
+        works_at("Carol", "Initech", statement="Carol works for Initech.")
+    )
+    indexed_store.retract(gone.id, "wrong")
+    probe = indexed_store.add_fact(works_at("Carol", "Initech", statement=employed))
+    assert [d.fact_id for d in probe.near_duplicates] == [first.id]
+    vectors = indexed_store._index.embed([probe.statement])
+    threshold = indexed_store.near_duplicate
+    assert threshold is not None
+    for candidates in (CANDIDATES, 0):
+        [found] = near_duplicates(
+            indexed_store._scope, indexed_store._index, threshold, [probe], vectors, candidates
+        )
+        assert [d.fact_id for d in found] == [first.id], candidates
+        assert found[0].statement == first.statement
+    assert wider.id not in {d.fact_id for d in probe.near_duplicates}
 
 
 def test_near_duplicate_reports_can_be_turned_off(data_dir: Path, tmp_path: Path) -> None:
