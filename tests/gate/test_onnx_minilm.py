@@ -28,6 +28,15 @@ def test_the_shared_encoder_runs_on_onnx() -> None:
     assert shared_encoder().runtime == "onnx"
 
 
+def test_the_onnx_threads_do_not_spin_after_a_run() -> None:
+    """Spinning threads would take the cores from the index's queries after a search's
+    embedding (bench/results: search latency at 100,000 facts)."""
+    encoder = shared_encoder()
+    assert encoder._onnx is not None
+    options = encoder._onnx._session.get_session_options()
+    assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
+
+
 def test_onnx_gives_the_vectors_sentence_transformers_gives() -> None:
     torch_side = Encoder(runtime="torch").encode(TEXTS)
     onnx_side = shared_encoder().encode(TEXTS)

@@ -151,6 +151,11 @@ class OnnxMiniLM:
         self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
         options = onnxruntime.SessionOptions()
         options.log_severity_level = 3  # errors only
+        # No spinning: onnxruntime's threads otherwise keep busy-waiting after each run,
+        # taking the cores from what follows (the index's queries after a search's
+        # embedding: 16.7 against 12.4 ms at 100,000 facts on 2 cores); the model's
+        # own rate is the same either way (about 240 texts/s in turns of 16).
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
 
         def session() -> Any:
             return onnxruntime.InferenceSession(
