@@ -100,13 +100,6 @@ class IndexHandle:
             self.writer.stop()
             self.writer = None
 
-    def close(self) -> None:
-        """Stop the index's writes from this process: the background thread (after what
-        is queued) and a maintenance waiting for writes to pause."""
-        self.stop_writer()
-        if self.index is not None:
-            self.index.close()
-
     def open(self, embedder: Embedder, vector_index_at: int, where: object) -> None:
         """Open the index; ``where`` (data directory or URL) goes into the advice to rebuild."""
         if self.uri is None:

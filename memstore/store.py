@@ -148,11 +148,10 @@ class Store(ReverifyCalls, LabelCalls, Closing):
 
     def close(self) -> None:
         """Stop the background re-verifier and index writer (which first applies what is
-        queued), cancel the index maintenance waiting for writes to pause, and release
-        the database; idempotent."""
+        queued) and release the database; idempotent."""
         if not self._scope.closed:
             self.stop_reverifier()
-            self._index.close()
+            self._index.stop_writer()
             self._scope.closed = True
             self._log.before_close()  # see ``erase``
             self._scope.engine.dispose()

@@ -8,7 +8,6 @@ change is harmless. This module knows LanceDB and nothing of SQL.
 from __future__ import annotations
 
 import asyncio
-import logging
 import os
 import threading
 import time
@@ -44,19 +43,10 @@ if TYPE_CHECKING:
 # will stop including the IVF centroids; memstore reads only index columns, so it opts in.
 os.environ.setdefault("LANCE_INCLUDE_VECTOR_CENTROIDS", "false")
 
-log = logging.getLogger(__name__)
-
 T = TypeVar("T")
 
 #: Index commits between compactions (each write adds a LanceDB fragment).
 COMPACT_EVERY = 64
-#: Rows written since the last maintenance from which the index is maintained as soon
-#: as its writes pause for ``IDLE_AFTER`` seconds. No index holds those rows yet, so
-#: every query reads them all: at 78,000 facts here, 982 such rows took the full-text
-#: side from 3.7 to 10 ms and the vector side from 7.5 to 10.5. A maintenance costs
-#: about 1.5 s at that size whatever it adds, most of it the entity list index.
-IDLE_ROWS = 256
-IDLE_AFTER = 2.0
 #: Maintenance removes the files of versions older than this (a version's age counts
 #: from its commit; the latest is always kept). A reader, in this process or another,
 #: checks out the latest version for each query and holds it only while the query runs,
@@ -196,8 +186,6 @@ class SearchIndex:
         storage_options: Mapping[str, str] | None = None,
         keep_versions: timedelta | None = None,
         max_vector_deltas: int = MAX_VECTOR_DELTAS,
-        idle_after: float | None = IDLE_AFTER,
-        idle_rows: int = IDLE_ROWS,
     ) -> None:
         """``write_lock`` excludes other processes while this one writes (default: a
         lock file in the index directory; none for an object-store URI).
@@ -205,14 +193,11 @@ class SearchIndex:
         credentials; ``memstore.object_store``). ``keep_versions``: how old a version
         maintenance keeps (default ``KEEP_VERSIONS``, ``KEEP_VERSIONS_REMOTE`` for a URI).
         ``max_vector_deltas``: the vector index's delta indexes kept before maintenance
-        builds it again (``MAX_VECTOR_DELTAS``). ``idle_after``: seconds without a write
-        after which a thread maintains the index, once ``idle_rows`` rows were written
-        since its last maintenance (None: only every ``COMPACT_EVERY`` writes)."""
+        builds it again (``MAX_VECTOR_DELTAS``)."""
         self.uri = uri
         self.embedder = embedder
         self.vector_index_at = vector_index_at
         self.max_vector_deltas = max_vector_deltas
-        self.idle_after, self.idle_rows = idle_after, idle_rows
         if keep_versions is None:
             keep_versions = KEEP_VERSIONS_REMOTE if "://" in uri else KEEP_VERSIONS
         self.keep_versions = keep_versions
@@ -230,10 +215,6 @@ class SearchIndex:
             write_lock = nullcontext if "://" in uri else file_lock(Path(uri) / LOCK_FILE)
         self._write_lock = write_lock
         self._writes_since_compaction = 0
-        self._rows_since_maintenance = 0
-        self._idle: threading.Timer | None = None  # the pending maintenance after writes
-        self._idle_lock = threading.Lock()
-        self._closed = False
         with self._writing():  # processes opening a new index at once create it once
             self._tables = {name: self._open_table(name) for name in (FACTS, CHUNKS)}
 
@@ -338,7 +319,6 @@ class SearchIndex:
                     warnings.filterwarnings("ignore", _SHORT_RETENTION, UserWarning)
                     handle.optimize(cleanup_older_than=timedelta(0))
             self._writes_since_compaction = 0
-            self._rows_since_maintenance = 0
 
     @staticmethod
     def _rewrite(handle: Any, fragments: Sequence[int]) -> None:
@@ -398,11 +378,8 @@ class SearchIndex:
                         raise
                     time.sleep(0.05 * attempt)
             self._writes_since_compaction += 1
-            self._rows_since_maintenance += len(rows)
             if self._writes_since_compaction >= COMPACT_EVERY:
                 self._maintain()
-            else:
-                self._maintain_when_idle()
 
     def maintain(self) -> None:
         """Compact fragments, fold new rows into the indexes, and build the vector index
@@ -410,49 +387,8 @@ class SearchIndex:
         with self._writing():
             self._maintain()
 
-    def close(self) -> None:
-        """Cancel the maintenance waiting for writes to pause, or wait for it to end if it
-        began; nothing writes the index from this object after."""
-        with self._idle_lock:
-            self._closed = True
-            timer, self._idle = self._idle, None
-        if timer is not None:
-            timer.cancel()
-            if timer is not threading.current_thread():
-                timer.join()
-
-    def _maintain_when_idle(self) -> None:
-        """(Inside the write turn.) Once ``idle_rows`` rows were written since the last
-        maintenance, maintain ``idle_after`` seconds after the last write: a later
-        write moves that time on."""
-        if self.idle_after is None or self._rows_since_maintenance < self.idle_rows:
-            return
-        with self._idle_lock:
-            if self._closed:
-                return
-            if self._idle is not None:
-                self._idle.cancel()
-            self._idle = threading.Timer(self.idle_after, self._idle_turn)
-            self._idle.name = "memstore-index-maintenance"
-            self._idle.daemon = True
-            self._idle.start()
-
-    def _idle_turn(self) -> None:
-        """The timer's maintenance; a failure is logged (the next one retries it)."""
-        try:
-            with self._writing():
-                if not self._closed and self._rows_since_maintenance >= self.idle_rows:
-                    self._maintain()
-        except Exception:
-            log.warning(
-                "search index maintenance after writes failed; it is tried again after "
-                "the next writes",
-                exc_info=True,
-            )
-
     def _maintain(self) -> None:
         self._writes_since_compaction = 0
-        self._rows_since_maintenance = 0
         for name, table in self._tables.items():
             # An index made before one of its scalar indexes (or with another kind) gets
             # it here, not on open (a reader may not write).

@@ -707,59 +707,6 @@ def test_maintenance_builds_the_vector_index_again_past_its_delta_limit(tmp_path
     assert nearest.ids == ["e301:0"]
 
 
-def unindexed_text_rows(index: Path) -> int:
-    """Rows of the chunks table that its full-text index does not hold yet."""
-    table = lancedb.connect(index, read_consistency_interval=timedelta(0)).open_table(CHUNKS)
-    stats = table.index_stats("text_idx")
-    assert stats is not None
-    return stats.num_unindexed_rows
-
-
-def test_the_index_is_maintained_once_its_writes_pause(tmp_path: Path) -> None:
-    """Past ``idle_rows`` rows since the last maintenance, a pause of ``idle_after``
-    seconds in the writes brings the rows into the indexes (no further write needed)."""
-    uri = tmp_path / "index"
-    index = SearchIndex(str(uri), MiniLM(), idle_after=0.0, idle_rows=4)
-    index.write_chunks([chunk(n) for n in range(3)])
-    assert index._idle is None  # fewer rows than idle_rows: nothing waits
-    index.write_chunks([chunk(3)])
-    timer = index._idle
-    assert timer is not None
-    timer.join()
-    assert unindexed_text_rows(uri) == 0
-    index.close()
-
-
-def test_without_idle_maintenance_the_rows_wait_for_the_next_maintenance(
-    tmp_path: Path,
-) -> None:
-    uri = tmp_path / "index"
-    index = SearchIndex(str(uri), MiniLM(), idle_after=None, idle_rows=4)
-    index.write_chunks([chunk(n) for n in range(8)])
-    assert index._idle is None and unindexed_text_rows(uri) == 8
-    index.maintain()
-    assert unindexed_text_rows(uri) == 0
-
-
-def test_closing_the_index_cancels_a_maintenance_that_waits_for_a_pause(
-    data_dir: Path, tmp_path: Path
-) -> None:
-    uri = tmp_path / "index"
-    index = SearchIndex(str(uri), MiniLM(), idle_after=3600.0, idle_rows=1)
-    index.write_chunks([chunk(0)])
-    timer = index._idle
-    assert timer is not None and timer.is_alive()
-    index.close()
-    assert not timer.is_alive() and index._idle is None
-    index.write_chunks([chunk(1)])  # a write after close arms nothing
-    assert index._idle is None and unindexed_text_rows(uri) == 2
-    # A store closes its index: a write that armed the maintenance leaves no thread.
-    with open_store(data_dir, tmp_path / "store-index") as store:
-        store.add_facts([works_at(f"P{n}", "Initech") for n in range(300)])
-        pending = store._index.ready()._idle
-    assert pending is not None and not pending.is_alive()
-
-
 def test_a_new_index_has_a_scalar_index_on_every_column_its_filters_read(
     data_dir: Path, tmp_path: Path
 ) -> None:
