@@ -4,7 +4,7 @@ same normalized statement and members, answers the write: ``WriteCache.same_fact
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from typing import Any
 
 import sqlalchemy as sa
@@ -82,20 +82,7 @@ def near_duplicates(
         for entities in wanted:
             picked.append(_candidates(session, scope.namespace, entities, candidates, known))
         live = _live(session, scope.namespace, {i for ids in picked if ids for i in ids})
-    similar: list[dict[str, float]] = [{} for _ in facts]
-    same = [
-        sorted(i for i in ids if i in live and live[i][0] == wanted[n] and not skipped(n, i))
-        if ids is not None
-        else []
-        for n, ids in enumerate(picked)
-    ]
-    needed = sorted({i for ids in same for i in ids})
-    stored = {row["id"]: row["vector"] for row in index.rows(FACTS, needed, ["id", "vector"])}
-    for n, ids in enumerate(same):
-        ids = [i for i in ids if stored.get(i) is not None]
-        if ids:
-            scores = (_matrix([stored[i] for i in ids]) @ vectors[n]).tolist()
-            similar[n] = dict(zip(ids, scores, strict=True))
+    similar = _by_stored_vectors(index, picked, live, wanted, vectors, skipped)
     asked = [n for n, ids in enumerate(picked) if ids is None]
     if asked:
         queries = [
@@ -129,6 +116,33 @@ def near_duplicates(
                 )
         reported.append(sorted(dups, key=lambda d: -d.similarity))
     return reported
+
+
+def _by_stored_vectors(
+    index: Any,
+    picked: list[set[str] | None],
+    live: dict[str, Live],
+    wanted: list[frozenset[str]],
+    vectors: Any,
+    skipped: Callable[[int, str], bool],
+) -> list[dict[str, float]]:
+    """Per fact, the similarity of each SQL candidate (``picked``) that is live, has the
+    fact's members and is in the index, read from the index by id for all at once."""
+    same = [
+        sorted(i for i in ids if i in live and live[i][0] == wanted[n] and not skipped(n, i))
+        if ids is not None
+        else []
+        for n, ids in enumerate(picked)
+    ]
+    needed = sorted({i for ids in same for i in ids})
+    stored = {row["id"]: row["vector"] for row in index.rows(FACTS, needed, ["id", "vector"])}
+    similar: list[dict[str, float]] = [{} for _ in picked]
+    for n, ids in enumerate(same):
+        ids = [i for i in ids if stored.get(i) is not None]
+        if ids:
+            scores = (_matrix([stored[i] for i in ids]) @ vectors[n]).tolist()
+            similar[n] = dict(zip(ids, scores, strict=True))
+    return similar
 
 
 def members(fact: FactPublic) -> frozenset[str]:
