@@ -26,14 +26,17 @@ SEED = 7
 
 
 def forget_embeddings() -> None:
-    """Drop the vectors the shared MiniLM encoder keeps of its recent texts (if it is
-    loaded), so that the next search or gate check embeds its texts as a first one does:
-    a benchmark that repeats a query or a claim would otherwise time the cache."""
+    """Drop the vectors the shared MiniLM encoders keep of their recent texts (those
+    loaded, of each precision), so that the next search or gate check embeds its texts
+    as a first one does: a benchmark that repeats a query or a claim would otherwise
+    time the cache."""
     from gate.backends.embedded.backend import loaded_encoder
+    from gate.backends.embedded.onnx_minilm import PRECISIONS
 
-    encoder = loaded_encoder()
-    if encoder is not None:
-        encoder.recent.clear()
+    for precision in PRECISIONS:
+        encoder = loaded_encoder(precision)
+        if encoder is not None:
+            encoder.recent.clear()
 
 
 def machine() -> dict[str, Any]:

@@ -55,7 +55,8 @@ from measure import RESULTS, directory_mib, forget_embeddings, percentiles, prov
 from synthetic import KINDS, World
 
 import memstore
-from gate import Gate
+from gate import Gate, create_backend
+from gate.backends.embedded.onnx_minilm import PRECISIONS
 from memstore.embeddings import MiniLM
 from memstore.index_rows import CHUNKS, FACTS
 from memstore.indexing import SYNC_BATCH
@@ -285,14 +286,17 @@ def reverify(store: memstore.Store, limit: int) -> dict[str, Any]:
     }
 
 
-def embedding_floor(world: World, texts: int, sample: int = 2_000) -> dict[str, Any]:
+def embedding_floor(
+    world: World, texts: int, precision: str, sample: int = 2_000
+) -> dict[str, Any]:
     """The least time building the index of ``texts`` texts would take here: MiniLM's
-    rate on the statements and the evidence of the World's first ``sample`` facts (in
-    the index writer's batches, the model loaded before the clock)."""
+    rate (its graph of ``precision``) on the statements and the evidence of the World's
+    first ``sample`` facts (in the index writer's batches, the model loaded before the
+    clock)."""
     items = list(islice(world.items(), sample))
     written = list(dict.fromkeys(item["statement"] for item in items))
     written += list(dict.fromkeys(text for item in items for text in item["evidence"]))
-    embedder = MiniLM()
+    embedder = MiniLM(precision)
     embedder.embed(written[:8])
     forget_embeddings()
     began = time.perf_counter()
@@ -344,13 +348,22 @@ def main() -> None:
     parser.add_argument(
         "--postgres", action="store_true", help="the facts in PostgreSQL (started here)"
     )
+    parser.add_argument(
+        "--precision",
+        choices=PRECISIONS,
+        default="float32",
+        help="the MiniLM graph of the index and of the embedded gate (int8: quantized)",
+    )
     parser.add_argument("--dir", type=Path, help="keep the store here (default: a temp dir)")
     parser.add_argument("--out", type=Path, help="default: bench/results/store_<facts>.json")
     args = parser.parse_args()
     database = "postgresql" if args.postgres else "sqlite"
     suffix = "_postgresql" if args.postgres else ""
+    if args.precision != "float32":
+        suffix += f"_{args.precision}"
     out = args.out or RESULTS / f"store_{args.facts}{suffix}.json"
     result: dict[str, Any] = {**provenance("store_scale"), "facts": args.facts}
+    result["precision"] = args.precision
     index = not args.no_index
     result["index"], result["database"] = index, database
     rss: dict[str, float] = {}
@@ -367,10 +380,15 @@ def main() -> None:
         if args.postgres:
             target = start_postgres(stack, parser)
         # Without an index there is no near-duplicate check either.
-        options: dict[str, Any] = {"index": str(data / "index")}
+        options: dict[str, Any] = {
+            "index": str(data / "index"),
+            "embedder": MiniLM(args.precision),
+            "gate": Gate(create_backend("embedded", precision=args.precision)),
+        }
         if not index:
-            options = {"index": False, "near_duplicate": None}
+            options = {"index": False, "near_duplicate": None, "gate": options["gate"]}
         build = {**options, "hook": memstore.Ungated(), "near_duplicate": None}
+        del build["gate"]
         with memstore.open(target, NAMESPACE, **build) as store:
             result["ungated_ingest"], ids, names = ungated_ingest(store, world, picks, index)
         rss["after_build"] = peak_rss_mib()
@@ -404,7 +422,7 @@ def main() -> None:
         if not index:
             stats = result["stats"]
             texts = sum(stats["facts"].values()) + stats["evidence"]
-            result["index_floor"] = embedding_floor(world, texts)
+            result["index_floor"] = embedding_floor(world, texts, args.precision)
         store.close()
     save(result, out)
 

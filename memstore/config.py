@@ -107,6 +107,10 @@ class StoreSettings(_Section):
     object_store: ObjectStore = Field(default_factory=ObjectStore)
     near_duplicate: float | None = Field(default=0.9, gt=0.0, le=1.0)
     vector_index_at: int = Field(default=50_000, ge=1)
+    #: The packaged MiniLM's graph for the index: float32, or int8 (about twice as fast;
+    #: its own index, so switching asks for ``memstore reindex``). The embedded
+    #: verifier's ``precision`` option picks its own; the same one embeds a write once.
+    embedding_precision: Literal["float32", "int8"] = "float32"
     #: inline: a write returns once its facts are searchable; background: once they are
     #: committed to SQL, a thread indexing them within about a second.
     index_writes: Literal["inline", "background"] = "inline"
@@ -323,6 +327,7 @@ class Settings(YamlSettings):
         ``options`` are passed on to ``memstore.open`` and win over the settings.
         """
         from memstore.admission import Ungated
+        from memstore.embeddings import MiniLM
         from memstore.gating import GateHook
         from memstore.hooks import policy_of
         from memstore.limits import Limits
@@ -333,6 +338,7 @@ class Settings(YamlSettings):
             "index": True if s.index is None else s.index,
             "near_duplicate": s.near_duplicate,
             "vector_index_at": s.vector_index_at,
+            "embedder": MiniLM(s.embedding_precision),
             "index_writes": s.index_writes,
             "recheck_after": s.recheck_after,
             "retry_after": s.retry_after,

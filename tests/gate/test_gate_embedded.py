@@ -99,3 +99,20 @@ def test_backends_by_name() -> None:
         "hf-nli",
         "openai",
     }
+
+
+def test_the_int8_encoder_as_an_option_scores_repeatably_and_alike() -> None:
+    """``precision="int8"``: the quantized graph, its
+    own model name (a cached verdict of the float32 model is not reused), estimates that
+    do not depend on the batch, and the same decisions on the issue's example."""
+    backend = gate.create_backend("embedded", precision="int8")
+    assert isinstance(backend, EmbeddedBackend)
+    assert backend.model == "all-MiniLM-L6-v2-int8+lr-1"
+    assert backend.encoder.precision == "int8"
+    batched = repeatable_estimates(backend, tolerance=1e-6)
+    assert batched[1] > batched[2] and batched[3] < 0.5
+    p0, p1 = scrubbed_support(backend)
+    assert p0 < 0.5 < p1
+    check = gate.Gate(backend)
+    assert check.check("The user is allergic to peanuts.", ALLERGY).accepted
+    assert not check.check("The user is allergic to shellfish.", ALLERGY).accepted

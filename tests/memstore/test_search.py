@@ -419,6 +419,31 @@ def test_another_embedder_asks_for_a_rebuild_then_serves(data_dir: Path, tmp_pat
         assert store.index_backlog() == 0
 
 
+def test_the_int8_minilm_is_another_embedder_and_finds_what_float32_finds(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    """``MiniLM("int8")``, the quantized graph: its own name in the index (vectors at
+    cosine 0.99 of float32's are not mixed with them), the same hits once rebuilt."""
+    with open_store(data_dir, tmp_path / "index") as store:
+        peanut = store.add_fact(PEANUTS)
+        store.add_fact(works_at())
+        [float32] = store.search(QUESTION, 1, mode="vector")
+    assert (MiniLM().name, MiniLM("int8").name) == ("all-MiniLM-L6-v2", "all-MiniLM-L6-v2-int8")
+    with open_store(data_dir, tmp_path / "index", embedder=MiniLM("int8")) as store:
+        with pytest.raises(MemstoreError) as err:
+            store.search(QUESTION)
+        assert "built with all-MiniLM-L6-v2 (384 dimensions), not all-MiniLM-L6-v2-int8" in str(
+            err.value
+        )
+        store.reindex()
+        [int8] = store.search(QUESTION, 1, mode="vector")
+    assert int8.fact.id == float32.fact.id == peanut.id
+    assert int8.relevance == pytest.approx(float32.relevance, abs=0.05)
+    assert int8.relevance != float32.relevance  # quantized, not the same vectors
+    with pytest.raises(ValueError, match="precision must be int8 or float32, not 'int4'"):
+        MiniLM("int4")
+
+
 @pytest.mark.parametrize("database", ["postgresql"], indirect=True)
 def test_the_advice_to_rebuild_names_the_database_without_its_password(
     data_dir: Path, tmp_path: Path

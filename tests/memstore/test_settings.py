@@ -314,6 +314,7 @@ def test_unrelated_variables_do_not_break_loading(monkeypatch: pytest.MonkeyPatc
         ("store:\n  index: ''\n", "store.index"),
         ("store:\n  near_duplicate: 1.5\n", "store.near_duplicate"),
         ("store:\n  index_writes: later\n", "store.index_writes"),
+        ("store:\n  embedding_precision: int4\n", "store.embedding_precision"),
         ("hallucination:\n  backend: gpt-magic\n", "hallucination.backend"),
         (
             "hallucination:\n  memory_gate:\n    min_confidence: 3\n",
@@ -595,6 +596,19 @@ def test_index_false_opens_a_store_without_search(tmp_path: Path) -> None:
         with pytest.raises(MemstoreError, match="no search index"):
             store.search("peanuts")
     assert not (tmp_path / "memdata" / "index").exists()
+
+
+def test_embedding_precision_picks_the_index_embedder(tmp_path: Path) -> None:
+    for precision, name in (("float32", "all-MiniLM-L6-v2"), ("int8", "all-MiniLM-L6-v2-int8")):
+        (tmp_path / precision).mkdir()
+        settings = settings_for(
+            tmp_path / precision, f"store:\n  embedding_precision: {precision}\n" + UNGATED
+        )
+        with settings.open() as store:
+            stored = store.add_fact(**allergy("peanuts"))
+            assert store._index.ready().embedder.name == name
+            assert store.search("peanuts", 1)[0].fact.id == stored.id
+    assert load_settings().store.embedding_precision == "float32"
 
 
 def test_index_writes_from_the_environment_start_the_background_writer(

@@ -28,11 +28,16 @@ from gate.backends.embedded.features import (
     feature_matrix,
     split,
 )
-from gate.backends.embedded.onnx_minilm import OnnxMiniLM
+from gate.backends.embedded.onnx_minilm import PRECISIONS, OnnxMiniLM
 
 PARAMS_PATH = Path(__file__).with_name("params.json")
 log = logging.getLogger(__name__)
 
+#: The precision of the graph the shared encoder runs by default (``onnx_minilm.PRECISIONS``).
+#: int8 embeds about twice as fast on 2 cores with the verifier's scores as good, but it
+#: found two of 50 entity probes fewer in search, so it is asked for, not the default
+#: (docs/design.md, Embeddings).
+DEFAULT_PRECISION = "float32"
 #: Embeddings an encoder keeps of the texts it embedded last: a gated write's statements
 #: are embedded by the verifier and, moments later, by the search index.
 RECENT_TEXTS = 4096
@@ -130,11 +135,16 @@ class Encoder:
         turn: int = 16,
         runtime: str | None = None,
         recent: int = RECENT_TEXTS,
+        precision: str = DEFAULT_PRECISION,
     ) -> None:
         """``runtime``: ``onnx`` (onnxruntime, ``onnx_minilm``), ``torch``
         (sentence-transformers), or ``auto`` (the default, or ``MEMSTORE_ENCODER``): onnx
-        where it loads, else torch, with a warning that says why. ``recent``: how many
-        texts' vectors to keep (0: none)."""
+        where it loads, else torch, with a warning that says why. ``precision``: the
+        ONNX graph's (``onnx_minilm.PRECISIONS``); torch runs float32 only, so its
+        vectors are within 1e-5 of the float32 graph's and at cosine 0.99 of the int8
+        one's. ``recent``: how many texts' vectors to keep (0: none)."""
+        if precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, not {precision!r}")
         self.path = path or minilm_path()
         self.batch_size = batch_size
         self.turn = max(1, turn)
@@ -143,15 +153,22 @@ class Encoder:
         runtime = runtime or os.environ.get("MEMSTORE_ENCODER", "auto")
         if runtime not in ("auto", "onnx", "torch"):
             raise ValueError(f"runtime must be auto, onnx or torch, not {runtime!r}")
+        if runtime == "torch" and precision != "float32":
+            log.warning("MiniLM runs in float32, not %s: the torch runtime has no other", precision)
         self._onnx: OnnxMiniLM | None = None
         if runtime != "torch":
             try:
-                self._onnx = OnnxMiniLM(self.path)
+                self._onnx = OnnxMiniLM(self.path, precision=precision)
             except Exception as exc:
                 if runtime == "onnx":
                     raise
-                log.warning("MiniLM runs on torch, slower: the ONNX graph failed (%s)", exc)
+                log.warning(
+                    "MiniLM runs on torch in float32, slower: the %s ONNX graph failed (%s)",
+                    precision,
+                    exc,
+                )
         self.runtime = "onnx" if self._onnx is not None else "torch"
+        self.precision = precision if self._onnx is not None else "float32"
         self._model = None if self._onnx is not None else _sentence_transformer(self.path)
 
     def encode(self, texts: Sequence[str], control: CallControl | None = None) -> dict[str, Vector]:
@@ -194,24 +211,26 @@ def _sentence_transformer(path: Path) -> Any:
     return SentenceTransformer(str(path), device="cpu", local_files_only=True)
 
 
-_shared: Encoder | None = None
+_shared: dict[str, Encoder] = {}
 _sharing = threading.Lock()
 
 
-def shared_encoder() -> Encoder:
-    """The process's one packaged-MiniLM encoder (the verifier and memstore's search
-    share it), loaded on first use; a thread that asks while another loads it waits."""
-    global _shared
-    if _shared is None:
+def shared_encoder(precision: str = DEFAULT_PRECISION) -> Encoder:
+    """The process's one packaged-MiniLM encoder of ``precision`` (the verifier and
+    memstore's search share the default one), loaded on first use; a thread that asks
+    while another loads it waits."""
+    encoder = _shared.get(precision)
+    if encoder is None:
         with _sharing:
-            if _shared is None:
-                _shared = Encoder()
-    return _shared
+            encoder = _shared.get(precision)
+            if encoder is None:
+                encoder = _shared[precision] = Encoder(precision=precision)
+    return encoder
 
 
-def loaded_encoder() -> Encoder | None:
-    """The shared encoder if it is loaded (None: nothing loaded it yet)."""
-    return _shared
+def loaded_encoder(precision: str = DEFAULT_PRECISION) -> Encoder | None:
+    """The shared encoder of ``precision`` if it is loaded (None: nothing loaded it yet)."""
+    return _shared.get(precision)
 
 
 def pair_features(
@@ -239,12 +258,17 @@ class EmbeddedBackend(VerifierBackend):
         calibration: Calibration | None = None,
         *,
         max_segments: int = MAX_SCORED_SEGMENTS,
+        precision: str = DEFAULT_PRECISION,
     ):
-        """``max_segments``: evidence segments embedded per claim (its cost's bound)."""
-        self.encoder = encoder or shared_encoder()
+        """``max_segments``: evidence segments embedded per claim (its cost's bound).
+        ``precision``: the shared encoder's graph when no ``encoder`` is given (int8:
+        about twice the rate; pair it with ``memstore.embeddings.MiniLM("int8")`` for
+        the index, so a write's statements are embedded once)."""
+        self.encoder = encoder or shared_encoder(precision)
         self.calibration = calibration or Calibration.load()
         self.max_segments = max(1, max_segments)
-        self.model = f"all-MiniLM-L6-v2+{self.calibration.version}"
+        precision = "" if self.encoder.precision == "float32" else f"-{self.encoder.precision}"
+        self.model = f"all-MiniLM-L6-v2{precision}+{self.calibration.version}"
         if self.max_segments != MAX_SCORED_SEGMENTS:
             self.model += f"/segments={self.max_segments}"
 
