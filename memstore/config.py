@@ -107,8 +107,8 @@ class StoreSettings(_Section):
     object_store: ObjectStore = Field(default_factory=ObjectStore)
     near_duplicate: float | None = Field(default=0.9, gt=0.0, le=1.0)
     vector_index_at: int = Field(default=50_000, ge=1)
-    #: The packaged MiniLM's graph for the index: float32, or int8 (about twice as fast;
-    #: its own index, so switching asks for ``memstore reindex``). The embedded
+    #: The packaged MiniLM's graph for the index: float32, or int8 (1.3 to 1.7 times as
+    #: fast; its own index, so switching asks for ``memstore reindex``). The embedded
     #: verifier's ``precision`` option picks its own; the same one embeds a write once.
     embedding_precision: Literal["float32", "int8"] = "float32"
     #: inline: a write returns once its facts are searchable; background: once they are

@@ -34,9 +34,9 @@ PARAMS_PATH = Path(__file__).with_name("params.json")
 log = logging.getLogger(__name__)
 
 #: The precision of the graph the shared encoder runs by default (``onnx_minilm.PRECISIONS``).
-#: int8 embeds about twice as fast on 2 cores with the verifier's scores as good, but it
-#: found two of 50 entity probes fewer in search, so it is asked for, not the default
-#: (docs/design.md, Embeddings).
+#: int8 embeds 1.3 to 1.7 times as fast on 2 cores with the verifier's scores as good,
+#: but it found two of 50 entity probes fewer in search, so it is asked for, not the
+#: default (docs/design.md, Embeddings).
 DEFAULT_PRECISION = "float32"
 #: Embeddings an encoder keeps of the texts it embedded last: a gated write's statements
 #: are embedded by the verifier and, moments later, by the search index.
@@ -262,7 +262,7 @@ class EmbeddedBackend(VerifierBackend):
     ):
         """``max_segments``: evidence segments embedded per claim (its cost's bound).
         ``precision``: the shared encoder's graph when no ``encoder`` is given (int8:
-        about twice the rate; pair it with ``memstore.embeddings.MiniLM("int8")`` for
+        faster, docs/design.md, Embeddings; pair it with ``memstore.embeddings.MiniLM("int8")`` for
         the index, so a write's statements are embedded once)."""
         self.encoder = encoder or shared_encoder(precision)
         self.calibration = calibration or Calibration.load()

@@ -7,8 +7,8 @@ so a later process loads it without importing torch. Nothing is downloaded.
 
 Two precisions (``PRECISIONS``): ``float32`` (the default) gives the embeddings
 sentence-transformers gives (within 1e-5), three to four times faster for one short
-text; ``int8`` is that graph with its matrix products quantized (``quantize``), about
-twice as fast again on 2 cores, its vectors at cosine 0.99 of the float ones
+text; ``int8`` is that graph with its matrix products quantized (``quantize``), 1.3 to
+1.7 times as fast again on 2 cores, its vectors at cosine 0.99 of the float ones
 (docs/design.md, Embeddings).
 """
 
