@@ -102,9 +102,9 @@ def test_backends_by_name() -> None:
 
 
 def test_the_int8_encoder_as_an_option_scores_repeatably_and_alike() -> None:
-    """``precision="int8"``: the quantized graph, its
-    own model name (a cached verdict of the float32 model is not reused), estimates that
-    do not depend on the batch, and the same decisions on the issue's example."""
+    """``precision="int8"``: the quantized graph, its own model name (a cached verdict
+    of the float32 model is not reused), estimates that do not depend on the batch, and
+    the same decisions on the issue's example."""
     backend = gate.create_backend("embedded", precision="int8")
     assert isinstance(backend, EmbeddedBackend)
     assert backend.model == "all-MiniLM-L6-v2-int8+lr-1"
