@@ -58,6 +58,7 @@ import memstore
 from gate import Gate, create_backend
 from gate.backends.embedded.onnx_minilm import PRECISIONS
 from memstore.embeddings import MiniLM
+from memstore.gating import GateHook
 from memstore.index_rows import CHUNKS, FACTS
 from memstore.indexing import SYNC_BATCH
 
@@ -286,6 +287,11 @@ def reverify(store: memstore.Store, limit: int) -> dict[str, Any]:
     }
 
 
+def embedded_gate(precision: str) -> Gate:
+    """A gate over the embedded backend with MiniLM's graph of ``precision``."""
+    return Gate(create_backend("embedded", precision=precision))
+
+
 def embedding_floor(
     world: World, texts: int, precision: str, sample: int = 2_000
 ) -> dict[str, Any]:
@@ -380,15 +386,17 @@ def main() -> None:
         if args.postgres:
             target = start_postgres(stack, parser)
         # Without an index there is no near-duplicate check either.
+        # The embedded gate of that precision, built on the first gated write (as the
+        # store's default gate is): the ungated build never loads it.
+        gated = GateHook(load=partial(embedded_gate, args.precision))
         options: dict[str, Any] = {
             "index": str(data / "index"),
             "embedder": MiniLM(args.precision),
-            "gate": Gate(create_backend("embedded", precision=args.precision)),
+            "hook": gated,
         }
         if not index:
-            options = {"index": False, "near_duplicate": None, "gate": options["gate"]}
+            options = {"index": False, "near_duplicate": None, "hook": gated}
         build = {**options, "hook": memstore.Ungated(), "near_duplicate": None}
-        del build["gate"]
         with memstore.open(target, NAMESPACE, **build) as store:
             result["ungated_ingest"], ids, names = ungated_ingest(store, world, picks, index)
         rss["after_build"] = peak_rss_mib()

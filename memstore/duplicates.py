@@ -5,7 +5,7 @@ same normalized statement and members, answers the write: ``WriteCache.same_fact
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 from sqlmodel import Session, col
@@ -16,6 +16,9 @@ from memstore.index_rows import FACTS, Filter
 from memstore.models import ACTIVE_STATUSES, Fact, FactMember
 from memstore.schemas import FactPublic, NearDuplicate
 from memstore.scope import Scope
+
+if TYPE_CHECKING:
+    from memstore.vectors import SearchIndex
 
 #: Cosine similarity from which a new fact with the same members is reported as a near duplicate.
 DEFAULT_NEAR_DUPLICATE = 0.9
@@ -119,7 +122,7 @@ def near_duplicates(
 
 
 def _by_stored_vectors(
-    index: Any,
+    index: SearchIndex,
     picked: list[set[str] | None],
     live: dict[str, Live],
     wanted: list[frozenset[str]],

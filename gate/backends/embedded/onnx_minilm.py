@@ -170,18 +170,18 @@ def quantize(graph: Path, target: Path) -> None:
 
 def _build(model: Path, path: Path, precision: str, cache: Path | None, again: bool) -> None:
     """Write the graph of ``precision`` to ``path``: exported, or quantized from the
-    exported graph, exported first when it is not cached or ``again`` (the cached one
-    may be what is damaged; so it is exported again too when it cannot be quantized)."""
+    exported graph, which is exported first when it is not cached or ``again`` (the
+    cached one may be what is damaged, so also when it cannot be quantized)."""
     exported = graph_path(model, cache)
-    if precision == "float32" or again or not exported.exists():
+    fresh = precision == "float32" or again or not exported.exists()
+    if fresh:
         export(model, exported)
-        again = True
     if precision == "float32":
         return
     try:
         quantize(exported, path)
     except Exception:
-        if again:
+        if fresh:
             raise
         export(model, exported)
         quantize(exported, path)
@@ -233,8 +233,7 @@ class OnnxMiniLM:
         ]
         if self.precision == "float32":
             return self._run(tokens)
-        alone = [self._run([_unpadded(*t)]) for t in tokens]
-        return np.concatenate(alone) if alone else np.zeros((0, 384), dtype=np.float32)
+        return np.concatenate([self._run([_unpadded(*t)]) for t in tokens])
 
     def _run(
         self, tokens: Sequence[tuple[list[int], list[int], list[int]]]
