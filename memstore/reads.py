@@ -125,7 +125,7 @@ def facts_about(
         }
         if after is not None:
             params |= {"after_at": after.recorded_at, "after_id": after.id}
-        rows = session.connection().execute(statement, params).mappings().all()
+        rows = db.dicts(session.connection().execute(statement, params))
         facts = scope.hydrate(session, rows[: page.limit])
     return FactList(facts, cursors.after_page(facts, len(rows) > page.limit, read))
 
@@ -181,7 +181,7 @@ def _about_query(
     )
 
 
-def rows_in_order(scope: Scope, session: Session, ids: list[str]) -> list[sa.RowMapping]:
+def rows_in_order(scope: Scope, session: Session, ids: list[str]) -> list[dict[str, Any]]:
     """The fact rows of ``ids`` (at most a page: one query), in the order of ``ids``."""
     found = {r["id"]: r for r in scope.fact_rows(session, ids, statuses=None)}
     return [found[i] for i in ids if i in found]
