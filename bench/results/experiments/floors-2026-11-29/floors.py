@@ -85,7 +85,7 @@ def statements(engine: sa.Engine, call: Callable[[], Any]) -> list[tuple[str, An
 
 #: What a fresh interpreter runs for ``imports_ms_p50``: an empty start; LanceDB as
 #: memstore imports it (``memstore.lancedb_import``); SQLModel with SQLAlchemy and
-#: pydantic; the store; the CLI's search command to its end (``search_command``).
+#: pydantic; the store.
 IMPORTS = {
     "python_alone": "pass",
     "lancedb_as_memstore_imports_it": (
