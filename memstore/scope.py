@@ -42,9 +42,9 @@ def lost_race(error: BaseException | None) -> bool:
     return isinstance(error, DBAPIError) and state in RETRY_STATES
 
 
-#: A fact's row as ``Scope.hydrate`` takes it: the table's object, or a plain row of
-#: ``FACT_COLUMNS`` or ``db.plain_row`` (its columns by attribute name).
-FactRow = Fact | sa.RowMapping | dict[str, Any]
+#: A fact's row as ``Scope.hydrate`` takes it: the table's object, or a plain dict of
+#: ``FACT_COLUMNS`` (``db.dicts``) or ``db.plain_row`` (its columns by attribute name).
+FactRow = Fact | dict[str, Any]
 #: Every column of the facts table by attribute name (the ``metadata`` column as
 #: ``meta``): what reads select to hand plain rows to ``Scope.hydrate`` (building ORM
 #: objects cost four times the read itself).
@@ -101,8 +101,8 @@ _CITATIONS = (
 
 #: A ``FactPublic`` validated from a dict of its fields by pydantic's own validator: the
 #: same model and checks as ``FactPublic(**fields)``, without ``SQLModel.__init__``'s
-#: steps around them. With ``db.dicts``, reading and building 100 fact rows took 13%
-#: less time here (2.7 against 3.2 ms, alternated in one process).
+#: steps around them. With ``db.dicts``, reading and building 100 fact rows took 14-15%
+#: less time here (bench/results/experiments/floors-2026-11-29/hydration_ab.py).
 _build_fact = FactPublic.__pydantic_validator__.validate_python
 
 
@@ -166,6 +166,8 @@ class Scope:
         order. Members and citations are read as plain columns (no ORM objects: a page of
         a hundred facts builds in about half the time), and each ``FactPublic`` is
         validated from a dict (``_build_fact``)."""
+        # Copies: callers keep their rows (search's by id, the write cache's), and the
+        # fields below are changed in place.
         fields = [r.model_dump() if isinstance(r, Fact) else dict(r) for r in rows]
         ids = list(dict.fromkeys(f["id"] for f in fields))  # a row may come twice
         rows_of = session.connection().execute

@@ -1,21 +1,24 @@
 """The floors under issue 26's unmet read goals, measured part by part on one machine.
 
     python bench/results/experiments/floors-2026-11-29/floors.py [--facts 10000]
-        [--store DIR]
+        [--store DIR --facts N]
 
 A store of ``synthetic.World(facts, seed=7)`` written ungated into the search index,
 which is then compacted and indexed (``SearchIndex.maintain``); ``--store``: an existing
-``bench/store_scale.py`` store instead, opened as it is. Then, the p50 over 60 calls
-each (after one untimed pass):
+``bench/store_scale.py`` store instead, opened as it is (``--facts``: the count it
+was built with, whose world names the entities and questions). Then, the p50 over 60
+calls each (after one untimed pass), the parts taking turns on each call:
 
-- the 2-hop ``neighborhood`` of random entities (as ``store_scale.py`` picks them): end
+- the 2-hop ``neighborhood`` of 60 distinct random entities the store holds: end
   to end; its SQL statements replayed on the raw ``sqlite3`` connection, fetched to the
   end (what SQLite itself takes); and its result built again from plain data
   (``NeighborhoodPublic.model_validate`` of its own dump: the pydantic objects alone).
 - hybrid ``search`` (top 10) of the bench's questions: end to end; the query's embedding;
   LanceDB's vector side and text side each alone, and both at once.
-- imports, each in a fresh interpreter (p50 of 5, ``IMPORTS``): Python alone; LanceDB
-  as memstore imports it; ``sqlmodel`` (with SQLAlchemy and pydantic); ``memstore.store``.
+- imports, each in a fresh interpreter (p50 of 5 rounds in turns, ``IMPORTS``): Python
+  alone; LanceDB as memstore imports it; ``sqlmodel`` (with SQLAlchemy and pydantic);
+  ``memstore.store``; and the store with LanceDB, what ``memstore search`` imports
+  before it reads.
 
 Nothing here is tuned: it measures what the goals stand on.
 """
@@ -51,16 +54,20 @@ CALLS = 60
 def interleaved(runs: dict[str, Callable[[Any], Any]], args: list[Any]) -> dict[str, Any]:
     """The median ms of each of ``runs`` over ``args``, after one untimed pass. The runs
     take turns on each argument, so that all of them see the machine in the same state
-    (a shared 2-core machine drifts by a third within minutes); ``took`` holds every
-    sample, run by run, for ratios per call."""
+    (a shared 2-core machine drifts by a third within minutes), starting one later on
+    each argument, so that none always finds the caches another left, and none finds
+    the encoder's recent vectors (``forget_embeddings`` first); ``took`` holds
+    every sample, run by run, in the order of ``args``, for ratios per call."""
     for a in args:
         for run in runs.values():
             run(a)
+    names = list(runs)
     took: dict[str, list[float]] = {name: [] for name in runs}
-    for a in args:
-        for name, run in runs.items():
+    for i, a in enumerate(args):
+        for name in names[i % len(names) :] + names[: i % len(names)]:
+            forget_embeddings()  # each run embeds its text as a first one does
             began = time.perf_counter()
-            run(a)
+            runs[name](a)
             took[name].append((time.perf_counter() - began) * 1000)
     return {
         "ms_p50": {name: round(statistics.median(t), 2) for name, t in took.items()},
@@ -85,7 +92,7 @@ def statements(engine: sa.Engine, call: Callable[[], Any]) -> list[tuple[str, An
 
 #: What a fresh interpreter runs for ``imports_ms_p50``: an empty start; LanceDB as
 #: memstore imports it (``memstore.lancedb_import``); SQLModel with SQLAlchemy and
-#: pydantic; the store.
+#: pydantic; the store; the store and LanceDB, which ``memstore search`` needs.
 IMPORTS = {
     "python_alone": "pass",
     "lancedb_as_memstore_imports_it": (
@@ -93,18 +100,24 @@ IMPORTS = {
     ),
     "sqlmodel": "import sqlmodel",
     "memstore.store": "import memstore.store",
+    "memstore.store_and_lancedb": (
+        "import memstore.store; from memstore.lancedb_import import import_lancedb; "
+        "import_lancedb()"
+    ),
 }
 
 
-def import_ms(code: str) -> float:
-    """The median wall ms of a fresh interpreter running ``code`` (5 runs, one untimed
-    first)."""
-    took = []
-    for _ in range(6):
-        began = time.perf_counter()
-        subprocess.run([sys.executable, "-c", code], check=True)
-        took.append((time.perf_counter() - began) * 1000)
-    return round(statistics.median(took[1:]), 1)
+def imports_ms() -> dict[str, float]:
+    """The median wall ms of a fresh interpreter running each of ``IMPORTS``: 5 rounds
+    in which each takes its turn, after one untimed round."""
+    took: dict[str, list[float]] = {name: [] for name in IMPORTS}
+    for round_ in range(6):
+        for name, code in IMPORTS.items():
+            began = time.perf_counter()
+            subprocess.run([sys.executable, "-c", code], check=True)
+            if round_:
+                took[name].append((time.perf_counter() - began) * 1000)
+    return {name: round(statistics.median(t), 1) for name, t in took.items()}
 
 
 def main() -> None:
@@ -126,15 +139,16 @@ def main() -> None:
     with memstore.open(path, NAMESPACE, index=path / "index", near_duplicate=None) as store:
         rng = random.Random(7)
         names = [n for kind in world.entities for n in world.entities[kind]]
-        picked = [rng.choice(names) for _ in range(CALLS * 3)]
-        found = []
-        for name in picked:
+        asked: list[str] = []  # CALLS distinct names the store holds
+        while len(asked) < CALLS:
+            name = rng.choice(names)
+            if name in asked:
+                continue
             try:
                 store.neighborhood(name, 2)
-            except memstore.NotFound:
+            except memstore.NotFound:  # a name of the world no fact drew
                 continue
-            found.append(name)
-        asked = found[:CALLS]
+            asked.append(name)
         engine = store._scope.engine
         raw = engine.raw_connection()
         sqlite = raw.driver_connection
@@ -180,14 +194,10 @@ def main() -> None:
         async def both(query: str) -> Any:
             return await asyncio.gather(side(query, "vector"), side(query, "text"))
 
-        def embed(query: str) -> Any:
-            forget_embeddings()
-            return index.embed([query])
-
         parts = interleaved(
             {
                 "end_to_end": lambda q: store.search(q, k=10),
-                "embed_one_query": embed,
+                "embed_one_query": lambda q: index.embed([q]),
                 "lancedb_vector_side": lambda q: _run(side(q, "vector")),
                 "lancedb_text_side": lambda q: _run(side(q, "text")),
                 "lancedb_both_at_once": lambda q: _run(both(q)),
@@ -208,7 +218,7 @@ def main() -> None:
             **parts,
             "floor_share_of_end_to_end_p50": round(statistics.median(floor), 2),
         }
-    out["imports_ms_p50"] = {name: import_ms(code) for name, code in IMPORTS.items()}
+    out["imports_ms_p50"] = imports_ms()
     print(json.dumps(out, indent=2))
 
 
