@@ -45,6 +45,8 @@ from store_scale import NAMESPACE
 from synthetic import World
 
 import memstore
+from memstore.index_rows import Filter
+from memstore.models import ACTIVE_STATUSES
 from memstore.schemas import NeighborhoodPublic
 from memstore.vectors import FACTS, _run
 
@@ -183,7 +185,7 @@ def main() -> None:
         raw.close()
         questions = world.queries(CALLS)
         index = store._index.ready()
-        where = f"namespace = '{NAMESPACE}' AND status IN ('unverified', 'verified')"
+        where = Filter(NAMESPACE, statuses=sorted(ACTIVE_STATUSES)).sql(FACTS)  # search's
         vectors = {q: index.embed([q])[0] for q in questions}
 
         def side(query: str, by: str) -> Any:

@@ -32,15 +32,17 @@ from store_scale import NAMESPACE
 from synthetic import World
 
 from memstore.embeddings import MiniLM
+from memstore.index_rows import FACTS, Filter
+from memstore.models import ACTIVE_STATUSES
 
 source, kind = Path(sys.argv[1]), sys.argv[2]
 scratch = tempfile.TemporaryDirectory(prefix="vector-indexes-")
 copy = Path(scratch.name) / "index"
 shutil.copytree(source, copy)
-table = lancedb.connect(copy).open_table("facts")
+table = lancedb.connect(copy).open_table(FACTS)
 questions = World(facts=100000, seed=7).queries(60)
 vectors = np.asarray(MiniLM().embed(questions), dtype=np.float32)
-where = f"namespace = '{NAMESPACE}' AND status IN ('unverified', 'verified')"
+where = Filter(NAMESPACE, statuses=sorted(ACTIVE_STATUSES)).sql(FACTS)  # search's
 reader = table._table
 
 
