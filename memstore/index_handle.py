@@ -148,18 +148,23 @@ class IndexHandle:
         return self.ready().embed(list(texts))
 
     def replay_queued(self, notice_at: int) -> None:
-        """Apply what a killed writer or reindex left queued (all namespaces), saying so
-        first when it is more than ``notice_at`` changes."""
+        """Apply what a killed writer or reindex left queued for this namespace, saying so
+        first when it is more than ``notice_at`` changes. Other namespaces' queues are
+        theirs: each is applied by its own open, writer thread or ``sync_index()``, so a
+        namespace with a long queue never holds up the first request to another."""
+        namespace = self.scope.namespace
         with self.scope.session() as session:
-            backlog = indexing.pending(session)
+            backlog = indexing.pending(session, namespace)
         if backlog > notice_at:
             log.warning(
-                "applying %d queued search-index changes left by an interrupted writer or "
-                "reindex (up to about 40 s per 10,000 on 2 cores); the store opens when done",
+                "applying %d queued search-index changes of namespace %s left by an "
+                "interrupted writer or reindex (up to about 40 s per 10,000 on 2 cores); "
+                "the store opens when done",
                 backlog,
+                namespace,
             )
         if backlog:
-            self.apply_queued()
+            self.apply_queued(namespace=namespace)
 
     def apply_queued(
         self,

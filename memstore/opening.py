@@ -1,7 +1,7 @@
 """Opening a store: the parts a ``Store`` hands its work to, wired to one engine and
 namespace, and the open sequence (migrate the database, open the search index and
-apply what an interrupted writer left queued, refresh SQLite's planner statistics
-if stale; no fact is read)."""
+apply what an interrupted writer left queued for this namespace, refresh SQLite's
+planner statistics if stale; no fact is read)."""
 
 from __future__ import annotations
 

@@ -517,14 +517,16 @@ class Store(ReverifyCalls, LabelCalls, Closing):
 
     def reindex(self, progress: Callable[[int, int], None] | None = None) -> indexing.Rebuilt:
         """Rebuild the search index from SQL, every namespace, with this store's embedder
-        (safe to kill: the next open finishes it); ``progress(done, total)`` counts rows."""
+        (safe to kill: each namespace's next open, or ``sync_index()``, finishes its part);
+        ``progress(done, total)`` counts rows."""
         if progress is not None and not callable(progress):
             raise InvalidInput("progress", "must be a function of (done, total), or None")
         return self._index.rebuild(progress)
 
     def sync_index(self) -> int:
         """Write every queued change (all namespaces) to the search index now; returns how
-        many. Opening a store does this; a failed index write leaves its changes queued."""
+        many. Opening a store does this for its own namespace only; a failed index write
+        leaves its changes queued."""
         return self._index.sync()
 
     def index_backlog(self) -> int:

@@ -560,6 +560,25 @@ def test_an_open_with_a_long_queue_says_it_is_replaying_it(
     assert "applying 8 queued search-index changes" in caplog.text  # 4 facts, 4 evidence rows
 
 
+@pytest.mark.both_databases
+def test_an_open_applies_only_its_own_namespaces_queue(data_dir: Path, tmp_path: Path) -> None:
+    """Another namespace's backlog is never replayed by this namespace's open: the first
+    request to a new namespace does not wait for a busy one's index writes."""
+    index = tmp_path / "index"
+    with memstore.open(data_dir, "busy", hook=memstore.Ungated(), index=False) as busy:
+        busy.add_facts([works_at(f"Person {i}") for i in range(30)])  # queued, not applied
+    with memstore.open(data_dir, NS, hook=memstore.Ungated(), index=False) as own:
+        own.add_fact(PEANUTS)
+    with open_store(data_dir, index) as store:  # NS: its own 2 changes applied, not busy's 60
+        assert store.index_backlog() == 0
+        assert sql_count(store.url, "index_outbox") == 60
+        assert store.search(QUESTION, 1)[0].fact.statement == "The user is allergic to peanuts."
+    with open_store(data_dir, index, "busy") as busy:  # its own open catches it up
+        assert busy.index_backlog() == 0
+        assert sql_count(busy.url, "index_outbox") == 0
+        assert len(index_ids(index)) == 31
+
+
 # -- reindex and the approximate vector index -----------------------------------------------
 
 
