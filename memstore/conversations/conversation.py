@@ -86,6 +86,9 @@ def remember_conversation(
     """Extract facts from ``messages`` (default: the embedded extractor), gate each against
     its turn and supersede what it replaces (``memstore.conversations``); ``metadata``
     goes on every fact written (a correction without it keeps the old version's).
+    The store's ``limits`` bound the call: more message text than ``max_evidence_chars``
+    raises TooLarge before extraction, more candidates than ``max_claims`` InvalidInput
+    before the gate checks any.
     ``Store.remember_conversation`` is this function, called with the store."""
     if on_conflict not in ("supersede", "flag"):
         raise InvalidInput("on_conflict", "must be 'supersede' or 'flag'")
@@ -93,8 +96,13 @@ def remember_conversation(
         raise InvalidInput("context_turns", "must be a whole number >= 0")
     meta = None if metadata is None else checks.metadata("metadata", metadata)
     turns = parse_messages(messages)
+    # The store's per-call limits, as for any write: the messages are the evidence the
+    # gate reads, and each candidate is a claim it checks; over either, nothing is
+    # extracted (too much text) or checked (too many candidates).
+    store.limits.check_texts([turn.rendered() for turn in turns], "messages")
     extractor = extractor or EmbeddedExtractor()
     candidates = extractor.extract(turns)
+    store.limits.check_claims(len(candidates), "messages", "candidate facts extracted")
     outcomes = [
         _remember_one(store, c, turns, on_conflict, single_valued, context_turns, meta)
         for c in candidates

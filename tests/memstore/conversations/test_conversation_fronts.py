@@ -14,7 +14,7 @@ import httpx
 import pytest
 from mcp import Client
 from mcp_types import TextContent
-from rest_server import ALICE_KEY, serving, settings_for
+from rest_server import ALICE_KEY, KEYS, serving, settings_for
 from scripted import Mishearing, supports_its_own_words
 from typer.testing import CliRunner
 
@@ -22,7 +22,7 @@ import memstore
 from gate import Gate, ScriptedBackend
 from memstore import mcp_server
 from memstore.cli import Exit, app
-from memstore.config import ConversationSettings, Settings
+from memstore.config import ConversationSettings, Settings, load_settings
 from memstore.conversations import conversation
 from memstore.rest import create_app
 
@@ -357,3 +357,80 @@ def test_cli_an_extractor_failure_exits_1_and_stores_nothing(
     )
     assert done.exit_code == Exit.INTERNAL, done.output
     assert "the fact extractor failed; nothing was stored" in done.stderr
+
+
+# -- per-call limits on every front ------------------------------------------------------
+
+#: Each message is one candidate fact (a different allergy each).
+MANY = [
+    {"role": "user", "name": "Alice", "content": f"I'm allergic to {food}."}
+    for food in ("peanuts", "shellfish", "sesame", "mustard")
+]
+#: One message longer than the evidence limit below.
+LONG = [{"role": "user", "name": "Alice", "content": "I'm allergic to peanuts. " * 12}]
+TIGHT = {"max_claims": 3, "max_evidence_chars": 200}
+#: Per limit: the messages over it, REST's status, and what the error says.
+OVER = {
+    "claims": (MANY, 400, "at most 3 candidate facts extracted"),
+    "evidence": (LONG, 413, "at most 200 characters of evidence"),
+}
+
+
+def untouched(data: Path | str) -> None:
+    """Nothing was stored or refused: the limit held before any gate work."""
+    with memstore.open(data, "user:alice", hook=memstore.Ungated(), index=False) as store:
+        assert store.stats().facts == {} and store.rejections() == []
+
+
+@pytest.mark.parametrize("limit", sorted(OVER))
+def test_rest_holds_the_per_call_limits(tmp_path: Path, rule_gate: Gate, limit: str) -> None:
+    messages, status, says = OVER[limit]
+    data = tmp_path / "memdata"
+    settings = load_settings(store={"url": str(data), **TIGHT}, server={"api_keys": KEYS})
+    with serving(create_app(settings)) as base:
+        headers = {"Authorization": f"Bearer {ALICE_KEY}"}
+        with httpx.Client(base_url=base, headers=headers, timeout=60) as client:
+            response = client.post(f"{ALICE}/conversations", json={"messages": messages})
+    assert response.status_code == status, response.text
+    assert response.json()["field"] == "messages" and says in response.json()["detail"]
+    untouched(data)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("limit", sorted(OVER))
+async def test_mcp_holds_the_per_call_limits(tmp_path: Path, limit: str) -> None:
+    messages, _, says = OVER[limit]
+    limits = memstore.Limits(**TIGHT)
+    with memstore.open(tmp_path / "mem", "user:alice", gate=RULE_GATE, limits=limits) as store:
+        server = mcp_server.build_server(store, conversations=ConversationSettings())
+        async with Client(server) as client:
+            result = await client.call_tool("remember_conversation", {"messages": messages})
+    assert result.is_error
+    text = " ".join(c.text for c in result.content if isinstance(c, TextContent))
+    assert "messages" in text and says in text, text
+    untouched(tmp_path / "mem")
+
+
+@pytest.mark.parametrize("limit", sorted(OVER))
+def test_cli_holds_the_per_call_limits(conversation_cli: Any, tmp_path: Path, limit: str) -> None:
+    messages, _, says = OVER[limit]
+    config = tmp_path / "memstore.yaml"
+    config.write_text(json.dumps({"store": TIGHT}))
+    done = conversation_cli(
+        "--config", str(config), "remember-conversation", input=json.dumps(messages)
+    )
+    assert done.exit_code == Exit.BAD_INPUT, done.output
+    assert "messages" in done.stderr and says in done.stderr, done.stderr
+    untouched(conversation_cli.store)
+
+
+@pytest.mark.parametrize("limit", sorted(OVER))
+def test_python_holds_the_per_call_limits(tmp_path: Path, limit: str) -> None:
+    messages, _, says = OVER[limit]
+    limits = memstore.Limits(**TIGHT)
+    with memstore.open(tmp_path / "mem", "user:alice", gate=RULE_GATE, limits=limits) as store:
+        error = memstore.InvalidInput if limit == "claims" else memstore.TooLarge
+        with pytest.raises(error, match=says) as raised:
+            store.remember_conversation(messages)
+        assert raised.value.field == "messages"
+    untouched(tmp_path / "mem")
