@@ -131,6 +131,18 @@ class EvidenceCreate(_Input):
     def _from_text(cls, data: Any) -> Any:
         return {"text": data} if isinstance(data, str) else data
 
+    @field_validator("source")
+    @classmethod
+    def _source(cls, value: str) -> str:
+        # ``inline`` is a word, not a URL scheme: "inline:file:///etc/passwd" would be
+        # taken for inline text that re-verification can never check.
+        if value != "inline" and value.strip().lower().startswith("inline:"):
+            raise ValueError(
+                "must be exactly 'inline' for text handed in with the fact, or a source to "
+                "fetch (file://, http(s)://, callable:) without 'inline:' before it"
+            )
+        return value
+
     @model_validator(mode="after")
     def _check(self) -> EvidenceCreate:
         check_text(self.text)

@@ -61,6 +61,12 @@ BAD_FACTS: list[tuple[str, dict[str, Any], str, str]] = [
         "at most",
     ),
     ("blank evidence", {"evidence": ["   "]}, "evidence.0", "must not be blank"),
+    (
+        "a URL dressed as inline evidence",
+        {"evidence": [{"text": "Zoe works at Acme.", "source": "inline:file:///etc/passwd"}]},
+        "evidence.0.source",
+        "exactly 'inline'",
+    ),
     ("unknown evidence id", {"evidence_ids": ["nope"]}, "evidence_ids.0", "no evidence 'nope'"),
     (
         "citation index out of range",
