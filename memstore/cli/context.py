@@ -35,8 +35,12 @@ def settings(ctx: typer.Context, store: str | None, namespace: str | None = None
     from memstore.config import load_settings
 
     given: Globals = ctx.find_root().obj or Globals()
-    chosen = {"url": store or given.store, "namespace": namespace or given.namespace}
-    overrides = {name: value for name, value in chosen.items() if value}
+    chosen = {
+        "url": given.store if store is None else store,
+        "namespace": given.namespace if namespace is None else namespace,
+    }
+    # Given but empty is an error, not the default: `-n ""` must not write to `default`.
+    overrides = {name: value for name, value in chosen.items() if value is not None}
     return load_settings(given.config, **({"store": overrides} if overrides else {}))
 
 

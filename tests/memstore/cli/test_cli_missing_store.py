@@ -71,3 +71,18 @@ def test_a_command_on_a_missing_sqlite_file_exits_2_and_creates_nothing(
 def test_an_empty_directory_is_no_store_and_stays_empty(tmp_path: Path) -> None:
     refused(invoke("--store", str(tmp_path), "stats"), tmp_path)
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("option", ["--namespace", "--store"])
+@pytest.mark.parametrize("args", [["stats"], ["init"]], ids=" ".join)
+def test_an_empty_option_is_an_error_not_the_default(
+    tmp_path: Path, option: str, args: list[str]
+) -> None:
+    """`-n ""` once wrote to the `default` namespace; an empty --store to ./memdata."""
+    where = tmp_path / "store"
+    assert invoke("--store", str(where), "init").exit_code == Exit.OK
+    given = ["--store", str(where), option, ""] if option == "--namespace" else [option, ""]
+    done = invoke(*given, *args)
+    assert done.exit_code == Exit.BAD_INPUT, done.output
+    field = "store.namespace" if option == "--namespace" else "store.url"
+    assert field in done.stderr
