@@ -1095,8 +1095,16 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="Offer the erase tool over stdio (or HTTP without keys); over HTTP with keys "
         "only the keys of server.erase_keys may erase.",
     )
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="Also log each schema migration a new or older store goes through.",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(name)s: %(message)s")
+    if not args.verbose:  # a new store's first start would print some 20 Alembic lines
+        logging.getLogger("alembic").setLevel(logging.WARNING)
     try:
         overrides = {} if args.store is None else {"store": {"url": args.store}}
         settings = load_settings(args.config, **overrides)

@@ -139,6 +139,24 @@ def test_bad_arguments_fail_before_serving(
     assert not (tmp_path / "mem").exists()
 
 
+@pytest.mark.parametrize("verbose", [False, True])
+def test_a_new_stores_migrations_are_logged_only_when_asked(tmp_path: Path, verbose: bool) -> None:
+    """A new store's first start migrates it; stderr names each step only with -v."""
+    command = [sys.executable, "-m", "memstore.mcp_server", "--store", str(tmp_path / "mem")]
+    done = subprocess.run(
+        command + (["-v"] if verbose else []),
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,  # stdio ends at once: the server opens the store and stops
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert ("alembic" in done.stderr) is verbose, done.stderr
+    assert "memstore MCP server" in done.stderr
+
+
 def test_the_cli_refuses_http_without_keys(tmp_path: Path) -> None:
     command = [sys.executable, "-m", "memstore.cli", "--store", str(tmp_path / "mem")]
     command += ["mcp", "--transport", "http", "-n", NAMESPACE]
