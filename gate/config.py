@@ -8,6 +8,7 @@ then the YAML file's ``hallucination:`` section, then defaults.
 
 from __future__ import annotations
 
+import difflib
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, ClassVar, Self
@@ -54,12 +55,35 @@ class ConfigError(ValueError):
         super().__init__(f"{field}: {reason}")
 
 
-def config_error(exc: ValidationError, section: str | None = None) -> ConfigError:
+def config_error(
+    exc: ValidationError, section: str | None = None, model: type[BaseModel] | None = None
+) -> ConfigError:
     """The first error of ``exc`` as a ConfigError naming its dotted field (under
-    ``section``, when given)."""
+    ``section``, when given); an unknown key of ``model`` (the settings class) names
+    the nearest valid key."""
     err = exc.errors(include_url=False)[0]
     field = ".".join([*([section] if section else []), *(str(p) for p in err["loc"])])
-    return ConfigError(field or "settings", err["msg"].removeprefix("Value error, "))
+    reason = err["msg"].removeprefix("Value error, ")
+    if err["type"] == "extra_forbidden" and model is not None and err["loc"]:
+        reason = "not a setting"
+        keys = _keys_at(model, [str(p) for p in err["loc"][:-1]])
+        near = difflib.get_close_matches(str(err["loc"][-1]), keys, n=1, cutoff=0.6)
+        if near:
+            reason += f"; did you mean {near[0]!r}?"
+        elif keys:
+            reason += f" (the settings here: {', '.join(sorted(keys))})"
+    return ConfigError(field or "settings", reason)
+
+
+def _keys_at(model: type[BaseModel], path: list[str]) -> list[str]:
+    """The keys a settings mapping accepts at ``path`` inside ``model`` ([] if unknown)."""
+    for part in path:
+        info = model.model_fields.get(part)
+        inner = None if info is None else info.annotation
+        if not (isinstance(inner, type) and issubclass(inner, BaseModel)):
+            return []
+        model = inner
+    return list(model.model_fields)
 
 
 def read_yaml(path: Path, field: str) -> dict[str, Any]:
@@ -116,7 +140,7 @@ class YamlSettings(BaseSettings):
         try:
             return cls(**overrides)
         except ValidationError as exc:
-            raise config_error(exc, cls.yaml_section) from None
+            raise config_error(exc, cls.yaml_section, cls) from None
         finally:
             _loading.reset(token)
 

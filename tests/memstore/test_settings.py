@@ -333,6 +333,28 @@ def test_bad_values_name_the_field(tmp_path: Path, text: str, field: str) -> Non
     assert err.reason and str(err).startswith(f"{field}: ")
 
 
+@pytest.mark.parametrize(
+    ("text", "field", "reason"),
+    [
+        ("halucination:\n  enabled: false\n", "halucination", "did you mean 'hallucination'?"),
+        ("store:\n  namspace: x\n", "store.namspace", "did you mean 'namespace'?"),
+        ("hallucination:\n  tmeout: 3\n", "hallucination.tmeout", "did you mean 'timeout'?"),
+        (
+            "hallucination:\n  memory_gate:\n    min_confidnce: 0.5\n",
+            "hallucination.memory_gate.min_confidnce",
+            "did you mean 'min_confidence'?",
+        ),
+        ("store:\n  zzzzzz: 1\n", "store.zzzzzz", "(the settings here: "),
+    ],
+)
+def test_a_mistyped_key_names_the_nearest_valid_one(
+    tmp_path: Path, text: str, field: str, reason: str
+) -> None:
+    err = config_error(write(tmp_path, text))
+    assert err.field == field
+    assert err.reason.startswith("not a setting") and reason in err.reason, err.reason
+
+
 def test_bad_duration_says_what_it_got(tmp_path: Path) -> None:
     err = config_error(write(tmp_path, "scheduler:\n  every: soon\n"))
     assert "soon" in err.reason
