@@ -28,6 +28,15 @@ class MessageConsole(Console):
     """A rich Console that never wraps a message (a plain string) at the terminal's
     width; other renderables (tables) still fit the terminal."""
 
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        if "width" not in options:
+            # Rich reads COLUMNS once, when the console is made: a console made at
+            # import would keep the width of whatever imported it first for every later
+            # command in the process (tests, a host running commands in process). Read
+            # at each print instead, from COLUMNS or the terminal.
+            self._width = None
+
     def print(self, *objects: Any, soft_wrap: bool | None = None, **options: Any) -> None:
         if soft_wrap is None and objects and all(isinstance(o, str) for o in objects):
             soft_wrap = True

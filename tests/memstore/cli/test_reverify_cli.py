@@ -20,7 +20,9 @@ import memstore
 
 NS = "user:alice"
 CLI = [str(Path(sys.executable).with_name("memstore"))]
-ENV = {**os.environ, "COLUMNS": "220"}
+#: Wide enough for the changed facts' table whole, whatever the length of pytest's
+#: temporary paths (under pytest-xdist they are longer) in its source column.
+ENV = {**os.environ, "COLUMNS": "400"}
 
 
 def run(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
