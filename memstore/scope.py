@@ -17,9 +17,18 @@ from sqlmodel import Session, col
 
 from memstore import db
 from memstore.checks import required_name
-from memstore.errors import MemstoreError, NotFound, StorageError
+from memstore.errors import InvalidInput, MemstoreError, NotFound, StorageError
 from memstore.metadata import stored as stored_metadata
-from memstore.models import ACTIVE_STATUSES, Citation, Entity, EntityAlias, Fact, FactMember
+from memstore.models import (
+    ACTIVE_STATUSES,
+    Citation,
+    Entity,
+    EntityAlias,
+    Evidence,
+    Fact,
+    FactMember,
+    Rejection,
+)
 from memstore.names import normalize_key
 from memstore.planner_statistics import PlannerStatistics
 from memstore.schemas import CitationPublic, EntityPublic, FactPublic, MemberPublic
@@ -32,6 +41,15 @@ T = TypeVar("T")
 WRITE_ATTEMPTS = 5
 #: SQLSTATEs of a PostgreSQL transaction that lost a race and may simply run again.
 RETRY_STATES = frozenset({"40P01", "40001"})
+#: Ids are 32 hex digits; a unique prefix of at least this many stands for the whole id
+#: (the demo and the CLI's tables print 8).
+MIN_ID_PREFIX = 8
+ID_CHARS = 32
+_HEX = frozenset("0123456789abcdef")
+#: What ``full_id`` looks up: the table of each kind of id.
+_ID_TABLES: dict[str, Any] = {"fact": Fact, "rejection": Rejection, "evidence": Evidence}
+#: At most this many matches of an ambiguous prefix are listed.
+_SHOWN_MATCHES = 10
 
 
 def lost_race(error: BaseException | None) -> bool:
@@ -150,6 +168,33 @@ class Scope:
         if row is None or row.namespace != self.namespace:
             raise NotFound("fact", str(fact_id), self.namespace)
         return row
+
+    def full_id(self, kind: str, given: Any, field: str) -> Any:
+        """The id of the one ``kind`` (fact, rejection, evidence) of this namespace whose
+        id starts with ``given`` when that is a prefix (8 to 31 hex digits); InvalidInput
+        on ``field`` listing the matches when several do. Anything else comes back as
+        given, for the caller's own lookup (and its NotFound)."""
+        if not (
+            isinstance(given, str) and MIN_ID_PREFIX <= len(given) < ID_CHARS and set(given) <= _HEX
+        ):
+            return given
+        table = _ID_TABLES[kind]
+        with self.session() as session:
+            found = list(
+                session.exec(
+                    sa.select(table.id)
+                    .where(table.namespace == self.namespace)
+                    .where(col(table.id).startswith(given, autoescape=True))
+                    .order_by(col(table.id))
+                    .limit(_SHOWN_MATCHES + 1)
+                ).scalars()
+            )
+        if len(found) > 1:
+            shown = ", ".join(found[:_SHOWN_MATCHES]) + (", ..." if len(found) > 10 else "")
+            raise InvalidInput(
+                field, f"{given!r} starts more than one {kind} id ({shown}); give more of it"
+            )
+        return found[0] if found else given
 
     def entity_id(self, session: Session, name: str, field: str = "entity") -> str:
         """The id of the entity named (or aliased) ``name``; a bad name is InvalidInput

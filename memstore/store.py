@@ -250,6 +250,7 @@ class Store(ReverifyCalls, LabelCalls, Closing):
         ``superseded``, its world time closed where the correction's begins (``write_path``);
         a rejected correction leaves the old fact untouched. A correction that gives no
         ``metadata`` keeps the old version's."""
+        old_id = self._scope.full_id("fact", old_id, "old_id")
         new = check_correction(self._scope, old_id, parse(FactCreate, new_fact, fields))
         [result] = self._writes.write([new], [old_id], self._hook(gate, policy, ungated))
         if isinstance(result, RejectionPublic):
@@ -259,6 +260,7 @@ class Store(ReverifyCalls, LabelCalls, Closing):
     def retract(self, fact_id: str, reason: str) -> FactPublic:
         """Soft-delete a fact with a reason; it leaves every default read."""
         reason = checks.required_text("reason", reason)
+        fact_id = self._scope.full_id("fact", fact_id, "fact_id")
         self._scope.get_row(fact_id)  # NotFound before anything else
         self._forgetting.retract(fact_id, reason)
         return self.get_fact(fact_id)
@@ -268,6 +270,7 @@ class Store(ReverifyCalls, LabelCalls, Closing):
         only it uses (see ``memstore.forgetting``). The returned tombstone keeps ids, hashes,
         ``reason`` and ``by`` (who asked), and the erased rows' place in the audit chain."""
         reason, who = checks.reason_and_author(reason, by)
+        fact_id = self._scope.full_id("fact", fact_id, "fact_id")
         self._scope.get_row(fact_id)  # NotFound before anything else
         return self._forgetting.erase_fact(fact_id, reason, who)
 
@@ -277,6 +280,7 @@ class Store(ReverifyCalls, LabelCalls, Closing):
         """Erase a rejection from the audit log for good, with the evidence nothing else
         cites; the returned tombstone is like ``erase``'s."""
         reason, who = checks.reason_and_author(reason, by)
+        rejection_id = self._scope.full_id("rejection", rejection_id, "rejection_id")
         self.get_rejection(rejection_id)  # NotFound before anything else
         return self._forgetting.erase_rejection(rejection_id, reason, who)
 
@@ -288,8 +292,8 @@ class Store(ReverifyCalls, LabelCalls, Closing):
     # -- reads -----------------------------------------------------------------
 
     def get_fact(self, fact_id: str) -> FactPublic:
-        """A fact by id, whatever its status."""
-        return reads.get_fact(self._scope, fact_id)
+        """A fact by id (or a unique prefix of 8 or more characters), whatever its status."""
+        return reads.get_fact(self._scope, self._scope.full_id("fact", fact_id, "fact_id"))
 
     def facts_about(
         self,
@@ -368,11 +372,12 @@ class Store(ReverifyCalls, LabelCalls, Closing):
         """The versions of a fact along its supersession chain, oldest first, at most
         ``limit`` (up to 1,000). A list; its ``next_cursor``, passed as ``cursor`` with the
         same ``fact_id``, reads on."""
+        fact_id = self._scope.full_id("fact", fact_id, "fact_id")
         return reads.history(self._scope, fact_id, checks.read_page(limit, cursor))
 
     def verifications(self, fact_id: str) -> list[VerificationPublic]:
         """The verification history of a fact (its first gate pass, then re-verifications)."""
-        return reads.verifications(self._scope, fact_id)
+        return reads.verifications(self._scope, self._scope.full_id("fact", fact_id, "fact_id"))
 
     def rejections(
         self,
@@ -393,7 +398,8 @@ class Store(ReverifyCalls, LabelCalls, Closing):
         return rejection_reads.page(self._scope, query, order_by, descending, limit, offset, cursor)
 
     def get_rejection(self, rejection_id: str) -> RejectionPublic:
-        """A rejection by id."""
+        """A rejection by id (or a unique prefix of 8 or more characters)."""
+        rejection_id = self._scope.full_id("rejection", rejection_id, "rejection_id")
         return rejection_reads.get(self._scope, rejection_id)
 
     def count_rejections(self, by: str = "verdict", **where: Any) -> dict[str, int]:
@@ -442,6 +448,7 @@ class Store(ReverifyCalls, LabelCalls, Closing):
     def get_evidence(self, evidence_id: str) -> EvidencePublic:
         """One stored evidence version by id, while it backs live memory (a fact whose
         newest version is not retracted cites it); the audit log shows the rest."""
+        evidence_id = self._scope.full_id("evidence", evidence_id, "evidence_id")
         return reads.get_evidence(self._scope, evidence_id)
 
     # -- search ----------------------------------------------------------------
