@@ -181,13 +181,15 @@ class Scope:
         table = _ID_TABLES[kind]
         with self.session() as session:
             found = list(
-                session.exec(
+                session.connection()
+                .execute(
                     sa.select(table.id)
                     .where(table.namespace == self.namespace)
                     .where(col(table.id).startswith(given, autoescape=True))
                     .order_by(col(table.id))
                     .limit(_SHOWN_MATCHES + 1)
-                ).scalars()
+                )
+                .scalars()
             )
         if len(found) > 1:
             shown = ", ".join(found[:_SHOWN_MATCHES]) + (", ..." if len(found) > 10 else "")
