@@ -3,7 +3,8 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
-# The openai backend's tests talk to a real llama.cpp server (built from source, ~4 min).
+# The openai backend's tests talk to a real llama.cpp server (built from source, ~4 min
+# on 2 cores: the text library only, see LLAMA_CMAKE).
 SERVER_STAMP := $(VENV)/.llama-server-stamp
 # The benchmarks' extras (mem0, the peer they are measured against).
 BENCH_STAMP := $(VENV)/.bench-stamp
@@ -32,13 +33,18 @@ $(STAMP): $(PY) pyproject.toml
 # llama.cpp is built for the machine's kind of CPU, not for the CPU itself
 # (-march=native): a virtual machine may report AMX without enabling it, and natively
 # built AMX code then died with SIGILL at the server's first request.
-LLAMA_CMAKE := -DGGML_NATIVE=OFF
+# LLAVA_BUILD=OFF: no multimodal library (mtmd), a large part of the build;
+# llama-cpp-python imports it only for chats with images, which memstore never sends.
+LLAMA_CMAKE := -DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF
 ifeq ($(shell uname -m),x86_64)
 LLAMA_CMAKE += -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
 endif
 
+# Pinned: a new release is a new build of llama.cpp, tried on purpose rather than by chance.
+LLAMA_CPP := llama-cpp-python[server]==0.3.36
+
 $(SERVER_STAMP): $(STAMP)
-	CMAKE_ARGS="$(LLAMA_CMAKE)" $(PY) -m pip install --quiet --no-cache-dir 'llama-cpp-python[server]'
+	CMAKE_ARGS="$(LLAMA_CMAKE)" $(PY) -m pip install --quiet --no-cache-dir '$(LLAMA_CPP)'
 	touch $(SERVER_STAMP)
 
 install: $(STAMP)
@@ -60,8 +66,14 @@ ifeq ($(CHROMEDRIVER),)
 	$(APT) install chromium chromium-driver || ($(APT) update && $(APT) install chromium chromium-driver)
 endif
 
+# Two workers (pytest-xdist; each starts its own PostgreSQL, SeaweedFS, browser and
+# llama.cpp server when its tests need one), a file's tests on one worker; the 25
+# slowest tests are listed at the end.
+PYTEST_ARGS ?= -n 2 --dist loadfile --durations=25
+
 test: install lint $(SERVER_STAMP) postgres browser
-	MEMSTORE_REQUIRE_POSTGRES=1 MEMSTORE_REQUIRE_BROWSER=1 MEMSTORE_REQUIRE_S3=1 $(PY) -m pytest
+	MEMSTORE_REQUIRE_POSTGRES=1 MEMSTORE_REQUIRE_BROWSER=1 MEMSTORE_REQUIRE_S3=1 \
+		$(PY) -m pytest $(PYTEST_ARGS)
 
 # The conversations step's llm extractor runs against a llama.cpp server too.
 $(BENCH_STAMP): $(STAMP) $(SERVER_STAMP)
