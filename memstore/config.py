@@ -69,6 +69,10 @@ DEFAULT_MAX_OPEN_STORES = 64
 DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
 #: ``server.store_idle_timeout``.
 DEFAULT_STORE_IDLE_TIMEOUT = timedelta(minutes=10)
+#: ``server.header_timeout`` and ``server.body_timeout``: a request's headers, and its
+#: body, must arrive within these (slow or silent clients are cut off).
+DEFAULT_HEADER_TIMEOUT = timedelta(seconds=10)
+DEFAULT_BODY_TIMEOUT = timedelta(seconds=60)
 #: ``server.session_ttl``: an audit page sign-in lasts a working day.
 DEFAULT_SESSION_TTL = timedelta(hours=8)
 
@@ -182,6 +186,11 @@ class ServerSettings(_Section):
     store_idle_timeout: Duration | None = DEFAULT_STORE_IDLE_TIMEOUT
     #: Largest request body ``serve`` reads; a larger one is answered 413 (field ``body``).
     max_body_bytes: int = Field(default=DEFAULT_MAX_BODY_BYTES, ge=1024)
+    #: A connection whose request headers take longer than this to arrive is closed
+    #: (a slow or silent client); between requests, uvicorn's keep-alive timeout holds.
+    header_timeout: Duration = DEFAULT_HEADER_TIMEOUT
+    #: A request body that takes longer than this to arrive is answered 408 (``body``).
+    body_timeout: Duration = DEFAULT_BODY_TIMEOUT
     #: API keys that may also erase (facts and audit rejections, for good); each must be
     #: one of ``api_keys``. Empty: no key may erase over REST or MCP over HTTP.
     erase_keys: list[str] = Field(default_factory=list)

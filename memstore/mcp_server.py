@@ -1018,7 +1018,7 @@ def http_app(server: MCPServer, settings: ServerSettings, namespace: str, host: 
     app: ASGIApp = server.streamable_http_app(streamable_http_path=HTTP_PATH, host=host)
     if settings.api_keys:
         app = BearerAuth(app, settings, namespace)
-    return BodyLimit(app, settings.max_body_bytes)
+    return BodyLimit(app, settings.max_body_bytes, settings.body_timeout.total_seconds())
 
 
 def _serve_http(
@@ -1028,7 +1028,10 @@ def _serve_http(
     import uvicorn
 
     app = http_app(server, settings, namespace, host)
-    config = uvicorn.Config(app, host=host, port=port, log_level=server.settings.log_level.lower())
+    from memstore.rest.connections import uvicorn_config
+
+    level = server.settings.log_level.lower()
+    config = uvicorn_config(app, settings, host, port, log_level=level)
     uvicorn.Server(config).run()
 
 

@@ -78,7 +78,11 @@ def create_app(settings: Settings) -> FastAPI:
         app.include_router(router)
     serve_docs(app)
     add_audit_page(app, settings)
-    app.add_middleware(BodyLimit, limit=settings.server.max_body_bytes)
+    app.add_middleware(
+        BodyLimit,
+        limit=settings.server.max_body_bytes,
+        timeout=settings.server.body_timeout.total_seconds(),
+    )
     app.add_middleware(MetricsMiddleware, metrics=app.state.http_metrics)
     add_exception_handlers(app)
 
@@ -95,10 +99,12 @@ def run(settings: Settings, host: str | None = None, port: int | None = None) ->
     """Serve the REST API with uvicorn on ``settings.server`` (or ``host``/``port``)."""
     import uvicorn
 
+    from memstore.rest.connections import uvicorn_config
+
     app = create_app(settings)
     host = host or settings.server.host
     port = settings.server.port if port is None else port
-    config = uvicorn.Config(app, host=host, port=port)
+    config = uvicorn_config(app, settings.server, host, port)
     server = uvicorn.Server(config)  # the config has set up uvicorn's loggers by now
     shown = f"[{host}]" if ":" in host else host
     logging.getLogger("uvicorn.error").info(

@@ -1,7 +1,9 @@
-"""The request body limit (``server.max_body_bytes``), as ASGI middleware that the
-REST API and the MCP server's http transport share."""
+"""The request body's limits (``server.max_body_bytes``, ``server.body_timeout``), as
+ASGI middleware that the REST API and the MCP server's http transport share."""
 
 from __future__ import annotations
+
+import asyncio
 
 from fastapi import HTTPException
 
@@ -10,11 +12,13 @@ from memstore.rest.errors import error_response
 
 
 class BodyLimit:
-    """Answers 413 (field ``body``) to a request body over ``limit`` bytes, unread."""
+    """Answers 413 (field ``body``) to a request body over ``limit`` bytes, unread, and
+    408 to one not all in within ``timeout`` seconds of the app's first read of it."""
 
-    def __init__(self, app: ASGIApp, limit: int) -> None:
+    def __init__(self, app: ASGIApp, limit: int, timeout: float | None = None) -> None:
         self.app = app
         self.limit = limit
+        self.timeout = timeout
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -29,12 +33,28 @@ class BodyLimit:
             await response(scope, receive, send)
             return
         seen = 0
+        deadline: float | None = None
+        whole = False  # the body is all in: later reads wait for a disconnect, unbounded
 
         async def counted() -> Message:
-            nonlocal seen
-            message = await receive()
+            nonlocal seen, deadline, whole
+            if whole or self.timeout is None:
+                message = await receive()
+            else:
+                loop = asyncio.get_running_loop()
+                deadline = deadline or loop.time() + self.timeout
+                try:
+                    async with asyncio.timeout_at(deadline):
+                        message = await receive()
+                except TimeoutError:
+                    raise HTTPException(
+                        408,
+                        f"body: did not arrive within {self.timeout:g} s (server.body_timeout)",
+                        headers={"Connection": "close"},
+                    ) from None
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
+                whole = not message.get("more_body", False)
                 if seen > self.limit:  # a chunked body with no Content-Length
                     raise HTTPException(413, f"body: {reason}")
             return message
