@@ -51,6 +51,8 @@ STEPS: dict[str, list[str]] = {
     "startup": ["startup.py"],
     # add_fact and add_facts ungated, the index written inline and in the background.
     "writes": ["writes.py"],
+    # 5,000 index changes queued in one namespace; first requests to 2,020 new ones.
+    "namespaces": ["namespaces.py"],
 }
 LARGE: dict[str, list[str]] = {
     # SQL, graph and audit at 1,000,000 facts (~18 min); its search index is not built, as

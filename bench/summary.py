@@ -127,6 +127,10 @@ def render() -> str:
     started = _load(RESULTS / "startup.json")
     if started:
         parts += ["## Start-up", "", startup_table(started), "", _provenance_list([started]), ""]
+    spread = _load(RESULTS / "namespaces.json")
+    if spread:
+        parts += ["## Namespaces: a busy one never stalls the others", ""]
+        parts += [namespaces_table(spread), "", _provenance_list([spread]), ""]
     talk = _load(RESULTS / "conversations.json")
     if talk:
         parts += ["## Memory from conversations", "", conversations_table(talk), ""]
@@ -410,6 +414,32 @@ def startup_table(result: dict[str, Any]) -> str:
             f"{'yes' if r['met'] else 'no'} |"
         )
     return "\n".join(lines)
+
+
+def namespaces_table(result: dict[str, Any]) -> str:
+    """First requests to new namespaces beside another's backlog (``namespaces.py``)."""
+    first, many = result["first_requests"], result["many_namespaces"]
+    met = first["seconds"]["p95_ms"] <= first["goal_p95_s"] * 1000
+    return "\n".join(
+        [
+            f"`memstore serve` on a store whose namespace `busy` has "
+            f"{result['backlog_queued']:,} search-index changes queued "
+            f"({result['backlog_left_after']:,} still queued after the run: no other "
+            "namespace's open applied them).",
+            "",
+            "| requests | at once | ms p50 / p95 | timeouts | server memory, MiB | goal | met |",
+            "|---|---|---|---|---|---|---|",
+            f"| {first['count']} first requests to new namespaces | {first['count']} | "
+            f"{first['seconds']['p50_ms']:.0f} / {first['seconds']['p95_ms']:.0f} | "
+            f"{first['not_ok']} not ok | | p95 <= {first['goal_p95_s'] * 1000:.0f} ms | "
+            f"{'yes' if met else 'no'} |",
+            f"| {many['count']:,} more | {many['concurrency']} | "
+            f"{many['seconds']['p50_ms']:.0f} / {many['seconds']['p95_ms']:.0f} | "
+            f"{many['timeouts']} | {many['server_rss_mib_before']:.0f} -> "
+            f"{many['server_rss_mib_after']:.0f} (pool of {many['max_open_stores']}) | "
+            f"0 timeouts | {'yes' if many['timeouts'] == 0 else 'no'} |",
+        ]
+    )
 
 
 def peer_table(peer: dict[str, Any]) -> str:

@@ -203,6 +203,24 @@ def test_a_small_writes_run_finds_every_last_fact_in_both_modes(tmp_path: Path) 
     assert f"SQL alone: {result['bulk_sql_only_facts_per_s']} facts/s" in table
 
 
+def test_a_small_namespaces_run_leaves_the_busy_backlog_to_its_own_namespace(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "namespaces.json"
+    _run("namespaces.py", "--backlog", "40", "--first", "3", "--namespaces", "6",
+         "--concurrency", "3", "--out", str(out))  # fmt: skip
+    result = json.loads(out.read_text())
+    assert result["commit"] and result["machine"]["cpus"]
+    # Nine namespaces opened, none applied busy's queue: only busy's own open does that.
+    assert result["backlog_queued"] == result["backlog_left_after"] == 40
+    first, many = result["first_requests"], result["many_namespaces"]
+    assert first["not_ok"] == 0 and len(first["each_ms"]) == 3
+    assert many["outcomes"] == {"ok": 6} and many["timeouts"] == 0
+    assert many["server_rss_mib_after"] > 0
+    table = summary.namespaces_table(result)
+    assert "| 6 more | 3 |" in table and "40 search-index changes queued" in table
+
+
 def test_a_small_audit_page_run_times_every_page(tmp_path: Path) -> None:
     out = tmp_path / "audit_page_150.json"
     _run("audit_page.py", "--rejections", "150", "--repeats", "3", "--out", str(out))
