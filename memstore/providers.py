@@ -15,6 +15,7 @@ bodies are streamed and cut off at ``max_bytes``; ``timeout`` bounds the whole f
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import stat
@@ -33,8 +34,11 @@ from memstore.source_policy import (
     SourcePolicy,
     file_path,
     ip_address,
+    no_public_address,
     source_kind,
 )
+
+log = logging.getLogger(__name__)
 
 DEFAULT_HTTP_TIMEOUT_S = 10.0  # per network operation (connect, each read)
 MAX_FETCH_BYTES = DEFAULT_MAX_BYTES
@@ -189,9 +193,10 @@ class Providers:
         try:
             addresses = _resolve(host, parsed.port or (443 if parsed.scheme == "https" else 80))
         except OSError as exc:
-            return f"cannot resolve host {host!r}: {exc}"
-        if not addresses:
-            return f"host {host!r} has no address"
+            log.info("source host %r does not resolve: %s", host, exc)
+            addresses = []
+        if not addresses:  # said as for a private address: a reason never tells which
+            return no_public_address(host)
         refusal = self.policy.address_refusal(host, addresses)
         if refusal is not None:
             return refusal

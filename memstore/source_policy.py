@@ -62,6 +62,18 @@ def source_kind(source: str) -> str:
     return urlsplit(source).scheme.lower()
 
 
+def no_public_address(host: str) -> str:
+    """Why a host matched only by a wildcard is not fetched: it resolves to no public
+    address, or to none at all. One reason for both, and a host name's addresses never
+    shown, so a reason does not tell a caller how names resolve inside the network."""
+    literal = ip_address(host)
+    if literal is not None and not is_public(literal):
+        shown = f"host {host!r} is the non-public address {literal}"
+    else:
+        shown = f"host {host!r} has no public address (or none at all)"
+    return f"{shown}; list it in sources.hosts (or set sources.private_addresses) to allow it"
+
+
 def file_path(source: str) -> Path:
     """The local path a ``file://`` source names (ValueError for ``file://host/...``)."""
     parts = urlsplit(source)
@@ -221,10 +233,7 @@ class SourcePolicy(BaseModel):
             return None
         for address in addresses:
             if not is_public(address):
-                return (
-                    f"host {host!r} resolves to the non-public address {address}; list it in "
-                    "sources.hosts (or set sources.private_addresses) to allow it"
-                )
+                return no_public_address(host)
         return None
 
     def path_refusal(self, path: Path) -> str | None:

@@ -360,7 +360,8 @@ def test_redirects_are_followed_only_to_allowed_targets() -> None:
     for refused in (to_localhost, to_metadata, to_file, direct):
         assert refused.outcome == Outcome.ERROR and refused.text is None
         assert "refused by the source policy" in (refused.reason or "")
-    assert "non-public address" in (to_localhost.reason or "")
+    assert "'localhost' has no public address" in (to_localhost.reason or "")
+    assert "127.0.0.1" not in (to_localhost.reason or "")  # a name's addresses are not told
     assert "169.254.169.254" in (to_metadata.reason or "")
     assert "not an http(s) URL" in (to_file.reason or "")
     assert loop.outcome == Outcome.ERROR and "more than 3 redirects" in (loop.reason or "")
@@ -380,7 +381,7 @@ def test_an_exactly_listed_host_may_be_private_and_a_wildcard_one_may_not() -> N
         with Providers(policy=SourcePolicy(hosts=["example.org"])) as other:
             elsewhere = other.fetch(url)
     assert (listed.outcome, listed.text) == (Outcome.CURRENT, profile("Alice"))
-    assert unlisted.outcome == Outcome.ERROR and "non-public" in (unlisted.reason or "")
+    assert unlisted.outcome == Outcome.ERROR and "no public address" in (unlisted.reason or "")
     assert elsewhere.outcome == Outcome.ERROR and "not in sources.hosts" in (elsewhere.reason or "")
     assert routes.asked == ["/page"]
 
@@ -516,3 +517,18 @@ def test_a_store_takes_a_policy_as_fields_and_names_bad_ones(tmp_path: Path) -> 
     with pytest.raises(memstore.InvalidInput) as caught:
         memstore.open(tmp_path / "c", NS, index=False, sources={"max_bytes": -1})
     assert caught.value.field == "sources.max_bytes"
+
+
+def test_a_reason_does_not_tell_how_a_name_resolves() -> None:
+    """A name that resolves to loopback and one that does not resolve are refused alike,
+    with no address: a key holder cannot map the server's network through reasons."""
+    policy = SourcePolicy(hosts=["*"])
+    with Providers(timeout=10, policy=policy) as providers:
+        loopback = providers.fetch("http://localhost:9/page")
+        nowhere = providers.fetch("http://no-such-host.invalid:9/page")
+    assert loopback.outcome == nowhere.outcome == Outcome.ERROR
+    assert loopback.reason and nowhere.reason
+    assert loopback.reason.replace("localhost", "H") == nowhere.reason.replace(
+        "no-such-host.invalid", "H"
+    )
+    assert "127.0.0.1" not in loopback.reason and "Errno" not in nowhere.reason
