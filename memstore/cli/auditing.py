@@ -14,7 +14,7 @@ from memstore.cli.console import Exit, out
 from memstore.cli.context import open_store, settings
 from memstore.cli.parsing import CursorOption, NamespaceOption, StoreOption, store_filters
 from memstore.cli.program import command
-from memstore.cli.render import num, print_more, to_json
+from memstore.cli.render import fitted, num, print_more, to_json
 from memstore.errors import InvalidInput
 
 
@@ -91,7 +91,7 @@ def audit(
             num(r.budget_gap),
             r.statement,
         )
-    out.print(table)
+    out.print(fitted(table))
     if not rows:
         out.print(f"No rejections in namespace {opened.namespace!r} match.")
     print_more(rows.next_cursor)

@@ -18,7 +18,7 @@ from memstore.cli.parsing import (
     read_messages,
 )
 from memstore.cli.program import command
-from memstore.cli.render import num, to_json
+from memstore.cli.render import fitted, num, to_json
 from memstore.errors import InvalidInput
 
 if TYPE_CHECKING:
@@ -124,7 +124,7 @@ def print_report(report: ConversationReport) -> None:
             "" if found is None else found.id,
         )
     if report.candidates:
-        out.print(table)
+        out.print(fitted(table))
     refused = len(report.refused)
     out.print(
         f"{len(report.candidates)} fact(s) found in {report.messages} message(s) by the "

@@ -24,7 +24,7 @@ from memstore.cli.parsing import (
     store_filters,
 )
 from memstore.cli.program import command
-from memstore.cli.render import metadata_text, print_more, to_json
+from memstore.cli.render import fitted, metadata_text, print_more, to_json
 from memstore.defaults import DEFAULT_LIST_LIMIT
 
 
@@ -65,7 +65,7 @@ def list_facts(
             fact.statement,
             metadata_text(fact.metadata),
         )
-    out.print(table)
+    out.print(fitted(table))
     if page.next_cursor is not None:
         print_more(page.next_cursor)
     elif not page.items:

@@ -26,7 +26,7 @@ from memstore.cli.parsing import (
     store_filters,
 )
 from memstore.cli.program import command
-from memstore.cli.render import metadata_text, num, print_facts, print_more, to_json
+from memstore.cli.render import fitted, metadata_text, num, print_facts, print_more, to_json
 from memstore.defaults import (
     DEFAULT_BUDGET_TOKENS,
     DEFAULT_K,
@@ -241,7 +241,7 @@ def search(
                 f"{fact.confidence:.2f}",
                 fact.statement,
             )
-    out.print(table)
+    out.print(fitted(table))
     if table.row_count == 0:
         out.print(f"Nothing in namespace {opened.namespace!r} matches; try other words or -n.")
 

@@ -34,12 +34,31 @@ def num(value: float | None) -> str:
     return "" if value is None else f"{value:.2f}"
 
 
+#: Headers of the columns that hold ids (wrapped at any character when space is short).
+ID_HEADERS = frozenset({"id", "fact"})
+
+
+def fitted(table: Table) -> Table:
+    """``table`` made to fit the terminal by wrapping, never by dropping: the statement
+    column takes the room left and wraps, ids wrap at any character rather than hold 32
+    columns, and no cell is cut to "…". (A minimum width would push the table past the
+    terminal's edge instead.)"""
+    for column in table.columns:
+        header = str(column.header)
+        if header == "statement":
+            column.ratio = 1
+        elif header in ID_HEADERS:
+            column.no_wrap, column.min_width = False, 8
+        column.overflow = "fold"
+    return table
+
+
 def print_facts(facts: Sequence[FactPublic], title: str) -> None:
     """A table of facts: id, statement, status, confidence."""
     table = Table("id", "statement", "status", "confidence", title=title, title_justify="left")
     for f in facts:
         table.add_row(f.id, f.statement, f.status, f"{f.confidence:.2f}")
-    out.print(table)
+    out.print(fitted(table))
 
 
 def print_more(cursor: str | None) -> None:

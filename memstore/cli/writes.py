@@ -24,7 +24,7 @@ from memstore.cli.parsing import (
     read_facts,
 )
 from memstore.cli.program import command
-from memstore.cli.render import num, to_json
+from memstore.cli.render import fitted, num, to_json
 from memstore.errors import ErrFactNotGrounded, InvalidInput
 
 if TYPE_CHECKING:  # imported when a command runs: ``--help`` loads no store or gate
@@ -137,7 +137,7 @@ def add(
                 r.verdict,
                 f"{r.confidence:.2f}" if isinstance(r, FactPublic) else "",
             )
-        out.print(table)
+        out.print(fitted(table))
     rejected = sum(1 for r in results if isinstance(r, RejectionPublic))
     if rejected:
         err.print(f"{rejected} of {len(results)} rejected; see why: memstore audit")
