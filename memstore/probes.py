@@ -2,8 +2,9 @@
 
 The fronts ask them before (or beside) opening a store, and keep SQL out of their
 own code: whether a SQLite store exists at a location (``missing_sqlite_store``),
-which namespaces hold facts to re-check (``namespaces_to_recheck``), and whether
-the database answers at all (``DatabaseProbe``, the REST API's health check).
+which namespaces hold anything (``namespaces_in_use``), which hold facts to re-check
+(``namespaces_to_recheck``), and whether the database answers at all
+(``DatabaseProbe``, the REST API's health check).
 """
 
 from __future__ import annotations
@@ -16,7 +17,14 @@ from sqlmodel import Session
 
 from memstore import db
 from memstore.errors import StorageError
+from memstore.models import Erasure, Evidence, Fact, Rejection, ReverifyPolicyRow
 from memstore.reverify import namespaces_with_checks
+
+#: Tables whose rows put a namespace in use: facts, the audit log, evidence, a
+#: re-verification policy, an erasure's tombstone.
+_NAMESPACED = tuple(
+    str(model.__tablename__) for model in (Fact, Rejection, Evidence, ReverifyPolicyRow, Erasure)
+)
 
 
 def missing_sqlite_store(url: str) -> Path | None:
@@ -37,6 +45,30 @@ def missing_sqlite_store(url: str) -> Path | None:
         return None
     path = Path(database).expanduser()
     return None if path.is_file() else path
+
+
+def namespaces_in_use(store_url: str, namespace: str) -> list[str] | None:
+    """None when ``namespace`` holds anything in the database at ``store_url`` (or the
+    database cannot tell: no tables yet); else every namespace that does, sorted (an
+    empty list: the store holds nothing yet). One indexed lookup per table when it is
+    in use; the list is read only when it is not."""
+    url = db.database_url(store_url)[0]
+    engine = db.create_engine(url)
+    try:
+        with engine.connect() as conn:
+            for table in _NAMESPACED:
+                used = conn.execute(
+                    sa.text(f"SELECT 1 FROM {table} WHERE namespace = :ns LIMIT 1"),
+                    {"ns": namespace},
+                ).first()
+                if used is not None:
+                    return None
+            union = " UNION ".join(f"SELECT DISTINCT namespace FROM {t}" for t in _NAMESPACED)
+            return sorted(str(ns) for ns in conn.execute(sa.text(union)).scalars())
+    except sa.exc.SQLAlchemyError:
+        return None  # not migrated yet, or unreadable: the open says what is wrong
+    finally:
+        engine.dispose()
 
 
 def namespaces_to_recheck(store_url: str) -> list[str]:

@@ -51,15 +51,19 @@ def open_store(
     index: str | bool | None = None,
     *,
     create: bool = False,
+    any_namespace: bool = False,
 ) -> Store:
     """The store the options and settings name; ``index=False`` skips the search index.
 
     Unless ``create``, a data directory or SQLite file without a store is refused
-    (exit 2) before anything is created.
+    (exit 2) before anything is created, and so (unless ``any_namespace``) is a
+    namespace that holds nothing while others do: a mistyped name, not an empty store.
     """
     chosen = settings(ctx, store, namespace)
     if not create:
         require_store(chosen)
+        if not any_namespace:
+            require_namespace(chosen)
     options: dict[str, Any] = {} if index is None else {"index": index}
     return chosen.open(**options)
 
@@ -77,3 +81,25 @@ def require_store(chosen: Settings) -> None:
             f"create it with `memstore --store {url} init`, or point --store / "
             f"${URL_ENV} at an existing store",
         )
+
+
+def require_namespace(chosen: Settings) -> None:
+    """Exit 2 when the settings' namespace holds nothing but other namespaces of the
+    store do, naming the closest ones."""
+    import difflib
+
+    from memstore.probes import namespaces_in_use
+
+    wanted = chosen.store.namespace
+    known = namespaces_in_use(chosen.store.url, wanted)
+    if not known:  # in use, or the store holds nothing yet (every namespace is empty)
+        return
+    close = difflib.get_close_matches(wanted, known, n=3, cutoff=0.5)
+    shown = ", ".join(known[:10]) + (f" and {len(known) - 10} more" if len(known) > 10 else "")
+    hint = f"did you mean {' or '.join(repr(c) for c in close)}? " if close else ""
+    fail(
+        f"namespace {wanted!r} holds nothing in this store",
+        Exit.BAD_INPUT,
+        f"{hint}namespaces here: {shown}; pass one with -n (a write to a new namespace, "
+        "`memstore add` or `remember-conversation`, creates it)",
+    )

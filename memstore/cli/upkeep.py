@@ -111,7 +111,8 @@ def policy(
         )
         if value is not None
     }
-    with open_store(ctx, store, namespace, index=False) as opened:
+    # Setting a policy may come before the namespace's first write; showing one may not.
+    with open_store(ctx, store, namespace, index=False, any_namespace=bool(changes)) as opened:
         current = opened.set_reverify_policy(**changes) if changes else opened.reverify_policy()
         due = opened.count_due()
     table = Table("namespace", "re-check after", "retry after an error", "due now")
@@ -130,7 +131,7 @@ def policy(
 @command()
 def reindex(ctx: typer.Context, index: IndexOption = None, store: StoreOption = None) -> None:
     """Rebuild the search index (every namespace) from the database."""
-    with open_store(ctx, store, None, index=index) as opened:
+    with open_store(ctx, store, None, index=index, any_namespace=True) as opened:  # all
         columns = (
             TextColumn("reindexing"),
             BarColumn(),

@@ -84,8 +84,10 @@ def test_add_stores_a_grounded_fact_and_exits_3_with_the_verdict_for_an_unground
     assert csv[0].startswith("id,namespace,created_at,verdict") and logged.id in csv[1]
     counts = cli("audit", "-n", NS, "--counts", "verdict", "--format", "json")
     assert json.loads(counts.stdout) == {"insufficient_evidence": 1}
-    # The rejection is Alice's alone.
-    assert json.loads(cli("audit", "-n", "user:bob", "--format", "json").stdout) == []
+    # The rejection is Alice's alone: Bob's namespace holds nothing, and a read says so.
+    bobs = cli("audit", "-n", "user:bob", "--format", "json")
+    assert bobs.exit_code == Exit.BAD_INPUT and "'user:bob' holds nothing" in bobs.stderr
+    assert "namespaces here: user:alice" in bobs.stderr
 
 
 def test_audit_pages_by_the_printed_cursor(cli: Any) -> None:
@@ -212,7 +214,8 @@ def test_reads_get_search_neighbors_history_stats_retract(cli: Any) -> None:
 
     hits = json.loads(cli("-n", NS, "search", "what is alice allergic to?", "--json").stdout)
     assert hits[0]["fact"]["id"] == fact["id"]
-    assert json.loads(cli("-n", "user:bob", "search", "allergic", "--json").stdout) == []
+    nobody = cli("-n", "user:bob", "search", "allergic", "--json")  # a namespace never written
+    assert nobody.exit_code == Exit.BAD_INPUT and "'user:bob' holds nothing" in nobody.stderr
 
     hood = json.loads(cli("-n", NS, "neighbors", "Alice", "--json").stdout)
     assert {e["name"] for e in hood["entities"]} == {"Alice", "peanuts"}
@@ -291,13 +294,12 @@ def test_global_options_environment_and_config_file(cli: Any, tmp_path: Path) ->
     assert "carol-secret-key-0123456789" not in shown.stdout and "caro..." in shown.stdout
 
     # The command's options win over the environment's, which win over the file's.
+    # (user:dave and user:erin hold nothing: the read names the namespace it was given.)
     env_ns = {**env, "MEMSTORE_NAMESPACE": "user:dave"}
-    assert json.loads(runner.invoke(app, ["stats", "--json"], env=env_ns).stdout)["namespace"] == (
-        "user:dave"
-    )
-    assert json.loads(
-        runner.invoke(app, ["stats", "-n", "user:erin", "--json"], env=env_ns).stdout
-    )["namespace"] == ("user:erin")
+    dave = runner.invoke(app, ["stats", "--json"], env=env_ns)
+    assert dave.exit_code == Exit.BAD_INPUT and "'user:dave' holds nothing" in dave.stderr
+    erin = runner.invoke(app, ["stats", "-n", "user:erin", "--json"], env=env_ns)
+    assert erin.exit_code == Exit.BAD_INPUT and "'user:erin' holds nothing" in erin.stderr
 
     bad = tmp_path / "bad.yaml"
     bad.write_text("hallucination:\n  timeout: -1\n")

@@ -1,6 +1,7 @@
 """Commands that read or change a store never create one: on a data directory or SQLite
 file without a store they exit 2, name the path whole (whatever the terminal's width)
-and say to run ``memstore init``, and leave nothing on disk."""
+and say to run ``memstore init``, and leave nothing on disk. A namespace that holds
+nothing while others do is refused the same way, naming the close ones."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+import memstore
 from memstore.cli import Exit, app
 
 CLEAN_ENV = {"MEMSTORE_URL": None, "MEMSTORE_NAMESPACE": None, "MEMSTORE_CONFIG": None}
@@ -86,3 +88,26 @@ def test_an_empty_option_is_an_error_not_the_default(
     assert done.exit_code == Exit.BAD_INPUT, done.output
     field = "store.namespace" if option == "--namespace" else "store.url"
     assert field in done.stderr
+
+
+def test_a_mistyped_namespace_is_named_with_the_close_ones(tmp_path: Path) -> None:
+    where = tmp_path / "store"
+    assert invoke("--store", str(where), "init").exit_code == Exit.OK
+    assert invoke("--store", str(where), "stats").exit_code == Exit.OK  # empty: all are
+    with memstore.open(where, "user:alice", hook=memstore.Ungated(), index=False) as store:
+        store.add_fact(
+            statement="Alice works at Acme.",
+            members=["Alice", "Acme"],
+            evidence=["Alice: I work at Acme."],
+        )
+    for args in (["stats"], ["list"], ["audit"], ["history", "0123456789abcdef"]):
+        done = invoke("--store", str(where), "-n", "usr:alice", *args)
+        assert done.exit_code == Exit.BAD_INPUT, (args, done.output)
+        assert "namespace 'usr:alice' holds nothing" in done.stderr
+        assert "did you mean 'user:alice'?" in done.stderr
+    assert invoke("--store", str(where), "-n", "user:alice", "stats").exit_code == Exit.OK
+    # What may come before a namespace's first write: its policy, and a whole reindex.
+    policy = invoke("--store", str(where), "-n", "user:bob", "policy", "--every", "6h")
+    assert policy.exit_code == Exit.OK, policy.output
+    assert invoke("--store", str(where), "-n", "user:bob", "policy").exit_code == Exit.OK
+    assert invoke("--store", str(where), "-n", "nobody", "reindex").exit_code == Exit.OK
