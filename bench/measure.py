@@ -77,6 +77,16 @@ def save(result: dict[str, Any], out: Path) -> None:
     print(f"written to {out}")
 
 
+def stop(process: subprocess.Popen[Any], timeout: float = 30.0) -> None:
+    """End a server the bench started: SIGTERM, then SIGKILL after ``timeout`` seconds."""
+    process.terminate()
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 def percentiles(samples: Sequence[float]) -> dict[str, float]:
     """Median and 95th percentile of ``samples`` (seconds) in milliseconds, and their count.
     The 95th percentile is by nearest rank (the ceil(0.95 n)-th smallest): of 20 samples

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from measure import RESULTS, percentiles, provenance, save
+from measure import RESULTS, percentiles, provenance, save, stop
 from startup import clean_env, console_script, free_port
 
 import memstore
@@ -59,11 +59,7 @@ def make_store(data: Path, backlog: int) -> int:
     with memstore.open(data, BUSY, index=False) as store:
         for start in range(0, len(facts), 500):
             store.add_facts(facts[start : start + 500], ungated=True)
-        return queued(store)
-
-
-def queued(store: memstore.Store) -> int:
-    return store.index_backlog()
+        return store.index_backlog()
 
 
 def rss_kib(pid: int) -> int:
@@ -153,14 +149,9 @@ def run(backlog: int, first: int, namespaces: int, concurrency: int) -> dict[str
                     "max_open_stores": DEFAULT_MAX_OPEN_STORES,
                 }
         finally:
-            server.terminate()
-            try:
-                server.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
+            stop(server, timeout=60)
         with memstore.open(data, BUSY, index=False) as store:
-            result["backlog_left_after"] = queued(store)  # busy's own opens apply it
+            result["backlog_left_after"] = store.index_backlog()  # busy's own opens apply it
         return result
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -34,7 +34,7 @@ from typing import Any
 
 from audit_page import SeededRefusals
 from audit_page import fact as refused_fact
-from measure import RESULTS, SEED, percentiles, provenance, save
+from measure import RESULTS, SEED, percentiles, provenance, save, stop
 
 import memstore
 
@@ -127,12 +127,7 @@ def first_answer(data: Path, timeout_s: float = 120.0) -> float:
             time.sleep(0.02)
         raise SystemExit(f"memstore serve did not answer in {timeout_s:.0f} s")
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        stop(server)
 
 
 def run(repeats: int, serve_repeats: int) -> dict[str, Any]:
