@@ -267,6 +267,9 @@ class ConversationSettings(_Section):
     single_valued: list[str] = Field(default_factory=lambda: ["lives_in", "works_at"])
     #: Earlier messages the gate reads (uncited) with each candidate's own message.
     context_turns: int = Field(default=4, ge=0, le=50)
+    #: Who the user turns without a ``name`` are (a call's ``user_name`` wins); null:
+    #: "the user".
+    user_name: str | None = Field(default=None, min_length=1, max_length=200)
 
     @model_validator(mode="after")
     def _llm_named(self) -> ConversationSettings:

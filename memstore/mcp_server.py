@@ -445,6 +445,15 @@ OnConflictOption = Annotated[
         )
     ),
 ]
+UserName = Annotated[
+    str | None,
+    Field(
+        description=(
+            "Who the user turns without a name are, e.g. the person this agent serves "
+            "(default: the server's conversations.user_name, else 'the user')."
+        )
+    ),
+]
 
 
 # -- the server -------------------------------------------------------------------
@@ -522,7 +531,10 @@ def build_server(
     conversation_settings = conversations or ConversationSettings()
 
     def remember_conversation(
-        messages: Messages, on_conflict: OnConflictOption = None, metadata: MetadataArg = None
+        messages: Messages,
+        on_conflict: OnConflictOption = None,
+        metadata: MetadataArg = None,
+        user_name: UserName = None,
     ) -> RememberedConversation:
         """Remember what a conversation states: facts are extracted from the messages and
         each is gated against the message it came from (refusals are normal results).
@@ -531,7 +543,12 @@ def build_server(
         """
         try:
             report = remember_as_configured(
-                store, messages, conversation_settings, on_conflict=on_conflict, metadata=metadata
+                store,
+                messages,
+                conversation_settings,
+                on_conflict=on_conflict,
+                metadata=metadata,
+                user_name=user_name,
             )
         except MemstoreError as exc:
             raise failed(exc) from exc

@@ -65,6 +65,15 @@ def remember_conversation(
         ),
     ] = None,
     meta: MetaOption = None,
+    user_name: Annotated[
+        str | None,
+        typer.Option(
+            "--user-name",
+            help="Who the user turns without a name are "
+            "[default: conversations.user_name, else 'the user'].",
+            show_default=False,
+        ),
+    ] = None,
     store: StoreOption = None,
     namespace: NamespaceOption = None,
     as_json: JsonOption = False,
@@ -96,6 +105,7 @@ def remember_conversation(
                     on_conflict=on_conflict,  # type: ignore[arg-type]
                     context_turns=context_turns,
                     metadata=metadata,
+                    user_name=user_name,
                 )
         except ExtractorError as exc:
             fail(

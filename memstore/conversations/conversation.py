@@ -82,10 +82,12 @@ def remember_conversation(
     single_valued: Collection[str] = SINGLE_VALUED,
     context_turns: int = CONTEXT_TURNS,
     metadata: Mapping[str, Any] | None = None,
+    user_name: str | None = None,
 ) -> ConversationReport:
     """Extract facts from ``messages`` (default: the embedded extractor), gate each against
     its turn and supersede what it replaces (``memstore.conversations``); ``metadata``
-    goes on every fact written (a correction without it keeps the old version's).
+    goes on every fact written (a correction without it keeps the old version's);
+    ``user_name``: who the user turns without a ``name`` are (None: "the user").
     The store's ``limits`` bound the call: more message text than ``max_evidence_chars``
     raises TooLarge before extraction, more candidates than ``max_claims`` InvalidInput
     before the gate checks any.
@@ -95,7 +97,7 @@ def remember_conversation(
     if isinstance(context_turns, bool) or not isinstance(context_turns, int) or context_turns < 0:
         raise InvalidInput("context_turns", "must be a whole number >= 0")
     meta = None if metadata is None else checks.metadata("metadata", metadata)
-    turns = parse_messages(messages)
+    turns = parse_messages(messages, user_name)
     # The store's per-call limits, as for any write: the messages are the evidence the
     # gate reads, and each candidate is a claim it checks; over either, nothing is
     # extracted (too much text) or checked (too many candidates).
@@ -164,10 +166,11 @@ def remember_as_configured(
     on_conflict: OnConflict | None = None,
     context_turns: int | None = None,
     metadata: Mapping[str, Any] | None = None,
+    user_name: str | None = None,
 ) -> ConversationReport:
     """``store.remember_conversation`` with the extractor and defaults the ``conversations``
     settings choose (what the REST API, the MCP server and the CLI call); a given
-    ``on_conflict`` or ``context_turns`` wins over the settings'."""
+    ``on_conflict``, ``context_turns`` or ``user_name`` wins over the settings'."""
     extractor = extractor_from(settings)
     try:
         return store.remember_conversation(
@@ -177,6 +180,7 @@ def remember_as_configured(
             single_valued=frozenset(settings.single_valued),
             context_turns=settings.context_turns if context_turns is None else context_turns,
             metadata=metadata,
+            user_name=settings.user_name if user_name is None else user_name,
         )
     finally:
         close = getattr(extractor, "close", None)

@@ -132,6 +132,11 @@ class ConversationRequest(BaseModel):
     metadata: Metadata | None = Field(
         default=None, description=f"On every fact written. {METADATA_DOC}"
     )
+    user_name: str | None = Field(
+        default=None,
+        description="Who the user turns without a name are (default: the server's "
+        "conversations.user_name, else 'the user').",
+    )
 
 
 class HealthPublic(BaseModel):

@@ -36,4 +36,5 @@ def remember_conversation(
         on_conflict=body.on_conflict,
         context_turns=body.context_turns,
         metadata=body.metadata,
+        user_name=body.user_name,
     )

@@ -36,7 +36,6 @@ def statements(*messages: dict[str, str]) -> list[str]:
         ([{"role": "user", "content": "ok"}, {"role": "robot", "content": "x"}], "messages.1.role"),
         ([{"role": "user", "content": "   "}], "messages.0.content"),
         ([{"role": "user"}], "messages.0.content"),
-        ([{"role": "user", "content": "x", "mood": "happy"}], "messages.0.mood"),
         ([{"role": "user", "content": "x", "name": ""}], "messages.0.name"),
         ([{"role": "user", "content": "x", "timestamp": "soon"}], "messages.0.timestamp"),
         (["I like tea"], "messages.0"),
