@@ -4,8 +4,10 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 # The openai backend's tests talk to a real llama.cpp server (built from source, ~4 min
-# on 2 cores: the text library only, see LLAMA_CMAKE).
-SERVER_STAMP := $(VENV)/.llama-server-stamp
+# on 2 cores: the text library only, see LLAMA_CMAKE). The stamp names the pinned
+# release (LLAMA_CPP_VERSION): a venv built with another one builds again.
+LLAMA_CPP_VERSION := 0.3.36
+SERVER_STAMP := $(VENV)/.llama-server-$(LLAMA_CPP_VERSION)-nollava-stamp
 # The benchmarks' extras (mem0, the peer they are measured against).
 BENCH_STAMP := $(VENV)/.bench-stamp
 # The CPU build of torch must be installed before anything that depends on it,
@@ -41,7 +43,7 @@ LLAMA_CMAKE += -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_
 endif
 
 # Pinned: a new release is a new build of llama.cpp, tried on purpose rather than by chance.
-LLAMA_CPP := llama-cpp-python[server]==0.3.36
+LLAMA_CPP := llama-cpp-python[server]==$(LLAMA_CPP_VERSION)
 
 $(SERVER_STAMP): $(STAMP)
 	CMAKE_ARGS="$(LLAMA_CMAKE)" $(PY) -m pip install --quiet --no-cache-dir '$(LLAMA_CPP)'

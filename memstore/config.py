@@ -269,7 +269,7 @@ class ConversationSettings(_Section):
     context_turns: int = Field(default=4, ge=0, le=50)
     #: Who the user turns without a ``name`` are (a call's ``user_name`` wins); null:
     #: "the user".
-    user_name: str | None = Field(default=None, min_length=1, max_length=200)
+    user_name: str | None = Field(default=None, min_length=1, max_length=256)  # a name
 
     @model_validator(mode="after")
     def _llm_named(self) -> ConversationSettings:

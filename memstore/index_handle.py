@@ -17,6 +17,7 @@ from memstore import db, indexing
 from memstore.embeddings import Embedder
 from memstore.errors import InvalidInput, MemstoreError, SearchIndexError
 from memstore.index_writer import IndexWriter
+from memstore.models import OutboxKind
 from memstore.object_store import ObjectStore, check_index_uri, is_uri
 from memstore.scope import Scope
 
@@ -151,10 +152,15 @@ class IndexHandle:
         """Apply what a killed writer or reindex left queued for this namespace, saying so
         first when it is more than ``notice_at`` changes. Other namespaces' queues are
         theirs: each is applied by its own open, writer thread or ``sync_index()``, so a
-        namespace with a long queue never holds up the first request to another."""
+        namespace with a long queue never holds up the first request to another. Queued
+        erasures are the exception, whichever namespace they are of: few, and each purges
+        erased text from the index files, which must not wait for that namespace."""
         namespace = self.scope.namespace
         with self.scope.session() as session:
+            erasures = indexing.pending(session, kind=OutboxKind.ERASURE)
             backlog = indexing.pending(session, namespace)
+        if erasures:
+            self.apply_queued(kind=OutboxKind.ERASURE)
         if backlog > notice_at:
             log.warning(
                 "applying %d queued search-index changes of namespace %s left by an "
@@ -171,8 +177,10 @@ class IndexHandle:
         targets: Collection[str] | None = None,
         vectors: Mapping[str, Any] | None = None,
         namespace: str | None = None,
+        kind: OutboxKind | None = None,
     ) -> None:
-        """Apply queued index changes (only ``targets`` / ``namespace`` ones, when given).
+        """Apply queued index changes (only ``targets`` / ``namespace`` / ``kind`` ones,
+        when given).
         A failure is logged, never raised: SQL already holds the change, and it stays
         queued for a replay."""
         if self.index is None or self.problem is not None:
@@ -184,6 +192,7 @@ class IndexHandle:
                 namespace=namespace,
                 targets=targets,
                 vectors=vectors or {},
+                kind=kind,
             )
         except Exception:
             log.warning(

@@ -89,10 +89,13 @@ def enqueue_source(session: Session, namespace: str, source: str) -> None:
     enqueue(session, namespace, OutboxKind.EVIDENCE, versions)
 
 
-def pending(session: Session, namespace: str | None = None) -> int:
+def pending(session: Session, namespace: str | None = None, kind: OutboxKind | None = None) -> int:
+    """Queued outbox rows (of ``namespace`` and ``kind``, when given)."""
     query = select(func.count()).select_from(IndexOutbox)
     if namespace is not None:
         query = query.where(IndexOutbox.namespace == namespace)
+    if kind is not None:
+        query = query.where(IndexOutbox.kind == kind)
     return int(session.exec(query).one())
 
 
@@ -113,8 +116,9 @@ def sync(
     targets: Collection[str] | None = None,
     vectors: Mapping[str, Matrix] = {},
     progress: Callable[[int], None] | None = None,
+    kind: OutboxKind | None = None,
 ) -> Synced:
-    """Apply queued outbox rows (of ``namespace`` / ``targets`` when given) to the index;
+    """Apply queued outbox rows (of ``namespace`` / ``targets`` / ``kind`` when given) to the index;
     ``progress`` hears the rows applied so far after each batch.
 
     An index failure propagates with the rows still queued.
@@ -124,7 +128,7 @@ def sync(
     if targets is not None:
         groups = list(db.chunks(list(dict.fromkeys(targets))))
     for group in groups:
-        while rows := _queued(sessions, namespace, group):
+        while rows := _queued(sessions, namespace, group, kind):
             fact_ids = list(dict.fromkeys(r.target_id for r in rows if r.kind == "fact"))
             evidence_ids = list(dict.fromkeys(r.target_id for r in rows if r.kind == "evidence"))
             erasures = [r.target_id for r in rows if r.kind == OutboxKind.ERASURE]
@@ -165,12 +169,17 @@ def sync(
 
 
 def _queued(
-    sessions: Sessions, namespace: str | None, targets: Collection[str] | None
+    sessions: Sessions,
+    namespace: str | None,
+    targets: Collection[str] | None,
+    kind: OutboxKind | None = None,
 ) -> list[IndexOutbox]:
     with sessions() as session:
         query = select(IndexOutbox).order_by(col(IndexOutbox.id)).limit(SYNC_BATCH)
         if namespace is not None:
             query = query.where(IndexOutbox.namespace == namespace)
+        if kind is not None:
+            query = query.where(IndexOutbox.kind == kind)
         if targets is not None:
             query = query.where(col(IndexOutbox.target_id).in_(list(targets)))
         return list(session.exec(query).all())

@@ -70,7 +70,7 @@ from memstore.fronts import (
     given_filters,
     rejection_where,
 )
-from memstore.models import FactStatus
+from memstore.models import MAX_NAME_CHARS, FactStatus
 from memstore.names import check_namespace
 from memstore.recall import DEFAULT_BUDGET_TOKENS, DEFAULT_K, DEFAULT_MIN_SCORE
 from memstore.schemas import (
@@ -448,10 +448,12 @@ OnConflictOption = Annotated[
 UserName = Annotated[
     str | None,
     Field(
+        min_length=1,
+        max_length=MAX_NAME_CHARS,
         description=(
             "Who the user turns without a name are, e.g. the person this agent serves "
             "(default: the server's conversations.user_name, else 'the user')."
-        )
+        ),
     ),
 ]
 

@@ -67,7 +67,7 @@ def _text_of(content: Any, field: str = "content") -> str:
         for part in content:
             if isinstance(part, str):
                 texts.append(part)
-            elif isinstance(part, Mapping) and part.get("type") in TEXT_PARTS:
+            elif isinstance(part, Mapping) and str(part.get("type")) in TEXT_PARTS:
                 text = part.get("text")
                 if not isinstance(text, str):
                     raise ValueError(f"{field}: a {part.get('type')} part needs its text")
@@ -88,7 +88,7 @@ def _calls_text(calls: Any) -> str:
             raise ValueError("tool_calls: each call needs function.name")
         arguments = function.get("arguments")
         if not isinstance(arguments, str):
-            arguments = json.dumps(arguments, ensure_ascii=False)
+            arguments = json.dumps(arguments, ensure_ascii=False, default=str)
         lines.append(f"called {function['name']} with {arguments}")
     return "\n".join(lines)
 
@@ -155,9 +155,13 @@ def parse_messages(
     if isinstance(messages, str | bytes | Mapping) or not isinstance(messages, Iterable):
         raise InvalidInput("messages", "must be a list of messages (role, content, name)")
     if user_name is not None:
+        if not isinstance(user_name, str) or len(user_name) > MAX_NAME_CHARS:
+            raise InvalidInput(
+                "user_name", f"must be a name of at most {MAX_NAME_CHARS} characters"
+            )
         try:
             user_name = _name(user_name)
-        except (TypeError, ValueError) as exc:
+        except ValueError as exc:
             raise InvalidInput("user_name", str(exc)) from None
     out: list[Message] = []
     for i, raw in enumerate(messages):

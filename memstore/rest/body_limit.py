@@ -11,9 +11,17 @@ from memstore.rest.asgi import ASGIApp, Message, Receive, Scope, Send
 from memstore.rest.errors import error_response
 
 
+class BodyTooSlow(Exception):
+    """Raised into the app from ``receive`` once ``BodyLimit`` has answered 408."""
+
+
 class BodyLimit:
     """Answers 413 (field ``body``) to a request body over ``limit`` bytes, unread, and
-    408 to one not all in within ``timeout`` seconds of the app's first read of it."""
+    408 to one not all in within ``timeout`` seconds of the app's first read of it.
+
+    The 408 is sent from here, not left to the app: an app may catch what ``receive``
+    raises (the MCP SDK's transport answers 500 to any exception), so once the 408 is
+    out, whatever the app sends after it is dropped and the connection is closed."""
 
     def __init__(self, app: ASGIApp, limit: int, timeout: float | None = None) -> None:
         self.app = app
@@ -35,9 +43,30 @@ class BodyLimit:
         seen = 0
         deadline: float | None = None
         whole = False  # the body is all in: later reads wait for a disconnect, unbounded
+        started = answered = False
+
+        async def sent(message: Message) -> None:
+            nonlocal started
+            if answered:
+                return  # the 408 went out: the app's late answer has nowhere to go
+            started = True
+            await send(message)
+
+        async def too_slow() -> None:
+            nonlocal answered
+            late = f"did not arrive within {self.timeout:g} s (server.body_timeout)"
+            if not started:
+                response = error_response(
+                    408, "body_timeout", f"body: {late}", field="body", reason=late
+                )
+                response.headers["Connection"] = "close"
+                await response(scope, receive, send)
+            answered = True
 
         async def counted() -> Message:
             nonlocal seen, deadline, whole
+            if answered:
+                raise BodyTooSlow
             if whole or self.timeout is None:
                 message = await receive()
             else:
@@ -47,11 +76,8 @@ class BodyLimit:
                     async with asyncio.timeout_at(deadline):
                         message = await receive()
                 except TimeoutError:
-                    raise HTTPException(
-                        408,
-                        f"body: did not arrive within {self.timeout:g} s (server.body_timeout)",
-                        headers={"Connection": "close"},
-                    ) from None
+                    await too_slow()
+                    raise BodyTooSlow from None
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 whole = not message.get("more_body", False)
@@ -59,4 +85,12 @@ class BodyLimit:
                     raise HTTPException(413, f"body: {reason}")
             return message
 
-        await self.app(scope, counted, send)
+        try:
+            await self.app(scope, counted, sent)
+        except BodyTooSlow:
+            pass  # answered 408 above
+        except Exception:
+            if not answered:
+                raise
+            # The app turned the 408's exception into its own (FastAPI: 400 "error
+            # parsing the body"); the client has its answer already.

@@ -54,6 +54,10 @@ class BoundedH11Protocol(H11Protocol):
         else:  # uvicorn's keep-alive timeout bounds the wait for the next request
             self._between = True
 
+    def handle_websocket_upgrade(self, event: Any) -> None:
+        self._disarm()  # the connection is the websocket protocol's from here
+        super().handle_websocket_upgrade(event)
+
     def _request_began(self) -> bool:
         """Whether a request (its headers whole) began since the last look."""
         if self.cycle is not None and self.cycle is not self._timed_cycle:

@@ -157,11 +157,6 @@ async def _on_http_error(request: Request, exc: Exception) -> JSONResponse:
     if exc.status_code == 413:  # BodyLimit, on a chunked body
         reason = str(exc.detail).removeprefix("body: ")
         return error_response(413, "too_large", str(exc.detail), field="body", reason=reason)
-    if exc.status_code == 408:  # BodyLimit: the body is too slow
-        reason = str(exc.detail).removeprefix("body: ")
-        late = error_response(408, "body_timeout", str(exc.detail), field="body", reason=reason)
-        late.headers["Connection"] = "close"
-        return late
     codes = {404: "not_found", 405: "method_not_allowed"}
     response = error_response(
         exc.status_code, codes.get(exc.status_code, "http_error"), str(exc.detail)

@@ -10,7 +10,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSche
 from memstore.conversations.messages import MAX_MESSAGES, Message
 from memstore.fronts import HistoryPublic
 from memstore.metadata import Metadata
-from memstore.models import MAX_STATEMENT_CHARS
+from memstore.models import MAX_NAME_CHARS, MAX_STATEMENT_CHARS
 from memstore.schemas import (
     DEFAULT_STATED_CONFIDENCE,
     MAX_EVIDENCE_ITEMS,
@@ -134,6 +134,8 @@ class ConversationRequest(BaseModel):
     )
     user_name: str | None = Field(
         default=None,
+        min_length=1,
+        max_length=MAX_NAME_CHARS,
         description="Who the user turns without a name are (default: the server's "
         "conversations.user_name, else 'the user').",
     )

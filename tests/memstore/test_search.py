@@ -579,6 +579,28 @@ def test_an_open_applies_only_its_own_namespaces_queue(data_dir: Path, tmp_path:
         assert len(index_ids(index)) == 31
 
 
+@pytest.mark.both_databases
+def test_an_open_applies_every_namespaces_queued_erasures(data_dir: Path, tmp_path: Path) -> None:
+    """An erasure left queued purges the erased text at the next open of any namespace:
+    it must not wait for its own namespace to be opened again."""
+    index = tmp_path / "index"
+    with open_store(data_dir, index, "busy") as busy:
+        erased = busy.add_fact(PEANUTS)
+        assert index_ids(index) == [erased.id]
+    with memstore.open(data_dir, "busy", hook=memstore.Ungated(), index=False) as busy:
+        busy.erase(erased.id, "asked to forget")  # queued for the index, not applied
+        busy.add_fact(works_at("Zoe"))  # busy's own change: left to busy
+    with open_store(data_dir, index) as store:
+        assert index_ids(index) == []
+        engine = sa.create_engine(store.url)
+        try:
+            with engine.connect() as conn:
+                kinds = conn.execute(sa.text("SELECT kind FROM index_outbox")).scalars().all()
+        finally:
+            engine.dispose()
+        assert "erasure" not in kinds and len(kinds) == 4  # busy's other changes: busy's
+
+
 # -- reindex and the approximate vector index -----------------------------------------------
 
 

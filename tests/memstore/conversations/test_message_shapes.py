@@ -74,6 +74,7 @@ def test_openai_messages_are_read_as_sent() -> None:
         ({"role": "user", "content": 5}, "list of content parts"),
         ({"role": "assistant", "content": None, "tool_calls": [{"id": "x"}]}, "function.name"),
         ({"role": "critic", "content": "x"}, "role"),
+        ({"role": "user", "content": [{"type": ["text"], "text": "x"}]}, "must hold text"),
     ],
 )
 def test_a_message_that_cannot_be_read_names_what_is_wrong(raw: dict[str, Any], says: str) -> None:
@@ -88,9 +89,10 @@ def test_user_turns_without_a_name_are_the_named_users() -> None:
     assert parse_messages([MEM0_TURN])[0].speaker == "the user"
     [candidate] = EmbeddedExtractor().extract(parse_messages([MEM0_TURN], "Maya"))
     assert candidate.statement == "Maya is allergic to peanuts."
-    with pytest.raises(InvalidInput) as err:
-        parse_messages([MEM0_TURN], "  ")
-    assert err.value.field == "user_name"
+    for bad in ("  ", "x" * 257, ["Maya"]):
+        with pytest.raises(InvalidInput) as err:
+            parse_messages([MEM0_TURN], bad)  # type: ignore[arg-type]
+        assert err.value.field == "user_name"
 
 
 def test_a_message_model_ignores_fields_it_does_not_read() -> None:

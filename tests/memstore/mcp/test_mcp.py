@@ -264,6 +264,28 @@ async def test_http_needs_a_key_for_the_namespace(tmp_path: Path) -> None:
             assert ok.status_code == 200, ok.text
 
 
+async def test_http_answers_408_to_a_body_that_does_not_arrive(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """server.body_timeout guards MCP over HTTP as it does the REST API: the SDK's
+    transport would answer 500 to the timeout, so the 408 is sent before it can."""
+    monkeypatch.setenv("MEMSTORE_SERVER__BODY_TIMEOUT", "1s")
+    async with http_server(tmp_path, keys=KEYS) as (url, _):
+        address = httpx.URL(url)
+        head = (
+            f"POST {address.path} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            f"Authorization: Bearer {ALICE_KEY}\r\nContent-Type: application/json\r\n"
+            "Accept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n{"
+        )
+        with socket.create_connection(("127.0.0.1", address.port), timeout=60) as sock:
+            sock.sendall(head.encode())
+            answer = b""
+            while chunk := sock.recv(65536):  # the server answers, then closes
+                answer += chunk
+    assert answer.startswith(b"HTTP/1.1 408"), answer[:500]
+    assert b"body_timeout" in answer and b"server.body_timeout" in answer
+
+
 async def test_http_answers_413_to_a_body_over_max_body_bytes(tmp_path: Path) -> None:
     """The REST API's body limit guards MCP over HTTP too, before the key is checked."""
     settings = memstore.load_settings(server={"api_keys": KEYS, "max_body_bytes": 2048})
