@@ -22,6 +22,7 @@ import lancedb
 import numpy as np
 import pytest
 import sqlalchemy as sa
+from db_rows import rows as query_rows
 from distractors import distractors
 from lancedb.index import BTree
 from samples import allergy, works_at
@@ -592,12 +593,7 @@ def test_an_open_applies_every_namespaces_queued_erasures(data_dir: Path, tmp_pa
         busy.add_fact(works_at("Zoe"))  # busy's own change: left to busy
     with open_store(data_dir, index) as store:
         assert index_ids(index) == []
-        engine = sa.create_engine(store.url)
-        try:
-            with engine.connect() as conn:
-                kinds = conn.execute(sa.text("SELECT kind FROM index_outbox")).scalars().all()
-        finally:
-            engine.dispose()
+        kinds = [kind for (kind,) in query_rows(store.url, "SELECT kind FROM index_outbox")]
         assert "erasure" not in kinds and len(kinds) == 4  # busy's other changes: busy's
 
 
