@@ -163,11 +163,17 @@ def run(store: Store, console: Console) -> None:
     console.print()
     _reverify(store, console)
     _search(store, console)
-    where = store.data_dir or store.url
+    next_steps(store.data_dir or store.url, console)
+
+
+def next_steps(where: object, console: Console) -> None:
+    """What to run next, each command on one line whatever the terminal's width (a
+    terminal may fold a long line on screen, but a copy of it stays one command)."""
     console.print(
         f"\nThe store stays in {where}. Next, from a shell (README.md, 'After make demo'):\n"
         f"  . .venv/bin/activate && export MEMSTORE_URL={where} MEMSTORE_NAMESPACE={NAMESPACE}\n"
-        '  memstore stats; memstore audit; memstore search "what is Alice allergic to?"'
+        '  memstore stats; memstore audit; memstore search "what is Alice allergic to?"',
+        soft_wrap=True,
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import subprocess
@@ -9,8 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 import memstore
+from memstore import demo
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -82,3 +85,14 @@ def test_demo_prints_a_session(tmp_path: Path) -> None:
     )
     # The superseded Berlin fact is out of search too; the correction is found.
     assert re.search(r"headquarters\s+│\s+Acme is headquartered in Munich\.", out)
+
+
+def test_the_demos_next_steps_keep_each_command_on_one_line() -> None:
+    """At 40 columns the hint's export line once broke in two, and a copy of it failed."""
+    console = Console(file=io.StringIO(), width=40, record=True)
+    where = Path("/tmp/a-rather-long-directory-name/for-the-demo-store")
+    demo.next_steps(where, console)
+    lines = console.export_text().splitlines()
+    [export] = [line for line in lines if "export" in line]
+    assert export.endswith(f"export MEMSTORE_URL={where} MEMSTORE_NAMESPACE={demo.NAMESPACE}")
+    assert any(line.strip().startswith("memstore stats;") and "search" in line for line in lines)
