@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from memstore import checks, labels
+from memstore.models import LabelKind
 from memstore.schemas import LabelCreate, LabelPublic, LabelQuery
 from memstore.scope import Scope
 
@@ -22,7 +23,15 @@ class LabelCalls:
         ("this refusal was wrong") or ``false_admission`` on a fact ("this fact should not
         have been stored"). ``by`` names who (never an API key itself); ``note`` is
         optional. The same person labelling the same target again changes nothing (the
-        first label is returned); NotFound when the target is not in this namespace."""
+        first label is returned); NotFound when the target is not in this namespace.
+        ``target_id`` may be a unique prefix of 8 or more characters."""
+        targets = {
+            LabelKind.FALSE_REJECTION.value: "rejection",
+            LabelKind.FALSE_ADMISSION.value: "fact",
+        }
+        target = targets.get(kind) if isinstance(kind, str) else None
+        if target is not None:
+            target_id = self._scope.full_id(target, target_id, "target_id")
         given: dict[str, Any] = {"kind": kind, "target_id": target_id, "by": by, "note": note}
         return labels.add(self._scope, checks.parse(LabelCreate, None, given))
 

@@ -59,6 +59,8 @@ def test_a_unique_prefix_finds_a_rejection(data_dir: Path) -> None:
             store.add_fact(**works_at("Ann"))
         rejection = refused.value.rejection
         assert store.get_rejection(rejection.id[:8]).id == rejection.id
+        label = store.add_label("false_rejection", rejection.id[:8], by="reviewer")
+        assert label.target_id == rejection.id
 
 
 @pytest.mark.both_databases
