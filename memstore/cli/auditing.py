@@ -78,11 +78,11 @@ def audit(
         print_more(rows.next_cursor)
         return
     table = Table(title=f"Rejected in {opened.namespace}", title_justify="left")
-    table.add_column("id", no_wrap=True, min_width=32)
+    table.add_column("id")
     table.add_column("when (UTC)", no_wrap=True)
     table.add_column("verdict", no_wrap=True)
     table.add_column("gap (bits)", justify="right")
-    table.add_column("statement", ratio=1)
+    table.add_column("statement")
     for r in rows:
         table.add_row(
             r.id,

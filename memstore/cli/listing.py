@@ -54,8 +54,8 @@ def list_facts(
         typer.echo(to_json(page))
         return
     table = Table("recorded (UTC)", "status")
-    table.add_column("fact", no_wrap=True, min_width=32)
-    table.add_column("statement", ratio=1)
+    table.add_column("fact")
+    table.add_column("statement")
     table.add_column("metadata")
     for fact in page.items:
         table.add_row(

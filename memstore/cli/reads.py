@@ -226,10 +226,10 @@ def search(
             )
     else:
         table = Table("#", "score", "rel.")
-        table.add_column("fact", no_wrap=True, min_width=32)
+        table.add_column("fact")
         table.add_column("status")
         table.add_column("conf.")
-        table.add_column("statement", ratio=1)
+        table.add_column("statement")
         for n, hit in enumerate(facts, offset + 1):
             fact = hit.fact
             table.add_row(
