@@ -13,7 +13,8 @@ skipped, never written.
 
 A claim citing evidence that exists nowhere is rejected with verdict
 ``unknown_citation`` (whatever the write hook) and logged like any rejection.
-Invalid input raises InvalidInput before anything is checked or written.
+Invalid input raises InvalidInput before anything is checked or written, as does a
+gated claim with no evidence to read (none given, none cited by id).
 """
 
 from __future__ import annotations
@@ -68,6 +69,7 @@ def remember(
         news.append(parse(FactCreate, {**fact, "metadata": metadata}, {}, prefix=f"claims.{n}"))
         missing.append(unknown)
     gated = [n for n, unknown in enumerate(missing) if not unknown]
+    writes.check_evidence(hook, [news[n] for n in gated], ["evidence"] * len(gated))
     try:
         written = writes.write([news[n] for n in gated], [None] * len(gated), hook) if gated else []
     except TooLarge as exc:  # the evidence of the call, not of one claim

@@ -39,7 +39,7 @@ from memstore.admission import Admission, Ungated, WriteHook
 from memstore.duplicates import near_duplicates
 from memstore.entities import resolve_members
 from memstore.errors import InvalidInput
-from memstore.gating import UNVERIFIED_VERDICTS
+from memstore.gating import UNVERIFIED_VERDICTS, GateHook
 from memstore.hooks import admit
 from memstore.index_handle import IndexHandle
 from memstore.limits import Limits
@@ -66,6 +66,18 @@ Written = FactPublic | RejectionPublic
 #: Facts (accepted or rejected) written in one transaction: a bulk write commits (and,
 #: on SQLite, syncs) once per this many facts, and holds the write lock that long at most.
 TRANSACTION_FACTS = 200
+#: Why a gated write without evidence is refused as bad input, and what to do instead.
+NO_EVIDENCE = (
+    "the gate checks a fact against its evidence and none was given: pass the text the"
+    " fact comes from (evidence), cite stored evidence (evidence_ids), or write it ungated"
+)
+
+
+def has_evidence(new: FactCreate) -> bool:
+    """Whether a fact gives evidence: texts, stored evidence ids, or citations of stored ids."""
+    return bool(new.evidence or new.evidence_ids) or any(
+        isinstance(c.evidence, str) for c in new.citations
+    )
 
 
 @dataclass
@@ -102,6 +114,17 @@ class WritePath:
         if not isinstance(hook, Ungated):
             self.limits.check_claims(count, field, what)
 
+    @staticmethod
+    def check_evidence(hook: WriteHook, news: Sequence[FactCreate], fields: Sequence[str]) -> None:
+        """That the gate has something to read for each fact: a gated fact with no
+        evidence (none given, none cited by id) is bad input (``fields[i]``), not a
+        rejection. Other hooks decide for themselves."""
+        if not isinstance(hook, GateHook):
+            return
+        for new, name in zip(news, fields, strict=True):
+            if not has_evidence(new):
+                raise InvalidInput(name, NO_EVIDENCE)
+
     def write(
         self, news: Sequence[FactCreate], supersedes: Sequence[str | None], hook: WriteHook
     ) -> list[Written]:
@@ -110,6 +133,10 @@ class WritePath:
         A fact already remembered (same normalized statement and members, live) is
         answered with the stored one, unchecked; superseding facts are never deduplicated.
         """
+        fields = (
+            ["evidence"] if len(news) == 1 else [f"facts.{i}.evidence" for i in range(len(news))]
+        )
+        self.check_evidence(hook, news, fields)
         one_transaction = len(news) <= TRANSACTION_FACTS and all(s is None for s in supersedes)
         if type(hook) is Ungated and one_transaction:
             return self._write_ungated(news, hook)

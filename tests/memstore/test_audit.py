@@ -70,7 +70,13 @@ def audited(data_dir: Path) -> Iterator[tuple[Store, dict[str, RejectionPublic],
         made["cotton"] = reject(
             store, **works_at(statement="Alice buys 100% cotton_shirts.", relation="buys")
         )
-        made["none"] = reject(store, **allergy("shellfish", evidence=[]))
+        # Cites evidence that exists nowhere: refused before the gate, with no evidence.
+        cited = store.remember(
+            "The user is allergic to shellfish [ev:5f2b0c1d9e8a7b6c].",
+            [],
+            members=allergy("shellfish")["members"],
+        )
+        made["none"] = cited.claims[0].rejection
         yield store, made, middle
 
 
@@ -91,7 +97,7 @@ def test_filters_select_exactly_the_matching_rejections(
     assert found(until=middle) == {r["shellfish"], r["milk"]}
     assert found(since=middle) == {r["bob"], r["cotton"], r["none"]}
     assert found(verdict="unsupported") == {r["shellfish"], r["cotton"]}
-    assert found(verdict=["contradicted", "no_evidence"]) == {r["milk"], r["none"]}
+    assert found(verdict=["contradicted", "unknown_citation"]) == {r["milk"], r["none"]}
     gaps = {name: row.budget_gap for name, row in made.items()}
     assert gaps["none"] is None
     low = sorted(g for g in gaps.values() if g is not None)[1]
@@ -200,12 +206,12 @@ def test_counts_by_verdict_and_by_day(
     assert store.count_rejections() == {
         "contradicted": 1,
         "insufficient_evidence": 1,
-        "no_evidence": 1,
+        "unknown_citation": 1,
         "unsupported": 2,
     }
     assert store.count_rejections(by="verdict", since=middle) == {
         "insufficient_evidence": 1,
-        "no_evidence": 1,
+        "unknown_citation": 1,
         "unsupported": 1,
     }
     days = {r.created_at.date().isoformat() for r in made.values()}

@@ -13,7 +13,7 @@ import memstore
 from gate import Gate, ScriptedBackend
 from gate.drift import CusumSettings
 from gate.evidence import REMOVED
-from memstore import ErrFactNotGrounded, FactPublic, InvalidInput, RejectionPublic, Store
+from memstore import FactPublic, InvalidInput, RejectionPublic, Store
 from memstore.drift import NO_BACKEND, DriftSettings
 
 pytestmark = pytest.mark.both_databases
@@ -88,9 +88,10 @@ def test_ungated_writes_and_other_backends_are_judged_apart(
     store = opener(gate=Gate(ScriptedBackend(admits_kept)))
     write(store, "kkkrr" * 12, 0)
     store.add_facts([works_at(f"U{at}", "Refused") for at in range(30)], ungated=True)
-    with pytest.raises(ErrFactNotGrounded) as err:  # refused before any verifier call
-        store.add_fact(**works_at("Nobody", "Kept", evidence=[]))
-    assert err.value.rejection.backend is None
+    cited = store.remember(  # refused before any verifier call: the evidence exists nowhere
+        "Nobody works at Kept [ev:5f2b0c1d9e8a7b6c].", [], members=["Nobody", "Kept"]
+    )
+    assert cited.claims[0].rejection.backend is None
     found = store.drift(SMALL)
     assert [(s.backend, s.metric, s.writes) for s in found.streams] == [
         (NO_BACKEND, "acceptance", 1),

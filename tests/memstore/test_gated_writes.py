@@ -127,13 +127,30 @@ def test_rejected_rows_raise_and_leave_only_an_audit_row(
     assert_invisible(store, rejection.id)
 
 
-def test_no_evidence_is_rejected_before_any_model_call(opener: Callable[..., Store]) -> None:
+def test_no_evidence_is_bad_input_before_any_model_call(opener: Callable[..., Store]) -> None:
     backend = ScriptedBackend.fixed(0.01, 0.99)
     store = opener(gate=Gate(backend))
-    with pytest.raises(ErrFactNotGrounded) as err:
+    before = row_counts(store.url)
+    with pytest.raises(InvalidInput) as err:
         store.add_fact(**works_at(evidence=[]))
-    assert err.value.verdict == "no_evidence" and err.value.rejection.p1 is None
-    assert backend.batches == []
+    assert err.value.field == "evidence" and "ungated" in err.value.reason
+    with pytest.raises(InvalidInput) as err:
+        store.add_facts([works_at(), works_at(company="Initech", evidence=[])])
+    assert err.value.field == "facts.1.evidence"
+    with pytest.raises(InvalidInput) as err:
+        store.remember("Alice works at Acme.", [], members=["Alice", "Acme"])
+    assert err.value.field == "evidence"
+    assert backend.batches == [] and row_counts(store.url) == before
+    assert store.rejections() == []
+    # Evidence cited by id is evidence; an ungated write needs none.
+    stored = store.add_fact(**works_at())
+    [cited] = stored.citations
+    again = store.add_fact(
+        **works_at(company="Initech", evidence=[], evidence_ids=[cited.evidence_id])
+    )
+    assert again.status == "verified"
+    unchecked = store.add_fact(**works_at(company="Globex", evidence=[]), ungated=True)
+    assert unchecked.status == "unverified"
 
 
 def test_a_verifier_error_stores_pending_and_retries_soon(

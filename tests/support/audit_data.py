@@ -61,12 +61,14 @@ class Audited:
     middle: datetime
 
 
+MEMBERS = [("Alice", "person", "subject"), ("Acme", "company", "employer")]
+
+
 def refuse(store: Store, statement: str, evidence: list[str], **fields: object) -> RejectionPublic:
     """Write a fact the rule refuses; its rejection."""
-    members = [("Alice", "person", "subject"), ("Acme", "company", "employer")]
     with_evidence = [{"text": t} for t in evidence]
     try:
-        store.add_fact(statement=statement, members=members, evidence=with_evidence, **fields)
+        store.add_fact(statement=statement, members=MEMBERS, evidence=with_evidence, **fields)
     except memstore.ErrFactNotGrounded as refused:
         return refused.rejection
     raise AssertionError(f"the gate stored {statement!r}")
@@ -88,7 +90,11 @@ def fill(data: Path, files: Path) -> Audited:
             citations=[{"evidence": 0, "quote": "Alice is a data engineer"}],
             confidence=0.99,
         )
-        made["no_evidence"] = refuse(store, "Alice likes =HYPERLINK(tea).", [])
+        # Cites evidence that exists nowhere: refused before the gate, with no evidence.
+        report = store.remember(
+            "Alice likes =HYPERLINK(tea) [ev:5f2b0c1d9e8a7b6c].", [], members=MEMBERS
+        )
+        made["unknown_citation"] = report.claims[0].rejection
         moved = {}
         for name, claim, later in (
             ("stale", "Alice lives in Paris.", BERLIN),

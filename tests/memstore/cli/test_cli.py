@@ -182,6 +182,7 @@ def test_evidence_files_and_quotes_become_sources_and_citations(cli: Any, tmp_pa
     [
         (["add", "", "-m", "Alice", "-e", SAID], "statement"),
         (["add", "A fact.", "-e", SAID], "members"),
+        (["add", "A fact.", "-m", "Alice"], "evidence"),
         (["add", "A fact.", "-m", "Alice", "-e", SAID, "-q", "not there"], "quote"),
         (["add", "A fact.", "--file", "no-such-file.json"], "file"),
         (["add", "A fact.", "-m", "Alice", "-e", SAID, "--confidence", "2"], "confidence"),

@@ -182,7 +182,7 @@ def test_signing_out_needs_the_csrf_token_and_ends_the_session(client: TestClien
 def test_a_form_without_its_csrf_token_changes_nothing(
     client: TestClient, audited: tuple[Path, Audited]
 ) -> None:
-    rejection = audited[1].rejections["no_evidence"]  # a rejection no test labels
+    rejection = audited[1].rejections["unknown_citation"]  # a rejection no test labels
     sign_in(client)
     for given in ({}, {"csrf": "forged"}):
         response = client.post(f"{PAGE}/rejections/{rejection.id}/label", data=given)
@@ -197,10 +197,10 @@ def test_a_form_without_its_csrf_token_changes_nothing(
 @pytest.mark.parametrize(
     ("query", "names"),
     [
-        ("", ["no_evidence", "insufficient", "contradicted", "unsupported"]),
+        ("", ["unknown_citation", "insufficient", "contradicted", "unsupported"]),
         ("verdict=unsupported&verdict=contradicted", ["contradicted", "unsupported"]),
         ("text=DATA+ENGINEER", ["insufficient"]),
-        ("entity=acme", ["no_evidence", "insufficient", "contradicted", "unsupported"]),
+        ("entity=acme", ["unknown_citation", "insufficient", "contradicted", "unsupported"]),
         ("entity=Bob", []),
         ("min_gap=3.5", ["contradicted"]),
         ("min_gap=2&max_gap=3", ["insufficient"]),
@@ -221,7 +221,7 @@ def test_the_time_range_splits_at_a_given_time(
 ) -> None:
     made, middle = audited[1].rejections, audited[1].middle
     newer = client.get(PAGE, params={"since": middle.isoformat()}, headers=ALICE).text
-    assert listed(newer) == [made["no_evidence"].id, made["insufficient"].id]
+    assert listed(newer) == [made["unknown_citation"].id, made["insufficient"].id]
     today = datetime.now(UTC).date().isoformat()
     assert len(listed(client.get(PAGE, params={"until": today}, headers=ALICE).text)) == 4
 
@@ -241,7 +241,7 @@ def test_the_chart_counts_each_verdict_per_day(
     html = client.get(PAGE, headers=ALICE).text
     day = audited[1].rejections["unsupported"].created_at.date().isoformat()
     assert re.search(r'<svg [^>]*role="img" aria-label="Rejections per day by verdict', html)
-    for verdict in ("unsupported", "contradicted", "insufficient_evidence", "no_evidence"):
+    for verdict in ("unsupported", "contradicted", "insufficient_evidence", "unknown_citation"):
         assert f"<title>{day}: 1 {verdict}</title>" in html
     assert "<script" not in html
 
@@ -405,7 +405,7 @@ def test_bad_form_input_is_422_naming_the_field(
     client.cookies.clear()
     empty = client.post(f"{PAGE}/sign-in", data={"key": " ", "next": PAGE})
     assert empty.status_code == 422 and "<strong>key</strong>: " in empty.text
-    rejection = audited[1].rejections["no_evidence"]
+    rejection = audited[1].rejections["unknown_citation"]
     long = client.post(
         f"{PAGE}/rejections/{rejection.id}/label", data={"note": "x" * 2001}, headers=ALICE
     )

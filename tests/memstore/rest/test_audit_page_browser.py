@@ -163,7 +163,7 @@ def test_the_keyboard_reaches_the_filters_and_opens_a_row_with_enter(
     assert any(r.startswith("input#since") for r in reached), reached
     assert any(r.startswith("button#apply") for r in reached), reached
     assert reached[-1].endswith(".open"), f"Tab never reached a row: {reached}"
-    newest = made.rejections["no_evidence"]
+    newest = made.rejections["unknown_citation"]
     assert browser.switch_to.active_element.text == newest.statement
     ActionChains(browser).send_keys(Keys.ENTER).perform()
     heading(browser, "Rejected claim")

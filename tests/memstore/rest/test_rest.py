@@ -411,6 +411,7 @@ def test_verify_claim_answers_the_verdict_and_stores_nothing(api: Api, alice: ht
         ("/facts", {**allergy_body("peanuts"), "members": [["Alice", "person"]]}, "members.0"),
         ("/facts", {**allergy_body("peanuts"), "confidence": 2}, "confidence"),
         ("/facts", {**allergy_body("peanuts"), "colour": "red"}, "colour"),
+        ("/facts", {**allergy_body("peanuts"), "evidence": []}, "evidence"),
         (
             "/facts/batch",
             {"facts": [allergy_body("peanuts"), {"members": ["x"]}]},
