@@ -30,23 +30,24 @@ from typing import Any, cast
 import sqlalchemy as sa
 from sqlmodel import Session, SQLModel, col, select
 
-from memstore.models import AuditHead, Erasure, Rejection, Verification
+from memstore.models import AuditHead, Erasure, Rejection, RejectionAttempt, Verification
 
 GENESIS = "0" * 64
 HASH_VERSION = "v1"
 _PAGE = 1000
 
-AuditRow = Rejection | Verification | Erasure
+AuditRow = Rejection | Verification | Erasure | RejectionAttempt
 #: Audited tables by name, the name being part of each row's hash.
 TABLES: dict[str, type[AuditRow]] = {
     "rejections": Rejection,
     "verifications": Verification,
     "erasures": Erasure,
+    "rejection_attempts": RejectionAttempt,
 }
 _CHAIN_COLUMNS = frozenset({"chain_prev", "chain_hash"})
 #: Columns added to audited tables after hashing began. They count only when set, so
 #: rows written before a column existed keep their hashes.
-_LATER_COLUMNS = frozenset({"verdict_before", "duration_ms", "meta"})
+_LATER_COLUMNS = frozenset({"verdict_before", "duration_ms", "meta", "fingerprint"})
 
 
 def row_hash(prev: str, table: str, content: Mapping[str, Any]) -> str:
@@ -171,7 +172,7 @@ class ErasedLink:
     chain_hash: str
 
 
-def erased_link(table: str, row: Rejection | Verification) -> dict[str, Any]:
+def erased_link(table: str, row: Rejection | Verification | RejectionAttempt) -> dict[str, Any]:
     """What a tombstone keeps of an audit row it removes (see ``Erasure.links``)."""
     return {
         "table": table,

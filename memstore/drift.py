@@ -20,7 +20,7 @@ from sqlmodel import Session, col, select
 
 from gate.drift import Cusum, CusumSettings, cusum
 from memstore.error_budget import Budget, budgets
-from memstore.models import LabelKind, Rejection, Verification
+from memstore.models import LabelKind, Rejection, RejectionAttempt, Verification
 
 if TYPE_CHECKING:
     from memstore.scope import Scope
@@ -117,9 +117,17 @@ def latest_gated_writes(session: Session, namespace: str, limit: int) -> list[Ga
         .order_by(col(Rejection.chain_seq).desc())
         .limit(limit)
     )
+    repeated = (  # a refused write again: judged like any other attempt
+        select(RejectionAttempt.chain_seq, Rejection.backend, RejectionAttempt.p1)
+        .join(Rejection, col(Rejection.id) == col(RejectionAttempt.rejection_id))
+        .where(RejectionAttempt.namespace == namespace)
+        .where(col(RejectionAttempt.chain_seq).is_not(None))
+        .order_by(col(RejectionAttempt.chain_seq).desc())
+        .limit(limit)
+    )
     writes = [
         GatedWrite(chain_seq=seq or 0, backend=backend or NO_BACKEND, admitted=kept, p1=p1)
-        for kept, query in ((True, admitted), (False, refused))
+        for kept, query in ((True, admitted), (False, refused), (False, repeated))
         for seq, backend, p1 in session.exec(query)
     ]
     writes.sort(key=lambda write: write.chain_seq)

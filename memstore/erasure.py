@@ -5,11 +5,11 @@ Retraction hides a fact; an erase removes its rows: the versions along its
 supersession chain, their members, citations and verification history, the evidence
 versions no other fact or rejection cites (a URI source goes with all its versions,
 or stays whole), the entities no other fact names, a rejection's member and evidence
-index rows, and the human labels on what it removes (``labels``). The search index
-follows through the outbox (``indexing``). The tombstone keeps ids, sha256 content
-hashes, the reason, who and when, and the chain links of the removed audit rows so
-``audit.verify`` still walks the chain. Everything here runs inside the caller's
-transaction.
+index rows and its repeated attempts, and the human labels on what it removes
+(``labels``). The search index follows through the outbox (``indexing``). The
+tombstone keeps ids, sha256 content hashes, the reason, who and when, and the chain
+links of the removed audit rows so ``audit.verify`` still walks the chain. Everything
+here runs inside the caller's transaction.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from memstore.models import (
     FactMember,
     OutboxKind,
     Rejection,
+    RejectionAttempt,
     RejectionEvidence,
     RejectionMember,
     Verification,
@@ -122,10 +123,16 @@ def erase_rejection(
             )
         )
     )
-    link = audit.erased_link("rejections", row)
+    repeats = session.exec(
+        select(RejectionAttempt)
+        .where(RejectionAttempt.rejection_id == rejection_id)
+        .order_by(col(RejectionAttempt.chain_seq))
+    ).all()
+    links = [audit.erased_link("rejections", row)]
+    links += [audit.erased_link("rejection_attempts", attempt) for attempt in repeats]
     statement = row.statement
     evidence_ids = held | set(row.evidence_ids)
-    for model in (RejectionMember, RejectionEvidence):
+    for model in (RejectionMember, RejectionEvidence, RejectionAttempt):
         session.exec(sa.delete(model).where(col(model.rejection_id) == rejection_id))
     session.exec(sa.delete(Rejection).where(col(Rejection.id) == rejection_id))
     labels.drop(session, namespace, [rejection_id])
@@ -136,7 +143,7 @@ def erase_rejection(
         target=REJECTION,
         target_id=rejection_id,
         rejection_ids=[rejection_id],
-        links=[link],
+        links=links,
     )
     tombstone = _tombstone(session, erasure, reason, by, [statement], dropped, kept)
     return Erased(tombstone, touched)

@@ -335,11 +335,43 @@ class Rejection(RejectionBase, table=True):
         Index("ix_rejections_namespace_created_at_seq", "namespace", "created_at", "chain_seq"),
         Index("ix_rejections_namespace_verdict_created_at", "namespace", "verdict", "created_at"),
         Index("ix_rejections_namespace_chain_seq", "namespace", "chain_seq", unique=True),
+        Index("ix_rejections_namespace_fingerprint", "namespace", "fingerprint"),
     )
 
     id: str = Field(default_factory=new_id, primary_key=True, max_length=32)
     namespace: str = _ns()
     meta: dict[str, Any] | None = _metadata()
+    #: sha256 of what makes a refused write the same one again (``rejections.fingerprint``);
+    #: None on rows written before repeats were counted.
+    fingerprint: str | None = Field(default=None, max_length=64)
+
+
+class RejectionAttemptBase(ChainFields):
+    """One more attempt at a write already refused (same fact, evidence and verdict as
+    rejection ``rejection_id``): counted on that rejection, not stored again, and a link
+    of the audit chain of its own, with this attempt's gate numbers."""
+
+    rejection_id: str = Field(foreign_key="rejections.id", max_length=32)
+    p1: float | None = None
+    p0: float | None = None
+    latency_ms: float | None = None
+    created_at: datetime = _when(nullable=False)
+
+
+class RejectionAttempt(RejectionAttemptBase, table=True):
+    __tablename__ = "rejection_attempts"
+    __table_args__ = (
+        Index(
+            "ix_rejection_attempts_namespace_rejection_id",
+            "namespace",
+            "rejection_id",
+            "created_at",
+        ),
+        Index("ix_rejection_attempts_namespace_chain_seq", "namespace", "chain_seq", unique=True),
+    )
+
+    id: str = Field(default_factory=new_id, primary_key=True, max_length=32)
+    namespace: str = _ns()
 
 
 class RejectionMember(SQLModel, table=True):

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from datetime import datetime
 from typing import Any, Literal, TextIO, get_args
 
 import sqlalchemy as sa
@@ -21,6 +23,7 @@ from memstore.models import (
     Evidence,
     GateFields,
     Rejection,
+    RejectionAttempt,
     RejectionEvidence,
     RejectionMember,
 )
@@ -53,6 +56,8 @@ CSV_COLUMNS = (
     "stated_confidence",
     *(name for name in GateFields.model_fields if name != "verdict"),
     "reason",
+    "attempts",
+    "last_attempt_at",
     "evidence_ids",
     "citations",
     "evidence",
@@ -63,10 +68,31 @@ CSV_COLUMNS = (
 )
 
 
+def fingerprint(row: Rejection) -> str:
+    """What makes a refused write the same one again: its statement, relation, members,
+    stated confidence, metadata, evidence, citations, verdict and verifier (not the gate's
+    numbers, which a sampling verifier varies), as a sha256."""
+    same = [
+        row.statement,
+        row.relation,
+        row.members,
+        repr(float(row.stated_confidence)),
+        row.meta,
+        row.evidence_ids,
+        row.citations,
+        row.verdict,
+        row.backend,
+    ]
+    payload = json.dumps(same, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
 def record(
     session: Session, new: FactCreate, prepared: PreparedEvidence, admission: Admission
 ) -> Rejection:
-    """Insert the audit row of a rejected fact (with its member and evidence index rows)."""
+    """Insert the audit row of a rejected fact (with its member and evidence index rows);
+    a write refused the same way before (``fingerprint``) is counted on that rejection
+    instead, as an attempt that is a link of the audit chain of its own."""
     row = Rejection(
         namespace=prepared.namespace,
         statement=new.statement,
@@ -82,6 +108,24 @@ def record(
         meta=new.metadata or None,
         **admission.gate_fields(),
     )
+    row.fingerprint = fingerprint(row)
+    earlier = session.exec(
+        select(Rejection)
+        .where(Rejection.namespace == row.namespace, Rejection.fingerprint == row.fingerprint)
+        .order_by(col(Rejection.chain_seq))
+        .limit(1)
+    ).first()
+    if earlier is not None:
+        attempt = RejectionAttempt(
+            namespace=row.namespace,
+            rejection_id=earlier.id,
+            p1=row.p1,
+            p0=row.p0,
+            latency_ms=row.latency_ms,
+        )
+        audit.append(session, attempt)
+        session.add(attempt)
+        return earlier
     audit.append(session, row)
     session.add(row)
     session.flush()
@@ -238,20 +282,42 @@ def _entity_keys(session: Session, namespace: str, name: str) -> list[str]:
 
 
 def hydrate(session: Session, rows: Sequence[Rejection]) -> list[RejectionPublic]:
-    """Public rejections with the evidence texts they were checked against."""
+    """Public rejections with the evidence texts they were checked against and how often
+    the write was refused (``attempts``, the last at ``last_attempt_at``)."""
     ids = sorted({e for r in rows for e in r.evidence_ids})
     texts: dict[str, EvidencePublic] = {}
     for chunk in db.chunks(ids):
         for ev in session.exec(select(Evidence).where(col(Evidence.id).in_(chunk))).all():
             texts[ev.id] = EvidencePublic.model_validate(ev, from_attributes=True)
+    repeats = attempts(session, [r.id for r in rows])
     return [
         RejectionPublic(
-            **r.model_dump(exclude={"meta"}),
+            **r.model_dump(exclude={"meta", "fingerprint"}),
             metadata=stored_metadata(r.meta),
             evidence=[texts[e] for e in r.evidence_ids if e in texts],
+            attempts=1 + repeats.get(r.id, (0, None))[0],
+            last_attempt_at=repeats.get(r.id, (0, None))[1] or r.created_at,
         )
         for r in rows
     ]
+
+
+def attempts(session: Session, rejection_ids: Sequence[str]) -> dict[str, tuple[int, datetime]]:
+    """Per rejection with repeats: how many attempts followed it and when the last was."""
+    found: dict[str, tuple[int, datetime]] = {}
+    for chunk in db.chunks(sorted(set(rejection_ids))):
+        query = (
+            select(
+                RejectionAttempt.rejection_id,
+                sa.func.count(),
+                sa.func.max(RejectionAttempt.created_at),
+            )
+            .where(col(RejectionAttempt.rejection_id).in_(chunk))
+            .group_by(col(RejectionAttempt.rejection_id))
+        )
+        for rejection_id, count, last in session.exec(query):
+            found[rejection_id] = (count, last)
+    return found
 
 
 def write(

@@ -346,6 +346,14 @@ class RejectionPublic(RejectionBase):
     metadata: Metadata = Field(  # type: ignore[assignment, misc]  # SQLModel's is the class's
         default_factory=dict, description=METADATA_DOC
     )
+    attempts: int = Field(
+        default=1,
+        description="How often this write was refused: the same fact, evidence and verdict "
+        "again counts here (each attempt is a link of the audit chain), not as a new row.",
+    )
+    last_attempt_at: datetime | None = Field(
+        default=None, description="When the latest of those attempts was refused."
+    )
 
 
 class ErasurePublic(ErasureBase):

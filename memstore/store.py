@@ -202,7 +202,8 @@ class Store(ReverifyCalls, LabelCalls, Closing):
         Accepted and rejected facts commit together, up to 200 to a transaction, in batch
         order: an error while writing (``StorageError``, say) leaves what committed before
         it; writing the same batch again answers those facts with the stored ones
-        (``deduplicated``) and records its rejections again."""
+        (``deduplicated``) and counts its rejections again on the rejections already
+        logged (``attempts``)."""
         items = checks.fact_list(facts)
         hook = self._hook(gate, policy, ungated)
         self._writes.check_gated(hook, len(items), "facts")

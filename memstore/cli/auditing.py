@@ -87,7 +87,7 @@ def audit(
         table.add_row(
             r.id,
             r.created_at.strftime("%m-%d %H:%M"),
-            r.verdict,
+            r.verdict if r.attempts == 1 else f"{r.verdict}\n(refused {r.attempts}x)",
             num(r.budget_gap),
             r.statement,
         )

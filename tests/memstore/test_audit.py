@@ -444,3 +444,49 @@ def test_a_bad_span_is_refused(
     with pytest.raises(InvalidInput) as err:
         store.verify_audit_chain(span=span)  # type: ignore[arg-type]
     assert err.value.field == "span"
+
+
+# -- the same refused write again ---------------------------------------------------------
+
+
+def test_a_repeated_refusal_counts_on_its_rejection_and_links_each_attempt(
+    audited: tuple[Store, dict[str, RejectionPublic], datetime],
+) -> None:
+    store, made, _ = audited
+    first = made["shellfish"]
+    assert (first.attempts, first.last_attempt_at) == (1, first.created_at)
+    again = reject(store, **allergy("shellfish"))
+    [batch_a, batch_b] = store.add_facts([allergy("shellfish"), allergy("shellfish")])
+    assert again.id == batch_a.id == batch_b.id == first.id
+    assert isinstance(batch_b, RejectionPublic) and batch_b.attempts == 4
+    shown = store.get_rejection(first.id)
+    assert shown.attempts == 4 and shown.last_attempt_at > first.created_at
+    assert shown.model_dump(exclude={"attempts", "last_attempt_at"}) == first.model_dump(
+        exclude={"attempts", "last_attempt_at"}
+    )
+    assert len(store.rejections()) == 5 and store.count_rejections()["unsupported"] == 2
+    report = store.verify_audit_chain()
+    assert report.ok and report.rows == 7 + 3  # the fixture's links, then one per attempt
+    attempts = sql(store, "SELECT rejection_id, p1 FROM rejection_attempts ORDER BY chain_seq")
+    assert attempts == [{"rejection_id": first.id, "p1": first.p1}] * 3
+    # Other evidence, or another verdict, is another write: a row of its own.
+    other = reject(store, **allergy("shellfish", evidence=["User: shellfish, maybe?"]))
+    assert other.id != first.id and other.attempts == 1
+
+
+def test_an_attempt_is_tamper_evident_and_erased_with_its_rejection(
+    audited: tuple[Store, dict[str, RejectionPublic], datetime],
+) -> None:
+    store, made, _ = audited
+    first = made["shellfish"]
+    reject(store, **allergy("shellfish"))
+    sql(store, "UPDATE rejection_attempts SET p1 = 0.9")
+    assert kinds(store) == ["edited"]
+    sql(store, "UPDATE rejection_attempts SET p1 = :p1", p1=first.p1)
+    assert kinds(store) == []
+    tombstone = store.erase_rejection(first.id, "asked to forget")
+    assert [link["table"] for link in tombstone.links] == ["rejections", "rejection_attempts"]
+    assert sql(store, "SELECT id FROM rejection_attempts") == []
+    assert store.verify_audit_chain().ok
+    fresh = reject(store, **allergy("shellfish"))  # nothing left to count on
+    assert fresh.id != first.id and fresh.attempts == 1

@@ -91,8 +91,11 @@ def test_add_stores_a_grounded_fact_and_exits_3_with_the_verdict_for_an_unground
 
 
 def test_audit_pages_by_the_printed_cursor(cli: Any) -> None:
-    for _ in range(3):
-        assert cli("add", *SHELLFISH, "-e", SAID, "-n", NS).exit_code == Exit.REJECTED
+    for day in ("Monday", "Tuesday", "Friday"):  # other evidence each time: three rows
+        assert cli("add", *SHELLFISH, "-e", f"{SAID} ({day})", "-n", NS).exit_code == Exit.REJECTED
+    again = cli("add", *SHELLFISH, "-e", f"{SAID} (Friday)", "-n", NS, "--json")
+    assert again.exit_code == Exit.REJECTED
+    assert json.loads(again.stdout)["rejection"]["attempts"] == 2
     whole = [r["id"] for r in json.loads(cli("audit", "-n", NS, "--format", "json").stdout)]
     first = cli("audit", "-n", NS, "--limit", "2", "--format", "json")
     [cursor] = re.findall(r"--cursor (\S+)", first.stderr)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
-from audit_data import NS, Audited, fill, open_store, page_settings
+from audit_data import NS, PARIS, Audited, fill, open_store, page_settings, refuse
 from fastapi.testclient import TestClient
 from rest_server import ALICE_KEY, TEAM_KEY, USERS_KEY
 
@@ -264,6 +264,18 @@ def test_a_rejection_shows_its_claim_evidence_numbers_and_chain(
     assert "stated confidence = 0.99" in html and "min p1 = 0.50" in html
     assert "scripted" in html and " ms</dd>" in html
     assert 'id="chain-status">Intact here: 3 rows checked' in html
+    assert "<dd>refused once</dd>" in html
+
+
+def test_a_refusal_repeated_shows_how_often(tmp_path: Path) -> None:
+    data = tmp_path / "again"
+    made = fill(data, tmp_path / "files").rejections
+    with open_store(data) as store:
+        again = refuse(store, made["unsupported"].statement, [PARIS])
+    assert again.id == made["unsupported"].id
+    with TestClient(create_app(page_settings(data))) as other:
+        html = other.get(f"{PAGE}/rejections/{again.id}", headers=ALICE).text
+    assert re.search(r"<dd>refused 2 times, the last at [0-9-]+ [0-9:]+</dd>", html)
 
 
 def test_a_tampered_audit_chain_shows_on_the_rejection(tmp_path: Path) -> None:
