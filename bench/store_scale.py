@@ -205,6 +205,10 @@ def gated_ingest(store: memstore.Store, count: int, ungrounded: float) -> dict[s
         "facts_per_second": round(len(items) / seconds, 1),
         "accepted": len(accepted),
         "rejected": len(results) - len(accepted),
+        # The same write refused the same way again is counted on its rejection, no new row.
+        "refused_again": len(results)
+        - len(accepted)
+        - len({r.id for r in results if not isinstance(r, memstore.FactPublic)}),
         "rejected_of_given_other_evidence": sum(
             1 for i in swapped if not isinstance(results[i], memstore.FactPublic)
         ),

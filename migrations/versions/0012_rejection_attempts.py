@@ -59,6 +59,8 @@ def downgrade() -> None:
         batch_op.drop_index("ix_rejection_attempts_namespace_rejection_id")
         batch_op.drop_index("ix_rejection_attempts_namespace_chain_seq")
     op.drop_table("rejection_attempts")
-    with op.batch_alter_table("rejections", schema=None) as batch_op:
+    # Dropped in place (SQLite >= 3.35 has DROP COLUMN): a batch copy of ``rejections``
+    # would drop the table that rows of other tables still reference.
+    with op.batch_alter_table("rejections", schema=None, recreate="never") as batch_op:
         batch_op.drop_index("ix_rejections_namespace_fingerprint")
         batch_op.drop_column("fingerprint")
