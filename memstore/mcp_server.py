@@ -328,6 +328,10 @@ class Rejection(_GateNumbers):
     members: list[Member]
     evidence: list[str] = Field(description="The evidence it was checked against (cut short).")
     created_at: datetime
+    attempts: int = Field(
+        default=1, description="How often this same write was refused (counted, not repeated)."
+    )
+    last_attempt_at: datetime | None = None
 
 
 class RefusalPage(_Paged):

@@ -462,6 +462,14 @@ async def test_audit_lists_the_refusal(served: Served) -> None:
     assert await count(since=(datetime.now(UTC) + timedelta(hours=1)).isoformat()) == 0
 
 
+async def test_the_same_refusal_again_counts_on_it(served: Served) -> None:
+    again = await call(served.client, "remember", SHELLFISH)  # the only test that repeats it
+    assert again["stored"] is False
+    assert again["rejection_id"] == served.refused["rejection_id"]
+    [rejection] = (await call(served.client, "audit_rejections", {}))["refusals"]
+    assert rejection["attempts"] == 2 and rejection["last_attempt_at"] > rejection["created_at"]
+
+
 async def test_verify_claim_answers_and_stores_nothing(served: Served) -> None:
     grounded = await call(
         served.client, "verify_claim", {"claim": PEANUTS["statement"], "evidence": EVIDENCE}
