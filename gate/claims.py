@@ -3,10 +3,10 @@
 Rule-based (regular expressions and a few word lists), so it is fast, deterministic
 and easy to predict, and it has limits worth knowing:
 
-- Sentences end at ``.``, ``!`` or ``?`` followed by space and a capital, digit or
-  quote; common abbreviations (``Dr.``, ``e.g.``, ``U.S.``) and initials do not end
-  one. A line break ends a sentence when the line ends in punctuation or the next
-  line is a list item or heading; hard-wrapped prose is joined back up.
+- Sentences come from ``language.sentences`` (pysbd within blocks of lines):
+  abbreviations ("St. Mary's", ``Dr.``, ``e.g.``, ``U.S.``), decimals and initials do
+  not end one. A line break ends a sentence when the line ends in punctuation or the
+  next line is a list item or heading; hard-wrapped prose is joined back up.
 - A sentence is split into clauses at ``; ``, ``, and ``, ``, but `` and `` and ``
   when the part on each side has its own verb and the right-hand part starts
   with a subject (a pronoun, a determiner, a name or a number). Verbs are found
@@ -35,7 +35,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from gate.engine import DEFAULT_STATED_CONFIDENCE
-from gate.evidence import strip_span
+from language.clauses import clause_spans
+from language.sentences import sentence_spans
 
 #: Stated confidence of a claim hedged so strongly that it is not evidence.
 HEDGE_CONFIDENCE = 0.5
@@ -103,7 +104,7 @@ def extract_claims(text: str) -> list[Claim]:
     """
     check_text("text", text)
     claims: list[Claim] = []
-    for index, (start, end) in enumerate(_sentences(text)):
+    for index, (start, end) in enumerate(sentence_spans(text)):
         claims.extend(_sentence_claims(text, index, start, end))
     return claims
 
@@ -151,106 +152,14 @@ def _ids_in(text: str) -> list[str]:
 #: What may follow a sentence's final punctuation: closing quotes/brackets, then
 #: citation markers.
 _CLOSING = r"[\"'\u201d\u2019)]*(?:\s*\[[^\]\n]{1,60}\])*"
-#: Sentence-final punctuation with what closes it.
-_END = re.compile(rf"[.!?]+{_CLOSING}(?=\s|$)")
+#: Sentence-final punctuation with what closes it, at a sentence's end.
 _TAIL = re.compile(rf"[.!?]+{_CLOSING}\s*$")
-_LIST_ITEM = re.compile(r"(?:[-*•+]|\d{1,3}[.)]|#{1,6})\s+")
 _HEADING = re.compile(r"\s*#{1,6}\s+")
-_LINE_END = re.compile(rf"[.!?:]{_CLOSING}\s*$")
-ABBREVIATIONS = frozenset(
-    "mr mrs ms dr prof sr jr st vs e.g i.e inc ltd co corp no fig approx dept est "
-    "u.s u.k u.n mt ft vol al jan feb mar apr jun jul aug sep sept oct nov dec".split()
-)
-
-
-def _sentences(text: str) -> list[tuple[int, int]]:
-    spans: list[tuple[int, int]] = []
-    for block_start, block_end in _blocks(text):
-        start = block_start
-        for match in _END.finditer(text, block_start, block_end):
-            if _ends_sentence(text, match, block_end):
-                spans.append((start, match.end()))
-                start = match.end()
-        spans.append((start, block_end))
-    trimmed = [strip_span(text, s, e) for s, e in spans]
-    return [(s, e) for s, e in trimmed if any(ch.isalnum() for ch in text[s:e])]
-
-
-def _blocks(text: str) -> list[tuple[int, int]]:
-    """Runs of lines that may share sentences; list items, headings and blank lines split."""
-    blocks: list[tuple[int, int]] = []
-    start: int | None = None
-    previous = ""
-    in_item = False  # the block is a list item: only indented lines continue it
-    offset = 0
-    for line in text.splitlines(keepends=True):
-        body = line.strip()
-        lead = len(line) - len(line.lstrip())
-        new_block = (
-            not body
-            or _LIST_ITEM.match(body) is not None
-            or bool(_LINE_END.search(previous))
-            or (in_item and lead == 0)
-        )
-        if start is not None and new_block:
-            blocks.append((start, offset))
-            start = None
-        if body:
-            if start is None:
-                item = _LIST_ITEM.match(line, lead)
-                start = offset + (item.end() if item else lead)
-                in_item = item is not None
-            previous = body
-        offset += len(line)
-    if start is not None:
-        blocks.append((start, len(text)))
-    return blocks
-
-
-_NEXT_CHAR = re.compile(r"\s*(\S)")
-_LAST_WORD = re.compile(r"([\w.]+)$")
-
-
-def _ends_sentence(text: str, match: re.Match[str], limit: int) -> bool:
-    after = _NEXT_CHAR.match(text, match.end(), limit)
-    if after and after.group(1).islower():
-        return False
-    if match.group(0).startswith(".") and not match.group(0).startswith(".."):
-        word = _LAST_WORD.search(text[max(0, match.start() - 24) : match.start()])
-        token = word.group(1).lower() if word else ""
-        if token in ABBREVIATIONS or (len(token) == 1 and token.isalpha()):
-            return False
-    return True
 
 
 # -- clauses --------------------------------------------------------------------------
 
-_CONNECTOR = re.compile(r";\s+|,\s+(?:and|but)\s+|\s+and\s+")
-_PROTECTED = re.compile(r"\"[^\"]*\"|\u201c[^\u201d]*\u201d|\([^)]*\)|\[[^\]]*\]")
 _QUOTE = re.compile(r"\"([^\"]{3,})\"|\u201c([^\u201d]{3,})\u201d")
-_CONTRACTION = re.compile(r"(?:i|we|you|he|she|it|they|that|there|who)'(?:s|re|ve|ll|d|m)")
-_WORD = re.compile(r"[A-Za-z0-9][\w'\u2019-]*")
-
-PRONOUNS = frozenset("i we you he she it they this that these those there who".split())
-DETERMINERS = frozenset(
-    "the a an his her its their our my your this that these those each every some many "
-    "most all no both several".split()
-)
-_SINGULAR_SUBJECTS = frozenset("he she it this that who which".split())
-_LEAD_ADVERBS = frozenset(
-    "then later also now today thus therefore still afterwards meanwhile finally".split()
-)
-AUXILIARIES = frozenset(
-    "is are was were be been being am has have had will would can could shall should "
-    "may might must do does did isn't aren't wasn't weren't hasn't haven't hadn't won't "
-    "can't couldn't doesn't didn't don't".split()
-)
-IRREGULAR_PAST = frozenset(
-    "made built won lost became began wrote found gave took went came grew led ran sold "
-    "bought held left met paid said saw told knew thought brought kept fell rose stood "
-    "sat spoke drove flew fought taught caught sent spent meant felt heard got "
-    "chose drew ate hid rode rang sang swam threw wore broke froze shook".split()
-)
 
 
 def _sentence_claims(text: str, index: int, start: int, end: int) -> list[Claim]:
@@ -266,7 +175,7 @@ def _sentence_claims(text: str, index: int, start: int, end: int) -> list[Claim]
         kind, hedge = ClaimKind.HEADING, None
     closing = _closing_ids(text, start, body_end, end)
     claims: list[Claim] = []
-    for clause_start, clause_end in _clauses(text, start, body_end):
+    for clause_start, clause_end in clause_spans(text, start, body_end):
         raw = text[clause_start:clause_end]
         content = _as_sentence(strip_citations(raw), terminator)
         if not any(ch.isalnum() for ch in content):
@@ -298,66 +207,6 @@ def _closing_ids(text: str, start: int, body_end: int, end: int) -> list[str]:
     ending = re.search(r"(?:\s*\[[^\]\n]{1,60}\])+$", text[start:body_end])
     before = ending.group(0) if ending else ""
     return citation_ids(before + text[body_end:end])
-
-
-def _clauses(text: str, start: int, end: int) -> list[tuple[int, int]]:
-    protected = [m.span() for m in _PROTECTED.finditer(text, start, end)]
-    spans: list[tuple[int, int]] = []
-    clause_start = start
-    for match in _CONNECTOR.finditer(text, start, end):
-        if any(a <= match.start() < b for a, b in protected):
-            continue
-        left = _words(text[clause_start : match.start()])
-        right = _words(text[match.end() : end])
-        if _has_verb(left) and _starts_clause(right):
-            spans.append(strip_span(text, clause_start, match.start()))
-            clause_start = match.end()
-    spans.append(strip_span(text, clause_start, end))
-    return [(s, e) for s, e in spans if e > s]
-
-
-def _words(text: str) -> list[str]:
-    return _WORD.findall(strip_citations(text))
-
-
-def _is_subject(word: str) -> bool:
-    lower = word.lower()
-    return (
-        lower in PRONOUNS
-        or lower in DETERMINERS
-        or word[0].isupper()
-        or word[0].isdigit()
-        or _CONTRACTION.fullmatch(lower.replace("\u2019", "'")) is not None
-    )
-
-
-def _starts_clause(words: list[str]) -> bool:
-    """A subject first (after an optional adverb such as "then") and a verb soon after."""
-    if words and words[0].lower() in _LEAD_ADVERBS:
-        words = words[1:]
-    if len(words) < 2 or not _is_subject(words[0]):
-        return False
-    return any(_is_verb(words, i) for i in range(min(len(words), 6)))
-
-
-def _has_verb(words: list[str]) -> bool:
-    return any(_is_verb(words, i) for i in range(len(words)))
-
-
-def _is_verb(words: list[str], i: int) -> bool:
-    word = words[i].lower().replace("\u2019", "'")
-    if word in AUXILIARIES or word in IRREGULAR_PAST:
-        return True
-    if _CONTRACTION.fullmatch(word):
-        return True  # "it's", "they're": subject and verb in one word
-    if len(word) > 3 and word.endswith("ed"):
-        return True
-    if words[i][0].islower() and len(word) > 2 and word.endswith("s") and not word.endswith("ss"):
-        if i >= 1 and (words[i - 1].lower() in _SINGULAR_SUBJECTS or words[i - 1][0].isupper()):
-            return True
-        if i >= 2 and words[i - 2].lower() in DETERMINERS:
-            return True
-    return False
 
 
 # -- kinds, hedges and confidence -------------------------------------------------------

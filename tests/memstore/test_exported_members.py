@@ -6,7 +6,7 @@ import types
 import pytest
 
 
-@pytest.mark.parametrize("package", ["memstore", "gate", "hypergraph"])
+@pytest.mark.parametrize("package", ["memstore", "gate", "hypergraph", "language"])
 def test_all_lists_exactly_the_public_names(package: str) -> None:
     module = importlib.import_module(package)
     exported = set(module.__all__)
@@ -34,3 +34,16 @@ def test_gate_and_hypergraph_do_not_import_memstore_or_each_other() -> None:
     for package, other in (("gate", "hypergraph"), ("hypergraph", "gate")):
         code = f"import sys, {package}; sys.exit(1 if '{other}' in sys.modules else 0)"
         assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
+
+
+def test_language_imports_none_of_the_other_packages() -> None:
+    """The language layer is read by the gate and the store, and reads neither."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, language; "
+        "bad = [m for m in sys.modules if m.split('.')[0] in ('memstore', 'gate', 'hypergraph')]; "
+        "print(bad); sys.exit(1 if bad else 0)"
+    )
+    assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0

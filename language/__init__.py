@@ -1,0 +1,12 @@
+"""language: the reading shared by the gate's checks and the conversation extractor.
+
+Pure text in, spans and words out: no storage, no models of the gate. Sentences
+(``language.sentences``) come from pysbd, a rule-based sentence boundary detector
+(MIT), inside blocks of lines; speakers (``language.speakers``) rewrite first person
+to the person who said it.
+"""
+
+from language.sentences import sentence_spans, sentences
+from language.speakers import resolve_first_person, third_person
+
+__all__ = ["resolve_first_person", "sentence_spans", "sentences", "third_person"]

@@ -1,0 +1,125 @@
+"""Clauses: a sentence split where two statements were joined.
+
+A sentence is split at ``; ``, ``, and ``, ``, but ``, `` and `` and at a bare comma
+(a comma splice: "I'm Dana, I work as a nurse") when the part before has its own verb
+and does not open with a subordinating word ("When I moved, I sold my car" stays
+whole), and the part after starts with a subject (a pronoun, a determiner, a name or
+a number) and has a verb soon after. Verbs are found from word lists, ``-ed`` endings
+and ``-s`` endings right after a subject, so some are missed. Shared-subject
+coordination ("He was born in 1950 and died in 2000") stays whole; the subject is
+never copied. Text inside quotes or brackets is never split.
+"""
+
+from __future__ import annotations
+
+import re
+
+from language.sentences import strip_span
+
+_CONNECTOR = re.compile(r";\s+|,\s+(?:and|but)\s+|\s+and\s+|,\s+")
+_PROTECTED = re.compile(r"\"[^\"]*\"|\u201c[^\u201d]*\u201d|\([^)]*\)|\[[^\]]*\]")
+_MARKER = re.compile(r"\[[^\]\n]{1,60}\]")
+_CONTRACTION = re.compile(r"(?:i|we|you|he|she|it|they|that|there|who)'(?:s|re|ve|ll|d|m)")
+_WORD = re.compile(r"[A-Za-z0-9][\w'\u2019-]*")
+
+PRONOUNS = frozenset("i we you he she it they this that these those there who".split())
+DETERMINERS = frozenset(
+    "the a an his her its their our my your this that these those each every some many "
+    "most all no both several".split()
+)
+#: Words that open a clause that cannot stand alone ("When I moved, ...").
+SUBORDINATORS = frozenset(
+    "when whenever if unless because since as while whereas although though after before "
+    "until till once whether which who where that so".split()
+)
+_SINGULAR_SUBJECTS = frozenset("he she it this that who which".split())
+#: Subjects whose verb takes no -s: a lowercase word right after one is read as a verb.
+_PLURAL_SUBJECTS = frozenset("i we you they".split())
+_NOT_VERBS = frozenset(
+    "also still just only never always often really usually now then too all both".split()
+)
+_LEAD_ADVERBS = frozenset(
+    "then later also now today thus therefore still afterwards meanwhile finally".split()
+)
+AUXILIARIES = frozenset(
+    "is are was were be been being am has have had will would can could shall should "
+    "may might must do does did isn't aren't wasn't weren't hasn't haven't hadn't won't "
+    "can't couldn't doesn't didn't don't".split()
+)
+IRREGULAR_PAST = frozenset(
+    "made built won lost became began wrote found gave took went came grew led ran sold "
+    "bought held left met paid said saw told knew thought brought kept fell rose stood "
+    "sat spoke drove flew fought taught caught sent spent meant felt heard got "
+    "chose drew ate hid rode rang sang swam threw wore broke froze shook quit".split()
+)
+
+
+def clause_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
+    """``(start, end)`` of each clause of the sentence ``text[start:end]``, in order."""
+    end = len(text) if end is None else end
+    protected = [m.span() for m in _PROTECTED.finditer(text, start, end)]
+    spans: list[tuple[int, int]] = []
+    clause_start = start
+    for match in _CONNECTOR.finditer(text, start, end):
+        if any(a <= match.start() < b for a, b in protected):
+            continue
+        left = words(text[clause_start : match.start()])
+        right = words(text[match.end() : end])
+        bare_comma = match.group(0).strip() == ","
+        if bare_comma and (not left or left[0].lower() in SUBORDINATORS):
+            continue
+        if has_verb(left) and starts_clause(right):
+            spans.append(strip_span(text, clause_start, match.start()))
+            clause_start = match.end()
+    spans.append(strip_span(text, clause_start, end))
+    return [(s, e) for s, e in spans if e > s]
+
+
+def words(text: str) -> list[str]:
+    """The words of ``text``, citation markers left out."""
+    return _WORD.findall(_MARKER.sub(" ", text))
+
+
+def is_subject(word: str) -> bool:
+    """Whether ``word`` may open a clause as its subject."""
+    lower = word.lower()
+    return (
+        lower in PRONOUNS
+        or lower in DETERMINERS
+        or word[0].isupper()
+        or word[0].isdigit()
+        or _CONTRACTION.fullmatch(lower.replace("\u2019", "'")) is not None
+    )
+
+
+def starts_clause(found: list[str]) -> bool:
+    """A subject first (after an optional adverb such as "then") and a verb soon after."""
+    if found and found[0].lower() in _LEAD_ADVERBS:
+        found = found[1:]
+    if len(found) < 2 or not is_subject(found[0]):
+        return False
+    return any(is_verb(found, i) for i in range(min(len(found), 6)))
+
+
+def has_verb(found: list[str]) -> bool:
+    """Whether some word of ``found`` reads as a verb."""
+    return any(is_verb(found, i) for i in range(len(found)))
+
+
+def is_verb(found: list[str], i: int) -> bool:
+    """Whether ``found[i]`` reads as a verb where it stands."""
+    word = found[i].lower().replace("\u2019", "'")
+    if word in AUXILIARIES or word in IRREGULAR_PAST:
+        return True
+    if _CONTRACTION.fullmatch(word):
+        return True  # "it's", "they're": subject and verb in one word
+    if len(word) > 3 and word.endswith("ed"):
+        return True
+    if i >= 1 and found[i - 1].lower() in _PLURAL_SUBJECTS and found[i].isalpha():
+        return found[i].islower() and word not in _NOT_VERBS  # "I work", "they live"
+    if found[i][0].islower() and len(word) > 2 and word.endswith("s") and not word.endswith("ss"):
+        if i >= 1 and (found[i - 1].lower() in _SINGULAR_SUBJECTS or found[i - 1][0].isupper()):
+            return True
+        if i >= 2 and found[i - 2].lower() in DETERMINERS:
+            return True
+    return False

@@ -1,0 +1,80 @@
+"""Speakers: first person read as the person who said it.
+
+"I'm allergic to peanuts" said by Alice is "Alice is allergic to peanuts."; "my
+manager" is "Alice's manager". A rewrite that would leave a first-person word behind
+(a case this cannot rewrite) is refused (None), never guessed at.
+"""
+
+from __future__ import annotations
+
+import re
+
+FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself)\b", re.I)
+MODALS = frozenset(
+    "can could will would should must might may shall can't cannot won't wouldn't shouldn't "
+    "couldn't mustn't didn't wasn't weren't hadn't".split()
+)
+ADVERBS = frozenset(
+    "never always usually often really also still just only sometimes rarely already even "
+    "mostly finally recently now no longer".split()
+)
+#: Common irregular past tenses (kept as they are after a third-person subject).
+PAST = frozenset(
+    "went had was got made took saw left met bought came began ran ate drank wrote gave found "
+    "told thought lost became felt kept sold spent built taught caught brought fell flew grew "
+    "knew quit won wore broke chose drove forgot heard hid held hurt led lent paid put rode "
+    "rang sent set shut sang sat slept spoke stood stole swam threw understood woke".split()
+)
+_IRREGULAR_PRESENT = {"have": "has", "do": "does", "go": "goes", "am": "is", "be": "is"}
+
+
+def third_person(verb: str) -> str:
+    """``verb`` as it follows "he" or "she" ("live" -> "lives", "go" -> "goes")."""
+    low = verb.lower()
+    if low in _IRREGULAR_PRESENT:
+        return _IRREGULAR_PRESENT[low]
+    if low in MODALS or low in PAST or low.endswith("ed") or low.endswith("n't"):
+        return verb
+    if re.search(r"(?:s|sh|ch|x|z|o)$", low):
+        return verb + "es"
+    if re.search(r"[^aeiou]y$", low):
+        return verb[:-1] + "ies"
+    return verb + "s"
+
+
+def resolve_first_person(sentence: str, speaker: str) -> str | None:
+    """The sentence with "I", "me" and "my" replaced by ``speaker``; None where a first-
+    person word is left that this cannot rewrite."""
+    text = sentence.replace("\u2019", "'")
+    possessive = f"{speaker}'s"
+
+    def subject(m: re.Match[str]) -> str:
+        adverbs, verb, negation = m.group(1), m.group(2), m.group(3) or ""
+        if verb.lower() == "don't":
+            verb = "doesn't"
+        elif verb.lower() == "do" and negation:
+            verb = "does"
+        else:
+            verb = third_person(verb)
+        return f"{speaker}{adverbs} {verb}{negation}"
+
+    contractions = [
+        (r"\bI'm\b", f"{speaker} is"),
+        (r"\bI am\b", f"{speaker} is"),
+        (r"\bI've\b", f"{speaker} has"),
+        (r"\bI'd\b", f"{speaker} would"),
+        (r"\bI'll\b", f"{speaker} will"),
+        (r"\bI was\b", f"{speaker} was"),
+    ]
+    for pattern, repl in contractions:
+        text = re.sub(pattern, repl, text)
+    adverbs = "|".join(sorted(ADVERBS))
+    text = re.sub(rf"\bI((?:\s+(?:{adverbs}))*)\s+([A-Za-z']+)(\s+not\b)?", subject, text)
+    text = re.sub(r"\b(?:my|mine)\b", possessive, text, flags=re.I)
+    text = re.sub(r"\b(?:me|myself)\b", speaker, text)
+    if FIRST_PERSON.search(text):
+        return None
+    text = text.strip()
+    if text.startswith(speaker[0].lower() + speaker[1:]) and speaker[0].islower():
+        text = speaker[0].upper() + text[1:]
+    return text if text.endswith((".", "!")) else text + "."

@@ -1,0 +1,42 @@
+"""Clauses: joined statements come apart; one statement stays whole."""
+
+from __future__ import annotations
+
+import pytest
+
+from language.clauses import clause_spans
+
+
+def clauses(text: str) -> list[str]:
+    return [text[s:e] for s, e in clause_spans(text)]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # Split: two statements, each with its subject and verb.
+        ("I'm Dana, I work as a nurse in Leeds.", ["I'm Dana", "I work as a nurse in Leeds."]),
+        (
+            "I moved to York; I work at York Hospital.",
+            ["I moved to York", "I work at York Hospital."],
+        ),
+        (
+            "Tom lives in Oslo, and he works at Equinor.",
+            ["Tom lives in Oslo", "he works at Equinor."],
+        ),
+        ("I moved to Seattle and I love it.", ["I moved to Seattle", "I love it."]),
+        # Whole: one statement, whatever its commas.
+        ("When I moved, I sold my car.", ["When I moved, I sold my car."]),
+        ("Paris, the capital, is big.", ["Paris, the capital, is big."]),
+        (
+            "Alice, who lives in Paris, works at Acme.",
+            ["Alice, who lives in Paris, works at Acme."],
+        ),
+        ("In 2010, Acme moved to Berlin.", ["In 2010, Acme moved to Berlin."]),
+        ("I like tea, coffee and cake.", ["I like tea, coffee and cake."]),
+        ("I was born in 1990 and grew up in Leeds.", ["I was born in 1990 and grew up in Leeds."]),
+        ('She said "I left, I quit" twice.', ['She said "I left, I quit" twice.']),
+    ],
+)
+def test_clauses(text: str, expected: list[str]) -> None:
+    assert clauses(text) == expected
