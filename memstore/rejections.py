@@ -71,8 +71,11 @@ CSV_COLUMNS = (
 def fingerprint(row: Rejection) -> str:
     """What makes a refused write the same one again: its statement, relation, members,
     stated confidence, metadata, evidence, citations, verdict and verifier (not the gate's
-    numbers, which a sampling verifier varies), as a sha256."""
+    numbers, which a sampling verifier varies; the reason only where no model was asked),
+    as a sha256."""
     same = [
+        # No model was asked (an unknown citation): the reason is all that tells two apart.
+        row.reason if row.p1 is None else None,
         row.statement,
         row.relation,
         row.members,
@@ -89,10 +92,11 @@ def fingerprint(row: Rejection) -> str:
 
 def record(
     session: Session, new: FactCreate, prepared: PreparedEvidence, admission: Admission
-) -> Rejection:
+) -> tuple[Rejection, bool]:
     """Insert the audit row of a rejected fact (with its member and evidence index rows);
     a write refused the same way before (``fingerprint``) is counted on that rejection
-    instead, as an attempt that is a link of the audit chain of its own."""
+    instead, as an attempt that is a link of the audit chain of its own. The row, and
+    whether this was such a repeat."""
     row = Rejection(
         namespace=prepared.namespace,
         statement=new.statement,
@@ -125,7 +129,7 @@ def record(
         )
         audit.append(session, attempt)
         session.add(attempt)
-        return earlier
+        return earlier, True
     audit.append(session, row)
     session.add(row)
     session.flush()
@@ -142,7 +146,17 @@ def record(
         session.add(
             RejectionEvidence(namespace=row.namespace, rejection_id=row.id, evidence_id=item.id)
         )
-    return row
+    return row, False
+
+
+def as_attempt(rejection: RejectionPublic, admission: Admission | None) -> RejectionPublic:
+    """The rejection a repeated write was counted on, answered with this attempt's gate
+    numbers and reason (the logged row keeps the first attempt's); unchanged for None."""
+    if admission is None:
+        return rejection
+    fields = admission.gate_fields()
+    shown = {name: fields[name] for name in GateFields.model_fields if name in fields}
+    return rejection.model_copy(update={**shown, "reason": admission.reason})
 
 
 def query(

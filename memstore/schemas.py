@@ -352,7 +352,8 @@ class RejectionPublic(RejectionBase):
         "again counts here (each attempt is a link of the audit chain), not as a new row.",
     )
     last_attempt_at: datetime | None = Field(
-        default=None, description="When the latest of those attempts was refused."
+        default=None,
+        description="When the latest of those attempts was refused (``created_at`` for one).",
     )
 
 

@@ -249,9 +249,12 @@ class WritePath:
         accepted ones inserted together, each rejected one recorded in the audit log
         with its evidence."""
 
+        repeated: dict[int, Admission] = {}  # position in the result: this attempt's answer
+
         def work(session: Session) -> list[FactPublic | Rejection]:
             out: list[FactPublic | Rejection] = []
             run: list[int] = []
+            repeated.clear()  # a transaction retried starts over
 
             def insert_run() -> None:
                 # Read per run: a rejection before it may have stored evidence it cites.
@@ -267,7 +270,10 @@ class WritePath:
                 if run:
                     insert_run()
                 stored = evidence.persist(session, prepared[i])
-                out.append(rejections.record(session, news[i], stored, admitted[i]))
+                row, again = rejections.record(session, news[i], stored, admitted[i])
+                if again:
+                    repeated[len(out)] = admitted[i]
+                out.append(row)
             if run:
                 insert_run()
             return out
@@ -277,7 +283,12 @@ class WritePath:
         if refused:
             with self.scope.session() as session:
                 public = iter(rejections.hydrate(session, refused))
-            return [next(public) if isinstance(r, Rejection) else r for r in done]
+            return [
+                rejections.as_attempt(next(public), repeated.get(n))
+                if isinstance(r, Rejection)
+                else r
+                for n, r in enumerate(done)
+            ]
         return [r for r in done if isinstance(r, FactPublic)]
 
     def _store_facts(

@@ -6,6 +6,10 @@ finds the first one, and ``rejection_attempts`` keeps each later attempt (its ti
 gate numbers) as a link of the namespace's audit chain. Rows written before keep no
 fingerprint; their repeats start counting from the next refusal.
 
+A downgrade drops both: rows written since hash their fingerprint, and attempts are
+links, so an older release's ``verify_audit_chain`` reports those rejections as edited
+and the attempts' positions as deleted (as 0007's downgrade does for metadata).
+
 Revision ID: 0012
 Revises: 0011
 Create Date: 2026-12-05 08:00:00

@@ -362,7 +362,7 @@ def test_a_row_rewritten_with_a_fresh_hash_breaks_the_next_link(
 
 
 def delete_rejection(store: Store, rejection_id: str) -> None:
-    for table in ("rejection_members", "rejection_evidence"):
+    for table in ("rejection_members", "rejection_evidence", "rejection_attempts"):
         sql(store, f"DELETE FROM {table} WHERE rejection_id = :id", id=rejection_id)
     sql(store, "DELETE FROM rejections WHERE id = :id", id=rejection_id)
 
@@ -490,3 +490,27 @@ def test_an_attempt_is_tamper_evident_and_erased_with_its_rejection(
     assert store.verify_audit_chain().ok
     fresh = reject(store, **allergy("shellfish"))  # nothing left to count on
     assert fresh.id != first.id and fresh.attempts == 1
+
+
+def test_a_repeat_answers_with_its_own_numbers(data_dir: Path) -> None:
+    def unsure(p1: float) -> Gate:  # unsupported either way, by the same backend name
+        return Gate(ScriptedBackend(lambda claim, context: 0.05 if REMOVED in context else p1))
+
+    with memstore.open(data_dir, namespace="user:alice", gate=unsure(0.30)) as s:
+        first = reject(s, **allergy("shellfish"))
+        with pytest.raises(ErrFactNotGrounded) as err:
+            s.add_fact(**allergy("shellfish"), gate=unsure(0.40))
+        second, logged = err.value.rejection, s.get_rejection(first.id)
+    assert second.id == first.id and second.attempts == 2
+    assert (first.p1, second.p1, logged.p1) == (0.30, 0.40, 0.30)  # the row keeps the first
+
+
+def test_unknown_citations_of_other_ids_are_other_refusals(store: Store) -> None:
+    said = "Bob works at Initech [ev:{}]."
+    members = ["Bob", "Initech"]
+    one = store.remember(said.format("a" * 16), [], members=members).claims[0].rejection
+    other = store.remember(said.format("b" * 16), [], members=members).claims[0].rejection
+    again = store.remember(said.format("b" * 16), [], members=members).claims[0].rejection
+    assert one is not None and other is not None and again is not None
+    assert one.id != other.id and "b" * 16 in other.reason
+    assert again.id == other.id and again.attempts == 2

@@ -33,8 +33,16 @@ from memstore.store import MAX_BATCH
 NS = "user:fuzz"
 V1 = "/v1/namespaces/{namespace}"
 #: The tables a rejected (422) fact may write: the audit log (its chain head too) and the
-#: evidence it was checked against; never a fact, member, entity or citation.
-AUDIT_TABLES = {"audit_heads", "rejections", "rejection_evidence", "rejection_members", "evidence"}
+#: evidence it was checked against, or the attempt counted on the same refusal before;
+#: never a fact, member, entity or citation.
+AUDIT_TABLES = {
+    "audit_heads",
+    "rejections",
+    "rejection_attempts",
+    "rejection_evidence",
+    "rejection_members",
+    "evidence",
+}
 #: The error code of each 4xx a fuzzed request may get.
 ERRORS = {
     400: "invalid_input",
@@ -345,14 +353,16 @@ def check_rows(
     """Refused or read: every table as it was. Rejected: one audit row, no memory.
     Written: facts and rejections grow by what the answer says was stored or refused."""
     changed = {t: after[t] - before[t] for t in after if after[t] != before[t]}
+    # A refusal is a new rejection, or an attempt counted on the same refusal before.
+    refusals = changed.get("rejections", 0) + changed.get("rejection_attempts", 0)
     status = response.status_code
     if status == 422:
-        assert set(changed) <= AUDIT_TABLES and changed.get("rejections") == 1, changed
+        assert set(changed) <= AUDIT_TABLES and refusals == 1, changed
     elif status >= 400 or method == "GET" or response.url.path.endswith("/verify_claim"):
         assert not changed, f"{status} changed rows: {changed}"
     else:
         stored, refused = _written(response)
-        assert (changed.get("facts", 0), changed.get("rejections", 0)) == (stored, refused), (
+        assert (changed.get("facts", 0), refusals) == (stored, refused), (
             changed,
             response.text[:300],
         )
