@@ -4,8 +4,9 @@ A sentence is split at ``; ``, ``, and ``, ``, but ``, `` and `` and at a bare c
 (a comma splice: "I'm Dana, I work as a nurse") when the part before has its own verb
 and does not open with a subordinating word ("When I moved, I sold my car" stays
 whole), and the part after starts with a subject (a pronoun, a determiner, a name or
-a number) and has a verb soon after. Verbs are found from word lists, ``-ed`` endings
-and ``-s`` endings right after a subject, so some are missed. Shared-subject
+a number) and has a verb soon after, or is a request ("..., please remember that").
+Verbs are found from word lists, ``-ed`` endings and ``-s`` endings right after a
+subject, so some are missed. Shared-subject
 coordination ("He was born in 1950 and died in 2000") stays whole; the subject is
 never copied. Text inside quotes or brackets is never split.
 """
@@ -68,11 +69,16 @@ def clause_spans(text: str, start: int = 0, end: int | None = None) -> list[tupl
         bare_comma = match.group(0).strip() == ","
         if bare_comma and (not left or left[0].lower() in SUBORDINATORS):
             continue
-        if has_verb(left) and starts_clause(right):
+        if has_verb(left) and (starts_clause(right) or _asks(right)):
             spans.append(strip_span(text, clause_start, match.start()))
             clause_start = match.end()
     spans.append(strip_span(text, clause_start, end))
     return [(s, e) for s, e in spans if e > s]
+
+
+def _asks(found: list[str]) -> bool:
+    """A request of its own ("..., please remember that"), whatever its subject."""
+    return bool(found) and found[0].lower() in ("please", "pls", "kindly")
 
 
 def words(text: str) -> list[str]:

@@ -25,6 +25,10 @@ PAST = frozenset(
     "knew quit won wore broke chose drove forgot heard hid held hurt led lent paid put rode "
     "rang sent set shut sang sat slept spoke stood stole swam threw understood woke".split()
 )
+#: Present tenses that end in -ed all the same ("I need" is not a past).
+_PRESENT_EED = frozenset(
+    "need feed bleed breed speed seed heed weed proceed succeed exceed".split()
+)
 _IRREGULAR_PRESENT = {"have": "has", "do": "does", "go": "goes", "am": "is", "be": "is"}
 
 
@@ -33,7 +37,8 @@ def third_person(verb: str) -> str:
     low = verb.lower()
     if low in _IRREGULAR_PRESENT:
         return _IRREGULAR_PRESENT[low]
-    if low in MODALS or low in PAST or low.endswith("ed") or low.endswith("n't"):
+    past = low.endswith("ed") and low not in _PRESENT_EED
+    if low in MODALS or low in PAST or past or low.endswith("n't"):
         return verb
     if re.search(r"(?:s|sh|ch|x|z|o)$", low):
         return verb + "es"

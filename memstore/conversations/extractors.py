@@ -19,6 +19,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
+from language import resolve_first_person, sentence_spans
+from language.clauses import clause_spans
+from language.speakers import FIRST_PERSON
 from memstore.conversations.messages import Message
 
 
@@ -71,7 +74,6 @@ def fact_of(candidate: Candidate, messages: Sequence[Message], context_turns: in
     return fact
 
 
-_SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|$)")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'\u2019-]*|\d[\d,.:/-]*")
 _PLEASANTRY = re.compile(
     r"^(?:hi|hello|hey|thanks|thank you|ok|okay|sure|great|cool|nice|bye|good (?:morning|night"
@@ -105,23 +107,6 @@ _OPENER = re.compile(
     r"for the record|fyi)\s*[,:;]\s*|(?:actually|also|so|oh|and|but|anyway)\s+(?=i\b|i'|my\b))+",
     re.I,
 )
-_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself)\b", re.I)
-_MODALS = frozenset(
-    "can could will would should must might may shall can't cannot won't wouldn't shouldn't "
-    "couldn't mustn't didn't wasn't weren't hadn't".split()
-)
-_ADVERBS = frozenset(
-    "never always usually often really also still just only sometimes rarely already even "
-    "mostly finally recently now no longer".split()
-)
-#: Common irregular past tenses (kept as they are after a third-person subject).
-_PAST = frozenset(
-    "went had was got made took saw left met bought came began ran ate drank wrote gave found "
-    "told thought lost became felt kept sold spent built taught caught brought fell flew grew "
-    "knew quit won wore broke chose drove forgot heard hid held hurt led lent paid put rode "
-    "rang sent set shut sang sat slept spoke stood stole swam threw understood woke".split()
-)
-_IRREGULAR_PRESENT = {"have": "has", "do": "does", "go": "goes", "am": "is", "be": "is"}
 _NOT_NAMES = frozenset(
     "I The A An My This That These Those It He She They We You There Here Today Tomorrow "
     "Yesterday On In At For And But Or So Also Then Now Our Your His Her Their Its Just "
@@ -131,77 +116,58 @@ _WEEKDAYS = frozenset("Monday Tuesday Wednesday Thursday Friday Saturday Sunday"
 _MONTHS = frozenset(
     "January February March April May June July August September October November December".split()
 )
-#: Relations the reconciler treats as single-valued, found by their verbs.
-_RELATIONS = (
-    ("lives_in", re.compile(r"\b(?:lives|is living|now lives|moved|has moved) (?:in|to)\b")),
-    ("works_at", re.compile(r"\b(?:works|is working|now works) (?:at|for)\b")),
+#: Relations the reconciler may treat as single-valued (``reconcile.SINGLE_VALUED``), each
+#: found by the phrasings below in a statement said of its subject. A phrasing that
+#: ends one value ("no longer vegetarian", "quit Acme", "moved from Boston") names the
+#: same relation as one that states it: the newer statement replaces the older.
+RELATIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (
+        "lives_in",
+        re.compile(
+            r"\b(?:lives|is living|is based|has lived|(?:has )?(?:moved|relocated)(?: back)?)"
+            r"(?: from [^,;]+?)? (?:in|to)\b|\bmoved (?:away )?from\b"
+        ),
+    ),
+    (
+        "works_at",
+        re.compile(
+            r"\b(?:works|is working|has worked|is employed|started|began|is now)"
+            r"(?: as (?:an? )?[\w-]+(?: [\w-]+)?)? (?:at|for)\b"
+            r"|\b(?:quit|left|joined|resigned from|was laid off from|was fired from)"
+            r" (?:(?:my|her|his|the) job at )?[A-Z]"
+        ),
+    ),
+    (
+        "diet",
+        re.compile(
+            r"\b(?:is|was|became|has been|is no longer|is not|isn't)(?: (?:a|an|now|still|"
+            r"strictly|fully|mostly))* (?:vegetarian|vegan|pescatarian|carnivore)s?\b"
+            r"|\b(?:eats?|started eating|stopped eating|gave up|no longer eats|doesn't eat)"
+            r" (?:meat|fish|dairy|eggs)\b"
+        ),
+    ),
+    (
+        "manager",
+        re.compile(r"'s (?:manager|boss|supervisor|line manager) is\b|\breports to\b"),
+    ),
 )
-
-
-def sentences_of(text: str) -> list[tuple[int, int]]:
-    """(start, end) of each sentence of ``text``, surrounding spaces left out."""
-    spans = []
-    for m in _SENTENCE.finditer(text):
-        start, end = m.start(), m.end()
-        while start < end and text[start].isspace():
-            start += 1
-        while end > start and text[end - 1].isspace():
-            end -= 1
-        if start < end and any(c.isalnum() for c in text[start:end]):
-            spans.append((start, end))
-    return spans
-
-
-def third_person(verb: str) -> str:
-    """``verb`` as it follows "he" or "she" ("live" -> "lives", "go" -> "goes")."""
-    low = verb.lower()
-    if low in _IRREGULAR_PRESENT:
-        return _IRREGULAR_PRESENT[low]
-    if low in _MODALS or low in _PAST or low.endswith("ed") or low.endswith("n't"):
-        return verb
-    if re.search(r"(?:s|sh|ch|x|z|o)$", low):
-        return verb + "es"
-    if re.search(r"[^aeiou]y$", low):
-        return verb[:-1] + "ies"
-    return verb + "s"
-
-
-def resolve_first_person(sentence: str, speaker: str) -> str | None:
-    """The sentence with "I", "me" and "my" replaced by ``speaker``; None where a first-
-    person word is left that this cannot rewrite."""
-    text = sentence.replace("\u2019", "'")
-    possessive = f"{speaker}'s"
-
-    def subject(m: re.Match[str]) -> str:
-        adverbs, verb, negation = m.group(1), m.group(2), m.group(3) or ""
-        if verb.lower() == "don't":
-            verb = "doesn't"
-        elif verb.lower() == "do" and negation:
-            verb = "does"
-        else:
-            verb = third_person(verb)
-        return f"{speaker}{adverbs} {verb}{negation}"
-
-    contractions = [
-        (r"\bI'm\b", f"{speaker} is"),
-        (r"\bI am\b", f"{speaker} is"),
-        (r"\bI've\b", f"{speaker} has"),
-        (r"\bI'd\b", f"{speaker} would"),
-        (r"\bI'll\b", f"{speaker} will"),
-        (r"\bI was\b", f"{speaker} was"),
-    ]
-    for pattern, repl in contractions:
-        text = re.sub(pattern, repl, text)
-    adverbs = "|".join(sorted(_ADVERBS))
-    text = re.sub(rf"\bI((?:\s+(?:{adverbs}))*)\s+([A-Za-z']+)(\s+not\b)?", subject, text)
-    text = re.sub(r"\b(?:my|mine)\b", possessive, text, flags=re.I)
-    text = re.sub(r"\b(?:me|myself)\b", speaker, text)
-    if _FIRST_PERSON.search(text):
-        return None
-    text = text.strip()
-    if text.startswith(speaker[0].lower() + speaker[1:]) and speaker[0].islower():
-        text = speaker[0].upper() + text[1:]
-    return text if text.endswith((".", "!")) else text + "."
+#: Verbs of saying: "Bob said: ...", "Bob told me that ...".
+_REPORTED = re.compile(
+    r"^(?P<who>[A-Z][\w'-]*(?: [A-Z][\w'-]*)*) (?:said|says|told me|tells me|mentioned|"
+    r"claims|claimed|wrote|texted|messaged me|insists|insisted)(?P<direct>\s*:\s*|,\s*[\"\u201c]"
+    r"|\s+[\"\u201c])?(?: that)?\s*(?P<what>.+?)[\"\u201d]?$"
+)
+#: Words that carry no fact of their own: a clause made only of these (and its speaker)
+#: is talk about the conversation ("Wait, I need to correct something.").
+_EMPTY_WORDS = frozenset(
+    "a an the and or but so to of in on at for with about just really actually wait hold "
+    "on ok okay need needs needed want wants wanted have has had got to be is am are was "
+    "were do does did can could would should will shall may might must let me i my mine "
+    "myself something anything everything nothing thing things stuff one more bit little "
+    "correct correction fix change update add mention mentioned say said tell told ask "
+    "clarify remember forgot forget note quick quickly again also earlier before here there "
+    "now then this that it".split()
+)
 
 
 def _entities(statement: str, speaker: str | None) -> list[tuple[str, str, str]]:
@@ -216,7 +182,8 @@ def _entities(statement: str, speaker: str | None) -> list[tuple[str, str, str]]
 
     if speaker is not None:
         add(speaker, "person", "subject")
-    words = list(re.finditer(r"[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*", statement))
+    # A name may hold abbreviations ("St. Mary's Hospital", "Dr. Okafor").
+    words = list(re.finditer(r"[A-Z][\w'-]*(?:\.?\s+[A-Z][\w'-]*)*", statement))
     for m in words:
         name = m.group(0).removesuffix("'s")
         parts = name.split()
@@ -247,32 +214,101 @@ class EmbeddedExtractor:
         for index, message in enumerate(messages):
             if message.role != "user":
                 continue
-            for start, end in sentences_of(message.content):
-                candidate = self._candidate(message, index, message.content[start:end])
-                if candidate is not None and candidate.statement.lower() not in seen:
-                    seen.add(candidate.statement.lower())
-                    out.append(candidate)
+            text = message.content
+            for start, end in sentence_spans(text):
+                sentence = text[start:end]
+                if not self._may_hold_facts(sentence):
+                    continue
+                for c_start, c_end in clause_spans(text, start, end):
+                    candidate = self._candidate(message, index, text[c_start:c_end])
+                    if candidate is not None and candidate.statement.lower() not in seen:
+                        seen.add(candidate.statement.lower())
+                        out.append(candidate)
         return out
 
-    def _candidate(self, message: Message, index: int, sentence: str) -> Candidate | None:
+    @staticmethod
+    def _may_hold_facts(sentence: str) -> bool:
+        """Questions and hedged or conditional sentences hold no fact in any clause."""
         plain = _OPENER.sub("", sentence.strip().replace("\u2019", "'"))
+        return not (plain.endswith("?") or _HEDGE.search(plain))
+
+    def _candidate(self, message: Message, index: int, clause: str) -> Candidate | None:
+        plain = _OPENER.sub("", clause.strip().replace("\u2019", "'")).rstrip(",;: ")
         words = _WORD.findall(plain)
-        if len(words) < 3 or plain.endswith("?") or _PLEASANTRY.match(plain):
+        if len(words) < 2 or plain.endswith("?") or _PLEASANTRY.match(plain):
             return None
-        if _REQUEST.match(plain) or _HEDGE.search(plain) or _AMBIGUOUS.search(plain):
+        if _REQUEST.match(plain) or _HEDGE.search(plain):
             return None
-        first = bool(_FIRST_PERSON.search(plain))
-        if first:
-            statement = resolve_first_person(plain, message.speaker)
+        if all(w.lower() in _EMPTY_WORDS for w in words):
+            return None  # about the conversation, not the world
+        speaker = message.speaker
+        reported = _REPORTED.match(plain)
+        first = bool(FIRST_PERSON.search(plain))
+        if reported is not None:
+            statement = self._reported(reported, speaker)
+            relation = None
+            members = _entities(statement or "", None)
+            if statement is not None:
+                members = [(speaker, "person", "speaker"), *_others(members, speaker)]
+        elif _AMBIGUOUS.search(plain):
+            return None
+        elif first:
+            statement = resolve_first_person(plain, speaker)
+            members = _entities(statement or "", speaker)
+            relation = _relation(statement or "")
         elif plain[0].isupper() and words[0] not in _NOT_NAMES:
-            statement = plain if plain.endswith((".", "!")) else plain + "."
+            # Said about someone or something else: kept as the speaker's statement.
+            said = plain if plain.endswith((".", "!")) else plain + "."
+            statement = f"{_cap(speaker)} says {_lower_first(said)}"
+            members = [(speaker, "person", "speaker"), *_others(_entities(said, None), speaker)]
+            relation = None
         else:
             return None
         if statement is None:
             return None
         statement = statement.rstrip("!") + ("" if statement.endswith(".") else ".")
-        members = _entities(statement, message.speaker if first else None)
-        if not members:
+        if _tautology(statement) or not members or len(_WORD.findall(statement)) < 3:
             return None
-        relation = next((name for name, verb in _RELATIONS if verb.search(statement)), None)
-        return Candidate(statement, tuple(members), index, sentence.strip(), relation)
+        return Candidate(statement, tuple(members), index, clause.strip(), relation)
+
+    @staticmethod
+    def _reported(match: re.Match[str], speaker: str) -> str | None:
+        """ "Bob said: I owe Alice $10,000." from Alice: "Alice says Bob said Bob owes Alice
+        $10,000." First person in direct speech is the one quoted; in indirect speech
+        ("Bob told me that I ...") it is the speaker."""
+        who, what = match.group("who"), match.group("what").strip().strip('"\u201c\u201d')
+        if not any(c.isalnum() for c in what) or who in _NOT_NAMES:
+            return None
+        resolved = resolve_first_person(what, who if match.group("direct") else speaker)
+        if resolved is None or _AMBIGUOUS.search(resolved):
+            return None
+        return f"{_cap(speaker)} says {who} said {_lower_first(resolved)}"
+
+
+def _relation(statement: str) -> str | None:
+    """The relation of ``RELATIONS`` a statement states, if any."""
+    return next((name for name, phrasing in RELATIONS if phrasing.search(statement)), None)
+
+
+def _others(members: Sequence[tuple[str, str, str]], speaker: str) -> list[tuple[str, str, str]]:
+    """``members`` without the speaker, the first of them the statement's subject."""
+    out = [m for m in members if m[0].lower() != speaker.lower()]
+    return [(n, k, "subject" if i == 0 and k != "time" else r) for i, (n, k, r) in enumerate(out)]
+
+
+def _tautology(statement: str) -> bool:
+    """ "Dana is Dana.": a self-introduction rewritten onto its own speaker."""
+    m = re.fullmatch(r"(.+?) is (?:called |named )?(.+?)\.", statement)
+    return m is not None and m.group(1).lower() == m.group(2).lower()
+
+
+def _cap(name: str) -> str:
+    return name[0].upper() + name[1:]
+
+
+def _lower_first(sentence: str) -> str:
+    """A sentence to follow "says": its first letter lowered unless it opens a name."""
+    first = sentence.split(" ", 1)[0]
+    if first[:1].isupper() and first not in _NOT_NAMES:
+        return sentence
+    return sentence[:1].lower() + sentence[1:]

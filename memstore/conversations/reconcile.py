@@ -27,8 +27,12 @@ from memstore.schemas import FactPublic
 if TYPE_CHECKING:
     from memstore.store import Store
 
-#: Relations where a newer fact replaces an older one about the same subject.
-SINGLE_VALUED: frozenset[str] = frozenset({"lives_in", "works_at"})
+#: Relations where a newer fact replaces an older one about the same subject: where one
+#: lives, works, eats (diet) and whom one reports to (manager). The extractor finds each
+#: by its phrasings (``extractors.RELATIONS``); pass ``single_valued=`` to extend it.
+SINGLE_VALUED: frozenset[str] = frozenset({"lives_in", "works_at", "diet", "manager"})
+#: Relations said of a subject in the possessive ("Maya's manager is Priya").
+POSSESSIVE: frozenset[str] = frozenset({"manager"})
 #: At most this many active facts about the subject are read against the new evidence.
 MAX_COMPARED = 20
 
@@ -37,10 +41,13 @@ def same_statement(a: str, b: str) -> bool:
     return normalize_key(a.rstrip(".")) == normalize_key(b.rstrip("."))
 
 
-def said_of(statement: str, name: str) -> bool:
+def said_of(statement: str, name: str, relation: str | None = None) -> bool:
     """Whether ``statement`` is said of ``name`` itself: it starts with the name, and
-    not as a possessive ("Maya's sister ...")."""
-    return normalize_key(statement).startswith(normalize_key(name) + " ")
+    not as a possessive ("Maya's sister ..."), unless ``relation`` is one said so."""
+    key, subject = normalize_key(statement), normalize_key(name)
+    if relation in POSSESSIVE and key.startswith(subject + "'s "):
+        return True
+    return key.startswith(subject + " ")
 
 
 def active_about(store: Store, subject: str) -> list[FactPublic]:
@@ -65,7 +72,9 @@ def replaced_by(
     why: dict[str, str] = {}
     olds = active_about(store, subject)
     own = {store.entity(subject).id} if olds else set()
-    single = candidate.relation in single_valued and said_of(candidate.statement, subject)
+    single = candidate.relation in single_valued and said_of(
+        candidate.statement, subject, candidate.relation
+    )
     for old in olds:
         if same_statement(old.statement, candidate.statement):
             continue
@@ -74,7 +83,7 @@ def replaced_by(
             and old.relation == candidate.relation
             and bool(old.members)
             and old.members[0].entity_id in own
-            and said_of(old.statement, old.members[0].name)
+            and said_of(old.statement, old.members[0].name, old.relation)
         ):
             found.append(old)
             why[old.id] = f"{candidate.relation} holds one value at a time"
