@@ -47,6 +47,7 @@ from gate import ConfigError, Gate, HallucinationConfig
 from gate.config import YamlSettings, read_yaml
 from memstore.defaults import CONFIG_ENV as CONFIG_ENV
 from memstore.defaults import NAMESPACE_ENV as NAMESPACE_ENV
+from memstore.defaults import SINGLE_VALUED
 from memstore.defaults import URL_ENV as URL_ENV
 from memstore.drift import DriftSettings
 from memstore.durations import format_duration as format_duration
@@ -264,7 +265,7 @@ class ConversationSettings(_Section):
     #: beside it with the conflict named in the answer.
     on_conflict: Literal["supersede", "flag"] = "supersede"
     #: Relations where a newer fact about the same subject replaces the older one.
-    single_valued: list[str] = Field(default_factory=lambda: ["lives_in", "works_at"])
+    single_valued: list[str] = Field(default_factory=lambda: list(SINGLE_VALUED))
     #: Earlier messages the gate reads (uncited) with each candidate's own message.
     context_turns: int = Field(default=4, ge=0, le=50)
     #: Who the user turns without a ``name`` are (a call's ``user_name`` wins); null:

@@ -41,3 +41,9 @@ DEFAULT_K = 20
 
 #: Ids per ``IN (...)`` list; stays under every backend's parameter limit.
 IN_LIST_CHUNK = 500
+
+#: Relations where a newer fact about the same subject replaces the older one in
+#: ``remember_conversation`` (``conversations.single_valued``): where one lives, works,
+#: what one eats, whom one reports to. The embedded extractor finds each by its
+#: phrasings (``memstore.conversations.extractors.RELATIONS``).
+SINGLE_VALUED = ("diet", "lives_in", "manager", "works_at")

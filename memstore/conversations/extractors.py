@@ -1,14 +1,17 @@
 """Candidate facts from messages: the extractor protocol and the embedded extractor.
 
 The embedded extractor needs no network and no language model. It reads the
-user's turns sentence by sentence and keeps plain statements: a first-person
-statement is resolved to its speaker ("I'm allergic to peanuts" from Alice becomes
-"Alice is allergic to peanuts."), a statement about a named person is kept as said.
-Questions, requests, pleasantries, hedged or conditional sentences, and anything
-said about "you" or "we" are skipped. It finds less than an LLM; it never adds a
-word that is not a rewrite of the speaker's own, and a sentence it cannot rewrite
-cleanly is skipped, not guessed at. Every candidate names the message and the exact
-sentence it came from, which the gate then checks it against.
+user's turns through the ``language`` layer, sentence by sentence (pysbd) and clause
+by clause, and keeps plain statements: a first-person statement is resolved to its
+speaker ("I'm allergic to peanuts" from Alice becomes "Alice is allergic to
+peanuts."); a statement about someone else is kept as the speaker's ("Alice says Bob
+is ..."), reported speech with who said it. Questions, requests, pleasantries, talk
+about the conversation, self-introductions, hedged or conditional sentences, and
+anything said about "you" or "we" are skipped. A tool's result is read as fields
+(``language.fields``): one statement per field of a named record. It finds less than
+an LLM; it adds no word but "says" and "said" to the speaker's own, and a sentence it
+cannot rewrite cleanly is skipped, not guessed at. Every candidate names the message
+and the exact text it came from, which the gate then checks it against.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from language import resolve_first_person, sentence_spans
 from language.clauses import clause_spans
+from language.fields import fields
 from language.speakers import FIRST_PERSON
 from memstore.conversations.messages import Message
 
@@ -79,6 +83,11 @@ _PLEASANTRY = re.compile(
     r"^(?:hi|hello|hey|thanks|thank you|ok|okay|sure|great|cool|nice|bye|good (?:morning|night"
     r"|evening|afternoon)|yes|no|yep|nope|lol|haha|sounds good|got it|perfect|awesome)\b",
     re.I,
+)
+#: A pleasantry and its punctuation opening a statement ("Yes, I'm vegetarian.",
+#: "Thanks! I moved to Oslo."): taken off, the rest read on its own.
+_PLEASANTRY_OPENER = re.compile(
+    _PLEASANTRY.pattern + r"(?:\s*(?:there|so much|a lot))?\s*[,!.:;\u2014-]+\s*", re.I
 )
 #: Sentences opening with these ask or tell the listener to do something.
 _REQUEST = re.compile(
@@ -151,6 +160,11 @@ RELATIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(r"'s (?:manager|boss|supervisor|line manager) is\b|\breports to\b"),
     ),
 )
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+#: Field keys (their last word) that hold handles, not facts: ids, links, hashes.
+_OPAQUE_KEYS = frozenset(
+    "id ids uuid guid url uri href link hash sha etag token checksum signature".split()
+)
 #: Verbs of saying: "Bob said: ...", "Bob told me that ...".
 _REPORTED = re.compile(
     r"^(?P<who>[A-Z][\w'-]*(?: [A-Z][\w'-]*)*) (?:said|says|told me|tells me|mentioned|"
@@ -212,6 +226,12 @@ class EmbeddedExtractor:
         out: list[Candidate] = []
         seen: set[str] = set()
         for index, message in enumerate(messages):
+            if message.role == "tool":
+                for candidate in self._fields(message, index):
+                    if candidate.statement.lower() not in seen:
+                        seen.add(candidate.statement.lower())
+                        out.append(candidate)
+                continue
             if message.role != "user":
                 continue
             text = message.content
@@ -227,13 +247,40 @@ class EmbeddedExtractor:
         return out
 
     @staticmethod
+    def _fields(message: Message, index: int) -> list[Candidate]:
+        """A tool's result read as fields (``language.fields``): one statement per field,
+        "<record> <key>: <value>.", citing the span that states it. The field that names
+        the record says nothing more, nor do ids, links and hashes."""
+        out: list[Candidate] = []
+        for found in fields(message.content):
+            value = found.value.strip()
+            if not value or value.lower() in found.record.lower() or len(value) > 200:
+                continue
+            if found.end <= found.start:
+                continue  # not found as written: nothing to cite
+            if found.key.rsplit(" ", 1)[-1] in _OPAQUE_KEYS:
+                continue  # an identifier or a link: a handle, not a fact to recall
+            quote = message.content[found.start : found.end]
+            statement = f"{found.record} {found.key}: {value.rstrip('.')}."
+            members = [(found.record, "record", "subject")]
+            if _DATE.fullmatch(value[:10]):
+                members.append((value[:10], "time", "when"))
+            elif value[:1].isupper() and len(value.split()) <= 5 and value != found.record:
+                members.append((value, "entity", "object"))
+            out.append(Candidate(statement, tuple(members), index, quote))
+        return out
+
+    @staticmethod
     def _may_hold_facts(sentence: str) -> bool:
         """Questions and hedged or conditional sentences hold no fact in any clause."""
         plain = _OPENER.sub("", sentence.strip().replace("\u2019", "'"))
         return not (plain.endswith("?") or _HEDGE.search(plain))
 
     def _candidate(self, message: Message, index: int, clause: str) -> Candidate | None:
-        plain = _OPENER.sub("", clause.strip().replace("\u2019", "'")).rstrip(",;: ")
+        plain = clause.strip().replace("\u2019", "'")
+        while (opener := _PLEASANTRY_OPENER.match(plain)) and opener.end() < len(plain):
+            plain = plain[opener.end() :]
+        plain = _OPENER.sub("", plain).rstrip(",;: ")
         words = _WORD.findall(plain)
         if len(words) < 2 or plain.endswith("?") or _PLEASANTRY.match(plain):
             return None

@@ -19,6 +19,7 @@ from collections.abc import Collection
 from typing import TYPE_CHECKING
 
 from gate import VerdictStatus
+from memstore import defaults
 from memstore.conversations.extractors import Candidate
 from memstore.errors import NotFound
 from memstore.names import normalize_key
@@ -27,10 +28,9 @@ from memstore.schemas import FactPublic
 if TYPE_CHECKING:
     from memstore.store import Store
 
-#: Relations where a newer fact replaces an older one about the same subject: where one
-#: lives, works, eats (diet) and whom one reports to (manager). The extractor finds each
-#: by its phrasings (``extractors.RELATIONS``); pass ``single_valued=`` to extend it.
-SINGLE_VALUED: frozenset[str] = frozenset({"lives_in", "works_at", "diet", "manager"})
+#: Relations where a newer fact replaces an older one about the same subject
+#: (``memstore.defaults``); pass ``single_valued=`` to extend it.
+SINGLE_VALUED: frozenset[str] = frozenset(defaults.SINGLE_VALUED)
 #: Relations said of a subject in the possessive ("Maya's manager is Priya").
 POSSESSIVE: frozenset[str] = frozenset({"manager"})
 #: At most this many active facts about the subject are read against the new evidence.

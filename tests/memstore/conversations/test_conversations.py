@@ -138,13 +138,13 @@ def test_an_opener_neither_names_the_subject_nor_hides_it(
     assert (c.statement, c.quote) == (statement, quote or content)
 
 
-def test_only_the_users_turns_are_read() -> None:
+def test_assistant_and_system_turns_are_not_read_and_tool_turns_as_fields() -> None:
     said = [
         {"role": "assistant", "content": "I live in the cloud and I love JSON."},
         {"role": "system", "content": "I am a helpful assistant."},
         {"role": "tool", "content": '{"user": "Alice", "city": "Boston"}'},
     ]
-    assert statements(*said) == []
+    assert statements(*said) == ["User Alice city: Boston."]
 
 
 def test_the_extractor_never_adds_a_word() -> None:

@@ -166,3 +166,25 @@ def test_a_new_manager_replaces_the_old_one(words_store: Store) -> None:
     first, second, sister = remember_conversation(words_store, turns).candidates
     assert second.outcome == "superseded" and second.replaced == [first.fact.id]
     assert sister.outcome == "stored" and sister.relation == "lives_in"
+
+
+# -- tool results -----------------------------------------------------------------------
+
+
+def test_a_tool_result_becomes_facts_citing_its_fields(words_store: Store) -> None:
+    turns = [
+        {"role": "user", "name": "Maya", "content": "Did the invoice get paid?"},
+        {
+            "role": "tool",
+            "name": "billing",
+            "content": '{"invoice_id": "INV-2231", "paid_on": "2026-10-02"}',
+        },
+    ]
+    report = remember_conversation(words_store, turns)
+    [paid] = report.candidates
+    assert paid.statement == "Invoice INV-2231 paid on: 2026-10-02." and paid.outcome == "stored"
+    assert paid.quote == '"paid_on": "2026-10-02"' and paid.message == 1
+    assert [(m.name, m.kind) for m in paid.members] == [
+        ("Invoice INV-2231", "record"),
+        ("2026-10-02", "time"),
+    ]

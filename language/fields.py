@@ -1,0 +1,138 @@
+"""Structured text read as fields: a JSON object (or a list of them) and ``key: value``
+lines, as tools, calendars and logs write them.
+
+Each field comes back with the record it belongs to (named by its id, name or first
+text field), its key in words ("failed_job" -> "failed job", "dueDate" -> "due date")
+and its value as text, with the span in the text that states it, so a statement read
+from a field can cite exactly that span.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+#: Keys that name the record they sit in, best first.
+_NAMING = ("name", "title", "id")
+_LINE = re.compile(
+    r"^[ \t]*(?P<key>[A-Za-z][\w .()/-]{0,40}?)[ \t]*[:=][ \t]*(?P<value>\S.*?)[ \t]*$", re.M
+)
+#: At most this many fields are read from one text.
+MAX_FIELDS = 50
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    """One field of a record: ``record`` names it ("Order A-17"), ``key`` in words."""
+
+    record: str
+    key: str
+    value: str
+    start: int
+    end: int
+
+
+def key_words(key: str) -> str:
+    """A key as words: snake_case, kebab-case, dotted and camelCase split, lower case."""
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", key)
+    return " ".join(re.split(r"[\s_.\-/]+", spaced)).strip().lower()
+
+
+def fields(text: str) -> list[Field]:
+    """The fields ``text`` states, in order: from JSON where it parses as an object or a
+    list of objects, else from its ``key: value`` lines; none for prose."""
+    stripped = text.strip()
+    if stripped[:1] in "{[":
+        try:
+            data = json.loads(stripped)
+        except ValueError:
+            data = None
+        if isinstance(data, dict):
+            return _json_record(text, data, "")[:MAX_FIELDS]
+        if isinstance(data, list) and all(isinstance(item, dict) for item in data):
+            found: list[Field] = []
+            for item in data:
+                found += _json_record(text, item, "")
+            return found[:MAX_FIELDS]
+    lines = list(_LINE.finditer(text))
+    if len(lines) < 2:  # one "key: value" line is as likely prose ("Note: ...")
+        return []
+    values = {key_words(m.group("key")): m.group("value") for m in lines}
+    record = _record_name(values, "")
+    if not record:
+        return []
+    return [
+        Field(record, key_words(m.group("key")), m.group("value"), m.start("key"), m.end("value"))
+        for m in lines
+    ][:MAX_FIELDS]
+
+
+def _json_record(text: str, data: dict[str, Any], parent: str) -> list[Field]:
+    """The scalar fields of one JSON object (nested objects flattened one level)."""
+    flat: dict[str, tuple[str, Any]] = {}
+    for key, value in data.items():
+        if isinstance(value, dict):
+            for inner, deep in value.items():
+                if _scalar(deep):
+                    flat[key_words(f"{key} {inner}")] = (str(inner), deep)
+        elif isinstance(value, list) and value and all(_scalar(v) for v in value):
+            flat[key_words(key)] = (str(key), ", ".join(_text(v) for v in value))
+        elif _scalar(value):
+            flat[key_words(key)] = (str(key), value)
+    record = _record_name({k: _text(v) for k, (_, v) in flat.items()}, parent)
+    if not record:  # nothing names it ({"temp_c": 3}): no record to state facts of
+        return []
+    found: list[Field] = []
+    cursor = 0
+    for words, (raw_key, value) in flat.items():
+        start, end = _locate(text, raw_key, value, cursor)
+        cursor = max(cursor, end)
+        found.append(Field(record, words, _text(value), start, end))
+    return found
+
+
+def _record_name(values: dict[str, str], parent: str) -> str:
+    """What a record is called: "<thing> <id>" from a ``thing_id`` key, else its name,
+    title or id, else its first text field as "<key> <value>"; else ``parent`` (empty:
+    nothing names it)."""
+    for key, value in values.items():
+        if key.endswith(" id") and value:
+            return f"{key.removesuffix(' id').capitalize()} {value}"
+    for naming in _NAMING:
+        if values.get(naming):
+            return values[naming]
+    for key, value in values.items():
+        if value and not value.replace(".", "").isdigit():
+            return f"{key.capitalize()} {value}"
+    return parent
+
+
+def _scalar(value: Any) -> bool:
+    return value is None or isinstance(value, str | int | float | bool)
+
+
+def _text(value: Any) -> str:
+    if value is True:
+        return "yes"
+    if value is False:
+        return "no"
+    return "none" if value is None else str(value)
+
+
+def _locate(text: str, key: str, value: Any, after: int) -> tuple[int, int]:
+    """The span of ``"key": value`` in the JSON text (the value alone where the pair is
+    not found as written)."""
+    pair = re.compile(rf'"{re.escape(key)}"\s*:\s*(?:"(?:[^"\\]|\\.)*"|[^\s,}}\]]+)')
+    written = pair.search(text, after) or pair.search(text)
+    if written is not None:
+        return written.span()
+    encoded = json.dumps(value, ensure_ascii=False)
+    for needle in (f'"{key}": {encoded}', f'"{key}":{encoded}', encoded, _text(value)):
+        at = text.find(needle, after)
+        if at < 0:
+            at = text.find(needle)
+        if at >= 0:
+            return at, at + len(needle)
+    return 0, 0

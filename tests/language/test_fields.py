@@ -1,0 +1,51 @@
+"""Structured text read as fields: JSON records and key: value lines."""
+
+from __future__ import annotations
+
+import pytest
+
+from language.fields import fields, key_words
+
+
+def read(text: str) -> list[tuple[str, str, str, str]]:
+    return [(f.record, f.key, f.value, text[f.start : f.end]) for f in fields(text)]
+
+
+def test_a_json_record_is_named_by_its_id_and_each_field_cites_its_pair() -> None:
+    text = '{"order_id": "A-17", "status": "shipped", "eta": "2026-10-02", "paid": true}'
+    assert read(text) == [
+        ("Order A-17", "order id", "A-17", '"order_id": "A-17"'),
+        ("Order A-17", "status", "shipped", '"status": "shipped"'),
+        ("Order A-17", "eta", "2026-10-02", '"eta": "2026-10-02"'),
+        ("Order A-17", "paid", "yes", '"paid": true'),
+    ]
+
+
+def test_key_value_lines_and_lists_of_records() -> None:
+    assert read("invoice: INV-2231\npaid_on: 2026-10-02") == [
+        ("Invoice INV-2231", "invoice", "INV-2231", "invoice: INV-2231"),
+        ("Invoice INV-2231", "paid on", "2026-10-02", "paid_on: 2026-10-02"),
+    ]
+    team = '[{"name": "Lena Park", "role": "tech lead"}, {"name": "Omar", "role": "dev"}]'
+    assert [(r, k, v) for r, k, v, _ in read(team)] == [
+        ("Lena Park", "name", "Lena Park"),
+        ("Lena Park", "role", "tech lead"),
+        ("Omar", "name", "Omar"),
+        ("Omar", "role", "dev"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["I live in Boston.", "Note: I like tea.", '{"temp_c": 3}', "{not json", "[1, 2, 3]"],
+)
+def test_prose_and_unnamed_records_hold_no_fields(text: str) -> None:
+    assert fields(text) == []
+
+
+@pytest.mark.parametrize(
+    ("key", "words"),
+    [("failed_job", "failed job"), ("dueDate", "due date"), ("x-request-id", "x request id")],
+)
+def test_keys_read_as_words(key: str, words: str) -> None:
+    assert key_words(key) == words
