@@ -223,28 +223,29 @@ class EmbeddedExtractor:
     name = "embedded"
 
     def extract(self, messages: Sequence[Message]) -> list[Candidate]:
-        out: list[Candidate] = []
-        seen: set[str] = set()
+        found: list[Candidate | None] = []
         for index, message in enumerate(messages):
             if message.role == "tool":
-                for candidate in self._fields(message, index):
-                    if candidate.statement.lower() not in seen:
-                        seen.add(candidate.statement.lower())
-                        out.append(candidate)
-                continue
-            if message.role != "user":
-                continue
-            text = message.content
-            for start, end in sentence_spans(text):
-                sentence = text[start:end]
-                if not self._may_hold_facts(sentence):
-                    continue
-                for c_start, c_end in clause_spans(text, start, end):
-                    candidate = self._candidate(message, index, text[c_start:c_end])
-                    if candidate is not None and candidate.statement.lower() not in seen:
-                        seen.add(candidate.statement.lower())
-                        out.append(candidate)
+                found += self._fields(message, index)
+            elif message.role == "user":
+                found += self._statements(message, index)
+        out: list[Candidate] = []
+        seen: set[str] = set()
+        for candidate in found:
+            if candidate is not None and candidate.statement.lower() not in seen:
+                seen.add(candidate.statement.lower())
+                out.append(candidate)
         return out
+
+    def _statements(self, message: Message, index: int) -> list[Candidate | None]:
+        """A user turn's candidates, clause by clause (None where a clause holds none)."""
+        text = message.content
+        return [
+            self._candidate(message, index, text[c_start:c_end])
+            for start, end in sentence_spans(text)
+            if self._may_hold_facts(text[start:end])
+            for c_start, c_end in clause_spans(text, start, end)
+        ]
 
     @staticmethod
     def _fields(message: Message, index: int) -> list[Candidate]:
