@@ -9,6 +9,7 @@ re-verification to ``reverifying`` and ``background``; human labels (``label_cal
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -536,6 +537,13 @@ class Store(ReverifyCalls, LabelCalls, Closing):
         many. Opening a store does this for its own namespace only; a failed index write
         leaves its changes queued."""
         return self._index.sync()
+
+    def index_batch(self) -> AbstractContextManager[None]:
+        """``with store.index_batch(): ...``: facts written inside are searchable when the
+        block ends, indexed together (one index commit instead of one per write: a loop of
+        ``add_fact`` runs several times faster). Reads inside see them in SQL, not yet in
+        ``search``; a crash inside leaves them queued for the next open."""
+        return self._writes.index_batch()
 
     def index_backlog(self) -> int:
         """Changes of this namespace queued for the search index but not yet in it."""

@@ -218,5 +218,6 @@ SURFACE: dict[str, Surface] = {
         Hidden("opening a store syncs the index"),
     ),
     "index_backlog": Surface(Exposed("stats"), Hidden(_PYTHON), Hidden(_PYTHON)),
+    "index_batch": Surface(Hidden(_PYTHON), Hidden(_PYTHON), Hidden(_PYTHON)),
     "stats": Surface(Exposed("stats"), Hidden(_PYTHON), Hidden(_AGENT_TOOLS)),
 }

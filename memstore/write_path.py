@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -108,6 +109,25 @@ class WritePath:
     limits: Limits
     near_duplicate: float | None
     policy: Callable[[], reverification.ReverifyPolicy]
+    #: Inside ``index_batch``: the index changes held back (targets, their vectors).
+    _held: tuple[list[str], dict[str, Any]] | None = field(default=None, init=False, repr=False)
+
+    @contextmanager
+    def index_batch(self) -> Iterator[None]:
+        """Index what is written inside as one change when the block ends (one LanceDB
+        commit, not one per write). SQL and the outbox hold each write at its commit as
+        always; a crash inside leaves the changes queued for the next open."""
+        if self._held is not None:  # nested: the outer block applies them
+            yield
+            return
+        self._held = ([], {})
+        try:
+            yield
+        finally:
+            targets, vectors = self._held
+            self._held = None
+            if targets:
+                self.index.apply_queued(list(dict.fromkeys(targets)), vectors)
 
     def check_gated(self, hook: WriteHook, count: int, field: str, what: str = "facts") -> None:
         """That the gate may check ``count`` claims in one call (``Ungated`` checks none)."""
@@ -474,6 +494,10 @@ class WritePath:
                     fact.near_duplicates = duplicates
         except Exception:
             log.warning("near-duplicate check failed for %d new facts", len(stored), exc_info=True)
+        if self._held is not None:
+            self._held[0].extend(touched)
+            self._held[1].update(vectors)
+            return
         self.index.apply_queued(touched, vectors)
 
 

@@ -105,10 +105,11 @@ def remember_conversation(
     extractor = extractor or EmbeddedExtractor()
     candidates = extractor.extract(turns)
     store.limits.check_claims(len(candidates), "messages", "candidate facts extracted")
-    outcomes = [
-        _remember_one(store, c, turns, on_conflict, single_valued, context_turns, meta)
-        for c in candidates
-    ]
+    with store.index_batch():  # one index commit for the conversation, not one per fact
+        outcomes = [
+            _remember_one(store, c, turns, on_conflict, single_valued, context_turns, meta)
+            for c in candidates
+        ]
     return ConversationReport(extractor=extractor.name, messages=len(turns), candidates=outcomes)
 
 
