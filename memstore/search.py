@@ -7,6 +7,7 @@ citation may have changed in another process since the index was written).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from sqlmodel import col, select
 
 from memstore import indexing
+from memstore.entities import user_names
 from memstore.errors import SearchIndexError
 from memstore.index_handle import IndexHandle
 from memstore.index_rows import CHUNKS, FACTS, Filter, reciprocal_rank_fusion
@@ -162,6 +164,7 @@ def search_facts(
     handle.ready()  # an index that cannot serve fails before anything is read
     with scope.session() as session:
         entity_ids = [scope.entity_id(session, name) for name in q.entity]
+    q = q.model_copy(update={"query": as_named(scope, q.query)})
     where = Filter(
         scope.namespace,
         statuses=wanted,
@@ -183,6 +186,24 @@ def search_facts(
     if q.expand and hits:
         hits += expand(scope, hits, q, wanted, ranked.rate)
     return hits
+
+
+def as_named(scope: Scope, query: str) -> str:
+    """``query`` naming the user by every name its facts may use: once "the user" and
+    "Maya" name one entity (``remember_conversation(user_name=)``), "Where does the user
+    live?" is asked as "Where does the user (Maya) live?", so facts written either way
+    match, by meaning and by words."""
+    found = user_names(scope)
+    if found is None:
+        return query
+    name, others = found
+    names = sorted({name, *others}, key=len, reverse=True)
+    for mention in names:
+        match = re.search(rf"(?<!\w){re.escape(mention)}(?!\w)", query, flags=re.IGNORECASE)
+        if match is not None:
+            rest = ", ".join(n for n in sorted(names) if n.lower() != mention.lower())
+            return f"{query[: match.end()]} ({rest}){query[match.end() :]}"
+    return query
 
 
 def expand(

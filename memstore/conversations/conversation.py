@@ -20,6 +20,7 @@ from memstore import checks
 from memstore.conversations.extractors import Candidate, EmbeddedExtractor, Extractor, fact_of
 from memstore.conversations.messages import Message, parse_messages
 from memstore.conversations.reconcile import SINGLE_VALUED, replaced_by
+from memstore.conversations.user import link_user
 from memstore.errors import ErrFactNotGrounded, InvalidInput
 from memstore.schemas import FactPublic, RejectionPublic
 
@@ -98,6 +99,8 @@ def remember_conversation(
         raise InvalidInput("context_turns", "must be a whole number >= 0")
     meta = None if metadata is None else checks.metadata("metadata", metadata)
     turns = parse_messages(messages, user_name)
+    if user_name is not None:  # before writing: "Maya" joins "the user" if that came first
+        link_user(store, user_name.strip())
     # The store's per-call limits, as for any write: the messages are the evidence the
     # gate reads, and each candidate is a claim it checks; over either, nothing is
     # extracted (too much text) or checked (too many candidates).
@@ -110,6 +113,8 @@ def remember_conversation(
             _remember_one(store, c, turns, on_conflict, single_valued, context_turns, meta)
             for c in candidates
         ]
+    if user_name is not None and any(o.fact is not None for o in outcomes):
+        link_user(store, user_name.strip())  # now that both may be known
     return ConversationReport(extractor=extractor.name, messages=len(turns), candidates=outcomes)
 
 
