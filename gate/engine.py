@@ -27,7 +27,7 @@ from cachetools import TTLCache
 from gate.backends.base import CallControl, VerifierBackend
 from gate.backends.registry import DEFAULT_BACKEND, create_backend
 from gate.budget import DEFAULT_STATED_CONFIDENCE as DEFAULT_STATED_CONFIDENCE
-from gate.evidence import Citation, ContextItem, render, scrub, unknown_citations
+from gate.evidence import Citation, ContextItem, as_said, render, scrub, unknown_citations
 from gate.metrics import GateMetrics
 from gate.policy import GatePolicy, decide, degraded, no_model_call
 from gate.verdict import Verdict, VerdictStatus
@@ -105,6 +105,7 @@ class Gate:
         lock_wait: float = DEFAULT_LOCK_WAIT_S,
         cache_ttl: float = DEFAULT_CACHE_TTL_S,
         cache_size: int = DEFAULT_CACHE_SIZE,
+        speakers: bool = True,
     ) -> None:
         if not deadline > 0:
             raise ValueError("deadline must be positive")
@@ -120,6 +121,9 @@ class Gate:
         self.deadline_per_claim = deadline_per_claim
         self.lock_wait = lock_wait
         self._takes_control = _takes_control(backend)
+        #: Read each turn's first person as its speaker (``evidence.as_said``) before the
+        #: verifier sees the evidence; False: the evidence exactly as written.
+        self.speakers = speakers
         self._cache: TTLCache[tuple[str, str, str], float] | None = (
             TTLCache(maxsize=cache_size, ttl=cache_ttl)
             if backend.deterministic and cache_size > 0 and cache_ttl > 0
@@ -127,6 +131,10 @@ class Gate:
         )
         self._cache_lock = threading.Lock()
         self.metrics = GateMetrics()
+
+    def _read(self, items: Sequence[ContextItem]) -> Sequence[ContextItem]:
+        """The evidence as the verifier reads it (see ``speakers``)."""
+        return as_said(items) if self.speakers else items
 
     def deadline_for(self, claims: int) -> float:
         """Seconds of backend work allowed for a call that checks ``claims`` claims."""
@@ -164,8 +172,8 @@ class Gate:
                 _Job(
                     i,
                     chk,
-                    p1_pair=(chk.claim, render(items)),
-                    p0_pair=(chk.claim, render(scrub(items, chk.citations))),
+                    p1_pair=(chk.claim, render(self._read(items))),
+                    p0_pair=(chk.claim, render(self._read(scrub(items, chk.citations)))),
                 )
             )
         started = time.perf_counter()

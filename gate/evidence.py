@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from language.speakers import as_said as read_turns
+
 REMOVED = "[EVIDENCE REMOVED]"
 
 
@@ -80,6 +82,14 @@ def _remove(text: str, spans: list[tuple[int, int]]) -> str:
         cursor = end
     out.append(text[cursor:])
     return "".join(out)
+
+
+def as_said(items: Sequence[ContextItem]) -> list[ContextItem]:
+    """The items with each turn's first person read as its speaker
+    (``language.speakers.as_said``): "Maya: I've been vegetarian for ten years." is read
+    as "Maya: Maya has been vegetarian for ten years.", so the verifier compares the
+    claim with what was said about whom, not with "I"."""
+    return [ContextItem(item.id, read_turns(item.text)) for item in items]
 
 
 def render(items: Sequence[ContextItem]) -> str:

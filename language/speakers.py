@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from language.sentences import sentence_spans
+
 FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself)\b", re.I)
 MODALS = frozenset(
     "can could will would should must might may shall can't cannot won't wouldn't shouldn't "
@@ -83,3 +85,51 @@ def resolve_first_person(sentence: str, speaker: str) -> str | None:
     if text.startswith(speaker[0].lower() + speaker[1:]) and speaker[0].islower():
         text = speaker[0].upper() + text[1:]
     return text if text.endswith((".", "!")) else text + "."
+
+
+#: "Maya: I live in Leeds." A turn's speaker, its colon, then what they said.
+_TURN = re.compile(
+    r"^(?P<lead>[ \t]*(?P<who>[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,3}):[ \t]+)(?P<said>.+)$", re.M
+)
+#: Speakers by role, as the statements about them name them; roles that are no one.
+_ROLES = {
+    "user": "the user",
+    "assistant": "the assistant",
+    "human": "the user",
+    "ai": "the assistant",
+}
+_NO_ONE = frozenset("system tool function developer note subject re from to cc date".split())
+
+
+def as_said(text: str) -> str:
+    """``text`` with each turn's first person read as its speaker ("Maya: I live in
+    Leeds." -> "Maya: Maya lives in Leeds."; "User: my sister ..." -> "User: the user's
+    sister ..."). A sentence that cannot be rewritten cleanly is kept as written; lines
+    that are not turns, and turns of roles that are no one (system, tool), are kept."""
+
+    def turn(match: re.Match[str]) -> str:
+        who = match.group("who")
+        if who.lower() in _NO_ONE:
+            return match.group(0)
+        speaker = _ROLES.get(who.lower(), who)
+        said = match.group("said")
+        out, cursor = [], 0
+        for start, end in sentence_spans(said):
+            sentence = said[start:end]
+            rewritten = (
+                resolve_first_person(sentence, speaker) if FIRST_PERSON.search(sentence) else None
+            )
+            out.append(said[cursor:start])
+            out.append(sentence if rewritten is None else _keep_end(sentence, rewritten))
+            cursor = end
+        out.append(said[cursor:])
+        return match.group("lead") + "".join(out)
+
+    return _TURN.sub(turn, text)
+
+
+def _keep_end(original: str, rewritten: str) -> str:
+    """The rewrite ending as the original did (no "." added to a "?" or a bare end)."""
+    body = rewritten.rstrip(".!?")
+    tail = original[len(original.rstrip(".!?")) :]
+    return body + tail
