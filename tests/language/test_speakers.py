@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from language import resolve_first_person, third_person
+from language.speakers import as_said
 
 
 @pytest.mark.parametrize(
@@ -32,3 +33,24 @@ def test_what_cannot_be_rewritten_is_refused() -> None:
 )
 def test_third_person(verb: str, expected: str) -> None:
     assert third_person(verb) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "Maya: I've been vegetarian for ten years.",
+            "Maya: Maya has been vegetarian for ten years.",
+        ),
+        (
+            "User: My manager, Priya Shah, approved it.",
+            "User: The user's manager, Priya Shah, approved it.",
+        ),
+        ("Tom: I still eat fish.\nMaya: I don't.", "Tom: Tom still eats fish.\nMaya: Maya doesn't."),
+        ("User: Can you remind me?", "User: Can you remind the user?"),
+        ("System: I am a helpful assistant.", "System: I am a helpful assistant."),
+        ("I live in Leeds.", "I live in Leeds."),  # not a turn: whose "I" is unknown
+    ],
+)
+def test_turns_are_read_as_said(text: str, expected: str) -> None:
+    assert as_said(text) == expected
