@@ -46,7 +46,10 @@ def test_third_person(verb: str, expected: str) -> None:
             "User: My manager, Priya Shah, approved it.",
             "User: The user's manager, Priya Shah, approved it.",
         ),
-        ("Tom: I still eat fish.\nMaya: I don't.", "Tom: Tom still eats fish.\nMaya: Maya doesn't."),
+        (
+            "Tom: I still eat fish.\nMaya: I don't.",
+            "Tom: Tom still eats fish.\nMaya: Maya doesn't.",
+        ),
         ("User: Can you remind me?", "User: Can you remind the user?"),
         ("System: I am a helpful assistant.", "System: I am a helpful assistant."),
         ("I live in Leeds.", "I live in Leeds."),  # not a turn: whose "I" is unknown
