@@ -182,7 +182,9 @@ def _sentence_claims(text: str, index: int, start: int, end: int) -> list[Claim]
             continue
         own = citation_ids(raw)
         clause_kind, clause_hedge = kind, hedge
-        if kind is ClaimKind.FACT:
+        if kind is ClaimKind.FACT:  # a clause of its own may ask or instruct ("..., please")
+            clause_kind, clause_hedge = _sentence_kind(content, terminator)
+        if clause_kind is ClaimKind.FACT:
             clause_kind, clause_hedge = _clause_hedge(content)
         claims.append(
             Claim(

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from language.speakers import as_said as read_turns
 
@@ -89,7 +90,11 @@ def as_said(items: Sequence[ContextItem]) -> list[ContextItem]:
     (``language.speakers.as_said``): "Maya: I've been vegetarian for ten years." is read
     as "Maya: Maya has been vegetarian for ten years.", so the verifier compares the
     claim with what was said about whom, not with "I"."""
-    return [ContextItem(item.id, read_turns(item.text)) for item in items]
+    return [ContextItem(item.id, _read_turns(item.text)) for item in items]
+
+
+#: The same evidence is read for p1 and p0 and for every claim of a batch: once each.
+_read_turns = lru_cache(maxsize=64)(read_turns)
 
 
 def render(items: Sequence[ContextItem]) -> str:

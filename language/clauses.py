@@ -56,24 +56,44 @@ IRREGULAR_PAST = frozenset(
 
 
 def clause_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
-    """``(start, end)`` of each clause of the sentence ``text[start:end]``, in order."""
+    """``(start, end)`` of each clause of the sentence ``text[start:end]``, in order.
+
+    The words are read once (linear in the sentence's length, whatever its commas)."""
     end = len(text) if end is None else end
     protected = [m.span() for m in _PROTECTED.finditer(text, start, end)]
+    found = [
+        (m.group(0), m.start()) for m in _WORD.finditer(_MARKER.sub(_blank, text[:end]), start)
+    ]
+    tokens = [w for w, _ in found]
+    verbs = [is_verb(tokens, i) for i in range(len(tokens))]
     spans: list[tuple[int, int]] = []
-    clause_start = start
+    clause_start, first = start, 0  # the clause's first word
+    at, verb_since = 0, False  # words before the connector, and a verb among the clause's
     for match in _CONNECTOR.finditer(text, start, end):
+        while at < len(found) and found[at][1] < match.start():
+            verb_since = verb_since or verbs[at]
+            at += 1
         if any(a <= match.start() < b for a, b in protected):
             continue
-        left = words(text[clause_start : match.start()])
-        right = words(text[match.end() : end])
-        bare_comma = match.group(0).strip() == ","
-        if bare_comma and (not left or left[0].lower() in SUBORDINATORS):
-            continue
-        if has_verb(left) and (starts_clause(right) or _asks(right)):
+        after = at  # the first word after the connector ("and" is part of ", and ")
+        while after < len(found) and found[after][1] < match.end():
+            after += 1
+        right = tokens[after : after + 8]
+        if match.group(0).strip() == ",":  # a bare comma: a splice, not a list or an aside
+            if first >= at or tokens[first].lower() in SUBORDINATORS:
+                continue
+            if tokens[at - 1][:1].isdigit():  # "On May 3, 2021, ..."
+                continue
+        if verb_since and (starts_clause(right) or _asks(right)):
             spans.append(strip_span(text, clause_start, match.start()))
-            clause_start = match.end()
+            clause_start, first, verb_since = match.end(), after, False
     spans.append(strip_span(text, clause_start, end))
     return [(s, e) for s, e in spans if e > s]
+
+
+def _blank(marker: re.Match[str]) -> str:
+    """A citation marker blanked out, offsets kept."""
+    return " " * len(marker.group(0))
 
 
 def _asks(found: list[str]) -> bool:
@@ -115,8 +135,8 @@ def has_verb(found: list[str]) -> bool:
 def is_verb(found: list[str], i: int) -> bool:
     """Whether ``found[i]`` reads as a verb where it stands."""
     word = found[i].lower().replace("\u2019", "'")
-    if word in AUXILIARIES or word in IRREGULAR_PAST:
-        return True
+    if word in IRREGULAR_PAST or (word in AUXILIARIES and found[i][0].islower()):
+        return True  # a capital "May" or "Will" is a name, not an auxiliary
     if _CONTRACTION.fullmatch(word):
         return True  # "it's", "they're": subject and verb in one word
     if len(word) > 3 and word.endswith("ed"):

@@ -16,8 +16,10 @@ from typing import Any
 
 #: Keys that name the record they sit in, best first.
 _NAMING = ("name", "title", "id")
+#: ``key: value`` on a line of its own (the value's trailing spaces are cut in Python:
+#: a lazy match up to them backtracks badly on a line padded with spaces).
 _LINE = re.compile(
-    r"^[ \t]*(?P<key>[A-Za-z][\w .()/-]{0,40}?)[ \t]*[:=][ \t]*(?P<value>\S.*?)[ \t]*$", re.M
+    r"^[ \t]*(?P<key>[A-Za-z][\w .()/-]{0,40}?)[ \t]*[:=][ \t]*(?P<value>\S[^\n]*)", re.M
 )
 #: At most this many fields are read from one text.
 MAX_FIELDS = 50
@@ -47,30 +49,41 @@ def fields(text: str) -> list[Field]:
     if stripped[:1] in "{[":
         try:
             data = json.loads(stripped)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past Python's stack
             data = None
         if isinstance(data, dict):
-            return _json_record(text, data, "")[:MAX_FIELDS]
+            return _json_record(text, data, "", 0)[0][:MAX_FIELDS]
         if isinstance(data, list) and all(isinstance(item, dict) for item in data):
             found: list[Field] = []
+            cursor = 0  # records are written in order: each one's fields after the last's
             for item in data:
-                found += _json_record(text, item, "")
+                fields_of, cursor = _json_record(text, item, "", cursor)
+                found += fields_of
             return found[:MAX_FIELDS]
     lines = list(_LINE.finditer(text))
     if len(lines) < 2:  # one "key: value" line is as likely prose ("Note: ...")
         return []
-    values = {key_words(m.group("key")): m.group("value") for m in lines}
+    values = {key_words(m.group("key")): m.group("value").rstrip() for m in lines}
     record = _record_name(values, "")
     if not record:
         return []
     return [
-        Field(record, key_words(m.group("key")), m.group("value"), m.start("key"), m.end("value"))
+        Field(
+            record,
+            key_words(m.group("key")),
+            m.group("value").rstrip(),
+            m.start("key"),
+            m.start("value") + len(m.group("value").rstrip()),
+        )
         for m in lines
     ][:MAX_FIELDS]
 
 
-def _json_record(text: str, data: dict[str, Any], parent: str) -> list[Field]:
-    """The scalar fields of one JSON object (nested objects flattened one level)."""
+def _json_record(
+    text: str, data: dict[str, Any], parent: str, cursor: int
+) -> tuple[list[Field], int]:
+    """The scalar fields of one JSON object (nested objects flattened one level), each
+    found in ``text`` after ``cursor``; and where the last one ends."""
     flat: dict[str, tuple[str, Any]] = {}
     for key, value in data.items():
         if isinstance(value, dict):
@@ -83,14 +96,13 @@ def _json_record(text: str, data: dict[str, Any], parent: str) -> list[Field]:
             flat[key_words(key)] = (str(key), value)
     record = _record_name({k: _text(v) for k, (_, v) in flat.items()}, parent)
     if not record:  # nothing names it ({"temp_c": 3}): no record to state facts of
-        return []
+        return [], cursor
     found: list[Field] = []
-    cursor = 0
     for words, (raw_key, value) in flat.items():
         start, end = _locate(text, raw_key, value, cursor)
         cursor = max(cursor, end)
         found.append(Field(record, words, _text(value), start, end))
-    return found
+    return found, cursor
 
 
 def _record_name(values: dict[str, str], parent: str) -> str:
@@ -122,17 +134,18 @@ def _text(value: Any) -> str:
 
 
 def _locate(text: str, key: str, value: Any, after: int) -> tuple[int, int]:
-    """The span of ``"key": value`` in the JSON text (the value alone where the pair is
-    not found as written)."""
-    pair = re.compile(rf'"{re.escape(key)}"\s*:\s*(?:"(?:[^"\\]|\\.)*"|[^\s,}}\]]+)')
-    written = pair.search(text, after) or pair.search(text)
-    if written is not None:
-        return written.span()
+    """The span of ``"key": value`` in the JSON text after ``after`` (the value alone
+    where the pair is not found as written); (0, 0) where neither is: nothing to cite."""
+    pair = re.compile(rf'"{re.escape(key)}"\s*:\s*(?P<v>"(?:[^"\\]|\\.)*"|[^\s,}}\]]+)')
+    for written in pair.finditer(text, after):
+        try:
+            if json.loads(written.group("v")) == value:  # the pair of this record, not another's
+                return written.span()
+        except ValueError:
+            continue
     encoded = json.dumps(value, ensure_ascii=False)
-    for needle in (f'"{key}": {encoded}', f'"{key}":{encoded}', encoded, _text(value)):
+    for needle in (encoded, _text(value)):
         at = text.find(needle, after)
-        if at < 0:
-            at = text.find(needle)
         if at >= 0:
             return at, at + len(needle)
     return 0, 0

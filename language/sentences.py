@@ -20,12 +20,53 @@ _LIST_ITEM = re.compile(r"(?:[-*•+]|\d{1,3}[.)]|#{1,6})\s+")
 _CLOSING = r"[\"'\u201d\u2019)]*(?:\s*\[[^\]\n]{1,60}\])*"
 _LINE_END = re.compile(rf"[.!?:]{_CLOSING}\s*$")
 #: What a sentence may open with that closes the one before it.
-_LEADING_CLOSE = re.compile(r"(?:[\"'\u201d\u2019)\]]+|\[[^\]\n]{1,60}\])(?:\s*\[[^\]\n]{1,60}\])*")
+_LEADING_CLOSE = re.compile(r"(?:[\"\u201d\u2019)\]]+|\[[^\]\n]{1,60}\])(?:\s*\[[^\]\n]{1,60}\])*")
 
 
 @lru_cache(maxsize=1)
 def _segmenter() -> pysbd.Segmenter:
-    return pysbd.Segmenter(language="en", clean=False, char_span=True)
+    # char_span=True re-scans the block for every sentence (quadratic on long texts):
+    # the segments are found in order instead (``_segments``).
+    return pysbd.Segmenter(language="en", clean=False, char_span=False)
+
+
+#: pysbd slows down faster than its input grows past about 10,000 characters: longer
+#: blocks are read in pieces of about this many, cut after a likely sentence end.
+PIECE = 2_000
+#: A likely sentence end: after a word of three lower-case letters or digits ("Leeds."),
+#: never an abbreviation such as "St." or "Dr.".
+_LIKELY_END = re.compile(r"(?<=[a-z0-9]{3})[.!?][\"')\]]*\s+(?=[A-Z0-9\"'(])")
+
+
+def _segments(block: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of pysbd's sentences in ``block``, in order."""
+    spans: list[tuple[int, int]] = []
+    offset = 0
+    while len(block) - offset > PIECE:
+        ends = [m.end() for m in _LIKELY_END.finditer(block, offset + PIECE // 2, offset + PIECE)]
+        cut = ends[-1] if ends else block.rfind(" ", offset + 1, offset + PIECE) + 1
+        if cut <= offset:
+            cut = offset + PIECE
+        spans += [(offset + s, offset + e) for s, e in _piece(block[offset:cut])]
+        offset = cut
+    return spans + [(offset + s, offset + e) for s, e in _piece(block[offset:])]
+
+
+def _piece(block: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of pysbd's sentences in ``block``, found in order from a cursor."""
+    spans: list[tuple[int, int]] = []
+    cursor = 0
+    for segment in _segmenter().segment(block):
+        piece = segment.strip()
+        if not piece:
+            continue
+        at = block.find(piece, cursor)
+        if at < 0:  # pysbd changed the text: the rest of the block is one sentence
+            spans.append((cursor, len(block)))
+            return spans
+        spans.append((at, at + len(piece)))
+        cursor = at + len(piece)
+    return spans
 
 
 def strip_span(text: str, start: int, end: int) -> tuple[int, int]:
@@ -76,16 +117,26 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     for block_start, block_end in blocks(text):
         # Lines of one block are wrapped prose: pysbd would end a sentence at each break.
         block = text[block_start:block_end].replace("\r", " ").replace("\n", " ")
-        for part in _segmenter().segment(block):
-            start, end = block_start + part.start, block_start + part.end
+        first = len(spans)  # a close moves back only within its block
+        for part_start, part_end in _segments(block):
+            start, end = block_start + part_start, block_start + part_end
             start, end = strip_span(text, start, end)
             closing = _LEADING_CLOSE.match(text, start, end)
-            if closing and spans and spans[-1][1] <= start:
+            if closing and len(spans) > first and _closes(text, spans[-1], closing.group(0)):
                 spans[-1] = (spans[-1][0], closing.end())
                 start, end = strip_span(text, closing.end(), end)
             if start < end:
                 spans.append((start, end))
     return [(s, e) for s, e in spans if any(ch.isalnum() for ch in text[s:e])]
+
+
+def _closes(text: str, before: tuple[int, int], close: str) -> bool:
+    """Whether ``close`` (what opens the next sentence) closes the one ``before``: a
+    marker, a bracket or a curly closing quote does; a straight double quote only when
+    that sentence left one open."""
+    if not close.startswith('"'):
+        return True
+    return text[before[0] : before[1]].count('"') % 2 == 1
 
 
 def sentences(text: str) -> list[str]:

@@ -32,6 +32,14 @@ _PRESENT_EED = frozenset(
     "need feed bleed breed speed seed heed weed proceed succeed exceed".split()
 )
 _IRREGULAR_PRESENT = {"have": "has", "do": "does", "go": "goes", "am": "is", "be": "is"}
+#: Verb forms that already follow "he" or "she" as they are.
+_ALREADY_AGREED = frozenset("is was has does goes".split())
+#: "Type I diabetes", "World War I": a capital word right before "I" makes it a numeral.
+#: "I" before a word no first-person verb is ("Type I diabetes", "I and II"): a
+#: numeral, or a sentence this cannot rewrite.
+_NUMERAL_I = re.compile(
+    r"\bI\s+(?:[a-z]+(?<![su]s)(?<=[a-z]s)|and|or|of|in|on|at|to|for|with|the|a|an)\b"
+)
 
 
 def third_person(verb: str) -> str:
@@ -39,6 +47,8 @@ def third_person(verb: str) -> str:
     low = verb.lower()
     if low in _IRREGULAR_PRESENT:
         return _IRREGULAR_PRESENT[low]
+    if low in _ALREADY_AGREED:
+        return verb
     past = low.endswith("ed") and low not in _PRESENT_EED
     if low in MODALS or low in PAST or past or low.endswith("n't"):
         return verb
@@ -54,6 +64,8 @@ def resolve_first_person(sentence: str, speaker: str) -> str | None:
     person word is left that this cannot rewrite."""
     text = sentence.replace("\u2019", "'")
     possessive = f"{speaker}'s"
+    if _NUMERAL_I.search(text):
+        return None  # "I" may be a numeral here: not rewritten, not guessed at
 
     def subject(m: re.Match[str]) -> str:
         adverbs, verb, negation = m.group(1), m.group(2), m.group(3) or ""
@@ -73,12 +85,12 @@ def resolve_first_person(sentence: str, speaker: str) -> str | None:
         (r"\bI'll\b", f"{speaker} will"),
         (r"\bI was\b", f"{speaker} was"),
     ]
-    for pattern, repl in contractions:
-        text = re.sub(pattern, repl, text)
+    for pattern, repl in contractions:  # replacements as functions: a name is not a template
+        text = re.sub(pattern, lambda _m, r=repl: r, text)
     adverbs = "|".join(sorted(ADVERBS))
     text = re.sub(rf"\bI((?:\s+(?:{adverbs}))*)\s+([A-Za-z']+)(\s+not\b)?", subject, text)
-    text = re.sub(r"\b(?:my|mine)\b", possessive, text, flags=re.I)
-    text = re.sub(r"\b(?:me|myself)\b", speaker, text)
+    text = re.sub(r"\b(?:my|mine)\b", lambda _m: possessive, text, flags=re.I)
+    text = re.sub(r"\b(?:me|myself)\b", lambda _m: speaker, text)
     if FIRST_PERSON.search(text):
         return None
     text = text.strip()
@@ -98,27 +110,38 @@ _ROLES = {
     "human": "the user",
     "ai": "the assistant",
 }
-_NO_ONE = frozenset("system tool function developer note subject re from to cc date".split())
+#: Labels before a colon that name no speaker: roles that are no one, headers and
+#: the labels of notes, logs and Q&A.
+_NO_ONE = frozenset(
+    "system tool function developer note notes subject re fwd from to cc bcc date time "
+    "update edit status summary error warning info debug question answer reply response "
+    "ps tldr fyi tip todo example step result output input log source title".split()
+)
+#: A sentence that quotes or reports someone else: its "I" may be theirs.
+_OTHERS_WORDS = re.compile(
+    r"[\"\u201c\u201d]|\b(?:said|says|told|tells|asked|asks|wrote|writes|texted|replied|"
+    r"mentioned|claims|claimed)\b",
+    re.I,
+)
 
 
 def as_said(text: str) -> str:
     """``text`` with each turn's first person read as its speaker ("Maya: I live in
     Leeds." -> "Maya: Maya lives in Leeds."; "User: my sister ..." -> "User: the user's
-    sister ..."). A sentence that cannot be rewritten cleanly is kept as written; lines
-    that are not turns, and turns of roles that are no one (system, tool), are kept."""
+    sister ..."). Kept as written: a sentence that cannot be rewritten cleanly, a
+    question, a sentence that quotes or reports someone else ("Bob told me ..."), lines
+    that are not turns, and labels that name no one ("System:", "Q:", "Update:")."""
 
     def turn(match: re.Match[str]) -> str:
         who = match.group("who")
-        if who.lower() in _NO_ONE:
+        if who.lower() in _NO_ONE or len(who) < 2:  # "Q:", "A:", "Update:" name no one
             return match.group(0)
         speaker = _ROLES.get(who.lower(), who)
         said = match.group("said")
         out, cursor = [], 0
         for start, end in sentence_spans(said):
             sentence = said[start:end]
-            rewritten = (
-                resolve_first_person(sentence, speaker) if FIRST_PERSON.search(sentence) else None
-            )
+            rewritten = resolve_first_person(sentence, speaker) if _rewritable(sentence) else None
             out.append(said[cursor:start])
             out.append(sentence if rewritten is None else _keep_end(sentence, rewritten))
             cursor = end
@@ -126,6 +149,16 @@ def as_said(text: str) -> str:
         return match.group("lead") + "".join(out)
 
     return _TURN.sub(turn, text)
+
+
+def _rewritable(sentence: str) -> bool:
+    """A statement in the speaker's own first person: not a question, and quoting or
+    reporting no one else."""
+    return (
+        FIRST_PERSON.search(sentence) is not None
+        and not sentence.rstrip().endswith("?")
+        and _OTHERS_WORDS.search(sentence) is None
+    )
 
 
 def _keep_end(original: str, rewritten: str) -> str:

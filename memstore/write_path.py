@@ -23,6 +23,7 @@ and no ``as_of`` read returns it.
 from __future__ import annotations
 
 import logging
+import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -109,23 +110,25 @@ class WritePath:
     limits: Limits
     near_duplicate: float | None
     policy: Callable[[], reverification.ReverifyPolicy]
-    #: Inside ``index_batch``: the index changes held back (targets, their vectors).
-    _held: tuple[list[str], dict[str, Any]] | None = field(default=None, init=False, repr=False)
+    #: Per thread, inside ``index_batch``: the index changes held back (``held``: targets,
+    #: their vectors). Per thread: a Store is shared by a server's request threads.
+    _local: threading.local = field(default_factory=threading.local, init=False, repr=False)
 
     @contextmanager
     def index_batch(self) -> Iterator[None]:
         """Index what is written inside as one change when the block ends (one LanceDB
         commit, not one per write). SQL and the outbox hold each write at its commit as
         always; a crash inside leaves the changes queued for the next open."""
-        if self._held is not None:  # nested: the outer block applies them
+        if getattr(self._local, "held", None) is not None:  # nested: the outer block applies
             yield
             return
-        self._held = ([], {})
+        held: tuple[list[str], dict[str, Any]] = ([], {})
+        self._local.held = held
         try:
             yield
         finally:
-            targets, vectors = self._held
-            self._held = None
+            self._local.held = None
+            targets, vectors = held
             if targets:
                 self.index.apply_queued(list(dict.fromkeys(targets)), vectors)
 
@@ -494,9 +497,10 @@ class WritePath:
                     fact.near_duplicates = duplicates
         except Exception:
             log.warning("near-duplicate check failed for %d new facts", len(stored), exc_info=True)
-        if self._held is not None:
-            self._held[0].extend(touched)
-            self._held[1].update(vectors)
+        held = getattr(self._local, "held", None)
+        if held is not None:
+            held[0].extend(touched)
+            held[1].update(vectors)
             return
         self.index.apply_queued(touched, vectors)
 

@@ -31,8 +31,11 @@ if TYPE_CHECKING:
 #: Relations where a newer fact replaces an older one about the same subject
 #: (``memstore.defaults``); pass ``single_valued=`` to extend it.
 SINGLE_VALUED: frozenset[str] = frozenset(defaults.SINGLE_VALUED)
-#: Relations said of a subject in the possessive ("Maya's manager is Priya").
-POSSESSIVE: frozenset[str] = frozenset({"manager"})
+#: Relations said of a subject in the possessive, and the words that say them ("Maya's
+#: manager is Priya"; not "Maya's sister's manager is ...").
+POSSESSIVE: dict[str, tuple[str, ...]] = {
+    "manager": ("manager", "boss", "supervisor", "line manager"),
+}
 #: At most this many active facts about the subject are read against the new evidence.
 MAX_COMPARED = 20
 
@@ -45,7 +48,8 @@ def said_of(statement: str, name: str, relation: str | None = None) -> bool:
     """Whether ``statement`` is said of ``name`` itself: it starts with the name, and
     not as a possessive ("Maya's sister ..."), unless ``relation`` is one said so."""
     key, subject = normalize_key(statement), normalize_key(name)
-    if relation in POSSESSIVE and key.startswith(subject + "'s "):
+    words = POSSESSIVE.get(relation or "", ())
+    if any(key.startswith(f"{subject}'s {word} is ") for word in words):
         return True
     return key.startswith(subject + " ")
 

@@ -115,13 +115,15 @@ def test_one_conversation_is_scored_with_the_embedded_extractor(tmp_path: Path) 
     assert row["error"] is None and row["messages"] == 16
     states = {k: v["state"] for k, v in row["expected"].items()}
     assert set(states) == {e.id for e in conv.current}
-    assert {k for k, v in states.items() if v == "remembered"} >= {"e3", "e6", "e8"}
-    assert states["e5"] == "missed"  # a tool result: the embedded extractor reads user turns
-    assert row["expected"]["e5"]["role"] == "tool"
+    assert {k for k, v in states.items() if v == "remembered"} >= {"e3", "e5", "e6"}
+    assert row["expected"]["e5"]["role"] == "tool"  # a tool result, read as fields
+    # "The user says Marta's birthday ...": the rule gate reads words, and "says" is not
+    # one of the turn's, so it refuses what a speaker says of someone else.
+    assert states["e8"] == "refused"
     assert row["corrections"] == {"e1->e6": {"state": "reconciled", "superseded_by_new": True}}
-    # Second to "The user's sister Marta lives in Braga." on words: a move of the user's
-    # leaves where a relative lives (memstore.conversations.reconcile), so both are active.
-    assert row["questions"]["Where does the user live?"]["rank"] in (1, 2)
+    # Behind "The user's sister Marta lives in Braga." and a reminder's fields on words: a
+    # move of the user's leaves where a relative lives (memstore.conversations.reconcile).
+    assert row["questions"]["Where does the user live?"]["rank"] in (1, 2, 3)
     assert row["questions"]["Where does the user live?"]["in_recall"]
     outcomes = {t["statement"]: t["outcome"] for t in row["traps"]}
     assert outcomes["The user lives in Porto."] == "refused"  # stale: "moved to Lisbon"
@@ -144,5 +146,6 @@ def test_one_conversation_is_scored_with_the_embedded_extractor(tmp_path: Path) 
     table = summary.conversations_table(result)
     assert f"| expected memories remembered | {total['recall']:.2f} |" in table
     tool = total["expected"]["by_role"]["tool"]
-    assert f"| ... from tool turns | 0.00 (0/{tool['expected']}) |" in table
+    assert tool == {"expected": 1, "remembered": 1, "recall": 1.0}
+    assert "| ... from tool turns | 1.00 (1/1) |" in table
     assert "assistant turns" not in table  # no memory of this conversation comes from one

@@ -49,3 +49,15 @@ def test_prose_and_unnamed_records_hold_no_fields(text: str) -> None:
 )
 def test_keys_read_as_words(key: str, words: str) -> None:
     assert key_words(key) == words
+
+
+def test_each_record_of_a_list_cites_its_own_pairs() -> None:
+    text = '[{"name": "Order A", "status": "shipped"}, {"name": "Order B", "status": "pending"}]'
+    assert [(r, v, cited) for r, _, v, cited in read(text)][1::2] == [
+        ("Order A", "shipped", '"status": "shipped"'),
+        ("Order B", "pending", '"status": "pending"'),
+    ]
+
+
+def test_json_nested_past_the_stack_is_not_fields() -> None:
+    assert fields("[" * 100_000) == []

@@ -45,3 +45,15 @@ def test_spans_index_the_text() -> None:
     text = "  I live in Leeds.  St. Mary's is near.  "
     spans = sentence_spans(text)
     assert [text[s:e] for s, e in spans] == ["I live in Leeds.", "St. Mary's is near."]
+
+
+def test_a_long_text_is_read_in_pieces_that_never_cut_a_sentence() -> None:
+    """Past a few thousand characters pysbd is read piece by piece (it slows down faster
+    than its input grows); the cuts fall between sentences, never after "St." or "Dr."."""
+    unit = "I live in Leeds. St. Mary's is near. Dr. Okafor works there. "
+    assert set(sentences(unit * 400)) == {
+        "I live in Leeds.",
+        "St. Mary's is near.",
+        "Dr. Okafor works there.",
+    }
+    assert len(sentences(unit * 400)) == 1200

@@ -25,11 +25,24 @@ def test_first_person_becomes_the_speaker(sentence: str, expected: str) -> None:
 
 def test_what_cannot_be_rewritten_is_refused() -> None:
     assert resolve_first_person("It was I.", "Maya") is None  # no verb after "I" to agree
+    assert resolve_first_person("Type I diabetes runs in my family.", "Maya") is None
+
+
+def test_a_name_is_never_read_as_a_pattern() -> None:
+    assert resolve_first_person("I live here.", "C:\\data") == "C:\\data lives here."
 
 
 @pytest.mark.parametrize(
     ("verb", "expected"),
-    [("live", "lives"), ("go", "goes"), ("fly", "flies"), ("have", "has"), ("went", "went")],
+    [
+        ("live", "lives"),
+        ("go", "goes"),
+        ("fly", "flies"),
+        ("have", "has"),
+        ("went", "went"),
+        ("is", "is"),
+        ("need", "needs"),
+    ],
 )
 def test_third_person(verb: str, expected: str) -> None:
     assert third_person(verb) == expected
@@ -50,7 +63,12 @@ def test_third_person(verb: str, expected: str) -> None:
             "Tom: I still eat fish.\nMaya: I don't.",
             "Tom: Tom still eats fish.\nMaya: Maya doesn't.",
         ),
-        ("User: Can you remind me?", "User: Can you remind the user?"),
+        ("User: Can you remind me?", "User: Can you remind me?"),  # a question: as written
+        ('User: "I quit," Bob told me.', 'User: "I quit," Bob told me.'),  # someone else's I
+        ("Maya: Bob said: I owe Alice $10.", "Maya: Bob said: I owe Alice $10."),
+        ("Update: I moved to Oslo.", "Update: I moved to Oslo."),  # a label, no speaker
+        ("Q: Where do I live?", "Q: Where do I live?"),
+        ("Maya: Type I diabetes runs in my family.", "Maya: Type I diabetes runs in my family."),
         ("System: I am a helpful assistant.", "System: I am a helpful assistant."),
         ("I live in Leeds.", "I live in Leeds."),  # not a turn: whose "I" is unknown
     ],

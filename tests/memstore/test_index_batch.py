@@ -45,3 +45,20 @@ def test_an_error_inside_a_batch_still_indexes_what_was_written(data_dir: Path) 
             pass
         assert written.id in indexed_ids(data_dir)  # the block's end applies what it held
         assert store.index_backlog() == 0
+
+
+def test_a_batch_holds_back_only_its_own_threads_writes(data_dir: Path) -> None:
+    import threading
+
+    with memstore.open(data_dir, NS, hook=memstore.Ungated(), embedder=HashedWords()) as store:
+        other: list[str] = []
+        with store.index_batch():
+            inside = store.add_fact(**works_at("Ana", "Anacorp"))
+            thread = threading.Thread(
+                target=lambda: other.append(store.add_fact(**works_at("Bo", "Bocorp")).id)
+            )
+            thread.start()
+            thread.join()
+            indexed = indexed_ids(data_dir)
+            assert other[0] in indexed and inside.id not in indexed
+        assert inside.id in indexed_ids(data_dir)

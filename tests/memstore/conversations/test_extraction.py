@@ -188,3 +188,13 @@ def test_a_tool_result_becomes_facts_citing_its_fields(words_store: Store) -> No
         ("Invoice INV-2231", "record"),
         ("2026-10-02", "time"),
     ]
+
+
+def test_a_relatives_manager_is_not_the_users(words_store: Store) -> None:
+    turns = [
+        {"role": "user", "name": "Maya", "content": "My manager is Priya Shah."},
+        {"role": "user", "name": "Maya", "content": "My dad reports to Tom Berg."},
+        {"role": "user", "name": "Maya", "content": "My sister's manager is Ana Lima."},
+    ]
+    outcomes = [c.outcome for c in remember_conversation(words_store, turns).candidates]
+    assert outcomes == ["stored", "stored", "stored"]
