@@ -85,8 +85,8 @@ def resolve_first_person(sentence: str, speaker: str) -> str | None:
         (r"\bI'll\b", f"{speaker} will"),
         (r"\bI was\b", f"{speaker} was"),
     ]
-    for pattern, repl in contractions:  # replacements as functions: a name is not a template
-        text = re.sub(pattern, lambda _m, r=repl: r, text)
+    for pattern, repl in contractions:  # a name is not a template: escape its backslashes
+        text = re.sub(pattern, repl.replace("\\", "\\\\"), text)
     adverbs = "|".join(sorted(ADVERBS))
     text = re.sub(rf"\bI((?:\s+(?:{adverbs}))*)\s+([A-Za-z']+)(\s+not\b)?", subject, text)
     text = re.sub(r"\b(?:my|mine)\b", lambda _m: possessive, text, flags=re.I)
