@@ -58,15 +58,6 @@ def scrub(items: Sequence[ContextItem], citations: Sequence[Citation]) -> list[C
     return [ContextItem(item.id, _remove(item.text, spans.get(item.id, []))) for item in items]
 
 
-def strip_span(text: str, start: int, end: int) -> tuple[int, int]:
-    """The span ``[start, end)`` of ``text`` without its leading and trailing whitespace."""
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    return start, end
-
-
 def _remove(text: str, spans: list[tuple[int, int]]) -> str:
     if not spans:
         return text

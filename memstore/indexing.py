@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 from sqlmodel import Session, col, func, select
 
-from gate.evidence import strip_span
+from language.sentences import strip_span
 from memstore import db
 from memstore.index_rows import CHUNKS, FACTS, ChunkDoc, FactDoc
 from memstore.metadata import tokens
