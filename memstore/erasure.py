@@ -125,6 +125,7 @@ def erase_rejection(
     )
     repeats = session.exec(
         select(RejectionAttempt)
+        .where(RejectionAttempt.namespace == namespace)
         .where(RejectionAttempt.rejection_id == rejection_id)
         .order_by(col(RejectionAttempt.chain_seq))
     ).all()

@@ -303,7 +303,7 @@ def hydrate(session: Session, rows: Sequence[Rejection]) -> list[RejectionPublic
     for chunk in db.chunks(ids):
         for ev in session.exec(select(Evidence).where(col(Evidence.id).in_(chunk))).all():
             texts[ev.id] = EvidencePublic.model_validate(ev, from_attributes=True)
-    repeats = attempts(session, [r.id for r in rows])
+    repeats = attempts(session, rows)
     return [
         RejectionPublic(
             **r.model_dump(exclude={"meta", "fingerprint"}),
@@ -316,16 +316,19 @@ def hydrate(session: Session, rows: Sequence[Rejection]) -> list[RejectionPublic
     ]
 
 
-def attempts(session: Session, rejection_ids: Sequence[str]) -> dict[str, tuple[int, datetime]]:
-    """Per rejection with repeats: how many attempts followed it and when the last was."""
+def attempts(session: Session, rows: Sequence[Rejection]) -> dict[str, tuple[int, datetime]]:
+    """Per rejection with repeats: how many attempts followed it and when the last was
+    (read by namespace and id: the attempts' index leads with the namespace)."""
     found: dict[str, tuple[int, datetime]] = {}
-    for chunk in db.chunks(sorted(set(rejection_ids))):
+    namespaces = sorted({r.namespace for r in rows})
+    for chunk in db.chunks(sorted({r.id for r in rows})):
         query = (
             select(
                 RejectionAttempt.rejection_id,
                 sa.func.count(),
                 sa.func.max(RejectionAttempt.created_at),
             )
+            .where(col(RejectionAttempt.namespace).in_(namespaces))
             .where(col(RejectionAttempt.rejection_id).in_(chunk))
             .group_by(col(RejectionAttempt.rejection_id))
         )
