@@ -194,7 +194,7 @@ def as_named(scope: Scope, query: str) -> str:
     live?" is asked as "Where does the user (Maya) live?", so facts written either way
     match, by meaning and by words."""
     found = user_names(scope)
-    if found is None:
+    if found is None or not found[1]:  # nobody, or the user has one name only
         return query
     name, others = found
     names = sorted({name, *others}, key=len, reverse=True)

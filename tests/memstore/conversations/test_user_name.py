@@ -10,6 +10,7 @@ from scripted import supports_its_own_words
 import memstore
 from gate import Gate, ScriptedBackend
 from memstore import NotFound, Store
+from memstore.search import as_named
 
 LIVES = {"role": "user", "content": "I live in Boston."}
 ALLERGY = {"role": "user", "content": "I'm allergic to peanuts."}
@@ -27,6 +28,8 @@ def test_the_user_finds_what_was_said_under_the_users_name(data_dir: Path) -> No
     with open_store(data_dir) as store:
         store.remember_conversation([LIVES], user_name="Maya")
         assert statements(store.facts_about("the user")) == {"Maya lives in Boston."}
+        asked = as_named(store._scope, "Where does the user live?")
+        assert asked == "Where does the user (Maya) live?"
         [hit] = store.search("Where does the user live?", 1)
         assert hit.fact.statement == "Maya lives in Boston."
         assert "Maya lives in Boston." in store.recall("the user's home town").text
@@ -48,6 +51,7 @@ def test_a_call_without_a_name_links_nothing(data_dir: Path) -> None:
         store.remember_conversation([LIVES])
         with pytest.raises(NotFound):
             store.entity("Maya")
+        assert as_named(store._scope, "Where does the user live?") == "Where does the user live?"
         assert store.search("Where does the user live?", 1)[0].fact.statement == (
             "The user lives in Boston."
         )
