@@ -52,19 +52,19 @@ def fields(text: str) -> list[Field]:
         except (ValueError, RecursionError):  # not JSON, or nested past Python's stack
             data = None
         if isinstance(data, dict):
-            return _json_record(text, data, "", 0)[0][:MAX_FIELDS]
+            return _json_record(text, data, 0)[0][:MAX_FIELDS]
         if isinstance(data, list) and all(isinstance(item, dict) for item in data):
             found: list[Field] = []
             cursor = 0  # records are written in order: each one's fields after the last's
             for item in data:
-                fields_of, cursor = _json_record(text, item, "", cursor)
+                fields_of, cursor = _json_record(text, item, cursor)
                 found += fields_of
             return found[:MAX_FIELDS]
     lines = list(_LINE.finditer(text))
     if len(lines) < 2:  # one "key: value" line is as likely prose ("Note: ...")
         return []
     values = {key_words(m.group("key")): m.group("value").rstrip() for m in lines}
-    record = _record_name(values, "")
+    record = _record_name(values)
     if not record:
         return []
     return [
@@ -79,9 +79,7 @@ def fields(text: str) -> list[Field]:
     ][:MAX_FIELDS]
 
 
-def _json_record(
-    text: str, data: dict[str, Any], parent: str, cursor: int
-) -> tuple[list[Field], int]:
+def _json_record(text: str, data: dict[str, Any], cursor: int) -> tuple[list[Field], int]:
     """The scalar fields of one JSON object (nested objects flattened one level), each
     found in ``text`` after ``cursor``; and where the last one ends."""
     flat: dict[str, tuple[str, Any]] = {}
@@ -94,7 +92,7 @@ def _json_record(
             flat[key_words(key)] = (str(key), ", ".join(_text(v) for v in value))
         elif _scalar(value):
             flat[key_words(key)] = (str(key), value)
-    record = _record_name({k: _text(v) for k, (_, v) in flat.items()}, parent)
+    record = _record_name({k: _text(v) for k, (_, v) in flat.items()})
     if not record:  # nothing names it ({"temp_c": 3}): no record to state facts of
         return [], cursor
     found: list[Field] = []
@@ -105,10 +103,10 @@ def _json_record(
     return found, cursor
 
 
-def _record_name(values: dict[str, str], parent: str) -> str:
+def _record_name(values: dict[str, str]) -> str:
     """What a record is called: "<thing> <id>" from a ``thing_id`` key, else its name,
-    title or id, else its first text field as "<key> <value>"; else ``parent`` (empty:
-    nothing names it)."""
+    title or id, else its first text field as "<key> <value>"; else empty: nothing
+    names it."""
     for key, value in values.items():
         if key.endswith(" id") and value:
             return f"{key.removesuffix(' id').capitalize()} {value}"
@@ -118,7 +116,7 @@ def _record_name(values: dict[str, str], parent: str) -> str:
     for key, value in values.items():
         if value and not value.replace(".", "").isdigit():
             return f"{key.capitalize()} {value}"
-    return parent
+    return ""
 
 
 def _scalar(value: Any) -> bool:

@@ -309,17 +309,18 @@ def hydrate(session: Session, rows: Sequence[Rejection]) -> list[RejectionPublic
             **r.model_dump(exclude={"meta", "fingerprint"}),
             metadata=stored_metadata(r.meta),
             evidence=[texts[e] for e in r.evidence_ids if e in texts],
-            attempts=1 + repeats.get(r.id, (0, None))[0],
-            last_attempt_at=repeats.get(r.id, (0, None))[1] or r.created_at,
+            attempts=repeats[r.id][0],
+            last_attempt_at=repeats[r.id][1],
         )
         for r in rows
     ]
 
 
 def attempts(session: Session, rows: Sequence[Rejection]) -> dict[str, tuple[int, datetime]]:
-    """Per rejection with repeats: how many attempts followed it and when the last was
-    (read by namespace and id: the attempts' index leads with the namespace)."""
-    found: dict[str, tuple[int, datetime]] = {}
+    """Per rejection: how often the write was refused (itself and the attempts counted
+    on it) and when last (read by namespace and id: the attempts' index leads with the
+    namespace)."""
+    found = {r.id: (1, r.created_at) for r in rows}
     namespaces = sorted({r.namespace for r in rows})
     for chunk in db.chunks(sorted({r.id for r in rows})):
         query = (
@@ -333,7 +334,7 @@ def attempts(session: Session, rows: Sequence[Rejection]) -> dict[str, tuple[int
             .group_by(col(RejectionAttempt.rejection_id))
         )
         for rejection_id, count, last in session.exec(query):
-            found[rejection_id] = (count, last)
+            found[rejection_id] = (1 + count, last)
     return found
 
 
