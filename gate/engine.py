@@ -27,6 +27,8 @@ from cachetools import TTLCache
 from gate.backends.base import CallControl, VerifierBackend
 from gate.backends.registry import DEFAULT_BACKEND, create_backend
 from gate.budget import DEFAULT_STATED_CONFIDENCE as DEFAULT_STATED_CONFIDENCE
+from gate.checks import Finding
+from gate.checks import check_many as check_claims
 from gate.evidence import Citation, ContextItem, as_said, render, scrub, unknown_citations
 from gate.metrics import GateMetrics
 from gate.policy import GatePolicy, decide, degraded, no_model_call
@@ -81,6 +83,9 @@ class _Job:
     check: Check
     p1_pair: tuple[str, str]
     p0_pair: tuple[str, str]
+    #: The evidence as said, untagged: what the checks read.
+    said: str = ""
+    findings: tuple[Finding, ...] = ()
     results: dict[tuple[str, str], float] = field(default_factory=dict)
     hits: int = 0
 
@@ -168,14 +173,18 @@ class Gate:
                 verdicts[i] = early
                 continue
             items = [item for item in chk.evidence if item.text.strip()]
+            said = self._read(items)
             jobs.append(
                 _Job(
                     i,
                     chk,
-                    p1_pair=(chk.claim, render(self._read(items))),
+                    said="\n\n".join(item.text for item in said),
+                    p1_pair=(chk.claim, render(said)),
                     p0_pair=(chk.claim, render(self._read(scrub(items, chk.citations)))),
                 )
             )
+        if policy.checks:
+            _read_beside(jobs)
         started = time.perf_counter()
         failure = self._estimate(jobs)
         latency_ms = (time.perf_counter() - started) * 1000.0
@@ -247,7 +256,7 @@ class Gate:
             reason = f"the backend returned invalid probabilities (p1={p1!r}, p0={p0!r})"
             verdict = degraded(VerdictStatus.VERIFIER_ERROR, stated, policy, reason)
         else:
-            verdict = decide(float(p0), float(p1), stated, policy)
+            verdict = decide(float(p0), float(p1), stated, policy, job.findings)
         cached = job.hits == 2  # both p1 and p0 came from the cache
         return verdict.model_copy(
             update={"backend": self.backend.identity, "latency_ms": latency_ms, "cached": cached}
@@ -267,6 +276,18 @@ class Gate:
         if self._cache is not None:
             with self._cache_lock:
                 self._cache[self._key(pair)] = p
+
+
+def _read_beside(jobs: list[_Job]) -> None:
+    """Each job's findings (``gate.checks``): the claim beside its evidence as said. A
+    failure of the checks holds the claims (a doubt); it never verifies or crashes."""
+    try:
+        found = check_claims([(job.check.claim, job.said) for job in jobs])
+    except Exception as exc:  # the checks are code like any other: never a crash
+        reason = f"the checks could not read the evidence ({type(exc).__name__})"
+        found = [(Finding("checks", "doubt", reason),)] * len(jobs)
+    for job, findings in zip(jobs, found, strict=True):
+        job.findings = findings
 
 
 def _before_model(chk: Check) -> Verdict | None:

@@ -1,18 +1,32 @@
-"""The decision table (docs/design.md, Decision table): thresholds, and p0/p1 -> verdict."""
+"""The decision table (docs/design.md, Decision table): thresholds, and p0/p1 -> verdict.
+
+Three outcomes: **verified** (accepted, not flagged), **held** (accepted and flagged:
+stored ``unverified``, never shown as verified) and **refused** (not accepted). A
+check that refutes the claim refuses it whatever the verifier says; a check in doubt,
+or a verifier below ``verify_p1``, holds it (docs/verifier-decision-rule.md, Three
+outcomes).
+"""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from gate.budget import DEFAULT_EPS, budget
 from gate.verdict import Verdict, VerdictStatus
 
+if TYPE_CHECKING:
+    from gate.checks import Finding
+
 DEFAULT_CONTRADICTION_THRESHOLD = 0.2
 DEFAULT_MIN_P1 = 0.5
 DEFAULT_FLAG_THRESHOLD_BITS = 2.0
 DEFAULT_TIMEOUT_REDUCTION = 0.5
+#: The p1 a fact needs to be verified rather than held, fitted on the agent-memory
+#: train and dev rows (docs/verifier-decision-rule.md, Three outcomes).
+DEFAULT_VERIFY_P1 = 0.9
 
 PriorSufficientAction = Literal["store", "flag", "reject"]
 
@@ -28,8 +42,14 @@ class GatePolicy(BaseModel):
     flag_threshold_bits: float = Field(default=DEFAULT_FLAG_THRESHOLD_BITS, ge=0.0)
     timeout_reduction: float = Field(default=DEFAULT_TIMEOUT_REDUCTION, ge=0.0, le=1.0)
     prior_sufficient: PriorSufficientAction = "store"
-    #: False turns rows 4-5 into "store, flagged" (audit-only); contradictions still reject.
-    reject_unsupported: bool = True
+    #: False (the default) holds the facts of rows 4-5 (stored, flagged: ``unverified``);
+    #: True refuses them, as the gate did before three outcomes. Contradictions and
+    #: refuting checks refuse either way.
+    reject_unsupported: bool = False
+    #: A grounded fact below this p1 is held, not verified.
+    verify_p1: float = Field(default=DEFAULT_VERIFY_P1, ge=0.0, le=1.0)
+    #: Read the claim beside its evidence with the checks of ``gate.checks``.
+    checks: bool = True
 
     @model_validator(mode="after")
     def _ordered(self) -> GatePolicy:
@@ -38,8 +58,50 @@ class GatePolicy(BaseModel):
         return self
 
 
-def decide(p0: float, p1: float, stated: float, policy: GatePolicy) -> Verdict:
-    """Rows 2-6 of the decision table for valid probabilities p0, p1 and tau = ``stated``."""
+def decide(
+    p0: float,
+    p1: float,
+    stated: float,
+    policy: GatePolicy,
+    findings: Sequence[Finding] = (),
+) -> Verdict:
+    """Rows 2-6 of the decision table for valid probabilities p0, p1 and tau = ``stated``,
+    with the checks' ``findings``: a refuting one refuses, a doubtful one holds."""
+    verdict = _decide(p0, p1, stated, policy)
+    refute = next((f for f in findings if f.effect == "refute"), None)
+    doubt = next((f for f in findings if f.effect == "doubt"), None)
+    if refute is not None:
+        return verdict.model_copy(
+            update={
+                "status": VerdictStatus.CONTRADICTED,
+                "accepted": False,
+                "flagged": False,
+                "confidence": 0.0,
+                "reason": refute.reason,
+                "check": refute.check,
+            }
+        )
+    if not verdict.accepted or verdict.flagged:
+        return verdict
+    if doubt is not None:
+        return _held(verdict, doubt.reason, doubt.check)
+    if p1 < policy.verify_p1:
+        return _held(verdict, f"the verifier is unsure: p1 {p1:.2f}, a verified fact needs {policy.verify_p1:.2f}")
+    support = next((f for f in findings if f.effect == "support"), None)
+    if support is not None and verdict.reason is None:
+        return verdict.model_copy(update={"reason": support.reason, "check": support.check})
+    return verdict
+
+
+def _held(verdict: Verdict, reason: str, check: str | None = None) -> Verdict:
+    """``verdict`` held: stored, flagged, at no more than its p1."""
+    confidence = min(verdict.confidence, verdict.p1 if verdict.p1 is not None else 1.0)
+    return verdict.model_copy(
+        update={"flagged": True, "confidence": confidence, "reason": reason, "check": check}
+    )
+
+
+def _decide(p0: float, p1: float, stated: float, policy: GatePolicy) -> Verdict:
     b = budget(p0, p1, stated, policy.eps)
     numbers: dict[str, Any] = {
         "p0": p0,
@@ -80,11 +142,17 @@ def decide(p0: float, p1: float, stated: float, policy: GatePolicy) -> Verdict:
             **numbers,
         )
     if p1 <= p0 or p1 < policy.min_p1:
-        return unsupported(VerdictStatus.UNSUPPORTED, "the evidence does not support the claim")
+        return unsupported(
+            VerdictStatus.UNSUPPORTED,
+            f"the verifier is unsure: p1 {p1:.2f}, a verified fact needs {policy.verify_p1:.2f}"
+            if p1 < policy.min_p1
+            else f"the claim is no likelier with the evidence than without it (p1 {p1:.2f}, p0 {p0:.2f})",
+        )
     if b.budget_gap > policy.flag_threshold_bits:
         return unsupported(
             VerdictStatus.INSUFFICIENT_EVIDENCE,
-            f"the evidence falls {b.budget_gap:.2f} bits short of the stated confidence",
+            f"the evidence supports the claim less than its stated confidence {stated:.2f} "
+            f"needs ({b.budget_gap:.2f} bits short)",
         )
     confidence = stated if b.required_bits == 0 else min(stated, b.observed_bits / b.required_bits)
     return Verdict(status=VerdictStatus.GROUNDED, accepted=True, confidence=confidence, **numbers)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -37,6 +38,9 @@ class VerdictStatus(StrEnum):
     GROUNDED = "grounded"
 
 
+Outcome = Literal["verified", "held", "refused"]
+
+
 class _Decision(BaseModel):
     """A Verdict's fields before its numbers (a base, so the fields keep their order)."""
 
@@ -63,3 +67,16 @@ class Verdict(GateNumbers, _Decision):
     latency_ms: float | None = None
     cached: bool = False
     reason: str | None = None
+    #: The check whose finding decided (``gate.checks.CHECKS``), if one did.
+    check: str | None = None
+
+    @property
+    def outcome(self) -> Outcome:
+        """``verified``, ``held`` (stored, flagged ``unverified``) or ``refused``."""
+        if not self.accepted:
+            return "refused"
+        return "held" if self.flagged or self.status in UNDECIDED else "verified"
+
+
+#: Verdicts that reached no decision (the verifier failed): stored, never verified.
+UNDECIDED = frozenset({VerdictStatus.TIMEOUT, VerdictStatus.VERIFIER_ERROR})

@@ -1,0 +1,309 @@
+"""Checks that name the mistake: a claim read beside its evidence, no model asked.
+
+Each check compares what the claim states with what the evidence states and answers
+with findings: ``refute`` (the evidence says otherwise, in a way these rules read
+reliably), ``doubt`` (something the claim needs is not in the evidence, or these rules
+cannot tell) or ``support`` (every word, name and value of the claim is in one sentence
+of the evidence, with the same polarity). The gate (``gate.policy.decide``) turns them
+into an outcome; each finding's reason is one plain sentence a person can act on.
+
+The reading is the shared language layer's: sentences (pysbd), speakers (first person
+read as the turn's speaker), fields (JSON and ``key: value`` read as words), values
+(numbers, dates, times) and spaCy's lemmas, names, negation and roles.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from language.fields import fields, key_words
+from language.parsing import Reading, negated, parse_many, read
+from language.sentences import sentence_spans
+from language.clauses import clause_spans
+from language.values import MONTHS, WEEKDAYS, Value, digits, same, spoken, values
+
+Effect = Literal["refute", "doubt", "support"]
+
+#: Names of the checks, in the order their findings are reported.
+CHECKS = ("values", "polarity", "names", "speaker", "direction", "words")
+
+#: Share of a claim's content words a sentence must hold to be "the sentence the claim
+#: is about" (below it, no sentence is, and the polarity and speaker checks stay quiet).
+ABOUT = 0.5
+#: A field value longer than this many words is prose after a label ("Maya: I ..."),
+#: read as a sentence, not as a field.
+MAX_VALUE_WORDS = 8
+#: Pieces longer than this (a whole JSON object, a table on one line) are too broad to
+#: be what a claim is about.
+MAX_UNIT_WORDS = 60
+MAX_UNITS = 300
+#: Words that are values, not names (the values check compares them).
+_CALENDAR = frozenset(MONTHS) | frozenset(WEEKDAYS) | frozenset(w + "s" for w in WEEKDAYS)
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """What one check found: its name, its effect and its reason in plain words."""
+
+    check: str
+    effect: Effect
+    reason: str
+
+
+def check(claim: str, evidence: str) -> tuple[Finding, ...]:
+    """The findings for one claim against its evidence (read as said)."""
+    return check_many([(claim, evidence)])[0]
+
+
+def check_many(pairs: Sequence[tuple[str, str]]) -> list[tuple[Finding, ...]]:
+    """The findings for many (claim, evidence) pairs, parsed in one batch."""
+    units = [_units(evidence) for _, evidence in pairs]
+    texts = [claim for claim, _ in pairs] + [u for us in units for u in us]
+    docs = dict(zip(texts, parse_many(texts), strict=True))
+    out = []
+    for (claim, evidence), sentences in zip(pairs, units, strict=True):
+        said = [read(docs[s]) for s in sentences]
+        out.append(_findings(claim, read(docs[claim]), evidence, said))
+    return out
+
+
+def _units(evidence: str) -> list[str]:
+    """The evidence as the pieces a claim may be about: sentences, their clauses, each
+    line of a table or log, and each field of a record read as words ("paid_on:
+    2026-10-02" -> "invoice paid on 2026-10-02")."""
+    found: list[str] = []
+    for start, end in sentence_spans(evidence):
+        label = _LABEL.match(evidence, start, end)
+        start = label.end() if label else start  # "Maya: ..." is read as what Maya said
+        found.append(evidence[start:end])
+        found += [evidence[a:b] for a, b in clause_spans(evidence, start, end)]
+    if "\n" in evidence.strip():
+        found += evidence.splitlines()
+    for f in fields(evidence):
+        if len(f.value.split()) <= MAX_VALUE_WORDS:  # a value, not a sentence after a label
+            found.append(f"{f.record} {key_words(f.key)} {f.value}".strip())
+    return [u for u in dict.fromkeys(u.strip() for u in found) if 0 < len(u.split()) <= MAX_UNIT_WORDS][:MAX_UNITS]
+
+
+#: A turn's speaker label ("Maya: ", "Dr. Okonkwo: "), left out of what is parsed.
+_LABEL = re.compile(r"(?:[A-Z][\w.'-]*|@[\w.-]+)(?: [A-Z][\w.'-]*){0,3}(?: \([^)\n]{1,40}\))?:[ \t]+(?=\S)")
+
+
+def _findings(claim: str, said: Reading, evidence: str, sentences: list[Reading]) -> tuple[Finding, ...]:
+    found: list[Finding] = []
+    about = _about(said, sentences)
+    found += _values(claim, evidence)
+    found += _polarity(said, about)
+    found += _names(said, evidence)
+    found += _speaker(said, about, sentences)
+    if not any(f.effect == "refute" for f in found):
+        found += _words(said, evidence, sentences, about)
+    return tuple(found)
+
+
+def _about(claim: Reading, sentences: list[Reading]) -> Reading | None:
+    """The sentence that holds most of the claim's content words (None below ``ABOUT``)."""
+    if not claim.lemmas or not sentences:
+        return None
+    best = max(sentences, key=lambda s: (len(claim.lemmas & s.lemmas), -len(s.lemmas)))
+    share = len(claim.lemmas & best.lemmas) / len(claim.lemmas)
+    return best if share >= ABOUT else None
+
+
+def _values(claim: str, evidence: str) -> list[Finding]:
+    """Numbers, dates, times and weekdays of the claim must be the evidence's."""
+    stated = values(evidence)
+    out = []
+    for v in values(claim):
+        if any(same(v, e) for e in stated):
+            continue
+        other_rate = next((e for e in stated if e.kind == v.kind and e.canonical == v.canonical), None)
+        if other_rate is not None and v.per:
+            out.append(Finding("values", "refute", f"the evidence says {spoken(other_rate)}, not {spoken(v)}"))
+            continue
+        if _written(v, evidence):
+            continue
+        if _derived(v, stated) or _bound(v, claim):
+            out.append(Finding("values", "doubt", f"{v.text} is not in the evidence as written; it may be worked out from it"))
+            continue
+        others = [e for e in stated if e.kind == v.kind]
+        if others:
+            near = _nearest(v, others)
+            out.append(Finding("values", "refute", f"the evidence says {spoken(near)}, not {spoken(v)}"))
+        else:
+            out.append(Finding("values", "doubt", f"the evidence gives no {_kind_word(v)} such as {spoken(v)}"))
+    return out
+
+
+def _written(v: Value, evidence: str) -> bool:
+    """A number written as is somewhere in the evidence, even inside an identifier
+    ("order 771" and "/orders/771")."""
+    if v.kind != "number":
+        return False
+    return re.search(rf"(?<![\d.]){re.escape(v.text)}(?![\d])", digits(evidence)) is not None
+
+
+_BOUNDS = re.compile(
+    r"\b(?:fewer|less|more|greater|higher|lower|over|under|above|below|at least|at most|up to|"
+    r"nearly|almost|about|around|roughly|approximately|over)\s+(?:than\s+)?$",
+    re.I,
+)
+
+
+def _bound(v: Value, claim: str) -> bool:
+    """A number the claim states as a bound or an estimate ("fewer than ten")."""
+    at = digits(claim).find(v.text)
+    return at > 0 and _BOUNDS.search(digits(claim)[:at]) is not None
+
+
+def _derived(v: Value, stated: tuple[Value, ...]) -> bool:
+    """A number that the evidence's numbers give by one step of arithmetic or a common
+    unit change (a share of rent, minutes from seconds, a duration from two times)."""
+    if v.kind == "time":
+        hours, minutes = v.canonical.split(":")
+        clock = int(hours) * 60 + int(minutes)
+        times = [e for e in stated if e.kind == "time"]
+        steps = [float(e.canonical) for e in stated if e.kind == "number" and e.canonical.isdigit()]
+        return any(
+            abs(int(t.canonical[:2]) * 60 + int(t.canonical[3:]) - clock) in steps for t in times
+        )
+    if v.kind != "number":
+        return False
+    try:
+        target = float(v.canonical)
+    except ValueError:
+        return False
+    nums = []
+    for e in stated:
+        if e.kind == "number":
+            try:
+                nums.append(float(e.canonical))
+            except ValueError:
+                pass
+        elif e.kind == "time":
+            hours, minutes = e.canonical.split(":")
+            nums.append(int(hours) * 60 + int(minutes))
+    for a in nums:
+        for factor in (60, 1 / 60, 1000, 1 / 1000, 100, 1 / 100, 24, 1 / 24, 7, 1 / 7, 12, 1 / 12, 2, 1 / 2):
+            if abs(a * factor - target) < 1e-6 * max(1.0, target):
+                return True
+        for b in nums:
+            if any(abs(r - target) < 1e-6 * max(1.0, abs(target)) for r in (a + b, abs(a - b), a * b, a / b if b else -1)):
+                return True
+    return False
+
+
+def _nearest(v: Value, others: list[Value]) -> Value:
+    """The evidence value of the same kind most like ``v`` (for the reason)."""
+    return min(others, key=lambda e: (len(e.canonical) != len(v.canonical), e.canonical != v.canonical))
+
+
+def _kind_word(v: Value) -> str:
+    return {"number": "number", "date": "date", "time": "time", "weekday": "day"}[v.kind]
+
+
+def _polarity(claim: Reading, about: Reading | None) -> list[Finding]:
+    """The claim and the sentence it is about must agree on "not"."""
+    if about is None or claim.negated == about.negated:
+        return []
+    if claim.negated:
+        return [Finding("polarity", "refute", f'the claim says "not", the evidence does not: "{_short(about.text)}"')]
+    return [Finding("polarity", "doubt", f'the evidence says "not" where the claim does not: "{_short(about.text)}"')]
+
+
+def _names(claim: Reading, evidence: str) -> list[Finding]:
+    """Every person, place or thing the claim names must be named in the evidence."""
+    low = evidence.lower()
+    missing = [n for n in claim.names if not _named(n, low) and n.lower() not in _CALENDAR]
+    return [Finding("names", "refute", f"the evidence never mentions {n}") for n in missing]
+
+
+def _named(name: str, low: str) -> bool:
+    words = [
+        w for w in name.lower().replace("'s", "").split() if w not in {"the", "user"} | _CALENDAR
+    ]
+    return all(w in low for w in words)
+
+
+def _speaker(claim: Reading, about: Reading | None, sentences: list[Reading]) -> list[Finding]:
+    """What the evidence says of one person must not be claimed of another: the
+    sentence the claim is about names someone else as its subject and never the
+    claim's own subject."""
+    if about is None or not claim.subjects:
+        return []
+    subject = claim.subjects[0]
+    turned = _turned(claim, about, subject)
+    if turned:
+        return [
+            Finding(
+                "direction",
+                "refute",
+                f"the evidence has it the other way round: {turned} comes before "
+                f'"{claim.root}", not {subject}',
+            )
+        ]
+    said_of = [s for s in about.subjects if not _overlaps(s, subject)]
+    if not said_of:
+        return []
+    if not any(_overlaps(n, subject) for n in about.names):
+        return [Finding("speaker", "refute", f"the evidence says this of {said_of[0]}, not of {subject}")]
+    others = [n for n in claim.names if not _overlaps(n, subject)]
+    swapped = [s for s in said_of if any(_overlaps(s, n) for n in others)]
+    if swapped and not any(_overlaps(s, subject) for s in about.subjects):
+        return [
+            Finding(
+                "direction",
+                "doubt",
+                f"in the evidence {swapped[0]} is the subject, not {subject}",
+            )
+        ]
+    return []
+
+
+def _turned(claim: Reading, about: Reading, subject: str) -> str | None:
+    """The claim's other name where the evidence puts it before the claim's verb and
+    the claim's subject after it ("A replaces B" against "B replaces A")."""
+    if claim.root is None or claim.root not in about.order:
+        return None
+    verb = about.order.index(claim.root)
+    first = subject.lower().split()[0]
+    if first not in about.order or about.order.index(first) < verb:
+        return None
+    for other in claim.names:
+        word = other.lower().split()[0]
+        if not _overlaps(other, subject) and word in about.order[:verb]:
+            return other
+    return None
+
+
+def _overlaps(a: str, b: str) -> bool:
+    """Whether two names share a word ("Helga" and "Helga Lindqvist")."""
+    return bool(set(a.lower().split()) & set(b.lower().split()))
+
+
+def _words(claim: Reading, evidence: str, sentences: list[Reading], about: Reading | None) -> list[Finding]:
+    """Support where one sentence holds every content word of the claim; doubt where
+    the claim has words the evidence never uses."""
+    everywhere = frozenset().union(*(s.lemmas for s in sentences)) if sentences else frozenset()
+    low = evidence.lower()
+    missing = sorted(w for w in claim.lemmas if w not in everywhere and w not in low)
+    if missing:
+        return [Finding("words", "doubt", f"the evidence never uses {', '.join(missing[:3])}")]
+    if about is not None and claim.lemmas <= about.lemmas | _value_words(about.text):
+        return [Finding("words", "support", f'the evidence states it: "{_short(about.text)}"')]
+    return []
+
+
+def _value_words(text: str) -> frozenset[str]:
+    return frozenset(v.canonical for v in values(text))
+
+
+def _short(text: str, limit: int = 120) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
+__all__ = ["CHECKS", "Finding", "check", "check_many", "negated"]

