@@ -23,7 +23,7 @@ if typing.TYPE_CHECKING:
         OutputReport,
         verify_claims,
     )
-    from gate.policy import GatePolicy, decide
+    from gate.policy import REFUSE_UNGROUNDED, GatePolicy, decide
     from gate.trace import StepResult, StepStatus, TraceReport, audit_trace
     from gate.verdict import Verdict, VerdictStatus
 
@@ -48,6 +48,7 @@ _EXPORTS: dict[str, str] = {
     "MemoryGateConfig": "gate.config",
     "ModelLock": "gate.backends",
     "OutputReport": "gate.outputs",
+    "REFUSE_UNGROUNDED": "gate.policy",
     "ScriptedBackend": "gate.backends",
     "StepResult": "gate.trace",
     "StepStatus": "gate.trace",
@@ -89,6 +90,7 @@ __all__ = [
     "MemoryGateConfig",
     "ModelLock",
     "OutputReport",
+    "REFUSE_UNGROUNDED",
     "ScriptedBackend",
     "StepResult",
     "StepStatus",

@@ -15,8 +15,10 @@ read as the turn's speaker), fields (JSON and ``key: value`` read as words), val
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 from typing import Literal
 
 from language.fields import fields, key_words
@@ -28,7 +30,7 @@ from language.values import MONTHS, WEEKDAYS, Value, digits, same, spoken, value
 Effect = Literal["refute", "doubt", "support"]
 
 #: Names of the checks, in the order their findings are reported.
-CHECKS = ("values", "polarity", "names", "speaker", "direction", "words")
+CHECKS = ("values", "polarity", "names", "speaker", "direction", "things", "words")
 
 #: Share of a claim's content words a sentence must hold to be "the sentence the claim
 #: is about" (below it, no sentence is, and the polarity and speaker checks stay quiet).
@@ -85,14 +87,20 @@ def _units(evidence: str) -> list[str]:
     for f in fields(evidence):
         if len(f.value.split()) <= MAX_VALUE_WORDS:  # a value, not a sentence after a label
             found.append(f"{f.record} {key_words(f.key)} {f.value}".strip())
-    return [u for u in dict.fromkeys(u.strip() for u in found) if 0 < len(u.split()) <= MAX_UNIT_WORDS][:MAX_UNITS]
+    return [
+        u for u in dict.fromkeys(u.strip() for u in found) if 0 < len(u.split()) <= MAX_UNIT_WORDS
+    ][:MAX_UNITS]
 
 
 #: A turn's speaker label ("Maya: ", "Dr. Okonkwo: "), left out of what is parsed.
-_LABEL = re.compile(r"(?:[A-Z][\w.'-]*|@[\w.-]+)(?: [A-Z][\w.'-]*){0,3}(?: \([^)\n]{1,40}\))?:[ \t]+(?=\S)")
+_LABEL = re.compile(
+    r"(?:[A-Z][\w.'-]*|@[\w.-]+)(?: [A-Z][\w.'-]*){0,3}(?: \([^)\n]{1,40}\))?:[ \t]+(?=\S)"
+)
 
 
-def _findings(claim: str, said: Reading, evidence: str, sentences: list[Reading]) -> tuple[Finding, ...]:
+def _findings(
+    claim: str, said: Reading, evidence: str, sentences: list[Reading]
+) -> tuple[Finding, ...]:
     found: list[Finding] = []
     about = _about(said, sentences)
     found += _values(claim, evidence)
@@ -120,21 +128,39 @@ def _values(claim: str, evidence: str) -> list[Finding]:
     for v in values(claim):
         if any(same(v, e) for e in stated):
             continue
-        other_rate = next((e for e in stated if e.kind == v.kind and e.canonical == v.canonical), None)
+        other_rate = next(
+            (e for e in stated if e.kind == v.kind and e.canonical == v.canonical), None
+        )
         if other_rate is not None and v.per:
-            out.append(Finding("values", "refute", f"the evidence says {spoken(other_rate)}, not {spoken(v)}"))
+            out.append(
+                Finding(
+                    "values", "refute", f"the evidence says {spoken(other_rate)}, not {spoken(v)}"
+                )
+            )
             continue
         if _written(v, evidence):
             continue
         if _derived(v, stated) or _bound(v, claim):
-            out.append(Finding("values", "doubt", f"{v.text} is not in the evidence as written; it may be worked out from it"))
+            out.append(
+                Finding(
+                    "values",
+                    "doubt",
+                    f"{v.text} is not in the evidence as written; it may be worked out from it",
+                )
+            )
             continue
         others = [e for e in stated if e.kind == v.kind]
         if others:
             near = _nearest(v, others)
-            out.append(Finding("values", "refute", f"the evidence says {spoken(near)}, not {spoken(v)}"))
+            out.append(
+                Finding("values", "refute", f"the evidence says {spoken(near)}, not {spoken(v)}")
+            )
         else:
-            out.append(Finding("values", "doubt", f"the evidence gives no {_kind_word(v)} such as {spoken(v)}"))
+            out.append(
+                Finding(
+                    "values", "doubt", f"the evidence gives no {_kind_word(v)} such as {spoken(v)}"
+                )
+            )
     return out
 
 
@@ -187,18 +213,38 @@ def _derived(v: Value, stated: tuple[Value, ...]) -> bool:
             hours, minutes = e.canonical.split(":")
             nums.append(int(hours) * 60 + int(minutes))
     for a in nums:
-        for factor in (60, 1 / 60, 1000, 1 / 1000, 100, 1 / 100, 24, 1 / 24, 7, 1 / 7, 12, 1 / 12, 2, 1 / 2):
+        for factor in (
+            60,
+            1 / 60,
+            1000,
+            1 / 1000,
+            100,
+            1 / 100,
+            24,
+            1 / 24,
+            7,
+            1 / 7,
+            12,
+            1 / 12,
+            2,
+            1 / 2,
+        ):
             if abs(a * factor - target) < 1e-6 * max(1.0, target):
                 return True
         for b in nums:
-            if any(abs(r - target) < 1e-6 * max(1.0, abs(target)) for r in (a + b, abs(a - b), a * b, a / b if b else -1)):
+            if any(
+                abs(r - target) < 1e-6 * max(1.0, abs(target))
+                for r in (a + b, abs(a - b), a * b, a / b if b else -1)
+            ):
                 return True
     return False
 
 
 def _nearest(v: Value, others: list[Value]) -> Value:
     """The evidence value of the same kind most like ``v`` (for the reason)."""
-    return min(others, key=lambda e: (len(e.canonical) != len(v.canonical), e.canonical != v.canonical))
+    return min(
+        others, key=lambda e: (len(e.canonical) != len(v.canonical), e.canonical != v.canonical)
+    )
 
 
 def _kind_word(v: Value) -> str:
@@ -210,22 +256,64 @@ def _polarity(claim: Reading, about: Reading | None) -> list[Finding]:
     if about is None or claim.negated == about.negated:
         return []
     if claim.negated:
-        return [Finding("polarity", "refute", f'the claim says "not", the evidence does not: "{_short(about.text)}"')]
-    return [Finding("polarity", "doubt", f'the evidence says "not" where the claim does not: "{_short(about.text)}"')]
+        return [
+            Finding(
+                "polarity",
+                "refute",
+                f'the claim says "not", the evidence does not: "{_short(about.text)}"',
+            )
+        ]
+    return [
+        Finding(
+            "polarity",
+            "doubt",
+            f'the evidence says "not" where the claim does not: "{_short(about.text)}"',
+        )
+    ]
 
 
 def _names(claim: Reading, evidence: str) -> list[Finding]:
-    """Every person, place or thing the claim names must be named in the evidence."""
+    """Every person, place or thing the claim names must be named in the evidence. A
+    missing subject only holds the claim where the evidence may name it by a pronoun
+    ("She moved to Leeds" for "Maya moved to Leeds")."""
     low = evidence.lower()
-    missing = [n for n in claim.names if not _named(n, low) and n.lower() not in _CALENDAR]
-    return [Finding("names", "refute", f"the evidence never mentions {n}") for n in missing]
+    found = []
+    for name in claim.names:
+        if _named(name, low) or name.lower() in _CALENDAR:
+            continue
+        subject = any(_overlaps(name, s) for s in claim.subjects)
+        effect: Effect = "doubt" if subject and _PRONOUN.search(evidence) else "refute"
+        found.append(Finding("names", effect, f"the evidence never mentions {name}"))
+    return found
+
+
+_PRONOUN = re.compile(r"\b(?:he|she|they|him|her|them|his|hers|their|it|its)\b", re.I)
 
 
 def _named(name: str, low: str) -> bool:
+    """Whether the evidence (lower case) names ``name``: by any of its words (accents
+    folded, titles aside), as a whole word, so "the Red Sox" names "Boston Red Sox"."""
+    text = _fold(low)
     words = [
-        w for w in name.lower().replace("'s", "").split() if w not in {"the", "user"} | _CALENDAR
+        w
+        for w in re.findall(r"[a-z0-9']+", _fold(name.lower()).replace("'s", ""))
+        if w not in _TITLES and w not in _CALENDAR and (len(w) > 2 or w.isdigit())
     ]
-    return all(w in low for w in words)
+    if not words:
+        return True
+    return any(re.search(rf"(?<![a-z0-9]){re.escape(w)}(?![a-z0-9])", text) for w in words)
+
+
+#: Words of a name that do not tell who is named.
+_TITLES = frozenset(
+    "the user mr mrs ms dr prof sir dame queen king prince princess count lord lady saint st "
+    "of and de la le von van".split()
+)
+
+
+def _fold(text: str) -> str:
+    """``text`` without accents ("Vázquez" -> "Vazquez")."""
+    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
 
 
 def _speaker(claim: Reading, about: Reading | None, sentences: list[Reading]) -> list[Finding]:
@@ -249,7 +337,11 @@ def _speaker(claim: Reading, about: Reading | None, sentences: list[Reading]) ->
     if not said_of:
         return []
     if not any(_overlaps(n, subject) for n in about.names):
-        return [Finding("speaker", "refute", f"the evidence says this of {said_of[0]}, not of {subject}")]
+        return [
+            Finding(
+                "speaker", "refute", f"the evidence says this of {said_of[0]}, not of {subject}"
+            )
+        ]
     others = [n for n in claim.names if not _overlaps(n, subject)]
     swapped = [s for s in said_of if any(_overlaps(s, n) for n in others)]
     if swapped and not any(_overlaps(s, subject) for s in about.subjects):
@@ -284,17 +376,56 @@ def _overlaps(a: str, b: str) -> bool:
     return bool(set(a.lower().split()) & set(b.lower().split()))
 
 
-def _words(claim: Reading, evidence: str, sentences: list[Reading], about: Reading | None) -> list[Finding]:
+def _words(
+    claim: Reading, evidence: str, sentences: list[Reading], about: Reading | None
+) -> list[Finding]:
     """Support where one sentence holds every content word of the claim; doubt where
     the claim has words the evidence never uses."""
     everywhere = frozenset().union(*(s.lemmas for s in sentences)) if sentences else frozenset()
     low = evidence.lower()
     missing = sorted(w for w in claim.lemmas if w not in everywhere and w not in low)
+    swapped = _substituted(claim, about, missing)
+    if swapped is not None:
+        said, claimed = swapped
+        return [Finding("things", "doubt", f"the evidence says {said}, not {claimed}")]
     if missing:
         return [Finding("words", "doubt", f"the evidence never uses {', '.join(missing[:3])}")]
     if about is not None and claim.lemmas <= about.lemmas | _value_words(about.text):
         return [Finding("words", "support", f'the evidence states it: "{_short(about.text)}"')]
     return []
+
+
+def _substituted(
+    claim: Reading, about: Reading | None, missing: list[str]
+) -> tuple[str, str] | None:
+    """(the evidence's words, the claim's) where the claim is the sentence it is about
+    with one thing put in another's place ("allergic to shellfish" against "allergic to
+    peanuts"): aligned word by word, every word of the claim is the sentence's but one
+    run of at most two, the run holds the one word the evidence never uses, and the
+    sentence has other words in its place."""
+    if about is None or len(missing) != 1 or _timely(missing[0]):
+        return None
+    ours, theirs = list(claim.order), list(about.order)
+    swaps = []
+    for op, a1, a2, b1, b2 in SequenceMatcher(None, ours, theirs, autojunk=False).get_opcodes():
+        if op in ("delete", "replace") and any(w.isalnum() for w in ours[a1:a2]):
+            if op == "delete" or a2 - a1 > 2 or b2 - b1 > 3:
+                return None
+            swaps.append((theirs[b1:b2], ours[a1:a2], about.tokens[b1:b2], claim.tokens[a1:a2]))
+    if len(swaps) != 1 or missing[0] not in swaps[0][1] or any(_timely(w) for w in swaps[0][0]):
+        return None
+    return " ".join(swaps[0][2]), " ".join(swaps[0][3])
+
+
+#: Words of time, which the values check reads (a day is not a thing put in another's place).
+_TIME_WORDS = frozenset(
+    "day week month year morning afternoon evening night weekend hour minute time today "
+    "tomorrow yesterday".split()
+)
+
+
+def _timely(lemma: str) -> bool:
+    return lemma in _TIME_WORDS or lemma in _CALENDAR or lemma.rstrip("s") in _CALENDAR
 
 
 def _value_words(text: str) -> frozenset[str]:

@@ -35,7 +35,9 @@ from gate.policy import (
     DEFAULT_CONTRADICTION_THRESHOLD,
     DEFAULT_FLAG_THRESHOLD_BITS,
     DEFAULT_MIN_P1,
+    DEFAULT_REFUTE_SWAP_P1,
     DEFAULT_TIMEOUT_REDUCTION,
+    DEFAULT_VERIFY_P1,
     GatePolicy,
     PriorSufficientAction,
 )
@@ -151,7 +153,14 @@ class MemoryGateConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     min_confidence: float = Field(default=DEFAULT_MIN_P1, ge=0.0, le=1.0)
-    reject_unsupported: bool = True
+    #: False: hold (store ``unverified``) what the verifier cannot ground; True: refuse it.
+    reject_unsupported: bool = False
+    #: The p1 a fact needs to be verified rather than held.
+    verify_p1: float = Field(default=DEFAULT_VERIFY_P1, ge=0.0, le=1.0)
+    #: Below this p1 a thing swapped for another ("shellfish" for "peanuts") is refused.
+    refute_swap_p1: float = Field(default=DEFAULT_REFUTE_SWAP_P1, ge=0.0, le=1.0)
+    #: Read each claim beside its evidence with ``gate.checks`` (values, polarity, ...).
+    checks: bool = True
     contradiction_threshold: float = Field(default=DEFAULT_CONTRADICTION_THRESHOLD, ge=0, le=1)
     flag_threshold_bits: float = Field(default=DEFAULT_FLAG_THRESHOLD_BITS, ge=0.0)
     timeout_reduction: float = Field(default=DEFAULT_TIMEOUT_REDUCTION, ge=0.0, le=1.0)

@@ -414,11 +414,13 @@ def verify_claim(
     *,
     citations: Sequence[Citation] = (),
     gate: Gate | None = None,
+    policy: GatePolicy | None = None,
 ) -> Verdict:
     """Check one claim against evidence (a string or a list of them).
 
     See docs/design.md, Verdict.
 
-    Uses ``gate`` or the process-wide default gate (embedded backend).
+    Uses ``gate`` or the process-wide default gate (embedded backend), under ``policy``
+    (None: the gate's own).
     """
-    return (gate or default_gate()).check(claim, evidence, citations, confidence)
+    return (gate or default_gate()).check(claim, evidence, citations, confidence, policy=policy)

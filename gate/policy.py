@@ -27,6 +27,10 @@ DEFAULT_TIMEOUT_REDUCTION = 0.5
 #: The p1 a fact needs to be verified rather than held, fitted on the agent-memory
 #: train and dev rows (docs/verifier-decision-rule.md, Three outcomes).
 DEFAULT_VERIFY_P1 = 0.9
+#: Below this p1, a thing put in another's place ("allergic to shellfish" where the
+#: evidence says peanuts) is refused rather than held: the highest p1 at which the two
+#: together were false at least 9 times in 10 on public NLI pairs (same rule).
+DEFAULT_REFUTE_SWAP_P1 = 0.3
 
 PriorSufficientAction = Literal["store", "flag", "reject"]
 
@@ -48,6 +52,8 @@ class GatePolicy(BaseModel):
     reject_unsupported: bool = False
     #: A grounded fact below this p1 is held, not verified.
     verify_p1: float = Field(default=DEFAULT_VERIFY_P1, ge=0.0, le=1.0)
+    #: A thing swapped for another (the ``things`` check) below this p1 is refused.
+    refute_swap_p1: float = Field(default=DEFAULT_REFUTE_SWAP_P1, ge=0.0, le=1.0)
     #: Read the claim beside its evidence with the checks of ``gate.checks``.
     checks: bool = True
 
@@ -56,6 +62,13 @@ class GatePolicy(BaseModel):
         if self.contradiction_threshold > self.min_p1:
             raise ValueError("contradiction_threshold must not exceed min_p1")
         return self
+
+
+#: The specification's decision table alone, as the gate decided before three
+#: outcomes: what the verifier cannot ground is refused, no checks read the claim, and
+#: a grounded fact is verified at any p1. For callers (and tests) that pin the table's
+#: rows to a scripted verifier.
+REFUSE_UNGROUNDED = GatePolicy(reject_unsupported=True, checks=False, verify_p1=0.0)
 
 
 def decide(
@@ -70,6 +83,8 @@ def decide(
     verdict = _decide(p0, p1, stated, policy)
     refute = next((f for f in findings if f.effect == "refute"), None)
     doubt = next((f for f in findings if f.effect == "doubt"), None)
+    if refute is None and p1 < policy.refute_swap_p1:
+        refute = next((f for f in findings if f.check == "things"), None)
     if refute is not None:
         return verdict.model_copy(
             update={
@@ -81,12 +96,17 @@ def decide(
                 "check": refute.check,
             }
         )
-    if not verdict.accepted or verdict.flagged:
+    if not verdict.accepted:
         return verdict
-    if doubt is not None:
+    if doubt is not None:  # the check's reason says more than "the verifier is unsure"
         return _held(verdict, doubt.reason, doubt.check)
+    if verdict.flagged:
+        return verdict
     if p1 < policy.verify_p1:
-        return _held(verdict, f"the verifier is unsure: p1 {p1:.2f}, a verified fact needs {policy.verify_p1:.2f}")
+        return _held(
+            verdict,
+            f"the verifier is unsure: p1 {p1:.2f}, a verified fact needs {policy.verify_p1:.2f}",
+        )
     support = next((f for f in findings if f.effect == "support"), None)
     if support is not None and verdict.reason is None:
         return verdict.model_copy(update={"reason": support.reason, "check": support.check})

@@ -85,8 +85,12 @@ class Reading:
     subjects: tuple[str, ...]
     #: Each token's lemma, lower case, in order (for where a name stands).
     order: tuple[str, ...] = ()
+    #: Each token as written, in the same order.
+    tokens: tuple[str, ...] = ()
     #: The lemma of the main verb, where there is one.
     root: str | None = None
+    #: Each noun's (lemma, dependency, head's lemma): where a thing stands in the sentence.
+    slots: tuple[tuple[str, str, str], ...] = ()
 
 
 def read(span: Doc | Span) -> Reading:
@@ -105,7 +109,13 @@ def read(span: Doc | Span) -> Reading:
             )
         ),
         order=tuple(t.lemma_.lower() for t in span),
+        tokens=tuple(t.text for t in span),
         root=next((t.lemma_.lower() for t in span if t.dep_ == "ROOT" and t.pos_ == "VERB"), None),
+        slots=tuple(
+            (t.lemma_.lower(), t.dep_, t.head.lemma_.lower())
+            for t in span
+            if t.pos_ in ("NOUN", "PROPN")
+        ),
     )
 
 
@@ -141,6 +151,12 @@ def names(span: Doc | Span) -> tuple[str, ...]:
     for t in span:
         if t.pos_ == "PROPN" and t.text[:1].isupper():
             run.append(t.text)
+            continue
+        if run and t.text == "-" and not t.whitespace_ and t.i + 1 < len(t.doc):
+            run[-1] += "-"  # "Dae-ho": one name, whatever the tagger made of its parts
+            continue
+        if run and run[-1].endswith("-"):
+            run[-1] += t.text
             continue
         if run:
             found.append(" ".join(run))

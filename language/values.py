@@ -73,18 +73,24 @@ _WORD_NUMBERS = {
     "a couple of": "2",
     "a pair of": "2",
 }
-_WORDS = re.compile(r"\b(?:" + "|".join(sorted(_WORD_NUMBERS, key=len, reverse=True)) + r")\b", re.I)
+_WORDS = re.compile(
+    r"\b(?:" + "|".join(sorted(_WORD_NUMBERS, key=len, reverse=True)) + r")\b", re.I
+)
 
 _MONTH = r"(?P<month>" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
 _DAY = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
 _YEAR = r"(?P<year>(?:19|20)\d\d)"
 _DATE_PATTERNS = (
-    re.compile(r"\b(?P<year>(?:19|20)\d\d)-(?P<mm>[01]\d)-(?P<day>[0-3]\d)(?:[T ][0-2]\d:[0-5]\d)?"),
+    re.compile(
+        r"\b(?P<year>(?:19|20)\d\d)-(?P<mm>[01]\d)-(?P<day>[0-3]\d)(?:[T ][0-2]\d:[0-5]\d)?"
+    ),
     re.compile(rf"\b{_DAY}(?:\s+of)?\s+{_MONTH}(?:,?\s+{_YEAR})?\b", re.I),
     re.compile(rf"\b{_MONTH}\s+{_DAY}(?:,?\s+{_YEAR})?\b(?!:)", re.I),
     re.compile(rf"\b{_MONTH}(?:\s+{_YEAR})\b", re.I),
     re.compile(r"\b(?P<year>(?:19|20)\d\d)-(?P<mm>[01]\d)\b(?!-)"),
-    re.compile(r"\b(?P<month>" + "|".join(m.title() for m in MONTHS if len(m) > 3 and m != "may") + r")\b"),
+    re.compile(
+        r"\b(?P<month>" + "|".join(m.title() for m in MONTHS if len(m) > 3 and m != "may") + r")\b"
+    ),
 )
 _TIME = re.compile(
     r"\b(?P<h>[0-2]?\d)(?::(?P<m>[0-5]\d))?\s*(?P<half>[ap]\.?m\.?)(?![a-z])"
@@ -92,7 +98,9 @@ _TIME = re.compile(
     r"|\b(?P<noon>noon|midday|midnight)\b",
     re.I,
 )
-_WEEKDAY = re.compile(r"\b(?P<weekday>" + "|".join(sorted(WEEKDAYS, key=len, reverse=True)) + r")\b\.?", re.I)
+_WEEKDAY = re.compile(
+    r"\b(?P<weekday>" + "|".join(sorted(WEEKDAYS, key=len, reverse=True)) + r")\b\.?", re.I
+)
 _VERSION = re.compile(r"(?<![\w.])v?\d+(?:\.\d+){2,}\b|\b\d+:[0-5]\d(?::[0-5]\d)?\b")
 _NUMBER = re.compile(r"(?<![\w.])[-+]?\$?(?P<n>\d{1,3}(?:,\d{3})+|\d+)(?P<frac>\.\d+)?(?P<k>k\b)?")
 
@@ -187,7 +195,9 @@ def _number(n: float) -> str:
 
 def _date(m: re.Match[str]) -> str | None:
     groups = m.groupdict()
-    month = int(groups["mm"]) if groups.get("mm") else MONTHS.get((groups.get("month") or "").lower())
+    month = (
+        int(groups["mm"]) if groups.get("mm") else MONTHS.get((groups.get("month") or "").lower())
+    )
     if not month or not 1 <= month <= 12:
         return None
     day = int(groups["day"]) if groups.get("day") else None
@@ -220,10 +230,15 @@ def same(a: Value, b: Value) -> bool:
     if a.kind != b.kind:
         return False
     if a.kind == "number":
-        return a.canonical == b.canonical and (a.per is None or b.per is None or _period(a.per) == _period(b.per))
+        return a.canonical == b.canonical and (
+            a.per is None or b.per is None or _period(a.per) == _period(b.per)
+        )
     if a.kind != "date":
         return a.canonical == b.canonical
-    return all(x == y or "*" in (x, y) for x, y in zip(a.canonical.split("-"), b.canonical.split("-"), strict=True))
+    return all(
+        x == y or "*" in (x, y)
+        for x, y in zip(a.canonical.split("-"), b.canonical.split("-"), strict=True)
+    )
 
 
 def _period(word: str) -> str:

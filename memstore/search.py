@@ -180,12 +180,19 @@ def search_facts(
     with scope.session() as session:
         # SQL has the last word on status: another process may have changed it.
         rows = {row["id"]: row for row in scope.fact_rows(session, ranked.order, wanted)}
-        kept = ranked.page([i for i in ranked.order if i in rows], q.min_score, q.offset, q.k)
+        kept = ranked.page(verified_first(ranked.order, rows), q.min_score, q.offset, q.k)
         found = {f.id: f for f in scope.hydrate(session, [rows[i] for i in kept])}
     hits = [SearchHit(fact=found[i], score=ranked.fused[i], **ranked.sides[i]) for i in kept]
     if q.expand and hits:
         hits += expand(scope, hits, q, wanted, ranked.rate)
     return hits
+
+
+def verified_first(order: Sequence[str], rows: dict[str, Any]) -> list[str]:
+    """The ids of ``order`` that SQL kept, verified facts first: a held fact (stored
+    ``unverified``) ranks below every verified one, in its own rank order."""
+    kept = [i for i in order if i in rows]
+    return sorted(kept, key=lambda i: rows[i]["status"] != FactStatus.VERIFIED)
 
 
 def as_named(scope: Scope, query: str) -> str:

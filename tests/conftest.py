@@ -15,7 +15,7 @@ from s3_server import S3Server, find_weed
 from scripted import states, supports_its_own_words
 
 import memstore
-from gate import Gate, ScriptedBackend
+from gate import REFUSE_UNGROUNDED, Gate, ScriptedBackend
 from memstore import Store
 
 #: Tests marked ``both_databases`` run once on SQLite and once on PostgreSQL.
@@ -140,6 +140,6 @@ def scripted_gate(scripted_backend: ScriptedBackend) -> Gate:
 def words_store(data_dir: Path) -> Iterator[Store]:
     """A store whose gate is a rule (``scripted.supports_its_own_words``), not a model:
     tests of what is written and cited must not hinge on verifier quality."""
-    gate = Gate(ScriptedBackend(supports_its_own_words))
+    gate = Gate(ScriptedBackend(supports_its_own_words), REFUSE_UNGROUNDED)
     with memstore.open(data_dir, namespace="user:alice", gate=gate) as opened:
         yield opened

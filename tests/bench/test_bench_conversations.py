@@ -18,7 +18,7 @@ import conversations  # noqa: E402
 import summary  # noqa: E402
 from conversation_data import Expected, Matcher, Trap, has_phrase, load, members_match  # noqa: E402
 
-from gate import Gate, ScriptedBackend  # noqa: E402
+from gate import REFUSE_UNGROUNDED, Gate, ScriptedBackend  # noqa: E402
 from memstore.conversations import Candidate, EmbeddedExtractor  # noqa: E402
 
 
@@ -110,7 +110,7 @@ def test_each_trap_goes_before_the_first_candidate_from_a_later_turn() -> None:
 def test_one_conversation_is_scored_with_the_embedded_extractor(tmp_path: Path) -> None:
     # The gate reads only words (a rule, not a model), so what it admits cannot drift.
     conv = next(c for c in load() if c.id == "01-assistant-move")
-    gate = Gate(ScriptedBackend(supports_its_own_words))
+    gate = Gate(ScriptedBackend(supports_its_own_words), REFUSE_UNGROUNDED)
     row = conversations.run_conversation(conv, EmbeddedExtractor(), tmp_path, Matcher(), gate)
     assert row["error"] is None and row["messages"] == 16
     states = {k: v["state"] for k, v in row["expected"].items()}

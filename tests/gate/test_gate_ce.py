@@ -11,7 +11,7 @@ from gate_samples import ALLERGY, OTHER_FOODS, REJECTED, repeatable_estimates, s
 from safetensors import safe_open
 
 import gate
-from gate import Gate, VerdictStatus
+from gate import REFUSE_UNGROUNDED, Gate, VerdictStatus
 from gate.backends.crossencoder import CrossEncoderBackend
 from gate.backends.crossencoder.backend import CARD, FROZEN, WEIGHTS
 from gate.evidence import REMOVED
@@ -27,7 +27,9 @@ def test_the_issue_example(ce_backend: CrossEncoderBackend) -> None:
     grounded = Gate(ce_backend).check("The user is allergic to peanuts.", ALLERGY)
     assert grounded.status == VerdictStatus.GROUNDED and grounded.accepted
     assert grounded.backend.startswith("embedded-ce:minilm-ce+")
-    verdict = Gate(ce_backend).check("The user is allergic to shellfish.", ALLERGY)
+    verdict = Gate(ce_backend, REFUSE_UNGROUNDED).check(
+        "The user is allergic to shellfish.", ALLERGY
+    )
     assert verdict.status in REJECTED and not verdict.accepted
 
 

@@ -115,9 +115,9 @@ def test_the_shipped_mix_model_loads_with_its_head_and_its_record() -> None:
 
 
 def test_the_shipped_mix_model_tells_the_allergy_from_another() -> None:
-    from gate import Gate, VerdictStatus, create_backend
+    from gate import REFUSE_UNGROUNDED, Gate, VerdictStatus, create_backend
 
-    gate = Gate(create_backend("embedded-ce-mix"), deadline=120)
+    gate = Gate(create_backend("embedded-ce-mix"), REFUSE_UNGROUNDED, deadline=120)
     evidence = ["User: just so you know, I'm allergic to peanuts."]
     assert gate.check("The user is allergic to peanuts.", evidence).status is (
         VerdictStatus.GROUNDED

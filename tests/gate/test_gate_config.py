@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from gate import (
+from gate import GatePolicy, (
     ConfigError,
     Gate,
     ScriptedBackend,
@@ -45,7 +45,9 @@ def write(tmp_path: Path, text: str) -> Path:
 def test_defaults() -> None:
     config = load_config()
     assert config.enabled and config.backend == "embedded" and config.timeout == 3.0
-    assert config.policy().min_p1 == 0.5 and config.policy().reject_unsupported
+    policy = config.policy()
+    assert policy.min_p1 == 0.5 and not policy.reject_unsupported  # held, not refused
+    assert policy.verify_p1 == 0.9 and policy.checks and policy == GatePolicy()
 
 
 def test_yaml_section_is_read(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from gate import (
+    REFUSE_UNGROUNDED,
     Citation,
     ContextItem,
     Gate,
@@ -48,7 +49,9 @@ def test_row1_backend_error_stores_with_reduced_confidence() -> None:
     def broken(claim: str, context: str) -> float:
         raise RuntimeError("model exploded")
 
-    verdict = Gate(ScriptedBackend(broken)).check("claim", EVIDENCE, confidence=0.8)
+    verdict = Gate(ScriptedBackend(broken), REFUSE_UNGROUNDED).check(
+        "claim", EVIDENCE, confidence=0.8
+    )
     assert verdict.status == VerdictStatus.VERIFIER_ERROR
     assert verdict.accepted and verdict.confidence == pytest.approx(0.4)
     assert "model exploded" in (verdict.reason or "")
@@ -77,16 +80,23 @@ def test_row3_prior_sufficient_store_flag_reject() -> None:
     assert rejected.status == VerdictStatus.PRIOR_SUFFICIENT and not rejected.accepted
 
 
-def test_row4_unsupported() -> None:
+def test_row4_unsupported_is_held_by_default_and_refused_on_request() -> None:
     assert check(p0=0.6, p1=0.6).status == VerdictStatus.UNSUPPORTED  # p1 <= p0
-    assert check(p0=0.2, p1=0.4).status == VerdictStatus.UNSUPPORTED  # p1 < min_p1
-    assert not check(p0=0.2, p1=0.4).accepted
+    held = check(p0=0.2, p1=0.4)  # p1 < min_p1
+    assert held.status == VerdictStatus.UNSUPPORTED and held.outcome == "held"
+    assert held.accepted and held.flagged and held.confidence <= 0.4
+    assert held.reason == "the verifier is unsure: p1 0.40, a verified fact needs 0.90"
+    refused = check(p0=0.2, p1=0.4, reject_unsupported=True)
+    assert refused.status == VerdictStatus.UNSUPPORTED and refused.outcome == "refused"
 
 
 def test_row5_insufficient_evidence() -> None:
     verdict = check(p0=0.01, p1=0.6)
-    assert verdict.status == VerdictStatus.INSUFFICIENT_EVIDENCE and not verdict.accepted
+    assert verdict.status == VerdictStatus.INSUFFICIENT_EVIDENCE and verdict.outcome == "held"
+    assert "0.95" in (verdict.reason or "")  # the stated confidence it falls short of
     assert verdict.budget_gap is not None and verdict.budget_gap > 2.0
+    refused = check(p0=0.01, p1=0.6, reject_unsupported=True)
+    assert refused.status == VerdictStatus.INSUFFICIENT_EVIDENCE and not refused.accepted
     # A looser flag threshold lets the same numbers through.
     assert check(p0=0.01, p1=0.6, flag_threshold_bits=10.0).status == VerdictStatus.GROUNDED
 

@@ -9,7 +9,7 @@ import pytest
 from gate_samples import ALLERGY, OTHER_FOODS, REJECTED, repeatable_estimates, scrubbed_support
 
 import gate
-from gate import VerdictStatus
+from gate import REFUSE_UNGROUNDED, VerdictStatus
 from gate.backends.embedded import Calibration, EmbeddedBackend
 from gate.backends.embedded.backend import PARAMS_PATH
 from gate.backends.embedded.features import FEATURES, segments, split
@@ -23,12 +23,23 @@ def embedded_backend() -> Iterator[EmbeddedBackend]:
 
 
 def test_the_issue_example_with_the_default_gate() -> None:
-    """Done-when of issue 3, through the process-wide default gate."""
+    """Done-when of issue 3, through the process-wide default gate, in three outcomes:
+    what was said is verified; the wrong allergen and the denial are never verified,
+    and each says why in words."""
     grounded = gate.verify_claim("The user is allergic to peanuts.", ALLERGY)
-    assert grounded.status == VerdictStatus.GROUNDED and grounded.accepted
+    assert grounded.status == VerdictStatus.GROUNDED and grounded.outcome == "verified"
     assert grounded.backend.startswith("embedded:")
+    swapped = gate.verify_claim("The user is allergic to shellfish.", ALLERGY)
+    assert swapped.outcome != "verified" and swapped.check == "things"
+    assert swapped.reason == "the evidence says peanuts, not shellfish"
+    denied = gate.verify_claim("The user has no food allergies.", ALLERGY)
+    assert denied.outcome != "verified" and denied.reason
+
+
+def test_the_embedded_verifier_alone_refuses_the_issue_example() -> None:
+    """The verifier, without the checks (the specification's table alone)."""
     for claim in ("The user is allergic to shellfish.", "The user has no food allergies."):
-        verdict = gate.verify_claim(claim, ALLERGY)
+        verdict = gate.verify_claim(claim, ALLERGY, policy=REFUSE_UNGROUNDED)
         assert verdict.status in REJECTED, (claim, verdict)
         assert not verdict.accepted
 
@@ -37,12 +48,16 @@ def test_the_issue_example_with_the_default_gate() -> None:
 #: vocabulary (perturb._THINGS): unseen object swaps.
 
 
-def test_the_default_gate_refuses_another_thing_than_the_one_said() -> None:
-    """The memory store's commonest false fact: the right relation, the wrong object."""
+def test_the_default_gate_never_verifies_another_thing_than_the_one_said() -> None:
+    """The memory store's commonest false fact: the right relation, the wrong object.
+    The verifier alone refuses each; the default gate never verifies one."""
     for food in OTHER_FOODS:
-        verdict = gate.verify_claim(f"The user is allergic to {food}.", ALLERGY)
-        assert not verdict.accepted, (food, verdict)
-    assert gate.verify_claim("The user is allergic to peanuts.", ALLERGY).accepted
+        claim = f"The user is allergic to {food}."
+        alone = gate.verify_claim(claim, ALLERGY, policy=REFUSE_UNGROUNDED)
+        assert not alone.accepted, (food, alone)
+        verdict = gate.verify_claim(claim, ALLERGY)
+        assert verdict.outcome != "verified", (food, verdict)
+    assert gate.verify_claim("The user is allergic to peanuts.", ALLERGY).outcome == "verified"
 
 
 def test_probabilities_are_repeatable_and_batch_independent(
@@ -113,6 +128,6 @@ def test_the_int8_encoder_as_an_option_scores_repeatably_and_alike() -> None:
     assert batched[1] > batched[2] and batched[3] < 0.5
     p0, p1 = scrubbed_support(backend)
     assert p0 < 0.5 < p1
-    check = gate.Gate(backend)
+    check = gate.Gate(backend, REFUSE_UNGROUNDED)
     assert check.check("The user is allergic to peanuts.", ALLERGY).accepted
     assert not check.check("The user is allergic to shellfish.", ALLERGY).accepted

@@ -8,7 +8,16 @@ from collections.abc import Sequence
 
 import pytest
 
-from gate import Check, Citation, ContextItem, Gate, ScriptedBackend, VerdictStatus, VerifierBackend
+from gate import (
+    REFUSE_UNGROUNDED,
+    Check,
+    Citation,
+    ContextItem,
+    Gate,
+    ScriptedBackend,
+    VerdictStatus,
+    VerifierBackend,
+)
 from gate.evidence import REMOVED
 
 
@@ -106,7 +115,7 @@ def test_a_backend_that_never_answers_times_out() -> None:
     "answer", [float("nan"), float("inf"), -0.1, 1.5, "yes", None, True], ids=repr
 )
 def test_invalid_probabilities_are_verifier_errors(answer: object) -> None:
-    gate = Gate(ScriptedBackend(lambda _c, _x: answer))  # type: ignore[arg-type,return-value]
+    gate = Gate(ScriptedBackend(lambda _c, _x: answer), REFUSE_UNGROUNDED)  # type: ignore[arg-type,return-value]
     verdict = gate.check("claim", ["evidence"])
     assert verdict.status == VerdictStatus.VERIFIER_ERROR
     assert verdict.accepted and verdict.confidence == pytest.approx(0.95 * 0.5)
@@ -129,7 +138,7 @@ def test_verdicts_name_the_backend_and_latency() -> None:
 
 
 def test_metrics_count_claims_verdicts_and_cache_hits() -> None:
-    gate = Gate(ScriptedBackend(support))
+    gate = Gate(ScriptedBackend(support), REFUSE_UNGROUNDED)
     gate.check_many([Check.of("I like tea.", ["tea"]), Check.of("x", [])])
     gate.check("I like tea.", ["tea"])
     metrics = gate.metrics.as_dict()

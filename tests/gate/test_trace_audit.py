@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from gate import (
+    REFUSE_UNGROUNDED,
     ContextItem,
     Gate,
     ScriptedBackend,
@@ -143,7 +144,7 @@ def test_a_failing_verifier_makes_steps_unverifiable_not_wrong() -> None:
     def broken(claim: str, context: str) -> float:
         raise RuntimeError("verifier down")
 
-    report = audit_trace(SOUND, CONTEXT, gate=Gate(ScriptedBackend(broken)))
+    report = audit_trace(SOUND, CONTEXT, gate=Gate(ScriptedBackend(broken), REFUSE_UNGROUNDED))
     assert {s.status for s in report.steps} == {StepStatus.UNVERIFIABLE}
     assert report.steps[0].verdicts[0].status is VerdictStatus.VERIFIER_ERROR
     assert report.answer.status is StepStatus.UNVERIFIABLE
@@ -172,7 +173,9 @@ def test_summary_and_feedback(scripted_gate: Gate) -> None:
     )
     feedback = report.as_feedback()
     assert feedback.startswith('Step 2 is contradicted: "The board meets on Friday."')
-    assert "The answer does not follow from the steps (not in context)" in feedback
+    # The values check reads the answer beside the steps: they say Friday, it says Tuesday.
+    assert "The answer does not follow from the steps (contradicted)" in feedback
+    assert "the evidence says Friday, not Tuesday" in feedback
     clean = audit_trace(SOUND, CONTEXT, gate=scripted_gate)
     assert clean.as_feedback().startswith("Every step is supported")
 

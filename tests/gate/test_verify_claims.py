@@ -15,6 +15,7 @@ from scripted import states
 
 import gate
 from gate import (
+    REFUSE_UNGROUNDED,
     ClaimKind,
     ContextItem,
     Gate,
@@ -92,9 +93,10 @@ def test_audit_only_reports_and_leaves_the_text_alone(scripted_gate: Gate) -> No
     ]
     assert [r.verdict.status for r in report.results] == [
         VerdictStatus.GROUNDED,
-        VerdictStatus.UNSUPPORTED,
+        VerdictStatus.CONTRADICTED,  # the names check: the evidence never mentions Berlin
         VerdictStatus.GROUNDED,
     ]
+    assert report.results[1].verdict.reason == "the evidence never mentions Berlin"
     assert report.output == TEXT
     assert not report.blocked and not report.ok
 
@@ -306,7 +308,10 @@ def test_an_unverified_claim_never_blocks_or_strips_but_is_hedged(
 ) -> None:
     text = "Paris is in France. The Louvre opens on Tuesday."
     report = verify_claims(
-        text, CONTEXT, profile=profile, gate=Gate(ScriptedBackend(fails_on_tuesday))
+        text,
+        CONTEXT,
+        profile=profile,
+        gate=Gate(ScriptedBackend(fails_on_tuesday), REFUSE_UNGROUNDED),
     )
     [unverified] = report.unverified
     assert unverified.verdict.status is VerdictStatus.VERIFIER_ERROR
@@ -325,7 +330,10 @@ def test_summary_and_feedback_name_each_problem(scripted_gate: Gate) -> None:
         "3 claims checked: 1 supported, 2 unsupported, 0 unverified; 0 skipped; 2 citation findings"
     )
     feedback = report.as_feedback()
-    assert '1. "The Louvre is in Berlin." (characters 24-51): unsupported' in feedback
+    assert (
+        '1. "The Louvre is in Berlin." (characters 24-51): contradicted: '
+        "the evidence never mentions Berlin"
+    ) in feedback
     assert '2. "Rome is in Italy." (characters 53-73): unknown_citation' in feedback
     assert "[7] is cited by claim 3 but no evidence has that id" in feedback
     assert "evidence [2] is never cited" in feedback

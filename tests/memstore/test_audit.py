@@ -15,7 +15,7 @@ from samples import allergy, works_at
 from sqlmodel import Session
 
 import memstore
-from gate import Gate, ScriptedBackend
+from gate import REFUSE_UNGROUNDED, Gate, ScriptedBackend
 from gate.evidence import REMOVED
 from memstore import ErrFactNotGrounded, InvalidInput, RejectionPublic, Store
 from memstore.audit import row_hash
@@ -38,7 +38,7 @@ def scripted_gate() -> Gate:
         p0, p1 = SCRIPT[claim]
         return p0 if REMOVED in context else p1
 
-    return Gate(ScriptedBackend(answer))
+    return Gate(ScriptedBackend(answer), REFUSE_UNGROUNDED)
 
 
 def reject(store: Store, **fact: object) -> RejectionPublic:
@@ -494,7 +494,10 @@ def test_an_attempt_is_tamper_evident_and_erased_with_its_rejection(
 
 def test_a_repeat_answers_with_its_own_numbers(data_dir: Path) -> None:
     def unsure(p1: float) -> Gate:  # unsupported either way, by the same backend name
-        return Gate(ScriptedBackend(lambda claim, context: 0.05 if REMOVED in context else p1))
+        return Gate(
+            ScriptedBackend(lambda claim, context: 0.05 if REMOVED in context else p1),
+            REFUSE_UNGROUNDED,
+        )
 
     with memstore.open(data_dir, namespace="user:alice", gate=unsure(0.30)) as s:
         first = reject(s, **allergy("shellfish"))

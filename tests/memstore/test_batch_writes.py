@@ -18,7 +18,7 @@ from scripted import states
 from sqlmodel import Session
 
 import memstore
-from gate import Gate, ScriptedBackend
+from gate import REFUSE_UNGROUNDED, Gate, ScriptedBackend
 from memstore import (
     FactPublic,
     InvalidInput,
@@ -189,7 +189,7 @@ def test_a_pending_fact_is_no_duplicate_of_a_checked_one(opener: Callable[..., S
     def garbled_fails(claim: str, context: str) -> float:
         return math.nan if "garbled" in context else states(claim, context)
 
-    store = opener(gate=Gate(ScriptedBackend(garbled_fails)))
+    store = opener(gate=Gate(ScriptedBackend(garbled_fails), REFUSE_UNGROUNDED))
     results = store.add_facts(
         [
             works_at("Ana", evidence=["garbled: Ana works at Acme."]),
@@ -206,7 +206,7 @@ def test_a_pending_fact_is_no_duplicate_of_a_checked_one(opener: Callable[..., S
 def test_rejections_and_facts_of_one_batch_all_link_into_the_chain(
     opener: Callable[..., Store], small_transactions: int
 ) -> None:
-    store = opener(gate=Gate(ScriptedBackend(states)))
+    store = opener(gate=Gate(ScriptedBackend(states), REFUSE_UNGROUNDED))
     said = [works_at(p, evidence=[f"{p} works at Acme, she told me."]) for p in PEOPLE[:4]]
     unsaid = [works_at(p) for p in PEOPLE[4:]]  # the evidence does not state the claim
     batch = [said[0], unsaid[0], said[1], said[2], unsaid[1], said[3], unsaid[2]]
@@ -232,7 +232,9 @@ def test_evidence_a_rejection_stored_is_queued_again_by_a_later_fact_citing_it(
     batch cites it. That transaction queues it for the index too: an index syncer that
     ran between the two (and left it out, cited by a rejection alone) must not have the
     last word."""
-    store = opener(gate=Gate(ScriptedBackend(states)), index=False)  # the queue stays
+    store = opener(
+        gate=Gate(ScriptedBackend(states), REFUSE_UNGROUNDED), index=False
+    )  # the queue stays
     shared = "Ana works at Acme, she told me."
     batch = [
         works_at("Ben", evidence=[shared]),  # rejected: the text does not say it

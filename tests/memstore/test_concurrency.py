@@ -10,7 +10,7 @@ import pytest
 from db_rows import row_counts
 
 import memstore
-from gate import Gate, ScriptedBackend
+from gate import REFUSE_UNGROUNDED, Gate, ScriptedBackend
 from gate.evidence import REMOVED
 from memstore import ErrFactNotGrounded, InvalidInput
 
@@ -99,7 +99,7 @@ def test_concurrent_writers_keep_one_unbroken_audit_chain(data_dir: Path) -> Non
             return 0.02
         return 0.09 if "odd" in claim else 0.99
 
-    gate = Gate(ScriptedBackend(answer))
+    gate = Gate(ScriptedBackend(answer), REFUSE_UNGROUNDED)
     stores = [memstore.open(data_dir, namespace="team", gate=gate) for _ in range(WRITERS)]
 
     def write(worker: int) -> int:

@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 import memstore
-from gate import Gate, ScriptedBackend
+from gate import REFUSE_UNGROUNDED, Gate, ScriptedBackend
 from memstore import ErrFactNotGrounded, Store
 from memstore.cli import Exit, app
 from memstore.rejections import FORMULA_STARTS, csv_cell
@@ -28,7 +28,7 @@ FORMULAS = [
 ]
 PLAIN = "Alice works at Acme."
 #: The gate scores every claim 0.3 with and without evidence: each is refused.
-UNSUPPORTED = Gate(ScriptedBackend(lambda claim, context: 0.3))
+UNSUPPORTED = Gate(ScriptedBackend(lambda claim, context: 0.3), REFUSE_UNGROUNDED)
 CLEAN_ENV = {
     "MEMSTORE_URL": None,
     "MEMSTORE_NAMESPACE": None,

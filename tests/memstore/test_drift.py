@@ -10,7 +10,7 @@ import pytest
 from samples import works_at
 
 import memstore
-from gate import Gate, ScriptedBackend
+from gate import REFUSE_UNGROUNDED, Gate, ScriptedBackend
 from gate.drift import CusumSettings
 from gate.evidence import REMOVED
 from memstore import FactPublic, InvalidInput, RejectionPublic, Store
@@ -41,7 +41,7 @@ def write(store: Store, pattern: str, start: int) -> list[FactPublic | Rejection
 def test_a_drop_in_the_acceptance_rate_raises_an_alarm(
     opener: Callable[..., Store], caplog: pytest.LogCaptureFixture
 ) -> None:
-    store = opener(gate=Gate(ScriptedBackend(admits_kept)))
+    store = opener(gate=Gate(ScriptedBackend(admits_kept), REFUSE_UNGROUNDED))
     write(store, "kkkrr" * 12, 0)  # baseline: 60 writes, 3 in 5 admitted
     quiet = store.drift(SMALL)
     assert [(s.backend, s.metric, s.writes) for s in quiet.streams] == [
@@ -70,7 +70,7 @@ def test_each_database_logs_its_own_alarm_once(
     opener: Callable[..., Store], tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Two stores with the same namespace in two databases: one alarm each, logged once."""
-    gate = Gate(ScriptedBackend(admits_kept))
+    gate = Gate(ScriptedBackend(admits_kept), REFUSE_UNGROUNDED)
     first = opener(gate=gate)
     with memstore.open(tmp_path / "other", namespace="user:alice", gate=gate) as second:
         for store in (first, second):
@@ -85,7 +85,7 @@ def test_each_database_logs_its_own_alarm_once(
 def test_ungated_writes_and_other_backends_are_judged_apart(
     opener: Callable[..., Store],
 ) -> None:
-    store = opener(gate=Gate(ScriptedBackend(admits_kept)))
+    store = opener(gate=Gate(ScriptedBackend(admits_kept), REFUSE_UNGROUNDED))
     write(store, "kkkrr" * 12, 0)
     store.add_facts([works_at(f"U{at}", "Refused") for at in range(30)], ungated=True)
     cited = store.remember(  # refused before any verifier call: the evidence exists nowhere
@@ -103,7 +103,7 @@ def test_ungated_writes_and_other_backends_are_judged_apart(
 
 
 def test_too_few_writes_are_not_judged(opener: Callable[..., Store]) -> None:
-    store = opener(gate=Gate(ScriptedBackend(admits_kept)))
+    store = opener(gate=Gate(ScriptedBackend(admits_kept), REFUSE_UNGROUNDED))
     write(store, "rrrrr", 0)
     found = store.drift(SMALL)
     assert all(not s.result.ready and not s.alarm for s in found.streams)
@@ -118,7 +118,7 @@ def test_bad_settings_name_the_field(opener: Callable[..., Store]) -> None:
 
 
 def test_labels_spend_the_error_budget_over_the_same_writes(opener: Callable[..., Store]) -> None:
-    store = opener(gate=Gate(ScriptedBackend(admits_kept)))
+    store = opener(gate=Gate(ScriptedBackend(admits_kept), REFUSE_UNGROUNDED))
     old = write(store, "kr", 0)
     written = write(store, "kkkrr" * 4, 2)  # 12 admitted, 8 refused
     refused = [w.id for w in written if isinstance(w, RejectionPublic)]

@@ -30,6 +30,7 @@ from samples import ALLERGY, allergy
 
 import memstore
 from gate import (
+    REFUSE_UNGROUNDED,
     CallControl,
     Cancelled,
     Check,
@@ -108,9 +109,9 @@ def claims(n: int) -> list[Check]:
 
 
 def test_the_deadline_is_a_base_plus_an_allowance_per_claim() -> None:
-    gate = Gate(ScriptedBackend(grounded), deadline=2.0, deadline_per_claim=0.25)
+    gate = Gate(ScriptedBackend(grounded), REFUSE_UNGROUNDED, deadline=2.0, deadline_per_claim=0.25)
     assert [gate.deadline_for(n) for n in (1, 8, 32)] == [2.25, 4.0, 10.0]
-    defaults = Gate(ScriptedBackend(grounded))
+    defaults = Gate(ScriptedBackend(grounded), REFUSE_UNGROUNDED)
     # The batch of 8 took 2.3 s on a busy machine: well inside its deadline now.
     assert defaults.deadline_for(8) == 3.0 + 8 * 0.5
     assert defaults.deadline_for(8) > 2 * 2.3
@@ -118,7 +119,7 @@ def test_the_deadline_is_a_base_plus_an_allowance_per_claim() -> None:
     built = config.gate()
     assert (built.deadline_for(10), built.lock_wait) == (2.0, 7.0)
     with pytest.raises(ValueError, match="lock_wait"):
-        Gate(ScriptedBackend(grounded), lock_wait=0)
+        Gate(ScriptedBackend(grounded), REFUSE_UNGROUNDED, lock_wait=0)
 
 
 @pytest.mark.parametrize("n", [1, 8])
@@ -142,7 +143,9 @@ def test_a_batch_slower_than_one_claims_deadline_is_still_checked() -> None:
         release.wait(PATIENCE_S)
         return grounded(claim, context)
 
-    gate = Gate(ScriptedBackend(slow), deadline=0.1, deadline_per_claim=5.0, cache_size=0)
+    gate = Gate(
+        ScriptedBackend(slow), REFUSE_UNGROUNDED, deadline=0.1, deadline_per_claim=5.0, cache_size=0
+    )
     with ThreadPoolExecutor(1) as pool:
         started = time.monotonic()
         pending = pool.submit(gate.check_many, claims(8))

@@ -13,7 +13,7 @@ from db_rows import row_counts
 from samples import ALLERGY, allergy, works_at
 
 import memstore
-from gate import Gate, GatePolicy, ScriptedBackend
+from gate import REFUSE_UNGROUNDED, Gate, GatePolicy, ScriptedBackend
 from gate.evidence import REMOVED
 from memstore import (
     ErrFactNotGrounded,
@@ -159,7 +159,9 @@ def test_a_verifier_error_stores_pending_and_retries_soon(
     def broken(claim: str, context: str) -> float:
         raise RuntimeError("model server is down")
 
-    store = opener(gate=Gate(ScriptedBackend(broken)), retry_after=timedelta(minutes=2))
+    store = opener(
+        gate=Gate(ScriptedBackend(broken), REFUSE_UNGROUNDED), retry_after=timedelta(minutes=2)
+    )
     fact = store.add_fact(**allergy("peanuts"))
     assert (fact.status, fact.verdict) == (FactStatus.PENDING, "verifier_error")
     assert fact.confidence == pytest.approx(0.95 * 0.5) and fact.p1 is None
@@ -180,7 +182,7 @@ def test_a_verifier_that_never_answers_cannot_hold_up_a_write(
         return 0.5
 
     deadline = 0.3
-    store = opener(gate=Gate(ScriptedBackend(hang), deadline=deadline))
+    store = opener(gate=Gate(ScriptedBackend(hang), REFUSE_UNGROUNDED, deadline=deadline))
     store.add_fact(**works_at(), ungated=True)  # open the database before timing
     started = time.perf_counter()
     fact = store.add_fact(**allergy("peanuts"))

@@ -17,7 +17,7 @@ from samples import works_at
 from typer.testing import CliRunner
 
 import memstore
-from gate import Gate, ScriptedBackend
+from gate import REFUSE_UNGROUNDED, Gate, ScriptedBackend
 from memstore import InvalidInput, NotFound, Store
 from memstore import mcp_server as mcp_module
 from memstore.cli import Exit, app
@@ -53,7 +53,7 @@ def test_a_unique_prefix_reads_and_changes_a_fact(store: Store) -> None:
 
 
 def test_a_unique_prefix_finds_a_rejection(data_dir: Path) -> None:
-    doubtful = Gate(ScriptedBackend(lambda claim, context: 0.02))  # type: ignore[arg-type]
+    doubtful = Gate(ScriptedBackend(lambda claim, context: 0.02), REFUSE_UNGROUNDED)  # type: ignore[arg-type]
     with memstore.open(data_dir, NS, gate=doubtful) as store:
         with pytest.raises(memstore.ErrFactNotGrounded) as refused:
             store.add_fact(**works_at("Ann"))

@@ -16,7 +16,7 @@ from scripted import supports_its_own_words
 from transformers import AutoTokenizer
 
 import memstore
-from gate import Gate, ScriptedBackend
+from gate import REFUSE_UNGROUNDED, Gate, ScriptedBackend
 from gate.backends.embedded.backend import minilm_path
 from memstore import AsyncStore, InvalidInput, Store
 from memstore.recall import DEFAULT_MIN_SCORE, count_tokens
@@ -157,7 +157,7 @@ def test_tokens_are_counted_with_the_minilm_tokenizer() -> None:
 
 
 def test_a_line_says_when_it_held_its_confidence_and_its_source(tmp_path: Path) -> None:
-    gate = Gate(ScriptedBackend(supports_its_own_words))
+    gate = Gate(ScriptedBackend(supports_its_own_words), REFUSE_UNGROUNDED)
     with memstore.open(tmp_path / "mem", "user:maya", gate=gate) as store:
         home = store.add_fact(
             statement="Maya lives in Lisbon.",

@@ -25,7 +25,7 @@ from db_rows import rows
 from http_site import Site
 
 import memstore
-from gate import Gate, ScriptedBackend
+from gate import REFUSE_UNGROUNDED, Gate, ScriptedBackend
 from gate.evidence import REMOVED
 from memstore import FactPublic, MemstoreError, Store
 
@@ -314,7 +314,7 @@ def test_a_failing_verifier_keeps_the_status_and_retries(
         return oracle(claim, context)
 
     reverify_store = scripted_opener(
-        gate=Gate(ScriptedBackend(flaky, deterministic=False), deadline=30)
+        gate=Gate(ScriptedBackend(flaky, deterministic=False), REFUSE_UNGROUNDED, deadline=30)
     )
     fact = remember(reverify_store, V1, "inline")
     broken["on"] = True
@@ -465,7 +465,9 @@ class StuckRun:
 
 def stuck_run(scripted_opener: Callable[..., Store], facts: int, lease: timedelta) -> StuckRun:
     blocking = Blocking()
-    stuck = scripted_opener(gate=Gate(ScriptedBackend(blocking, deterministic=False), deadline=60))
+    stuck = scripted_opener(
+        gate=Gate(ScriptedBackend(blocking, deterministic=False), REFUSE_UNGROUNDED, deadline=60)
+    )
     other = scripted_opener()
     written = remember_many(other, facts)
     other.mark_due()
@@ -504,7 +506,7 @@ WORKER = """
 import json, sys, time
 from pathlib import Path
 import memstore
-from gate import Gate, ScriptedBackend
+from gate import REFUSE_UNGROUNDED, Gate, ScriptedBackend
 from gate.evidence import REMOVED
 
 data, namespace, go, ready, mine, peer = sys.argv[1:7]
@@ -519,8 +521,8 @@ def slow(claim, context):
     time.sleep(0.01)
     return 0.3 if REMOVED in context else 0.97
 
-store = memstore.open(data, namespace,
-                      gate=Gate(ScriptedBackend(slow, deterministic=False), deadline=30))
+gate = Gate(ScriptedBackend(slow, deterministic=False), REFUSE_UNGROUNDED, deadline=30)
+store = memstore.open(data, namespace, gate=gate)
 Path(ready).touch()
 while not Path(go).exists():
     time.sleep(0.005)

@@ -22,7 +22,7 @@ from local_server import QuietHandler, local_server, running
 from rest_server import serving
 
 import memstore
-from gate import ConfigError, Gate, ScriptedBackend
+from gate import REFUSE_UNGROUNDED, ConfigError, Gate, ScriptedBackend
 from memstore import Store
 from memstore.config import load_settings
 from memstore.providers import Outcome, Providers
@@ -268,7 +268,9 @@ def test_stored_forbidden_sources_are_not_fetched_and_their_secrets_never_reach_
     state.put("/internal", profile("Carol"))
     settings = load_settings(store={"url": str(data_dir)}, sources={"paths": [str(allowed)]})
     store = settings.open(
-        NS, gate=Gate(ScriptedBackend(oracle), deadline=30), index=tmp_path / "ix"
+        NS,
+        gate=Gate(ScriptedBackend(oracle), REFUSE_UNGROUNDED, deadline=30),
+        index=tmp_path / "ix",
     )
     with store:
         ids = {}
@@ -316,7 +318,9 @@ def test_a_store_opened_with_default_settings_fetches_no_planted_file(
     assert settings.sources.paths == []
     assert SourcePolicy.unrestricted().paths == ["/"]
     store = settings.open(
-        NS, gate=Gate(ScriptedBackend(oracle), deadline=30), index=tmp_path / "ix"
+        NS,
+        gate=Gate(ScriptedBackend(oracle), REFUSE_UNGROUNDED, deadline=30),
+        index=tmp_path / "ix",
     )
     with store:
         body = fact("Bob", [{"text": profile("Bob"), "source": planted.as_uri()}])

@@ -19,7 +19,7 @@ from db_rows import row_counts
 from samples import allergy
 
 import memstore
-from gate import Gate, ScriptedBackend
+from gate import REFUSE_UNGROUNDED, Gate, ScriptedBackend
 from gate.evidence import REMOVED
 from memstore import FactPublic, FactStatus, Store
 
@@ -86,7 +86,9 @@ def test_a_faulty_verifier_stores_the_batch_pending_at_reduced_confidence(
     assert after["facts"] == before["facts"] + 3 and after["rejections"] == before["rejections"]
     assert elapsed < DEADLINE + STORAGE_SLACK
     # The next write, with the verifier healed, is checked as usual.
-    healed = default_store.add_fact(**allergy("oats"), gate=Gate(ScriptedBackend(grounded)))
+    healed = default_store.add_fact(
+        **allergy("oats"), gate=Gate(ScriptedBackend(grounded), REFUSE_UNGROUNDED)
+    )
     assert (healed.status, healed.verdict) == (FactStatus.VERIFIED, "grounded")
 
 
@@ -97,7 +99,7 @@ def test_a_hanging_verifier_times_out_every_item_of_a_batch(default_store: Store
         release.wait()
         return 0.97
 
-    gate = Gate(ScriptedBackend(hang), deadline=DEADLINE, deadline_per_claim=0)
+    gate = Gate(ScriptedBackend(hang), REFUSE_UNGROUNDED, deadline=DEADLINE, deadline_per_claim=0)
     try:
         started = time.perf_counter()
         results = default_store.add_facts(facts(4), gate=gate)

@@ -11,7 +11,7 @@ from pathlib import Path
 from rest_server import KEYS
 
 import memstore
-from gate import Gate, ScriptedBackend
+from gate import REFUSE_UNGROUNDED, Gate, ScriptedBackend
 from gate.evidence import REMOVED
 from memstore import FactPublic, RejectionPublic, Store
 from memstore.config import Settings, load_settings
@@ -46,7 +46,7 @@ def page_settings(data: Path) -> Settings:
 
 def open_store(data: Path) -> Store:
     """The namespace's store, gated by ``reads``."""
-    gate = Gate(ScriptedBackend(reads, deterministic=False), deadline=30)
+    gate = Gate(ScriptedBackend(reads, deterministic=False), REFUSE_UNGROUNDED, deadline=30)
     return memstore.open(data, NS, gate=gate, index=False)
 
 

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 import memstore
-from gate import Gate, ScriptedBackend
+from gate import REFUSE_UNGROUNDED, Gate, ScriptedBackend
 from gate.evidence import REMOVED
 from memstore import ErrFactNotGrounded, NotFound, Store
 
@@ -75,7 +75,7 @@ def scripted_gate(seed: int | None = None) -> Gate:
         with lock:
             return 0.98 if chance.random() < 0.5 else 0.01
 
-    return Gate(ScriptedBackend(answer, deterministic=seed is None))
+    return Gate(ScriptedBackend(answer, deterministic=seed is None), REFUSE_UNGROUNDED)
 
 
 def open_store(target: str | Path, index: str | Path, seed: int | None = None) -> Store:

@@ -15,7 +15,7 @@ import pytest
 from grounding_files import write_fixture
 
 import memstore
-from gate import Gate, ScriptedBackend
+from gate import REFUSE_UNGROUNDED, Gate, ScriptedBackend
 from gate.evidence import REMOVED
 from memstore import FactPublic, RejectionPublic
 from training import labels, verifier
@@ -56,7 +56,7 @@ class Labelled:
 @pytest.fixture
 def labelled(tmp_path: Path) -> Iterator[Labelled]:
     root = tmp_path / "memdata"
-    gate = Gate(ScriptedBackend(admits_kept))
+    gate = Gate(ScriptedBackend(admits_kept), REFUSE_UNGROUNDED)
     with memstore.open(root, ALICE, gate=gate, index=False) as store:
         refused, other_refusal, admitted, fine, retracted = store.add_facts(
             [

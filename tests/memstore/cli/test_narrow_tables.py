@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 import memstore
-from gate import Gate, ScriptedBackend
+from gate import REFUSE_UNGROUNDED, Gate, ScriptedBackend
 from memstore.cli import Exit, app
 
 NS = "user:alice"
@@ -33,7 +33,7 @@ def where(tmp_path_factory: pytest.TempPathFactory) -> Path:
     }
     with memstore.open(data, NS, hook=memstore.Ungated()) as store:
         store.add_fact(**fact)
-    doubtful = Gate(ScriptedBackend(lambda claim, context: 0.02))  # type: ignore[arg-type]
+    doubtful = Gate(ScriptedBackend(lambda claim, context: 0.02), REFUSE_UNGROUNDED)  # type: ignore[arg-type]
     with memstore.open(data, NS, gate=doubtful, index=False) as store:
         store.add_facts([{**fact, "statement": LONG.replace("Alice", "Bob")}])
     return data

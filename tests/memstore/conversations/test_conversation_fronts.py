@@ -19,7 +19,7 @@ from scripted import Mishearing, supports_its_own_words
 from typer.testing import CliRunner
 
 import memstore
-from gate import Gate, ScriptedBackend
+from gate import REFUSE_UNGROUNDED, Gate, ScriptedBackend
 from memstore import mcp_server
 from memstore.cli import Exit, app
 from memstore.config import ConversationSettings, Settings, load_settings
@@ -40,7 +40,7 @@ NOBODY = {
 }
 CLEAN_ENV = {"MEMSTORE_URL": None, "MEMSTORE_NAMESPACE": None, "MEMSTORE_CONFIG": None}
 
-RULE_GATE = Gate(ScriptedBackend(supports_its_own_words))  # type: ignore[arg-type]
+RULE_GATE = Gate(ScriptedBackend(supports_its_own_words), REFUSE_UNGROUNDED)  # type: ignore[arg-type]
 
 
 @pytest.fixture(scope="module")

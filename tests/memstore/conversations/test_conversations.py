@@ -9,7 +9,7 @@ import pytest
 from scripted import Mishearing, supports_its_own_words
 
 import memstore
-from gate import Gate, ScriptedBackend
+from gate import REFUSE_UNGROUNDED, Gate, ScriptedBackend
 from language import resolve_first_person, third_person
 from memstore import InvalidInput, Store
 from memstore.conversations import Candidate, EmbeddedExtractor, Message, parse_messages
@@ -274,7 +274,7 @@ def test_a_contradiction_the_verifier_finds_supersedes(data_dir: Path) -> None:
             return 0.02
         return supports_its_own_words(claim, context)
 
-    gate = Gate(ScriptedBackend(verifier))  # type: ignore[arg-type]
+    gate = Gate(ScriptedBackend(verifier), REFUSE_UNGROUNDED)  # type: ignore[arg-type]
     with memstore.open(data_dir, namespace="user:maya", gate=gate) as store:
         remember_conversation(
             store, [{"role": "user", "name": "Maya", "content": "I love cilantro."}]

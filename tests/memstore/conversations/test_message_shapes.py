@@ -18,7 +18,7 @@ from scripted import supports_its_own_words
 from typer.testing import CliRunner
 
 import memstore
-from gate import Gate, ScriptedBackend
+from gate import REFUSE_UNGROUNDED, Gate, ScriptedBackend
 from memstore import InvalidInput, mcp_server
 from memstore.cli import Exit, app
 from memstore.config import ConversationSettings, Settings, load_settings
@@ -26,7 +26,7 @@ from memstore.conversations import EmbeddedExtractor, Message, parse_messages
 from memstore.rest import create_app
 
 NS = "user:maya"
-RULE_GATE = Gate(ScriptedBackend(supports_its_own_words))  # type: ignore[arg-type]
+RULE_GATE = Gate(ScriptedBackend(supports_its_own_words), REFUSE_UNGROUNDED)  # type: ignore[arg-type]
 #: A turn of an OpenAI chat, as the SDK returns and agents send it back.
 OPENAI_TURNS: list[dict[str, Any]] = [
     {"role": "developer", "content": "You are a helpful assistant."},

@@ -8,7 +8,7 @@ import pytest
 from scripted import supports_its_own_words
 
 import memstore
-from gate import Gate, ScriptedBackend
+from gate import REFUSE_UNGROUNDED, Gate, ScriptedBackend
 from memstore import NotFound, Store
 from memstore.search import as_named
 
@@ -17,7 +17,9 @@ ALLERGY = {"role": "user", "content": "I'm allergic to peanuts."}
 
 
 def open_store(data_dir: Path) -> Store:
-    return memstore.open(data_dir, "user:maya", gate=Gate(ScriptedBackend(supports_its_own_words)))
+    return memstore.open(
+        data_dir, "user:maya", gate=Gate(ScriptedBackend(supports_its_own_words), REFUSE_UNGROUNDED)
+    )
 
 
 def statements(facts: list) -> set[str]:

@@ -16,7 +16,7 @@ from mcp_types import TextContent
 from scripted import supports_its_own_words
 
 import memstore
-from gate import Gate, ScriptedBackend
+from gate import REFUSE_UNGROUNDED, Gate, ScriptedBackend
 from memstore import Store, mcp_server
 
 pytestmark = pytest.mark.anyio
@@ -42,7 +42,7 @@ def anyio_backend() -> str:
 
 @pytest.fixture
 async def served(tmp_path: Path) -> AsyncIterator[tuple[Client, Store]]:
-    gate = Gate(ScriptedBackend(supports_its_own_words))
+    gate = Gate(ScriptedBackend(supports_its_own_words), REFUSE_UNGROUNDED)
     with memstore.open(tmp_path / "mem", "user:maya", gate=gate) as store:
         async with Client(mcp_server.build_server(store)) as client:
             yield client, store

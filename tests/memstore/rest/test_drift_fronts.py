@@ -16,7 +16,7 @@ from samples import works_at
 from typer.testing import CliRunner
 
 import memstore
-from gate import Gate, ScriptedBackend
+from gate import REFUSE_UNGROUNDED, Gate, ScriptedBackend
 from gate.evidence import REMOVED
 from memstore import RejectionPublic
 from memstore.cli import app as cli_app
@@ -41,7 +41,7 @@ def admits_kept(claim: str, context: str) -> float:
 
 def write(data: Path, pattern: str) -> list[str]:
     """One gated write per character (``k`` admitted, ``r`` refused); rejection ids."""
-    gate = Gate(ScriptedBackend(admits_kept))
+    gate = Gate(ScriptedBackend(admits_kept), REFUSE_UNGROUNDED)
     with memstore.open(data, NS, gate=gate, index=False) as store:
         done = store.add_facts(
             [
