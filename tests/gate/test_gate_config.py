@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from gate import GatePolicy, (
+from gate import (
     ConfigError,
     Gate,
+    GatePolicy,
     ScriptedBackend,
     VerdictStatus,
     load_config,
