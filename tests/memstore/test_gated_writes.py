@@ -31,7 +31,8 @@ DAY = timedelta(hours=24)
 
 
 def scripted(p0: float, p1: float, **gate_options: object) -> Gate:
-    return Gate(ScriptedBackend.fixed(p0, p1), **gate_options)  # type: ignore[arg-type]
+    """A gate that answers p0 and p1 and decides by the specification's table alone."""
+    return Gate(ScriptedBackend.fixed(p0, p1), REFUSE_UNGROUNDED, **gate_options)  # type: ignore[arg-type]
 
 
 def assert_invisible(store: Store, rejection_id: str) -> None:
@@ -60,6 +61,9 @@ ACCEPTED_ROWS = [
     (0.97, 0.98, None, "prior_sufficient", FactStatus.VERIFIED, 0.95),
     (0.97, 0.98, GatePolicy(prior_sufficient="flag"), "prior_sufficient", "unverified", 0.95),
     (0.30, 0.40, GatePolicy(reject_unsupported=False), "unsupported", "unverified", 0.40),
+    # The default policy (three outcomes): what cannot be grounded is held, not refused.
+    (0.05, 0.60, GatePolicy(), "insufficient_evidence", "unverified", 0.60),
+    (0.01, 0.80, GatePolicy(), "grounded", "unverified", None),  # below verify_p1 0.9
 ]
 
 
@@ -129,7 +133,7 @@ def test_rejected_rows_raise_and_leave_only_an_audit_row(
 
 def test_no_evidence_is_bad_input_before_any_model_call(opener: Callable[..., Store]) -> None:
     backend = ScriptedBackend.fixed(0.01, 0.99)
-    store = opener(gate=Gate(backend))
+    store = opener(gate=Gate(backend, REFUSE_UNGROUNDED))
     before = row_counts(store.url)
     with pytest.raises(InvalidInput) as err:
         store.add_fact(**works_at(evidence=[]))
@@ -199,26 +203,38 @@ def test_a_verifier_that_never_answers_cannot_hold_up_a_write(
 # -- the real embedded verifier on real sentences ---------------------------------------
 
 
-def test_done_when_shellfish_is_rejected_and_peanuts_grounded(data_dir: Path) -> None:
+def test_done_when_shellfish_is_never_verified_and_peanuts_is(data_dir: Path) -> None:
+    """The default gate, three outcomes: the wrong allergen is held (stored
+    ``unverified``, out of the verified reads, with the reason in words); the verifier
+    alone (the specification's table) refuses it into the audit log."""
+    evidence = ["User: I'm allergic to peanuts."]
     with memstore.open(data_dir, namespace="user:alice") as store:  # the default gate
-        with pytest.raises(ErrFactNotGrounded) as err:
-            store.add_fact(**allergy("shellfish", evidence=["User: I'm allergic to peanuts."]))
-        [listed] = store.rejections()
-        assert listed.id == err.value.rejection_id and listed.verdict == "unsupported"
-        assert listed.p1 is not None and listed.p0 is not None and listed.budget_gap is not None
-        assert listed.backend is not None and listed.backend.startswith("embedded:")
+        held = store.add_fact(**allergy("shellfish", evidence=evidence))
+        assert held.status == FactStatus.UNVERIFIED and held.verdict == "unsupported"
+        assert held.p1 is not None and held.p0 is not None and held.budget_gap is not None
+        [check] = store.verifications(held.id)
+        assert check.reason == "the evidence says peanuts, not shellfish"
+        assert store.facts_about("user", statuses=["verified"]) == []
 
-        fact = store.add_fact(**allergy("peanuts", evidence=["User: I'm allergic to peanuts."]))
+        fact = store.add_fact(**allergy("peanuts", evidence=evidence))
         assert (fact.status, fact.verdict) == (FactStatus.VERIFIED, "grounded")
         assert fact.observed_bits is not None and fact.required_bits is not None
         assert fact.confidence == pytest.approx(min(0.95, fact.observed_bits / fact.required_bits))
+        assert [f.id for f in store.facts_about("user", statuses=["verified"])] == [fact.id]
+
+    with memstore.open(data_dir, namespace="user:bob", policy=REFUSE_UNGROUNDED) as store:
+        with pytest.raises(ErrFactNotGrounded) as err:
+            store.add_fact(**allergy("shellfish", evidence=evidence))
+        [listed] = store.rejections()
+        assert listed.id == err.value.rejection_id and listed.verdict == "unsupported"
+        assert listed.backend is not None and listed.backend.startswith("embedded:")
         assert_invisible(store, listed.id)
 
 
-def test_the_embedded_gate_grounds_and_rejects_a_batch(data_dir: Path) -> None:
+def test_the_embedded_gate_verifies_and_holds_a_batch(data_dir: Path) -> None:
     with memstore.open(data_dir, namespace="user:alice") as store:
         results = store.add_facts([allergy("peanuts"), allergy("shellfish"), allergy("milk")])
-    assert [type(r) for r in results] == [FactPublic, RejectionPublic, RejectionPublic]
+    assert [r.status for r in results] == ["verified", "unverified", "unverified"]
     assert [r.statement for r in results] == [
         "The user is allergic to peanuts.",
         "The user is allergic to shellfish.",
@@ -235,7 +251,7 @@ def test_a_batch_is_one_model_call_and_each_item_stands_alone(
     backend = ScriptedBackend(
         lambda claim, context: 0.02 if REMOVED in context else (0.99 if "peanut" in claim else 0.1)
     )
-    store = opener(gate=Gate(backend))
+    store = opener(gate=Gate(backend, REFUSE_UNGROUNDED))
     results = store.add_facts(
         [allergy("peanuts"), allergy("shellfish"), works_at(statement="Alice likes peanuts.")]
     )
