@@ -22,7 +22,7 @@ from difflib import SequenceMatcher
 from typing import Literal
 
 from language.fields import fields, key_words
-from language.parsing import Reading, negated, parse_many, read
+from language.parsing import Reading, denies, parse_many, read
 from language.sentences import sentence_spans
 from language.clauses import clause_spans
 from language.values import MONTHS, WEEKDAYS, Value, digits, same, spoken, values
@@ -252,10 +252,14 @@ def _kind_word(v: Value) -> str:
 
 
 def _polarity(claim: Reading, about: Reading | None) -> list[Finding]:
-    """The claim and the sentence it is about must agree on "not"."""
-    if about is None or claim.negated == about.negated:
+    """The claim and the sentence it is about must agree on "not" (of the verb, or of a
+    thing the claim names)."""
+    if about is None:
         return []
-    if claim.negated:
+    says_not = denies(claim, claim.lemmas)
+    if says_not == denies(about, claim.lemmas):
+        return []
+    if says_not:
         return [
             Finding(
                 "polarity",
@@ -437,4 +441,4 @@ def _short(text: str, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "\u2026"
 
 
-__all__ = ["CHECKS", "Finding", "check", "check_many", "negated"]
+__all__ = ["CHECKS", "Finding", "check", "check_many"]

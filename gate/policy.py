@@ -164,7 +164,8 @@ def _decide(p0: float, p1: float, stated: float, policy: GatePolicy) -> Verdict:
     if p1 <= p0 or p1 < policy.min_p1:
         return unsupported(
             VerdictStatus.UNSUPPORTED,
-            f"the verifier is unsure: p1 {p1:.2f}, a verified fact needs {policy.verify_p1:.2f}"
+            f"the evidence does not support the claim: p1 {p1:.2f}, a verified fact "
+            f"needs {max(policy.min_p1, policy.verify_p1):.2f}"
             if p1 < policy.min_p1
             else f"the claim is no likelier with the evidence than without it (p1 {p1:.2f}, p0 {p0:.2f})",
         )

@@ -82,6 +82,8 @@ class Reading:
     lemmas: frozenset[str]
     names: tuple[str, ...]
     negated: bool
+    #: What each "not" denies (``negations``).
+    negations: tuple[str | None, ...]
     subjects: tuple[str, ...]
     #: Each token's lemma, lower case, in order (for where a name stands).
     order: tuple[str, ...] = ()
@@ -101,6 +103,7 @@ def read(span: Doc | Span) -> Reading:
         lemmas=lemmas,
         names=names(span),
         negated=negated(span),
+        negations=negations(span),
         subjects=tuple(
             dict.fromkeys(
                 name_of(t)
@@ -127,21 +130,33 @@ def content_lemma(token: Token) -> str | None:
     return lemma if lemma and lemma not in LIGHT and any(c.isalnum() for c in lemma) else None
 
 
-def negated(span: Doc | Span) -> bool:
-    """Whether ``span`` says "not": a ``neg`` dependent, a negator word, "no longer",
-    or a verb of ceasing ("quit", "gave up", "stopped"); "not" before a noun ("fish,
-    just not meat") contrasts two things and denies no verb."""
+def negations(span: Doc | Span) -> tuple[str | None, ...]:
+    """What each "not" in ``span`` denies: None for the verb (a ``neg`` dependent, "never",
+    "no longer", a verb of ceasing such as "quit" or "gave up"), or the lemma of the
+    thing a negator attaches to ("no satay", "just not meat"): a denial of that thing
+    only, which a claim about something else does not contradict."""
+    found: list[str | None] = []
     for t in span:
         low = t.lower_
         if t.dep_ == "neg" or low in NEGATORS:
-            if low in {"not", "n't"} and t.head.pos_ in ("NOUN", "PROPN") and t.head is not t:
-                continue  # "X, not Y": a contrast of things, not a denial of the verb
-            return True
-        if t.lemma_.lower() in CESSATION and t.pos_ == "VERB":
-            return True
-        if t.lemma_.lower() == "give" and any(c.lower_ == "up" for c in t.children):
-            return True
-    return False
+            thing = t.head.pos_ in ("NOUN", "PROPN") and t.head is not t
+            found.append(t.head.lemma_.lower() if thing else None)
+        elif t.lemma_.lower() in CESSATION and t.pos_ == "VERB":
+            found.append(None)
+        elif t.lemma_.lower() == "give" and any(c.lower_ == "up" for c in t.children):
+            found.append(None)
+    return tuple(found)
+
+
+def negated(span: Doc | Span) -> bool:
+    """Whether ``span`` denies its verb (``negations``: a denial of a thing aside)."""
+    return None in negations(span)
+
+
+def denies(reading: Reading, lemmas: frozenset[str]) -> bool:
+    """Whether ``reading`` denies its verb or one of ``lemmas`` (the things a claim is
+    about): "no satay" denies nothing of a claim about peanuts."""
+    return any(n is None or n in lemmas for n in reading.negations)
 
 
 def names(span: Doc | Span) -> tuple[str, ...]:

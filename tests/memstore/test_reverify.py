@@ -59,7 +59,7 @@ def scripted_opener(
     """Opens stores gated by the oracle unless told otherwise."""
 
     def open_(**options: Any) -> Store:
-        options.setdefault("gate", Gate(scripted_backend, deadline=30))
+        options.setdefault("gate", Gate(scripted_backend, REFUSE_UNGROUNDED, deadline=30))
         return opener(**options)
 
     return open_
