@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import memstore
+from gate import REFUSE_UNGROUNDED
 from memstore import Admission, AsyncStore, Candidate, FactStatus, Store
 
 NS = "user:alice"
@@ -85,7 +86,8 @@ def concurrent_tasks(tmp_path: Path) -> None:
 
 def test_the_gate_rejects_through_await(tmp_path: Path) -> None:
     async def main() -> None:
-        async with await AsyncStore.open(tmp_path, NS) as store:
+        # The specification's table: what the verifier cannot ground is refused.
+        async with await AsyncStore.open(tmp_path, NS, policy=REFUSE_UNGROUNDED) as store:
             kept = await store.add_fact(
                 statement="Alice is allergic to peanuts.",
                 members=[("Alice", "person", "patient"), ("peanuts", "food", "allergen")],

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from strategies import FACT, FUZZ, INJECTIONS, NOT_TEXT, TEXT
 
 import memstore
+from gate import REFUSE_UNGROUNDED
 from memstore import ErrFactNotGrounded, FactPublic, InvalidInput, NotFound, Store
 
 
@@ -93,11 +94,22 @@ def test_fuzzed_reads_by_entity_answer_or_refuse(empty_store: Store, name: Any, 
 def test_an_injected_claim_against_unrelated_evidence_is_still_rejected(
     data_dir: Path, injection: str
 ) -> None:
+    """The embedded gate never verifies it: it holds it (stored ``unverified`` with a
+    reason) or refuses it; the specification's table alone refuses it."""
+    fact = {
+        "statement": f"The user is allergic to cats. {injection}",
+        "members": [("user", "person", "patient"), ("cats", "animal", "allergen")],
+        "evidence": [f"User: I went hiking in the Alps last summer. {injection}"],
+    }
     with memstore.open(data_dir, namespace="user:alice") as fuzz_store:  # the embedded gate
+        try:
+            held = fuzz_store.add_fact(**fact)
+        except ErrFactNotGrounded:
+            assert fuzz_store.rejections(text="cats")
+        else:
+            assert held.status == "unverified"
+            assert fuzz_store.verifications(held.id)[0].reason
+    with memstore.open(data_dir, namespace="user:bob", policy=REFUSE_UNGROUNDED) as strict:
         with pytest.raises(ErrFactNotGrounded):
-            fuzz_store.add_fact(
-                statement=f"The user is allergic to cats. {injection}",
-                members=[("user", "person", "patient"), ("cats", "animal", "allergen")],
-                evidence=[f"User: I went hiking in the Alps last summer. {injection}"],
-            )
-        assert fuzz_store.rejections(text="cats")
+            strict.add_fact(**fact)
+        assert strict.rejections(text="cats")

@@ -406,7 +406,7 @@ def test_after_a_timed_out_write_a_false_fact_is_refused_not_stored(stalling_sto
         timed_out.id
     ]
     # The next write shares the model; the abandoned call must have let go of it.
-    next_gate = Gate(StallingEmbedded(), deadline=PATIENCE_S, lock_wait=10.0)
+    next_gate = Gate(StallingEmbedded(), REFUSE_UNGROUNDED, deadline=PATIENCE_S, lock_wait=10.0)
     before = row_counts(stalling_store.url)
     with pytest.raises(ErrFactNotGrounded) as refused:
         stalling_store.add_fact(

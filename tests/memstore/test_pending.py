@@ -141,25 +141,28 @@ def test_reverification_decides_pending_facts_with_the_real_verifier(patient_sto
     assert again.still_pending == 2 and again.summary()["still_pending"] == 2
     assert patient_store.get_fact(true.id).check_failures == 1
     assert ids(patient_store.facts_about("peanuts")) == []
-    # With the real embedded verifier: the true fact is verified, the false one refused.
+    # With the real embedded verifier: the true fact is verified; the false one is held
+    # (stored ``unverified``, with the reason in words), never verified.
     patient_store.mark_due([true.id, false.id])
     report = patient_store.reverify()
     checks = {c.fact_id: c for c in report.checks}
     assert (checks[true.id].status_before, checks[true.id].status_after) == ("pending", "verified")
-    assert checks[false.id].status_before == "pending"
-    assert checks[false.id].status_after in {"stale", "contradicted"}
+    assert (checks[false.id].status_before, checks[false.id].status_after) == (
+        "pending",
+        "unverified",
+    )
+    assert checks[false.id].reason == "the evidence says peanuts, not shellfish"
     assert report.still_pending == 0
-    verified, refused = patient_store.get_fact(true.id), patient_store.get_fact(false.id)
+    verified, held = patient_store.get_fact(true.id), patient_store.get_fact(false.id)
     assert verified.status == FactStatus.VERIFIED and verified.verified_at is not None
-    assert refused.confidence == 0.0
+    assert held.verified_at is None and held.confidence < 0.5
     # The verified fact is now in memory: reads, search, neighborhood and hypergraph.
     assert ids(patient_store.facts_about("peanuts")) == [true.id]
     assert true.id in hit_ids(patient_store, "allergic to peanuts")
     assert (
         true.id in ids(patient_store.neighborhood("user").facts) and true.id in patient_store.graph
     )
-    # The refused one never was.
-    assert ids(patient_store.facts_about("shellfish")) == []
-    assert false.id not in hit_ids(patient_store, "allergic to shellfish")
-    assert false.id not in patient_store.graph
+    # The held one is read as unverified, and left out where only verified facts are asked.
+    assert ids(patient_store.facts_about("shellfish")) == [false.id]
+    assert ids(patient_store.facts_about("shellfish", statuses=["verified"])) == []
     assert patient_store.stats().facts.get("pending", 0) == 0

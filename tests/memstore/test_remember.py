@@ -9,7 +9,7 @@ import pytest
 from db_rows import row_counts
 
 import memstore
-from gate import Claim, ClaimKind, Gate, GatePolicy, ScriptedBackend
+from gate import REFUSE_UNGROUNDED, Claim, ClaimKind, Gate, GatePolicy, ScriptedBackend
 from memstore import ClaimOutcome, InvalidInput, RememberReport, Store
 
 pytestmark = pytest.mark.both_databases
@@ -26,7 +26,7 @@ def scripted_opener(
     tests/conftest.py) unless told otherwise."""
 
     def open_(**options: Any) -> Store:
-        options.setdefault("gate", Gate(scripted_backend))
+        options.setdefault("gate", Gate(scripted_backend, REFUSE_UNGROUNDED))
         return opener(index=False, **options)
 
     return open_

@@ -29,6 +29,7 @@ from samples import allergy, works_at
 from workers import HashedWords
 
 import memstore
+from gate import REFUSE_UNGROUNDED
 from gate.backends.embedded import shared_encoder
 from memstore import InvalidInput, MemstoreError, Store
 from memstore.duplicates import CANDIDATES, near_duplicates
@@ -689,7 +690,9 @@ def test_filtered_search_stays_exact_once_the_vector_index_exists(
 def test_evidence_of_a_rejection_stays_in_the_audit_log_not_in_search(indexed_store: Store) -> None:
     with pytest.raises(memstore.ErrFactNotGrounded) as refused:
         indexed_store.add_fact(
-            allergy("peanuts", evidence=["The weather is nice."]), gate="embedded"
+            allergy("peanuts", evidence=["The weather is nice."]),
+            gate="embedded",
+            policy=REFUSE_UNGROUNDED,
         )
     assert indexed_store.search_evidence("weather", 1) == []
     [shown] = indexed_store.get_rejection(refused.value.rejection.id).evidence
