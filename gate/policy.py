@@ -86,9 +86,11 @@ def decide(
     if refute is None and p1 < policy.refute_swap_p1:
         refute = next((f for f in findings if f.check == "things"), None)
     if refute is not None:
+        # "Never mentions" is evidence missing (unsupported), not evidence against.
+        absent = refute.check == "names"
         return verdict.model_copy(
             update={
-                "status": VerdictStatus.CONTRADICTED,
+                "status": VerdictStatus.UNSUPPORTED if absent else VerdictStatus.CONTRADICTED,
                 "accepted": False,
                 "flagged": False,
                 "confidence": 0.0,

@@ -93,7 +93,7 @@ def test_audit_only_reports_and_leaves_the_text_alone(scripted_gate: Gate) -> No
     ]
     assert [r.verdict.status for r in report.results] == [
         VerdictStatus.GROUNDED,
-        VerdictStatus.CONTRADICTED,  # the names check: the evidence never mentions Berlin
+        VerdictStatus.UNSUPPORTED,  # the names check: the evidence never mentions Berlin
         VerdictStatus.GROUNDED,
     ]
     assert report.results[1].verdict.reason == "the evidence never mentions Berlin"
@@ -331,7 +331,7 @@ def test_summary_and_feedback_name_each_problem(scripted_gate: Gate) -> None:
     )
     feedback = report.as_feedback()
     assert (
-        '1. "The Louvre is in Berlin." (characters 24-51): contradicted: '
+        '1. "The Louvre is in Berlin." (characters 24-51): unsupported: '
         "the evidence never mentions Berlin"
     ) in feedback
     assert '2. "Rome is in Italy." (characters 53-73): unknown_citation' in feedback
