@@ -30,9 +30,14 @@ BATCH = 32
 OLD = GatePolicy(reject_unsupported=True, checks=False, verify_p1=0.0)
 
 
-def verdicts(rows: list[agent_memory.AgentMemoryPair], gate: Gate, policy: GatePolicy) -> list[Verdict]:
+def verdicts(
+    rows: list[agent_memory.AgentMemoryPair], gate: Gate, policy: GatePolicy
+) -> list[Verdict]:
     checks = [
-        Check(claim=r.claim, evidence=tuple(ContextItem(str(i), t) for i, t in enumerate(r.evidence, 1)))
+        Check(
+            claim=r.claim,
+            evidence=tuple(ContextItem(str(i), t) for i, t in enumerate(r.evidence, 1)),
+        )
         for r in rows
     ]
     return [
@@ -55,14 +60,18 @@ def shares(rows: list[agent_memory.AgentMemoryPair], found: list[Verdict]) -> di
     }
 
 
-def phenomena(rows: list[agent_memory.AgentMemoryPair], found: list[Verdict]) -> dict[str, dict[str, int]]:
+def phenomena(
+    rows: list[agent_memory.AgentMemoryPair], found: list[Verdict]
+) -> dict[str, dict[str, int]]:
     table: dict[str, Counter[str]] = defaultdict(Counter)
     for r, v in zip(rows, found, strict=True):
         table[f"{'true' if r.label else 'false'} {r.phenomenon}"][v.outcome] += 1
     return {k: dict(sorted(c.items())) for k, c in sorted(table.items())}
 
 
-def checks_fired(rows: list[agent_memory.AgentMemoryPair], found: list[Verdict]) -> dict[str, dict[str, Any]]:
+def checks_fired(
+    rows: list[agent_memory.AgentMemoryPair], found: list[Verdict]
+) -> dict[str, dict[str, Any]]:
     """Per deciding check: how often it decided on true and on false facts, and its
     precision when it refused (false facts among those it refused)."""
     table: dict[str, Counter[str]] = defaultdict(Counter)
@@ -72,7 +81,11 @@ def checks_fired(rows: list[agent_memory.AgentMemoryPair], found: list[Verdict])
     out: dict[str, dict[str, Any]] = {}
     for name, c in sorted(table.items()):
         fired = c["true"] + c["false"]
-        out[name] = {"on_true": c["true"], "on_false": c["false"], "share_false": round(c["false"] / fired, 3)}
+        out[name] = {
+            "on_true": c["true"],
+            "on_false": c["false"],
+            "share_false": round(c["false"] / fired, 3),
+        }
     return out
 
 

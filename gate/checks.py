@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from difflib import SequenceMatcher
 from typing import Literal
 
@@ -66,36 +66,51 @@ def check_many(pairs: Sequence[tuple[str, str]]) -> list[tuple[Finding, ...]]:
     texts = [claim for claim, _ in pairs] + [u for us in units for u in us]
     docs = dict(zip(texts, parse_many(texts), strict=True))
     out = []
-    for (claim, evidence), sentences in zip(pairs, units, strict=True):
-        said = [read(docs[s]) for s in sentences]
+    for (claim, evidence), pieces in zip(pairs, units, strict=True):
+        said = [replace(read(docs[u]), speaker=speaker) for u, speaker in pieces.items()]
         out.append(_findings(claim, read(docs[claim]), evidence, said))
     return out
 
 
-def _units(evidence: str) -> list[str]:
-    """The evidence as the pieces a claim may be about: sentences, their clauses, each
-    line of a table or log, and each field of a record read as words ("paid_on:
-    2026-10-02" -> "invoice paid on 2026-10-02")."""
-    found: list[str] = []
+def _units(evidence: str) -> dict[str, str | None]:
+    """The evidence as the pieces a claim may be about, each with the speaker of its
+    turn (None outside a turn): sentences, their clauses, each line of a table or log,
+    and each field of a record read as words ("paid_on: 2026-10-02" -> "invoice paid on
+    2026-10-02")."""
+    found: dict[str, str | None] = {}
+
+    def add(text: str, speaker: str | None = None) -> None:
+        text = text.strip()
+        if 0 < len(text.split()) <= MAX_UNIT_WORDS and len(found) < MAX_UNITS:
+            found.setdefault(text, speaker)
+
+    speaker = None
     for start, end in sentence_spans(evidence):
         label = _LABEL.match(evidence, start, end)
-        start = label.end() if label else start  # "Maya: ..." is read as what Maya said
-        found.append(evidence[start:end])
-        found += [evidence[a:b] for a, b in clause_spans(evidence, start, end)]
+        if label:  # "Maya: ..." is read as what Maya said, and Maya said it
+            speaker, start = label.group("speaker"), label.end()
+        elif evidence.rfind("\n", 0, start) > evidence.rfind(":", 0, start):
+            speaker = None  # a new line without a label: no longer the last turn
+        add(evidence[start:end], speaker)
+        for a, b in clause_spans(evidence, start, end):
+            add(evidence[a:b], speaker)
     if "\n" in evidence.strip():
-        found += evidence.splitlines()
+        for line in evidence.splitlines():
+            label = _LABEL.match(line)
+            add(line, label.group("speaker") if label else None)
     for f in fields(evidence):
         if len(f.value.split()) <= MAX_VALUE_WORDS:  # a value, not a sentence after a label
-            found.append(f"{f.record} {key_words(f.key)} {f.value}".strip())
-    return [
-        u for u in dict.fromkeys(u.strip() for u in found) if 0 < len(u.split()) <= MAX_UNIT_WORDS
-    ][:MAX_UNITS]
+            add(f"{f.record} {key_words(f.key)} {f.value}")
+    return found
 
 
 #: A turn's speaker label ("Maya: ", "Dr. Okonkwo: "), left out of what is parsed.
 _LABEL = re.compile(
-    r"(?:[A-Z][\w.'-]*|@[\w.-]+)(?: [A-Z][\w.'-]*){0,3}(?: \([^)\n]{1,40}\))?:[ \t]+(?=\S)"
+    r"(?P<speaker>(?:[A-Z][\w.'-]*|@[\w.-]+)(?: [A-Z][\w.'-]*){0,3})"
+    r"(?: \([^)\n]{1,40}\))?:[ \t]+(?=\S)"
 )
+#: Verbs that report what someone said ("Maya says Tom is a vegan").
+SAYING = frozenset("say tell mention claim report add write state note explain".split())
 
 
 def _findings(
@@ -327,6 +342,10 @@ def _speaker(claim: Reading, about: Reading | None, sentences: list[Reading]) ->
     if about is None or not claim.subjects:
         return []
     subject = claim.subjects[0]
+    if claim.root in SAYING and about.speaker is not None:
+        if _overlaps(about.speaker, subject) or _named(subject, about.text.lower()):
+            return []  # "Maya says ...": Maya's turn says it, or reports what Maya said
+        return [Finding("speaker", "refute", f"{about.speaker} said this, not {subject}")]
     turned = _turned(claim, about, subject)
     if turned:
         return [

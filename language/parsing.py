@@ -93,6 +93,8 @@ class Reading:
     root: str | None = None
     #: Each noun's (lemma, dependency, head's lemma): where a thing stands in the sentence.
     slots: tuple[tuple[str, str, str], ...] = ()
+    #: Who said it, where it is a turn of a conversation ("Maya: ...").
+    speaker: str | None = None
 
 
 def read(span: Doc | Span) -> Reading:
@@ -132,20 +134,29 @@ def content_lemma(token: Token) -> str | None:
 
 def negations(span: Doc | Span) -> tuple[str | None, ...]:
     """What each "not" in ``span`` denies: None for the verb (a ``neg`` dependent, "never",
-    "no longer", a verb of ceasing such as "quit" or "gave up"), or the lemma of the
-    thing a negator attaches to ("no satay", "just not meat"): a denial of that thing
-    only, which a claim about something else does not contradict."""
+    "no longer"), or the lemma of the thing a negator attaches to ("no satay", "just not
+    meat") or a verb of ceasing ends ("quit Acme", "gave up coffee"): a denial of that
+    thing only, which a claim about something else does not contradict."""
     found: list[str | None] = []
     for t in span:
         low = t.lower_
         if t.dep_ == "neg" or low in NEGATORS:
             thing = t.head.pos_ in ("NOUN", "PROPN") and t.head is not t
             found.append(t.head.lemma_.lower() if thing else None)
-        elif t.lemma_.lower() in CESSATION and t.pos_ == "VERB":
-            found.append(None)
-        elif t.lemma_.lower() == "give" and any(c.lower_ == "up" for c in t.children):
-            found.append(None)
+        elif (t.lemma_.lower() in CESSATION and t.pos_ == "VERB") or (
+            t.lemma_.lower() == "give" and any(c.lower_ == "up" for c in t.children)
+        ):
+            found += _ceased(t)
     return tuple(found)
+
+
+def _ceased(verb: Token) -> list[str | None]:
+    """What a verb of ceasing denies: its object ("quit Acme" denies Acme, "gave up
+    coffee" coffee, "stopped eating meat" eating and meat), or the verb where it has none."""
+    objects = [c for c in verb.children if c.dep_ in ("dobj", "xcomp", "pobj", "attr")]
+    if not objects:
+        return [None]
+    return [t.lemma_.lower() for o in objects for t in o.subtree if t.pos_ in CONTENT_POS]
 
 
 def negated(span: Doc | Span) -> bool:

@@ -53,11 +53,19 @@ FACTS: list[dict[str, Any]] = [
         "evidence": ["Company register, 2023: Acme GmbH is headquartered in Berlin, Torstrasse 1."],
     },
     {
-        # Not what Alice said: the gate rejects it and the audit log keeps it.
+        # Not what Alice said, and the checks cannot prove it false: the gate holds it
+        # (stored unverified, never shown as verified) and says why.
         "statement": "Alice is allergic to shellfish.",
         "members": [("Alice", "person", "patient"), ("shellfish", "food", "allergen")],
         "relation": "allergic_to",
         "evidence": ["Alice: just so you know, I'm allergic to peanuts."],
+    },
+    {
+        # The evidence says otherwise: the gate refuses it and the audit log keeps it.
+        "statement": "Alice has worked at Acme since June.",
+        "members": [("Alice", "person", "employee"), ("Acme", "org", "employer")],
+        "relation": "works_at",
+        "evidence": ["Alice: I work at Acme as a data engineer, since March."],
     },
 ]
 
@@ -98,17 +106,19 @@ def _facts_table(title: str, facts: Sequence[FactPublic]) -> Table:
     return table
 
 
-def _rejections_table(title: str, rejections: Sequence[RejectionPublic]) -> Table:
+def _reasons_table(
+    title: str, rows: Sequence[FactPublic] | Sequence[RejectionPublic], style: str
+) -> Table:
+    """Held facts or rejections: the statement, the reason in words, then the numbers."""
     table = Table(title=title, title_justify="left")
     table.add_column("id", style="dim")
     table.add_column("statement")
-    table.add_column("verdict", style="red")
-    for column in ("p1", "p0", "gap (bits)"):
+    table.add_column("why", style=style)
+    for column in ("p1", "p0"):
         table.add_column(column, justify="right")
-    for r in rejections:
-        table.add_row(
-            r.id[:8], r.statement, r.verdict, _number(r.p1), _number(r.p0), _number(r.budget_gap)
-        )
+    for r in rows:
+        why = r.status_reason if isinstance(r, FactPublic) else r.reason
+        table.add_row(r.id[:8], r.statement, why or r.verdict, _number(r.p1), _number(r.p0))
     return table
 
 
@@ -117,14 +127,17 @@ def run(store: Store, console: Console) -> None:
     with console.status("Checking the facts against their evidence (embedded verifier)..."):
         results = store.add_facts(FACTS)
     written = [r for r in results if isinstance(r, FactPublic)]
+    verified = [f for f in written if f.status == "verified"]
+    held = [f for f in written if f.status != "verified"]
     rejected = [r for r in results if isinstance(r, RejectionPublic)]
-    console.print(_facts_table("1. Facts the gate admitted (hyperedges over entities)", written))
+    console.print(_facts_table("1. Facts the gate verified (hyperedges over entities)", verified))
     graph = store.graph  # built from SQL on each access
     console.print(
         "   'Alice', 'alice' and 'ACME'/'Acme' resolved to one entity each: "
         f"{len(list(graph.entities()))} entities, {len(graph)} facts in the graph.\n"
     )
-    console.print(_rejections_table("   Rejected, kept in the audit log only", rejected))
+    console.print(_reasons_table("   Held: stored unverified, read as such", held, "yellow"))
+    console.print(_reasons_table("   Refused, kept in the audit log only", rejected, "red"))
     console.print(
         f"   store.rejections() lists them; the audit chain verifies: "
         f"{store.verify_audit_chain().ok}\n"
@@ -182,7 +195,7 @@ def _search(store: Store, console: Console) -> None:
     table = Table(title="7. Search (meaning + keywords, fused)", title_justify="left")
     for column in ("query", "best hit", "meaning rank", "keyword rank"):
         table.add_column(column)
-    for query in ("Where is Alice employed?", "headquarters"):
+    for query in ("Where does Alice work?", "headquarters"):
         hits = store.search(query, 3)
         best = hits[0] if hits else None
         table.add_row(

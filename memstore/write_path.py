@@ -389,6 +389,8 @@ class WritePath:
             stated_confidence=new.confidence,
             confidence=admission.confidence,
             status=admission.status,
+            # A held fact says why it is not verified (the gate's plain reason).
+            status_reason=admission.reason if admission.status == FactStatus.UNVERIFIED else None,
             valid_from=valid_from,
             valid_to=new.valid_to,
             recorded_at=now,

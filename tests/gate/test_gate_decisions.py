@@ -85,7 +85,10 @@ def test_row4_unsupported_is_held_by_default_and_refused_on_request() -> None:
     held = check(p0=0.2, p1=0.4)  # p1 < min_p1
     assert held.status == VerdictStatus.UNSUPPORTED and held.outcome == "held"
     assert held.accepted and held.flagged and held.confidence <= 0.4
-    assert held.reason == "the evidence does not support the claim: p1 0.40, a verified fact needs 0.90"
+    assert (
+        held.reason
+        == "the evidence does not support the claim: p1 0.40, a verified fact needs 0.90"
+    )
     refused = check(p0=0.2, p1=0.4, reject_unsupported=True)
     assert refused.status == VerdictStatus.UNSUPPORTED and refused.outcome == "refused"
 
