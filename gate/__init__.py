@@ -72,6 +72,7 @@ __getattr__, __dir__ = _lazy_exports("gate", _EXPORTS, globals())
 
 __all__ = [
     "BACKENDS",
+    "REFUSE_UNGROUNDED",
     "Budget",
     "CallControl",
     "Cancelled",
@@ -90,7 +91,6 @@ __all__ = [
     "MemoryGateConfig",
     "ModelLock",
     "OutputReport",
-    "REFUSE_UNGROUNDED",
     "ScriptedBackend",
     "StepResult",
     "StepStatus",

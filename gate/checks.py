@@ -14,6 +14,7 @@ read as the turn's speaker), fields (JSON and ``key: value`` read as words), val
 
 from __future__ import annotations
 
+import contextlib
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -21,10 +22,10 @@ from dataclasses import dataclass, replace
 from difflib import SequenceMatcher
 from typing import Literal
 
+from language.clauses import clause_spans
 from language.fields import fields, key_words
 from language.parsing import Reading, denies, parse_many, read
 from language.sentences import sentence_spans
-from language.clauses import clause_spans
 from language.values import MONTHS, WEEKDAYS, Value, digits, same, spoken, values
 
 Effect = Literal["refute", "doubt", "support"]
@@ -220,10 +221,8 @@ def _derived(v: Value, stated: tuple[Value, ...]) -> bool:
     nums = []
     for e in stated:
         if e.kind == "number":
-            try:
+            with contextlib.suppress(ValueError):  # a version or a clock reading
                 nums.append(float(e.canonical))
-            except ValueError:
-                pass
         elif e.kind == "time":
             hours, minutes = e.canonical.split(":")
             nums.append(int(hours) * 60 + int(minutes))

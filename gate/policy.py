@@ -169,7 +169,8 @@ def _decide(p0: float, p1: float, stated: float, policy: GatePolicy) -> Verdict:
             f"the evidence does not support the claim: p1 {p1:.2f}, a verified fact "
             f"needs {max(policy.min_p1, policy.verify_p1):.2f}"
             if p1 < policy.min_p1
-            else f"the claim is no likelier with the evidence than without it (p1 {p1:.2f}, p0 {p0:.2f})",
+            else "the claim is no likelier with the evidence than without it "
+            f"(p1 {p1:.2f}, p0 {p0:.2f})",
         )
     if b.budget_gap > policy.flag_threshold_bits:
         return unsupported(

@@ -126,7 +126,7 @@ def read(span: Doc | Span) -> Reading:
 
 def content_lemma(token: Token) -> str | None:
     """The token's lemma, lowercased, where it carries content; else None."""
-    if token.pos_ not in CONTENT_POS or token.is_stop and token.pos_ != "NUM":
+    if token.pos_ not in CONTENT_POS or (token.is_stop and token.pos_ != "NUM"):
         return None
     lemma = token.lemma_.lower().strip(".,'\"")
     return lemma if lemma and lemma not in LIGHT and any(c.isalnum() for c in lemma) else None

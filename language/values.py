@@ -186,7 +186,8 @@ def _part_of_word(text: str, m: re.Match[str]) -> bool:
     """A number inside an identifier (INV-2231, v2, sha 3f9a) is a name, not a value."""
     before = text[m.start() - 1] if m.start() > 0 else " "
     after = text[m.end()] if m.end() < len(text) else " "
-    return before.isalpha() or before in "-_/#" or after.isalpha() and after.lower() not in "kmgbx"
+    unit = after.isalpha() and after.lower() in "kmgbx"  # 92G, 3k, 2x: a value with its unit
+    return before.isalpha() or before in "-_/#" or (after.isalpha() and not unit)
 
 
 def _number(n: float) -> str:
