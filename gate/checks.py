@@ -100,9 +100,16 @@ def _units(evidence: str) -> dict[str, str | None]:
             label = _LABEL.match(line)
             add(line, label.group("speaker") if label else None)
     for f in fields(evidence):
-        if len(f.value.split()) <= MAX_VALUE_WORDS:  # a value, not a sentence after a label
-            add(f"{f.record} {key_words(f.key)} {f.value}")
+        if _sentence(f.value) or len(f.value.split()) > MAX_VALUE_WORDS:
+            continue  # a sentence after a label ("Maya: I like tea."), not a value
+        record = "" if _sentence(f.record) else f.record
+        add(f"{record} {key_words(f.key)} {f.value}")
     return found
+
+
+def _sentence(text: str) -> bool:
+    """Whether a field's text is a sentence (several words and a full stop), not a value."""
+    return len(text.split()) > 2 and text.rstrip().endswith((".", "!", "?"))
 
 
 #: A turn's speaker label ("Maya: ", "Dr. Okonkwo: "), left out of what is parsed.

@@ -194,16 +194,36 @@ class HallucinationConfig(YamlSettings):
     lock_wait: float = Field(default=DEFAULT_LOCK_WAIT_S, gt=0.0, allow_inf_nan=False)
     cache_ttl: float = Field(default=DEFAULT_CACHE_TTL_S, ge=0.0)
 
-    @field_validator("backend")
+    #: A stronger verifier for re-verification (held facts rechecked in the background
+    #: are promoted or refused by it), e.g. ``openai`` at a server; None: ``backend``.
+    recheck_backend: str | None = None
+    recheck_backend_options: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("backend", "recheck_backend")
     @classmethod
-    def _known_backend(cls, name: str) -> str:
-        if name not in BACKENDS:
+    def _known_backend(cls, name: str | None) -> str | None:
+        if name is not None and name not in BACKENDS:
             raise ValueError(f"unknown backend {name!r}; choose one of {', '.join(BACKENDS)}")
         return name
 
     def gate(self) -> Gate:
         """A Gate built from these settings (loads the backend's model)."""
         backend = create_backend(self.backend, **self.backend_options)
+        return Gate(
+            backend,
+            self.policy(),
+            deadline=self.timeout,
+            deadline_per_claim=self.timeout_per_claim,
+            lock_wait=self.lock_wait,
+            cache_ttl=self.cache_ttl,
+        )
+
+    def recheck_gate(self) -> Gate | None:
+        """The Gate re-verification uses when ``recheck_backend`` is set (same policy and
+        deadlines as ``gate()``), else None."""
+        if self.recheck_backend is None:
+            return None
+        backend = create_backend(self.recheck_backend, **self.recheck_backend_options)
         return Gate(
             backend,
             self.policy(),

@@ -334,6 +334,17 @@ class Settings(YamlSettings):
                 _gates[key] = self.hallucination.gate()
             return _gates[key]
 
+    def recheck_gate(self) -> Gate | None:
+        """The Gate of ``hallucination.recheck_backend`` (None when unset or the gate is
+        off), built once per distinct block and shared, as ``gate()``."""
+        if not self.hallucination.enabled or self.hallucination.recheck_backend is None:
+            return None
+        key = "recheck:" + self.hallucination.model_dump_json()
+        with _gates_lock:
+            if key not in _gates:
+                _gates[key] = self.hallucination.recheck_gate()
+            return _gates[key]
+
     def open(self, namespace: str | None = None, **options: Any) -> Store:
         """A Store as these settings describe (``namespace`` defaults to ``store.namespace``).
 
@@ -363,7 +374,9 @@ class Settings(YamlSettings):
             if self.hallucination.enabled:
                 # The verifier is built on the first gated write: reads never load it.
                 policy = policy_of(options.pop("policy", None)) or self.hallucination.policy()
-                settings["hook"] = GateHook(policy=policy, load=self.gate)
+                settings["hook"] = GateHook(
+                    policy=policy, load=self.gate, recheck=self.recheck_gate
+                )
             else:
                 settings["hook"] = Ungated()
         settings.update(options)

@@ -38,10 +38,18 @@ class GateHook:
         policy: GatePolicy | None = None,
         *,
         load: Callable[[], Gate | None] | None = None,
+        recheck: Callable[[], Gate | None] | None = None,
     ) -> None:
         self._gate = gate
         self._load = load
+        self._recheck = recheck
         self.policy = policy
+
+    @property
+    def recheck_gate(self) -> Gate | None:
+        """The gate re-verification uses, where one is configured
+        (``hallucination.recheck_backend``); None: this hook's own."""
+        return self._recheck() if self._recheck is not None else None
 
     @property
     def gate(self) -> Gate:
@@ -51,7 +59,9 @@ class GateHook:
 
     def with_settings(self, gate: Gate | None = None, policy: GatePolicy | None = None) -> GateHook:
         """This hook with another gate and/or policy (the rest kept)."""
-        return GateHook(gate or self._gate, policy or self.policy, load=self._load)
+        return GateHook(
+            gate or self._gate, policy or self.policy, load=self._load, recheck=self._recheck
+        )
 
     def admit_many(self, candidates: Sequence[Candidate]) -> list[Admission]:
         checks = [to_check(c) for c in candidates]

@@ -68,10 +68,12 @@ def call_hook(
 
 
 def reverify_hook(hook: WriteHook, gate: Gate | str | None, policy: GatePolicy | None) -> GateHook:
-    """The gate re-verification uses: the store's, with per-run settings if given."""
+    """The gate re-verification uses: the store's (or its configured recheck gate), with
+    per-run settings if given."""
     if isinstance(hook, GateHook):
         if gate is None and policy is None:
-            return hook
+            recheck = hook.recheck_gate  # a stronger verifier configured for rechecks
+            return hook if recheck is None else hook.with_settings(recheck)
         return hook.with_settings(gate_of(gate), policy_of(policy))
     return GateHook(gate_of(gate), policy_of(policy))
 

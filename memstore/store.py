@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from gate import Claim, Gate, GatePolicy, Verdict
 from gate.backends.base import Closing
+from gate.verdict import GATE_NUMBERS
 from memstore import (
     audit,
     checks,
@@ -26,6 +27,7 @@ from memstore import (
     indexing,
     reads,
     rejection_reads,
+    reviews,
     search,
 )
 from memstore import recall as recalling
@@ -266,6 +268,27 @@ class Store(ReverifyCalls, LabelCalls, Closing):
         self._scope.get_row(fact_id)  # NotFound before anything else
         self._forgetting.retract(fact_id, reason)
         return self.get_fact(fact_id)
+
+    def review(
+        self, fact_id: str, decision: str, reason: str, *, by: str | None = None
+    ) -> FactPublic:
+        """A person's decision on a fact the gate held (``unverified`` or ``pending``):
+        ``confirm`` makes it ``verified``, ``refuse`` retracts it. ``reason`` and ``by``
+        (who decided) go in a ``verifications`` row that is a link of the audit chain."""
+        fact_id = self._scope.full_id("fact", fact_id, "fact_id")
+        self._scope.get_row(fact_id)  # NotFound before anything else
+        changed = reviews.review(self._scope, fact_id, decision, reason, by or "python")
+        self._index.apply_queued(changed)
+        return self.get_fact(fact_id)
+
+    def corroborate(self, fact_id: str, verdict: Verdict, reason: str) -> bool:
+        """Make a held fact ``verified`` because later evidence verifies it (``verdict``:
+        the gate's, on that evidence); False if it is no longer held. The audit chain
+        gets a ``corroborate`` row with the verdict's numbers."""
+        numbers = {name: getattr(verdict, name) for name in GATE_NUMBERS}
+        changed = reviews.corroborate(self._scope, fact_id, reason, numbers, verdict.backend)
+        self._index.apply_queued(changed)
+        return bool(changed)
 
     def erase(self, fact_id: str, reason: str, *, by: str | None = None) -> ErasurePublic:
         """Erase a fact for good, unlike ``retract``: its whole supersession chain and what

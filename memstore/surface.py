@@ -55,6 +55,8 @@ class Surface:
     mcp: Front
 
 
+_CORROBORATE = "done by remember_conversation, when a later message verifies a held fact"
+
 #: The filters of the Store methods that take them (one definition: ``memstore.fronts``).
 FILTERS: dict[str, tuple[str, ...]] = {
     "rejections": REJECTION_FILTERS,
@@ -109,6 +111,14 @@ SURFACE: dict[str, Surface] = {
     "retract": Surface(
         Exposed("retract"), Exposed("POST /facts/{fact_id}/retract"), Exposed("retract")
     ),
+    "review": Surface(
+        Exposed("review"),
+        Exposed("POST /facts/{fact_id}/review"),
+        Hidden(
+            "a person's decision on a held fact: the CLI, REST and the audit page, not an agent"
+        ),
+    ),
+    "corroborate": Surface(Hidden(_CORROBORATE), Hidden(_CORROBORATE), Hidden(_CORROBORATE)),
     "erase": Surface(Exposed("erase"), Exposed("POST /facts/{fact_id}/erase"), Exposed("erase")),
     "erase_rejection": Surface(
         Exposed("erase"), Exposed("POST /rejections/{rejection_id}/erase"), Exposed("erase")

@@ -195,6 +195,34 @@ def retract(
 
 
 @command()
+def review(
+    ctx: typer.Context,
+    fact_id: FactIdArgument,
+    decision: Annotated[
+        str,
+        typer.Argument(
+            metavar="confirm|refuse",
+            help="confirm: the fact becomes verified; refuse: it is retracted.",
+            show_default=False,
+        ),
+    ],
+    reason: Annotated[str, typer.Option("--reason", help="Why (kept in the audit chain).")],
+    store: StoreOption = None,
+    namespace: NamespaceOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Confirm or refuse a fact the gate held (stored unverified or pending); who decided
+    (cli:<login>) and why go in the audit chain. List held facts with
+    `memstore list --status unverified`."""
+    with open_store(ctx, store, namespace) as opened:
+        fact = opened.review(fact_id, decision, reason, by=who())
+    if as_json:
+        typer.echo(to_json(fact))
+    else:
+        out.print(f"{fact.status} {fact.id}: {fact.statement}")
+
+
+@command()
 def erase(
     ctx: typer.Context,
     target_id: Annotated[str, typer.Argument(metavar="ID", show_default=False)],
@@ -256,7 +284,7 @@ def check_claim(chosen: Settings, claim: str, texts: list[str], confidence: floa
 
 
 def who() -> str:
-    """Who runs an erase, for its tombstone: ``cli:<login name>``."""
+    """Who runs an erase or a review, for the audit log: ``cli:<login name>``."""
     try:
         return f"cli:{getpass.getuser()}"
     except (KeyError, OSError):  # no name for this uid (a container, say)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from gate import Verdict
 from memstore import checks
 from memstore.conversations.extractors import Candidate, EmbeddedExtractor, Extractor, fact_of
 from memstore.conversations.messages import Message, parse_messages
@@ -138,8 +139,13 @@ def _remember_one(
         quote=candidate.quote,
         outcome="refused",
     )
+    corroborated: dict[str, Verdict] = {}
     old, why = replaced_by(
-        store, candidate, turns[candidate.message].rendered(), single_valued=single_valued
+        store,
+        candidate,
+        turns[candidate.message].rendered(),
+        single_valued=single_valued,
+        corroborated=corroborated,
     )
     try:
         if old and on_conflict == "supersede":
@@ -153,6 +159,9 @@ def _remember_one(
     except ErrFactNotGrounded as refused:
         return base.model_copy(update={"rejection": refused.rejection})
     ids = [o.id for o in old]
+    for held_id, verdict in corroborated.items():
+        if held_id not in ids:
+            store.corroborate(held_id, verdict, f"corroborated by message {candidate.message}")
     return base.model_copy(
         update={
             "outcome": outcome,

@@ -8,7 +8,11 @@ A candidate replaces an active fact about the same subject when
   Porto" is not where Maya lives, and moving her sister does not move Maya) and their
   statements differ, or
 - the gate, reading the old fact against the candidate's source message, finds it
-  contradicted (p1 below the contradiction threshold and below p0).
+  contradicted (p1 below the contradiction threshold and below p0, or a check that
+  refutes it: "I'm no longer vegetarian" against "Maya is vegetarian").
+
+The same reading finds held facts (``unverified``) that a later message verifies: they
+are corroborated (``memstore.reviews``), made ``verified`` with the audit chain saying so.
 
 Identical statements are not conflicts: the store deduplicates them.
 """
@@ -18,10 +22,11 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import TYPE_CHECKING
 
-from gate import VerdictStatus
+from gate import Verdict, VerdictStatus
 from memstore import defaults
 from memstore.conversations.extractors import Candidate
 from memstore.errors import NotFound
+from memstore.models import FactStatus
 from memstore.names import normalize_key
 from memstore.schemas import FactPublic
 
@@ -69,8 +74,11 @@ def replaced_by(
     source: str,
     *,
     single_valued: Collection[str] = SINGLE_VALUED,
+    corroborated: dict[str, Verdict] | None = None,
 ) -> tuple[list[FactPublic], dict[str, str]]:
-    """The active facts ``candidate`` replaces, newest first, and why each one."""
+    """The active facts ``candidate`` replaces, newest first, and why each one. Held
+    facts (``unverified``) that ``source`` verifies, written from other evidence, go in
+    ``corroborated`` (by id, with the verdict) when it is given."""
     subject = candidate.members[0][0]
     found: list[FactPublic] = []
     why: dict[str, str] = {}
@@ -93,9 +101,26 @@ def replaced_by(
             why[old.id] = f"{candidate.relation} holds one value at a time"
             continue
         verdict = store.verify_claim(old.statement, source)
+        if (
+            corroborated is not None
+            and old.status == FactStatus.UNVERIFIED
+            and verdict.outcome == "verified"
+            and not _written_from(store, old, source)
+        ):
+            corroborated[old.id] = verdict
         if verdict.status is VerdictStatus.CONTRADICTED:
             found.append(old)
             why[old.id] = (
                 f"the new message contradicts it (p1 {verdict.p1:.2f} < p0 {verdict.p0:.2f})"
             )
     return found, why
+
+
+def _written_from(store: Store, fact: FactPublic, source: str) -> bool:
+    """Whether ``fact`` cites ``source`` itself (then it does not corroborate it)."""
+    said = " ".join(source.split())
+    for citation in fact.citations:
+        text = store.get_evidence(citation.evidence_id).text
+        if " ".join(text.split()) in said or said in " ".join(text.split()):
+            return True
+    return False

@@ -78,3 +78,12 @@ def eraser(request: Request, key: Annotated[str, Depends(api_key)]) -> str:
 
 #: The key's fingerprint, for routes that erase.
 Eraser = Annotated[str, Depends(eraser)]
+
+
+def reviewer(key: Annotated[str, Depends(api_key)]) -> str:
+    """Who reviews a held fact: the API key, by a short fingerprint (never the key)."""
+    return key_fingerprint(key)
+
+
+#: The key's fingerprint, for routes that review.
+Reviewer = Annotated[str, Depends(reviewer)]

@@ -83,6 +83,14 @@ class RetractRequest(BaseModel):
     reason: Annotated[str, Field(min_length=1, max_length=MAX_STATEMENT_CHARS)]
 
 
+class ReviewRequest(BaseModel):
+    """A person's decision on a held fact: ``confirm`` (verified) or ``refuse``
+    (retracted), and why (kept in the audit chain with the key that decided)."""
+
+    decision: Literal["confirm", "refuse"]
+    reason: Annotated[str, Field(min_length=1, max_length=2_000)]
+
+
 class EraseRequest(BaseModel):
     """Why the fact or rejection is erased for good (kept in its tombstone)."""
 

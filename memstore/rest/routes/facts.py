@@ -6,7 +6,7 @@ from __future__ import annotations
 from fastapi import Response
 
 from memstore.fronts import FILTER_PARAMS, fact_history
-from memstore.rest.auth import Eraser, NamespaceStore
+from memstore.rest.auth import Eraser, NamespaceStore, Reviewer
 from memstore.rest.errors import param_names
 from memstore.rest.models import (
     BatchRequest,
@@ -15,6 +15,7 @@ from memstore.rest.models import (
     HistoryPublic,
     RejectedResult,
     RetractRequest,
+    ReviewRequest,
     StoredResult,
 )
 from memstore.rest.routes.common import (
@@ -111,6 +112,20 @@ def erase(fact_id: str, body: EraseRequest, store: NamespaceStore, by: Eraser) -
     evidence that other facts or rejections still cite. Only keys listed in
     ``server.erase_keys`` may erase (403 ``forbidden`` for the others)."""
     return store.erase(fact_id, body.reason, by=by)
+
+
+@router.post(
+    "/facts/{fact_id}/review",
+    tags=["facts"],
+    summary="Confirm or refuse a held fact",
+    responses=NOT_FOUND,
+)
+def review(fact_id: str, body: ReviewRequest, store: NamespaceStore, by: Reviewer) -> FactPublic:
+    """A person's decision on a fact the gate held (``unverified`` or ``pending``):
+    ``confirm`` makes it ``verified``, ``refuse`` retracts it; the decision, its reason
+    and the key that made it (by fingerprint) are a link of the audit chain. 400 for a
+    fact that is not held."""
+    return store.review(fact_id, body.decision, body.reason, by=by)
 
 
 @router.post(

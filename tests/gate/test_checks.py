@@ -1,0 +1,119 @@
+"""Checks that name the mistake (gate/checks.py): each fires on its mistake and stays
+quiet on a paraphrase of the same evidence."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gate.checks import Finding, check
+from language.speakers import as_said
+
+
+def found(claim: str, evidence: str) -> list[Finding]:
+    """The findings for ``claim``, with the evidence read as said (as the gate does)."""
+    return list(check(claim, as_said(evidence)))
+
+
+def effects(claim: str, evidence: str, name: str) -> set[str]:
+    return {f.effect for f in found(claim, evidence) if f.check == name}
+
+
+VEGETARIAN = "Maya: I've been vegetarian for ten years."
+FISH = "Maya: I still eat fish, just not meat."
+TEA = "Maya: I like tea.\nTom: I prefer coffee."
+
+
+def test_values_refuse_another_number_and_pass_the_same_in_words() -> None:
+    [wrong] = found("Maya has been vegetarian for three years.", VEGETARIAN)
+    assert (wrong.check, wrong.effect) == ("values", "refute")
+    assert wrong.reason == "the evidence says 10, not 3"
+    assert effects("Maya has been vegetarian for a decade.", VEGETARIAN, "values") == set()
+    assert effects("Maya has been vegetarian for ten years.", VEGETARIAN, "values") == set()
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence", "refuted"),
+    [
+        ("The invoice was paid on 2 October 2026.", "paid_on: 2026-10-02", False),
+        ("The invoice was paid on 3 October 2026.", "paid_on: 2026-10-02", True),
+        ("The meeting was moved to Thursday at 3 pm.", "moved from Wed 10:00 to Thu 15:00", False),
+        ("The meeting was moved to Thursday at 4 pm.", "moved from Wed 10:00 to Thu 15:00", True),
+        ("The API allows 100 requests per second.", "rate limit: 100 per minute", True),
+        ("The API allows 100 requests a minute.", "rate limit: 100 per minute", False),
+        ("Ilona handled fewer than ten tickets.", "Ilona | 9", False),
+    ],
+)
+def test_values_read_dates_times_and_rates_normalised(
+    claim: str, evidence: str, refuted: bool
+) -> None:
+    assert ("refute" in effects(claim, evidence, "values")) is refuted
+
+
+def test_polarity_refuses_an_added_not_and_reads_what_a_not_denies() -> None:
+    [added] = [f for f in found("Maya does not eat fish.", FISH) if f.check == "polarity"]
+    assert added.effect == "refute" and added.reason.startswith('the claim says "not"')
+    assert effects("Maya does not eat meat.", FISH, "polarity") == set()  # "just not meat"
+    # A "not" of another thing in the sentence denies nothing the claim says.
+    peanuts = "Alice: I'm allergic to peanuts, so no satay for me."
+    assert effects("Alice is allergic to peanuts.", peanuts, "polarity") == set()
+    # Ceasing is a "not" of what ceased.
+    coffee = "Maya: I gave up coffee last year."
+    assert effects("Maya does not drink coffee.", coffee, "polarity") == set()
+    assert effects("Maya drinks coffee.", coffee, "polarity") == {"doubt"}
+
+
+def test_names_refuse_a_name_the_evidence_never_mentions() -> None:
+    assert effects("Priya likes tea.", TEA, "names") == {"refute"}
+    assert effects("Maya likes tea.", TEA, "names") == set()
+    # Any word of a name, accents folded, names it.
+    assert (
+        effects("Francisco Vázquez was a conquistador.", "Vazquez was a conquistador.", "names")
+        == set()
+    )
+
+
+def test_speaker_refuses_what_one_person_said_given_to_another() -> None:
+    assert effects("Tom likes tea.", TEA, "speaker") == {"refute"}
+    assert effects("Maya likes tea.", TEA, "speaker") == set()
+    vegan = "Maya: By the way, Tom is a vegan."
+    assert effects("Maya says Tom is a vegan.", vegan, "speaker") == set()
+    assert [f.reason for f in found("Bob says Tom is a vegan.", vegan + "\nBob: Hi.")] == [
+        "Maya said this, not Bob"
+    ]
+
+
+def test_direction_refuses_a_relation_turned_round() -> None:
+    evidence = "Finally, Camila Reyes replaces Jon Barker as release manager from 1 July."
+    turned = found("Jon Barker replaces Camila Reyes as release manager from 1 July.", evidence)
+    assert [(f.check, f.effect) for f in turned] == [("direction", "refute")]
+    right = "Camila Reyes replaces Jon Barker as release manager from 1 July."
+    assert not [f for f in found(right, evidence) if f.effect == "refute"]
+
+
+def test_things_name_the_thing_put_in_anothers_place() -> None:
+    allergy = "User: just so you know, I'm allergic to peanuts."
+    [swapped] = found("The user is allergic to shellfish.", allergy)
+    assert (swapped.check, swapped.effect) == ("things", "doubt")
+    assert swapped.reason == "the evidence says peanuts, not shellfish"
+    [said] = found("The user is allergic to peanuts.", allergy)
+    assert (said.check, said.effect) == ("words", "support")
+
+
+def test_fields_of_a_record_are_read_as_words_with_their_values() -> None:
+    record = "billing.invoice: " + json.dumps(
+        {"invoice": "INV-2231", "status": "paid", "paid_on": "2026-10-02", "amount": "€86.50"}
+    )
+    assert not [
+        f
+        for f in found("Invoice INV-2231 was paid on 2 October 2026.", record)
+        if f.effect == "refute"
+    ]
+    assert effects("Invoice INV-2231 was paid on 12 October 2026.", record, "values") == {"refute"}
+
+
+def test_a_claim_the_evidence_states_is_supported_in_one_sentence() -> None:
+    [support] = found("Maya likes tea.", TEA)
+    assert (support.check, support.effect) == ("words", "support")
+    assert support.reason == 'the evidence states it: "Maya likes tea."'
