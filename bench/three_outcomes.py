@@ -16,6 +16,7 @@ how often it fired on true and on false facts.
 from __future__ import annotations
 
 import argparse
+import time
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
@@ -89,6 +90,28 @@ def checks_fired(
     return out
 
 
+def checks_ms(rows: list[agent_memory.AgentMemoryPair]) -> dict[str, float]:
+    """Milliseconds per claim the checks add, in batches of ``BATCH`` (the language
+    model loaded first; every text parsed afresh), p50 and p95 over the batches."""
+    from gate.checks import check_many
+    from language.parsing import nlp
+    from language.speakers import as_said
+
+    nlp()
+    per_claim = []
+    for i in range(0, len(rows), BATCH):
+        batch = rows[i : i + BATCH]
+        pairs = [(r.claim, "\n\n".join(as_said(t) for t in r.evidence)) for r in batch]
+        started = time.perf_counter()
+        check_many(pairs)
+        per_claim.append((time.perf_counter() - started) * 1000 / len(batch))
+    per_claim.sort()
+    return {
+        "p50": round(per_claim[len(per_claim) // 2], 2),
+        "p95": round(per_claim[min(len(per_claim) - 1, int(len(per_claim) * 0.95))], 2),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--split", choices=agent_memory.SPLITS, default="dev")
@@ -96,6 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
     rows = agent_memory.load(args.split)
+    timing = checks_ms(rows)  # first: nothing parsed yet
     gate = Gate(args.backend)
     old, new = verdicts(rows, gate, OLD), verdicts(rows, gate, GatePolicy())
     result = {
@@ -104,6 +128,7 @@ def main(argv: list[str] | None = None) -> int:
         "backend": args.backend,
         "rows": len(rows),
         "verify_p1": GatePolicy().verify_p1,
+        "checks_ms_per_claim": timing,
         "old": shares(rows, old),
         "new": shares(rows, new),
         "new_by_phenomenon": phenomena(rows, new),
@@ -112,6 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out or RESULTS / f"three_outcomes_{args.split}_{args.backend}.json"
     save(result, out)
     print(f"{args.split} {args.backend}: old {result['old']}\n  new {result['new']}")
+    print(f"  checks: {timing['p50']} ms per claim (p50 of batches of {BATCH})")
     return 0
 
 

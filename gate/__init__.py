@@ -70,9 +70,8 @@ _EXPORTS: dict[str, str] = {
 
 __getattr__, __dir__ = _lazy_exports("gate", _EXPORTS, globals())
 
-__all__ = [
+__all__ = [  # noqa: RUF022 (plain sorted order, as tests/memstore/test_exported_members.py checks)
     "BACKENDS",
-    "REFUSE_UNGROUNDED",
     "Budget",
     "CallControl",
     "Cancelled",
@@ -91,6 +90,7 @@ __all__ = [
     "MemoryGateConfig",
     "ModelLock",
     "OutputReport",
+    "REFUSE_UNGROUNDED",
     "ScriptedBackend",
     "StepResult",
     "StepStatus",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, computed_field
 
 
 class GateNumbers(BaseModel):
@@ -70,6 +70,7 @@ class Verdict(GateNumbers, _Decision):
     #: The check whose finding decided (``gate.checks.CHECKS``), if one did.
     check: str | None = None
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def outcome(self) -> Outcome:
         """``verified``, ``held`` (stored, flagged ``unverified``) or ``refused``."""

@@ -93,9 +93,15 @@ class ErrFactNotGrounded(MemstoreError):
         self.rejection_id = rejection.id
         self.verdict = rejection.verdict
         self.statement = rejection.statement
-        why = f": {rejection.reason}" if rejection.reason else ""
+        why = rejection.reason or "the evidence does not ground it"
+        numbers = ", ".join(
+            f"{name} {value:.2f}"
+            for name, value in (("p1", rejection.p1), ("p0", rejection.p0))
+            if value is not None
+        )
         super().__init__(
-            f"fact not grounded ({rejection.verdict}{why}): {rejection.statement!r}. "
+            f"refused {rejection.statement!r}: {why} ({rejection.verdict}"
+            f"{'; ' + numbers if numbers else ''}). "
             f"Cite evidence that states it, or inspect store.get_rejection({rejection.id!r})"
         )
 

@@ -304,14 +304,14 @@ def print_stored(fact: FactPublic) -> None:
 
 
 def print_verdict(verdict: Verdict) -> None:
-    """The gate's verdict on a claim, with its numbers."""
-    table = Table("verdict", "accepted", "p1", "p0", "gap (bits)", "why", box=None)
+    """The gate's outcome on a claim and why, in words, then its numbers."""
+    out.print(f"{verdict.outcome}: {verdict.reason or 'the evidence states it'}")
+    table = Table("verdict", "accepted", "p1", "p0", "gap (bits)", box=None)
     table.add_row(
         verdict.status.value,
         str(verdict.accepted),
         num(verdict.p1),
         num(verdict.p0),
         num(verdict.budget_gap),
-        verdict.reason or "",
     )
     out.print(table)

@@ -587,7 +587,9 @@ def test_enabled_gate_carries_the_policy_and_rejects_ungrounded_facts(tmp_path: 
 
 
 def test_gate_is_shared_for_equal_settings(tmp_path: Path) -> None:
-    first = load_settings(hallucination={"memory_gate": {"min_confidence": 0.6}})
+    first = load_settings(
+        hallucination={"memory_gate": {"min_confidence": 0.6, "reject_unsupported": True}}
+    )
     second = load_settings(write(tmp_path, GATED.replace("  timeout: 30\n", "")))
     assert first.hallucination == second.hallucination
     gate = first.gate()

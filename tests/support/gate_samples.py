@@ -44,3 +44,18 @@ def scrubbed_support(backend: VerifierBackend) -> tuple[float, float]:
     )
     assert verdict.p1 is not None and verdict.p0 is not None
     return verdict.p0, verdict.p1
+
+
+#: The specification's decision table alone (``gate.REFUSE_UNGROUNDED``) as settings:
+#: for tests of the fronts' refusal paths (exit 3, HTTP 422, an MCP refusal), which the
+#: default gate's three outcomes would make held facts. The fronts' held facts have
+#: their own tests.
+REFUSE_UNGROUNDED_GATE = {
+    "memory_gate": {"reject_unsupported": True, "checks": False, "verify_p1": 0.0}
+}
+#: The same, as environment variables for a CLI or server process.
+REFUSE_UNGROUNDED_ENV = {
+    "MEMSTORE_HALLUCINATION__MEMORY_GATE__REJECT_UNSUPPORTED": "true",
+    "MEMSTORE_HALLUCINATION__MEMORY_GATE__CHECKS": "false",
+    "MEMSTORE_HALLUCINATION__MEMORY_GATE__VERIFY_P1": "0",
+}

@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 import uvicorn
 from fastapi import FastAPI
+from gate_samples import REFUSE_UNGROUNDED_GATE
 
 from memstore.config import Settings, load_settings
 
@@ -50,6 +51,9 @@ def serving(app: FastAPI, root_path: str = "") -> Iterator[str]:
 
 
 def settings_for(url: str, **sections: Any) -> Settings:
+    """A test server's settings: the shared API keys and, unless ``hallucination`` is
+    given, the specification's decision table alone (the refusal paths' tests)."""
+    sections.setdefault("hallucination", REFUSE_UNGROUNDED_GATE)
     return load_settings(store={"url": url}, server={"api_keys": KEYS}, **sections)
 
 

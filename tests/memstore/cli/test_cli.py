@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 import yaml
+from gate_samples import REFUSE_UNGROUNDED_ENV
 from typer.testing import CliRunner
 
 import memstore
@@ -39,7 +40,13 @@ SHELLFISH = [
     "-m",
     "shellfish:food:allergen",
 ]
-CLEAN_ENV = {"MEMSTORE_URL": None, "MEMSTORE_NAMESPACE": None, "MEMSTORE_CONFIG": None}
+#: No store or config from outside; the specification's table alone (exit 3 to test).
+CLEAN_ENV = {
+    "MEMSTORE_URL": None,
+    "MEMSTORE_NAMESPACE": None,
+    "MEMSTORE_CONFIG": None,
+    **REFUSE_UNGROUNDED_ENV,
+}
 
 
 @pytest.fixture
@@ -343,6 +350,7 @@ def test_the_console_script_exit_codes_and_json(tmp_path: Path) -> None:
     script = Path(sys.executable).with_name("memstore")
     env = {**os.environ, "MEMSTORE_URL": str(tmp_path / "mem"), "MEMSTORE_NAMESPACE": NS}
     env.pop("MEMSTORE_CONFIG", None)
+    env.update(REFUSE_UNGROUNDED_ENV)
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(

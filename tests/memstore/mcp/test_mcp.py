@@ -22,6 +22,7 @@ import anyio
 import httpx
 import httpx2
 import pytest
+from gate_samples import REFUSE_UNGROUNDED_ENV
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CallToolResult, TextContent
@@ -51,7 +52,8 @@ SHELLFISH = {
 }
 BOB = "Bob is allergic to peanuts."
 #: The gate's deadline in the server processes: generous, as test machines are busy.
-SLOW_MACHINE = {"MEMSTORE_HALLUCINATION__TIMEOUT": "30"}
+#: A slow machine's deadline; the specification's table alone (a refusal to test).
+SLOW_MACHINE = {"MEMSTORE_HALLUCINATION__TIMEOUT": "30", **REFUSE_UNGROUNDED_ENV}
 STARTUP_S = 180.0
 
 

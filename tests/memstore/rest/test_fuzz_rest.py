@@ -161,6 +161,10 @@ BATCH = st.one_of(
     st.builds(lambda fact: {"facts": [fact] * (MAX_BATCH + 1)}, FACT),
 )
 RETRACT = _with_fuzz({"reason": WORDS}, {"reason": st.one_of(TEXT, NOT_TEXT), "colour": NESTED})
+REVIEW = _with_fuzz(
+    {"decision": st.sampled_from(["confirm", "refuse"]), "reason": WORDS},
+    {"decision": st.one_of(TEXT, NOT_TEXT), "reason": st.one_of(TEXT, NOT_TEXT)},
+)
 CLAIM = _with_fuzz(
     {"claim": WORDS, "evidence": st.one_of(WORDS, st.lists(WORDS, min_size=1, max_size=2))},
     {
@@ -208,6 +212,7 @@ ROUTES: dict[tuple[str, str], Fuzz] = {
     ("GET", f"{V1}/facts"): Fuzz(),
     ("GET", f"{V1}/facts/{{fact_id}}"): Fuzz(),
     ("POST", f"{V1}/facts/{{fact_id}}/retract"): Fuzz(body=RETRACT),
+    ("POST", f"{V1}/facts/{{fact_id}}/review"): Fuzz(body=REVIEW),
     ("POST", f"{V1}/facts/{{fact_id}}/erase"): Fuzz(body=RETRACT, fake_ids=True),
     ("POST", f"{V1}/facts/{{fact_id}}/supersede"): Fuzz(body=FACT, gated=True),
     ("GET", f"{V1}/facts/{{fact_id}}/history"): Fuzz(),
@@ -379,6 +384,9 @@ def _written(response: httpx.Response) -> tuple[int, int]:
     if response.url.path.endswith("/retract"):
         assert body["status"] == "retracted", body
         return 0, 0
+    if response.url.path.endswith("/review"):
+        assert body["status"] in ("verified", "retracted"), body
+        return 0, 0
     if response.url.path.endswith("/conversations"):
         outcomes = [c["outcome"] for c in body["candidates"]]
         stored = sum(1 for o in outcomes if o in ("stored", "superseded", "conflict"))
@@ -475,6 +483,7 @@ SURROGATE_BODIES = {  # route -> a body with a lone surrogate, the field that ho
         "facts.1.statement",
     ),
     f"{V1}/facts/{{fact_id}}/retract": ({"reason": SURROGATE}, "reason"),
+    f"{V1}/facts/{{fact_id}}/review": ({"decision": "confirm", "reason": SURROGATE}, "reason"),
     f"{V1}/facts/{{fact_id}}/erase": ({"reason": SURROGATE}, "reason"),
     f"{V1}/rejections/{{rejection_id}}/erase": ({"reason": SURROGATE}, "reason"),
     f"{V1}/facts/{{fact_id}}/supersede": (SURROGATE_FACT, "statement"),

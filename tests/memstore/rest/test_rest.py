@@ -69,6 +69,7 @@ def test_openapi_lists_the_routes_and_keeps_422_for_the_gate(api: Api) -> None:
         f"{ns}/facts/batch": {"post"},
         f"{ns}/facts/{{fact_id}}": {"get"},
         f"{ns}/facts/{{fact_id}}/retract": {"post"},
+        f"{ns}/facts/{{fact_id}}/review": {"post"},
         f"{ns}/facts/{{fact_id}}/erase": {"post"},
         f"{ns}/facts/{{fact_id}}/supersede": {"post"},
         f"{ns}/facts/{{fact_id}}/history": {"get"},
