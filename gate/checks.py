@@ -126,7 +126,7 @@ def _findings(
 ) -> tuple[Finding, ...]:
     found: list[Finding] = []
     about = _about(said, sentences)
-    found += _values(claim, evidence)
+    found += _values(claim, evidence, _about(said, sentences, wordy=True))
     found += _polarity(said, about)
     found += _names(said, evidence)
     found += _speaker(said, about, sentences)
@@ -135,17 +135,30 @@ def _findings(
     return tuple(found)
 
 
-def _about(claim: Reading, sentences: list[Reading]) -> Reading | None:
-    """The sentence that holds most of the claim's content words (None below ``ABOUT``)."""
-    if not claim.lemmas or not sentences:
+def _about(claim: Reading, sentences: list[Reading], wordy: bool = False) -> Reading | None:
+    """The sentence that holds most of the claim's content words (None below ``ABOUT``);
+    ``wordy``: counting words only, not values (numbers, dates, times), which is how the
+    values check finds the sentence whose value a claim changed."""
+    lemmas = frozenset(w for w in claim.lemmas if not _valued(w)) if wordy else claim.lemmas
+    if not lemmas or not sentences:
         return None
-    best = max(sentences, key=lambda s: (len(claim.lemmas & s.lemmas), -len(s.lemmas)))
-    share = len(claim.lemmas & best.lemmas) / len(claim.lemmas)
+    best = max(sentences, key=lambda s: (len(lemmas & s.lemmas), -len(s.lemmas)))
+    share = len(lemmas & best.lemmas) / len(lemmas)
     return best if share >= ABOUT else None
 
 
-def _values(claim: str, evidence: str) -> list[Finding]:
-    """Numbers, dates, times and weekdays of the claim must be the evidence's."""
+def _valued(lemma: str) -> bool:
+    """A word that is (part of) a value: digits, a month or weekday, am/pm."""
+    return (
+        any(c.isdigit() for c in lemma)
+        or lemma in _CALENDAR
+        or lemma in {"am", "pm", "a.m.", "p.m."}
+    )
+
+
+def _values(claim: str, evidence: str, about: Reading | None) -> list[Finding]:
+    """Numbers, dates, times and weekdays of the claim must be the evidence's: another
+    value in the sentence the claim is about refutes it; elsewhere it only holds it."""
     stated = values(evidence)
     out = []
     for v in values(claim):
@@ -172,11 +185,20 @@ def _values(claim: str, evidence: str) -> list[Finding]:
                 )
             )
             continue
+        here = [e for e in values(about.text) if e.kind == v.kind] if about is not None else []
         others = [e for e in stated if e.kind == v.kind]
-        if others:
-            near = _nearest(v, others)
+        if here:  # the sentence the claim is about gives another value in its place
+            near = _nearest(v, here)
             out.append(
                 Finding("values", "refute", f"the evidence says {spoken(near)}, not {spoken(v)}")
+            )
+        elif others:  # another value, said of something else, maybe
+            out.append(
+                Finding(
+                    "values",
+                    "doubt",
+                    f"the evidence gives {spoken(_nearest(v, others))} but not {spoken(v)}",
+                )
             )
         else:
             out.append(
@@ -197,7 +219,7 @@ def _written(v: Value, evidence: str) -> bool:
 
 _BOUNDS = re.compile(
     r"\b(?:fewer|less|more|greater|higher|lower|over|under|above|below|at least|at most|up to|"
-    r"nearly|almost|about|around|roughly|approximately|over)\s+(?:than\s+)?$",
+    r"nearly|almost|about|around|roughly|approximately|\w+er than)\s+(?:than\s+)?$",
     re.I,
 )
 

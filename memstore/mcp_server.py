@@ -205,8 +205,9 @@ class Remembered(_GateNumbers):
     status: str | None = Field(
         default=None,
         description=(
-            "verified; pending if the gate could not decide yet (stored, not yet checked, "
-            "left out of default reads until re-verification checks it); unverified if flagged."
+            "verified; unverified if the gate held it (stored, never shown as verified: "
+            "reason says why); pending if the gate could not decide yet (stored, not yet "
+            "checked, left out of default reads until re-verification checks it)."
         ),
     )
     confidence: float | None = Field(default=None, description="The confidence it is stored with.")
@@ -232,7 +233,7 @@ class CandidateSummary(BaseModel):
     p1: P1 = None
     fact_id: str | None = Field(default=None, description="The stored fact's id.")
     rejection_id: str | None = Field(default=None, description="The refusal's audit-log id.")
-    reason: str | None = Field(default=None, description="Why the gate refused it.")
+    reason: str | None = Field(default=None, description="Why the gate refused or held it.")
     replaced: list[str] = Field(default_factory=list, description="Ids of the facts it superseded.")
     conflicts: list[str] = Field(
         default_factory=list, description="Ids of the facts it contradicts, kept beside it."
@@ -836,7 +837,9 @@ def _candidate(outcome: CandidateOutcome) -> CandidateSummary:
         p1=None if found is None else found.p1,
         fact_id=None if outcome.fact is None else outcome.fact.id,
         rejection_id=None if outcome.rejection is None else outcome.rejection.id,
-        reason=None if outcome.rejection is None else outcome.rejection.reason,
+        reason=outcome.rejection.reason
+        if outcome.rejection is not None
+        else (outcome.fact.status_reason if outcome.fact is not None else None),
     )
 
 

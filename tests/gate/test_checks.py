@@ -36,8 +36,12 @@ def test_values_refuse_another_number_and_pass_the_same_in_words() -> None:
 @pytest.mark.parametrize(
     ("claim", "evidence", "refuted"),
     [
-        ("The invoice was paid on 2 October 2026.", "paid_on: 2026-10-02", False),
-        ("The invoice was paid on 3 October 2026.", "paid_on: 2026-10-02", True),
+        (
+            "The invoice was paid on 2 October 2026.",
+            "invoice: INV-2231\npaid_on: 2026-10-02",
+            False,
+        ),
+        ("The invoice was paid on 3 October 2026.", "invoice: INV-2231\npaid_on: 2026-10-02", True),
         ("The meeting was moved to Thursday at 3 pm.", "moved from Wed 10:00 to Thu 15:00", False),
         ("The meeting was moved to Thursday at 4 pm.", "moved from Wed 10:00 to Thu 15:00", True),
         ("The API allows 100 requests per second.", "rate limit: 100 per minute", True),

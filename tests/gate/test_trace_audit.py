@@ -173,9 +173,9 @@ def test_summary_and_feedback(scripted_gate: Gate) -> None:
     )
     feedback = report.as_feedback()
     assert feedback.startswith('Step 2 is contradicted: "The board meets on Friday."')
-    # The values check reads the answer beside the steps: they say Friday, it says Tuesday.
-    assert "The answer does not follow from the steps (contradicted)" in feedback
-    assert "the evidence says Friday, not Tuesday" in feedback
+    # The values check reads the answer beside the steps: they give Friday, not Tuesday.
+    assert "The answer does not follow from the steps (not in context)" in feedback
+    assert "the evidence gives Friday but not Tuesday" in feedback
     clean = audit_trace(SOUND, CONTEXT, gate=scripted_gate)
     assert clean.as_feedback().startswith("Every step is supported")
 
