@@ -34,6 +34,12 @@ STEPS: dict[str, list[str]] = {
         ]
         for name in ("embedded", "embedded-ce", "embedded-ce-mix")
     },
+    # Three outcomes (verified / held / refused) beside the old decision, per backend, on
+    # the agent-memory test split (scored under docs/verifier-decision-rule.md).
+    **{
+        f"three-outcomes-{name}": ["three_outcomes.py", "--split", "test", "--backend", name]
+        for name in ("embedded", "embedded-ce-mix")
+    },
     # SmolLM2-135M takes ~1 s per claim here: 5 rows per data set, batches of 8.
     "gate-hf-causal": [
         *("gate_quality.py", "--backend", "hf-causal", "--per-dataset", "5"),

@@ -11,6 +11,7 @@ running the steps, with their wall times.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -66,6 +67,34 @@ def render() -> str:
             _provenance_list(gates),
             "",
         ]
+    outcomes = [  # the latest score per backend (earlier ones keep a commit suffix)
+        o
+        for p in sorted(RESULTS.glob("three_outcomes_test_*.json"))
+        if re.fullmatch(r"three_outcomes_test_[a-z-]+", p.stem) and (o := _load(p))
+    ]
+    if outcomes:
+        parts += [
+            "## Three outcomes: verified, held, refused",
+            "",
+            "The gate's old decision (refuse what the verifier cannot ground) beside the "
+            "default (`bench/three_outcomes.py`): agent-memory test split, no citations, "
+            "thresholds fitted on train and dev only (docs/verifier-decision-rule.md). "
+            "Goals (issue 59): true refused <= 5%, false verified <= 5%, held <= 35%.",
+            "",
+            "| backend | decision | true refused | false verified | held | true verified "
+            "| checks ms/claim |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for o in outcomes:
+            for name in ("old", "new"):
+                r = o[name]
+                ms = o.get("checks_ms_per_claim", {}).get("p50", "-") if name == "new" else "-"
+                parts.append(
+                    f"| {o['backend']} | {'three outcomes' if name == 'new' else 'old'} "
+                    f"| {r['true_facts_refused']:.1%} | {r['false_facts_verified']:.1%} "
+                    f"| {r['held']:.1%} | {r['true_facts_verified']:.1%} | {ms} |"
+                )
+        parts += ["", _provenance_list(outcomes), ""]
     stores = sorted(
         (s for s in map(_load, RESULTS.glob("store_*.json")) if s),
         key=lambda s: (s["facts"], s.get("database", "sqlite")),
