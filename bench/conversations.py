@@ -245,9 +245,16 @@ def score_traps(
 ) -> list[dict[str, Any]]:
     """Each trap's outcome in the second run."""
     return [
-        {"kind": t.kind, "statement": t.statement, "outcome": report.candidates[p].outcome}
+        {"kind": t.kind, "statement": t.statement, "outcome": _trap_outcome(report.candidates[p])}
         for t, p in zip(traps, positions, strict=True)
     ]
+
+
+def _trap_outcome(candidate: Any) -> str:
+    """refused, held (stored ``unverified``: never shown as verified) or stored (verified,
+    or another outcome that wrote it)."""
+    fact = candidate.fact if candidate.outcome != "refused" else None
+    return "held" if fact is not None and fact.status == "unverified" else str(candidate.outcome)
 
 
 def run_conversation(
@@ -333,6 +340,10 @@ def summarize(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "recall": _share(states["remembered"], len(expected)),
         "expected": {"total": len(expected), **dict(sorted(states.items())), "by_role": by_role},
         "traps_refused": _share(sum(t["outcome"] == "refused" for t in traps), len(traps)),
+        # Refused or held: not stored as verified (issue 59's three outcomes).
+        "traps_not_verified": _share(
+            sum(t["outcome"] in ("refused", "held") for t in traps), len(traps)
+        ),
         "traps": {"total": len(traps), "by_kind": by_kind},
         "corrections_reconciled": _share(reconciled, len(corrections)),
         "corrections": {

@@ -203,6 +203,10 @@ def conversations_table(result: dict[str, Any]) -> str:
         ),
     )
     row("trap candidates refused", lambda r: f"{r['traps_refused']:.2f}")
+    row(
+        "trap candidates not verified (refused or held)",
+        lambda r: f"{r['traps_not_verified']:.2f}" if "traps_not_verified" in r else "-",
+    )
     for kind in ("misattributed", "stale", "negated", "hedged", "request", "unsupported"):
         row(
             f"... {kind}",

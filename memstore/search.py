@@ -180,7 +180,8 @@ def search_facts(
     with scope.session() as session:
         # SQL has the last word on status: another process may have changed it.
         rows = {row["id"]: row for row in scope.fact_rows(session, ranked.order, wanted)}
-        kept = ranked.page(verified_first(ranked.order, rows), q.min_score, q.offset, q.k)
+        page = ranked.page([i for i in ranked.order if i in rows], q.min_score, q.offset, q.k)
+        kept = verified_first(page, rows)
         found = {f.id: f for f in scope.hydrate(session, [rows[i] for i in kept])}
     hits = [SearchHit(fact=found[i], score=ranked.fused[i], **ranked.sides[i]) for i in kept]
     if q.expand and hits:
@@ -188,11 +189,12 @@ def search_facts(
     return hits
 
 
-def verified_first(order: Sequence[str], rows: dict[str, Any]) -> list[str]:
-    """The ids of ``order`` that SQL kept, verified facts first: a held fact (stored
-    ``unverified``) ranks below every verified one, in its own rank order."""
-    kept = [i for i in order if i in rows]
-    return sorted(kept, key=lambda i: rows[i]["status"] != FactStatus.VERIFIED)
+def verified_first(page: Sequence[str], rows: dict[str, Any]) -> list[str]:
+    """A page of hits, verified facts first: a held fact (stored ``unverified``) ranks
+    below every verified hit of the page, each side in its rank order. The page itself
+    is chosen by relevance alone, so a relevant held fact is never pushed off it by a
+    less relevant verified one."""
+    return sorted(page, key=lambda i: rows[i]["status"] != FactStatus.VERIFIED)
 
 
 def as_named(scope: Scope, query: str) -> str:
