@@ -79,6 +79,8 @@ class AsyncStore:
     remember_conversation = _threaded(Store.remember_conversation)
     supersede = _threaded(Store.supersede)
     retract = _threaded(Store.retract)
+    review = _threaded(Store.review)
+    corroborate = _threaded(Store.corroborate)
     erase = _threaded(Store.erase)
     erase_rejection = _threaded(Store.erase_rejection)
     add_alias = _threaded(Store.add_alias)

@@ -342,7 +342,10 @@ class Settings(YamlSettings):
         key = "recheck:" + self.hallucination.model_dump_json()
         with _gates_lock:
             if key not in _gates:
-                _gates[key] = self.hallucination.recheck_gate()
+                built = self.hallucination.recheck_gate()
+                if built is None:
+                    return None
+                _gates[key] = built
             return _gates[key]
 
     def open(self, namespace: str | None = None, **options: Any) -> Store:

@@ -12,7 +12,7 @@ status before and after.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import sqlalchemy as sa
 from sqlmodel import Session, col
@@ -61,7 +61,7 @@ def review(scope: Scope, fact_id: str, decision: str, reason: str, by: str) -> l
 
 
 def corroborate(
-    scope: Scope, fact_id: str, reason: str, numbers: dict[str, object], backend: str | None
+    scope: Scope, fact_id: str, reason: str, numbers: dict[str, Any], backend: str | None
 ) -> list[str]:
     """Make the held fact ``fact_id`` verified because later evidence verifies it
     (``numbers`` and ``backend``: the gate's on that evidence); returns the ids whose
@@ -97,7 +97,7 @@ def change(
     verdict: str,
     reason: str,
     by: str | None,
-    numbers: dict[str, object] | None = None,
+    numbers: dict[str, Any] | None = None,
     backend: str | None = None,
 ) -> list[str]:
     """One guarded UPDATE of a held fact and its chained ``verifications`` row; its
@@ -111,7 +111,7 @@ def change(
             f"fact {fact_id} is {fact.status}: only held facts (unverified or pending) are "
             "reviewed; correct a verified fact with supersede, or retract it",
         )
-    before = {"status": fact.status, "verdict": fact.verdict, "confidence": fact.confidence}
+    status_before, verdict_before, confidence_before = fact.status, fact.verdict, fact.confidence
     if values["status"] == FactStatus.VERIFIED and "confidence" not in values:
         values = {**values, "confidence": fact.stated_confidence}  # trusted as stated
     done = session.exec(
@@ -119,7 +119,7 @@ def change(
         .where(
             col(Fact.id) == fact_id,
             col(Fact.namespace) == namespace,
-            col(Fact.status) == before["status"],
+            col(Fact.status) == status_before,
         )
         .values(**values)
     )
@@ -129,16 +129,16 @@ def change(
         namespace=namespace,
         fact_id=fact_id,
         kind=kind,
-        verdict_before=before["verdict"],
-        status_before=before["status"],
+        verdict_before=verdict_before,
+        status_before=status_before,
         status_after=str(values["status"]),
-        confidence=before["confidence"],
+        confidence=confidence_before,
         evidence_ids=[],
         reason=reason,
         created_at=utcnow(),
         verdict=verdict,
         backend=f"person:{by}" if by else backend,
-        **(numbers or {}),
+        **(numbers or {}),  # GateNumbers fields, by name
     )
     audit.append(session, history)
     session.add(history)

@@ -285,6 +285,12 @@ class Store(ReverifyCalls, LabelCalls, Closing):
         """Make a held fact ``verified`` because later evidence verifies it (``verdict``:
         the gate's, on that evidence); False if it is no longer held. The audit chain
         gets a ``corroborate`` row with the verdict's numbers."""
+        if not isinstance(verdict, Verdict):
+            raise InvalidInput("verdict", "must be the gate's Verdict on the later evidence")
+        if verdict.outcome != "verified":
+            raise InvalidInput("verdict", f"must verify the fact, not be {verdict.outcome}")
+        reason = checks.required_text("reason", reason)
+        fact_id = self._scope.full_id("fact", fact_id, "fact_id")
         numbers = {name: getattr(verdict, name) for name in GATE_NUMBERS}
         changed = reviews.corroborate(self._scope, fact_id, reason, numbers, verdict.backend)
         self._index.apply_queued(changed)

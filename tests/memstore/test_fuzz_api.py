@@ -145,6 +145,8 @@ def calls(ids: list[str], names: list[str], out: Path) -> dict[str, st.SearchStr
             st.fixed_dictionaries({"members": st.one_of(st.just(["Alice"]), ANY)}),
         ),
         "retract": call(fact_id, ANY),
+        "review": call(fact_id, st.one_of(st.sampled_from(["confirm", "refuse"]), ANY), ANY),
+        "corroborate": call(fact_id, ANY, ANY),
         "reverify": call(
             limit=COUNT, batch=COUNT, lease=SPAN, fetch_timeout=st.one_of(COUNT, st.floats())
         ),

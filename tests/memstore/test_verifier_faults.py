@@ -133,7 +133,10 @@ def test_a_verifier_that_slows_down_under_load_never_holds_a_writer_past_the_dea
         return grounded(claim, context)
 
     gate = Gate(
-        ScriptedBackend(congested, deterministic=False), deadline=DEADLINE, deadline_per_claim=0
+        ScriptedBackend(congested, deterministic=False),
+        REFUSE_UNGROUNDED,
+        deadline=DEADLINE,
+        deadline_per_claim=0,
     )
     before = row_counts(default_store.url)
 
