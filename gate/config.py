@@ -208,24 +208,18 @@ class HallucinationConfig(YamlSettings):
 
     def gate(self) -> Gate:
         """A Gate built from these settings (loads the backend's model)."""
-        backend = create_backend(self.backend, **self.backend_options)
-        return Gate(
-            backend,
-            self.policy(),
-            deadline=self.timeout,
-            deadline_per_claim=self.timeout_per_claim,
-            lock_wait=self.lock_wait,
-            cache_ttl=self.cache_ttl,
-        )
+        return self._gate(self.backend, self.backend_options)
 
     def recheck_gate(self) -> Gate | None:
         """The Gate re-verification uses when ``recheck_backend`` is set (same policy and
         deadlines as ``gate()``), else None."""
         if self.recheck_backend is None:
             return None
-        backend = create_backend(self.recheck_backend, **self.recheck_backend_options)
+        return self._gate(self.recheck_backend, self.recheck_backend_options)
+
+    def _gate(self, name: str, options: dict[str, Any]) -> Gate:
         return Gate(
-            backend,
+            create_backend(name, **options),
             self.policy(),
             deadline=self.timeout,
             deadline_per_claim=self.timeout_per_claim,
