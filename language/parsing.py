@@ -17,6 +17,9 @@ if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token
 
 _lock = threading.RLock()
+#: One parse at a time: spaCy does not promise that a pipeline is safe to call from
+#: several threads at once (the gate checks from every writer's thread).
+_pipe_lock = threading.Lock()
 _model: Any = None
 
 #: Words that say "not": spaCy's ``neg`` dependency catches "not" and "n't"; these are
@@ -65,7 +68,11 @@ def parse_many(texts: list[str]) -> list[Doc]:
         for t in texts:
             if t in _docs:
                 _docs.move_to_end(t)
-    fresh = dict(zip(todo, nlp().pipe(todo, batch_size=64), strict=True)) if todo else {}
+    fresh: dict[str, Doc] = {}
+    if todo:
+        pipeline = nlp()
+        with _pipe_lock:
+            fresh = dict(zip(todo, pipeline.pipe(todo, batch_size=64), strict=True))
     with _lock:
         _docs.update(fresh)
         docs = [_docs[t] for t in texts]
