@@ -159,9 +159,11 @@ def _remember_one(
     except ErrFactNotGrounded as refused:
         return base.model_copy(update={"rejection": refused.rejection})
     ids = [o.id for o in old]
+    said = " ".join(turns[candidate.message].rendered().split())
     for held_id, verdict in corroborated.items():
         if held_id not in ids:
-            store.corroborate(held_id, verdict, f"corroborated by message {candidate.message}")
+            short = said if len(said) <= 200 else said[:199] + "\u2026"
+            store.corroborate(held_id, verdict, f'a later message says so: "{short}"')
     return base.model_copy(
         update={
             "outcome": outcome,
