@@ -111,7 +111,9 @@ def replaced_by(
         if verdict.status is VerdictStatus.CONTRADICTED:
             found.append(old)
             why[old.id] = (
-                f"the new message contradicts it (p1 {verdict.p1:.2f} < p0 {verdict.p0:.2f})"
+                f"the new message contradicts it: {verdict.reason}"
+                if verdict.check  # a check named the mistake
+                else f"the new message contradicts it (p1 {verdict.p1:.2f} < p0 {verdict.p0:.2f})"
             )
     return found, why
 
