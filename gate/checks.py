@@ -43,6 +43,10 @@ MAX_VALUE_WORDS = 8
 #: be what a claim is about.
 MAX_UNIT_WORDS = 60
 MAX_UNITS = 300
+#: The characters of a claim and of its evidence the checks read (a write may carry
+#: 100,000 of evidence; sentence splitting and parsing grow with it, and the checks run
+#: outside the verifier's deadline).
+MAX_CHECKED_CHARS = 20_000
 #: Words that are values, not names (the values check compares them).
 _CALENDAR = frozenset(MONTHS) | frozenset(WEEKDAYS) | frozenset(w + "s" for w in WEEKDAYS)
 
@@ -62,7 +66,11 @@ def check(claim: str, evidence: str) -> tuple[Finding, ...]:
 
 
 def check_many(pairs: Sequence[tuple[str, str]]) -> list[tuple[Finding, ...]]:
-    """The findings for many (claim, evidence) pairs, parsed in one batch."""
+    """The findings for many (claim, evidence) pairs, parsed in one batch. Each claim
+    and evidence is read up to ``MAX_CHECKED_CHARS``: the checks' work per write is
+    bounded like the verifier's (beyond it, a claim the rest states is held, for the
+    ``words`` check finds it nowhere)."""
+    pairs = [(c[:MAX_CHECKED_CHARS], e[:MAX_CHECKED_CHARS]) for c, e in pairs]
     units = [_units(evidence) for _, evidence in pairs]
     texts = [claim for claim, _ in pairs] + [u for us in units for u in us]
     docs = dict(zip(texts, parse_many(texts), strict=True))
@@ -367,9 +375,9 @@ def _speaker(claim: Reading, about: Reading | None, sentences: list[Reading]) ->
     """What the evidence says of one person must not be claimed of another: the
     sentence the claim is about names someone else as its subject and never the
     claim's own subject."""
-    if about is None or not claim.subjects:
+    if about is None or claim.subject is None:
         return []
-    subject = claim.subjects[0]
+    subject = claim.subject  # of the main verb: not a subordinate clause's
     if claim.root in SAYING and about.speaker is not None:
         if _overlaps(about.speaker, subject) or _named(subject, about.text.lower()):
             return []  # "Maya says ...": Maya's turn says it, or reports what Maya said
@@ -423,8 +431,13 @@ def _turned(claim: Reading, about: Reading, subject: str) -> str | None:
 
 
 def _overlaps(a: str, b: str) -> bool:
-    """Whether two names share a word ("Helga" and "Helga Lindqvist")."""
-    return bool(set(a.lower().split()) & set(b.lower().split()))
+    """Whether two names share a word ("Helga" and "Helga Lindqvist", "@maya" and
+    "Maya"), accents folded."""
+    return bool(_name_words(a) & _name_words(b))
+
+
+def _name_words(name: str) -> set[str]:
+    return set(re.findall(r"[a-z0-9]+", _fold(name.lower())))
 
 
 def _words(

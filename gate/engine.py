@@ -31,7 +31,7 @@ from gate.checks import Finding
 from gate.checks import check_many as check_claims
 from gate.evidence import Citation, ContextItem, as_said, render, scrub, unknown_citations
 from gate.metrics import GateMetrics
-from gate.policy import GatePolicy, decide, degraded, no_model_call
+from gate.policy import GatePolicy, decide, degraded, no_model_call, refused
 from gate.verdict import Verdict, VerdictStatus
 
 #: The deadline of a backend call is DEFAULT_DEADLINE_S + DEFAULT_DEADLINE_PER_CLAIM_S per
@@ -249,6 +249,7 @@ class Gate:
     ) -> Verdict:
         stated = job.check.confidence
         p1, p0 = job.results.get(job.p1_pair), job.results.get(job.p0_pair)
+        refute = next((f for f in job.findings if f.effect == "refute"), None)
         if p1 is None or p0 is None:
             status, reason = failure or (VerdictStatus.VERIFIER_ERROR, "no answer")
             verdict = degraded(status, stated, policy, reason)
@@ -256,7 +257,10 @@ class Gate:
             reason = f"the backend returned invalid probabilities (p1={p1!r}, p0={p0!r})"
             verdict = degraded(VerdictStatus.VERIFIER_ERROR, stated, policy, reason)
         else:
+            refute = None  # decide() weighs it with the verifier's numbers
             verdict = decide(float(p0), float(p1), stated, policy, job.findings)
+        if refute is not None:  # a check refutes it: refused, whether the verifier answered
+            verdict = refused(verdict, refute)
         cached = job.hits == 2  # both p1 and p0 came from the cache
         return verdict.model_copy(
             update={"backend": self.backend.identity, "latency_ms": latency_ms, "cached": cached}

@@ -86,18 +86,7 @@ def decide(
     if refute is None and p1 < policy.refute_swap_p1:
         refute = next((f for f in findings if f.check == "things"), None)
     if refute is not None:
-        # "Never mentions" is evidence missing (unsupported), not evidence against.
-        absent = refute.check == "names"
-        return verdict.model_copy(
-            update={
-                "status": VerdictStatus.UNSUPPORTED if absent else VerdictStatus.CONTRADICTED,
-                "accepted": False,
-                "flagged": False,
-                "confidence": 0.0,
-                "reason": refute.reason,
-                "check": refute.check,
-            }
-        )
+        return refused(verdict, refute)
     if not verdict.accepted:
         return verdict
     if doubt is not None:  # the check's reason says more than "the verifier is unsure"
@@ -113,6 +102,23 @@ def decide(
     if support is not None and verdict.reason is None:
         return verdict.model_copy(update={"reason": support.reason, "check": support.check})
     return verdict
+
+
+def refused(verdict: Verdict, refute: Finding) -> Verdict:
+    """``verdict`` refused by a check's finding, whatever the verifier said (or if it
+    said nothing: a timeout or an error): the finding's reason, its check's name."""
+    # "Never mentions" is evidence missing (unsupported), not evidence against.
+    absent = refute.check == "names"
+    return verdict.model_copy(
+        update={
+            "status": VerdictStatus.UNSUPPORTED if absent else VerdictStatus.CONTRADICTED,
+            "accepted": False,
+            "flagged": False,
+            "confidence": 0.0,
+            "reason": refute.reason,
+            "check": refute.check,
+        }
+    )
 
 
 def _held(verdict: Verdict, reason: str, check: str | None = None) -> Verdict:

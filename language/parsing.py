@@ -92,6 +92,9 @@ class Reading:
     #: What each "not" denies (``negations``).
     negations: tuple[str | None, ...]
     subjects: tuple[str, ...]
+    #: The named subject of the main verb ("Tom" in "Maya's doctor thinks Tom ...": no,
+    #: "doctor" is; then None), where there is one.
+    subject: str | None = None
     #: Each token's lemma, lower case, in order (for where a name stands).
     order: tuple[str, ...] = ()
     #: Each token as written, in the same order.
@@ -119,6 +122,17 @@ def read(span: Doc | Span) -> Reading:
                 for t in span
                 if t.dep_ in ("nsubj", "nsubjpass") and t.pos_ == "PROPN" and t.text[:1].isupper()
             )
+        ),
+        subject=next(
+            (
+                name_of(t)
+                for t in span
+                if t.dep_ in ("nsubj", "nsubjpass")
+                and t.head.dep_ == "ROOT"
+                and t.pos_ == "PROPN"
+                and t.text[:1].isupper()
+            ),
+            None,
         ),
         order=tuple(t.lemma_.lower() for t in span),
         tokens=tuple(t.text for t in span),

@@ -81,9 +81,7 @@ _MONTH = r"(?P<month>" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.
 _DAY = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
 _YEAR = r"(?P<year>(?:19|20)\d\d)"
 _DATE_PATTERNS = (
-    re.compile(
-        r"\b(?P<year>(?:19|20)\d\d)-(?P<mm>[01]\d)-(?P<day>[0-3]\d)(?:[T ][0-2]\d:[0-5]\d)?"
-    ),
+    re.compile(r"\b(?P<year>(?:19|20)\d\d)-(?P<mm>[01]\d)-(?P<day>[0-3]\d)"),
     re.compile(rf"\b{_DAY}(?:\s+of)?\s+{_MONTH}(?:,?\s+{_YEAR})?\b", re.I),
     re.compile(rf"\b{_MONTH}\s+{_DAY}(?:,?\s+{_YEAR})?\b(?!:)", re.I),
     re.compile(rf"\b{_MONTH}(?:\s+{_YEAR})\b", re.I),
@@ -123,7 +121,7 @@ def values(text: str) -> tuple[Value, ...]:
 
 @lru_cache(maxsize=4096)
 def _values(text: str) -> tuple[Value, ...]:
-    text = digits(text)
+    text = _ISO_T.sub(r"\1 ", digits(text))
     taken = [False] * len(text)
     found: list[tuple[int, Value]] = []
 
@@ -154,7 +152,11 @@ def _values(text: str) -> tuple[Value, ...]:
     for m in _NUMBER.finditer(text):
         if _part_of_word(text, m) or not claim(m):
             continue
-        number = float(m.group("n").replace(",", "") + (m.group("frac") or ""))
+        whole = m.group("n").replace(",", "")
+        if len(whole) > MAX_DIGITS:
+            found.append((m.start(), Value("number", whole, m.group(0))))
+            continue
+        number = float(whole + (m.group("frac") or ""))
         if m.group("k"):
             number *= 1000
         rate = _RATE.match(text, m.end())
@@ -174,11 +176,17 @@ def digits(text: str) -> str:
     return _HALF.sub(lambda m: m.group(1) + ".5", text)
 
 
+#: "100 requests per minute", "3 a day", "50/hour": the period after a number (words
+#: of at most 20 letters between, so a long run of letters cannot make it backtrack).
 _RATE = re.compile(
-    r"(?:\s*[a-zA-Z%/]+){0,2}?\s*(?:per|a|an|every|each|/)\s*"
+    r"(?:[ \t]{0,3}[a-zA-Z%]{1,20}){0,2}?[ \t]{0,3}(?:per|a|an|every|each|/)[ \t]{0,3}"
     r"(?P<per>second|sec|minute|min|hour|hr|day|week|month|year)s?\b",
     re.I,
 )
+#: An ISO date joined to its time ("2025-07-21T06:00"): read as the date and the time.
+_ISO_T = re.compile(r"(\d{4}-[01]\d-[0-3]\d)T(?=[0-2]\d:)")
+#: More digits than this is an identifier (a card, an account), not a quantity.
+MAX_DIGITS = 15
 _HALF = re.compile(r"\b(\d+) and a half\b")
 
 

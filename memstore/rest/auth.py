@@ -80,8 +80,18 @@ def eraser(request: Request, key: Annotated[str, Depends(api_key)]) -> str:
 Eraser = Annotated[str, Depends(eraser)]
 
 
-def reviewer(key: Annotated[str, Depends(api_key)]) -> str:
-    """Who reviews a held fact: the API key, by a short fingerprint (never the key)."""
+REVIEW_FORBIDDEN = (
+    "this API key may not review held facts: a review is a person's decision, a right "
+    "of the keys in server.erase_keys (MEMSTORE_SERVER__ERASE_KEYS), not of an agent's key"
+)
+
+
+def reviewer(request: Request, key: Annotated[str, Depends(api_key)]) -> str:
+    """Who reviews a held fact: the API key, by a short fingerprint (never the key); 403
+    for a key that is not in ``server.erase_keys`` (an agent's key does not confirm its
+    own memories)."""
+    if not server_state(request).settings.server.may_erase(key):
+        raise Denied(403, "forbidden", REVIEW_FORBIDDEN)
     return key_fingerprint(key)
 
 

@@ -121,3 +121,35 @@ def test_a_claim_the_evidence_states_is_supported_in_one_sentence() -> None:
     [support] = found("Maya likes tea.", TEA)
     assert (support.check, support.effect) == ("words", "support")
     assert support.reason == 'the evidence states it: "Maya likes tea."'
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Maya's doctor thinks Tom is allergic to nuts.",
+        "Sam's friend knows that Tom likes Maya.",
+        "Camila Reyes replaces Jon Barker as release manager from 1 July.",
+        "Maya has not eaten meat since 2019, and Tom never has.",
+        "The invoice INV-2231 for €86.50 was paid on 2 October 2026 at 15:00.",
+    ],
+)
+def test_no_check_refuses_a_claim_its_evidence_states_word_for_word(sentence: str) -> None:
+    assert not [f for f in found(sentence, sentence) if f.effect == "refute"]
+
+
+def test_a_speaker_named_by_a_handle_is_that_person() -> None:
+    assert effects("Maya says she likes tea.", "@maya: I like tea.", "speaker") == set()
+
+
+def test_a_refuting_check_refuses_even_when_the_verifier_fails() -> None:
+    from gate import Gate, ScriptedBackend, VerdictStatus
+
+    def broken(claim: str, context: str) -> float:
+        raise RuntimeError("model server is down")
+
+    gate = Gate(ScriptedBackend(broken))
+    refused = gate.check("Maya has been vegetarian for three years.", [VEGETARIAN])
+    assert refused.outcome == "refused" and refused.status == VerdictStatus.CONTRADICTED
+    assert refused.reason == "the evidence says 10, not 3" and refused.p1 is None
+    pending = gate.check("Maya has been vegetarian for ten years.", [VEGETARIAN])
+    assert pending.status == VerdictStatus.VERIFIER_ERROR and pending.accepted

@@ -52,3 +52,13 @@ def test_spoken_dates_and_digits() -> None:
     assert spoken(Value("date", "2026-10-02", "2026-10-02")) == "2 October 2026"
     assert spoken(Value("date", "*-08-*", "August")) == "August"
     assert digits("one of the kids") == "one of the kids"  # "one" alone stays a word
+
+
+def test_an_iso_date_time_gives_its_date_and_its_time() -> None:
+    assert canon("2025-07-21T06:00") == [("date", "2025-07-21"), ("time", "06:00")]
+    assert canon("2026-10-02 15:00") == [("date", "2026-10-02"), ("time", "15:00")]
+
+
+def test_a_number_too_long_for_a_quantity_is_kept_as_written() -> None:
+    [long] = values("account 1" + "0" * 400)
+    assert long.kind == "number" and long.canonical == "1" + "0" * 400

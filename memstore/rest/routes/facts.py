@@ -124,7 +124,8 @@ def review(fact_id: str, body: ReviewRequest, store: NamespaceStore, by: Reviewe
     """A person's decision on a fact the gate held (``unverified`` or ``pending``):
     ``confirm`` makes it ``verified``, ``refuse`` retracts it; the decision, its reason
     and the key that made it (by fingerprint) are a link of the audit chain. 400 for a
-    fact that is not held."""
+    fact that is not held; only keys in ``server.erase_keys`` may review (403 for the
+    others: an agent's key does not confirm its own memories)."""
     return store.review(fact_id, body.decision, body.reason, by=by)
 
 
