@@ -57,10 +57,12 @@ class Handler(QuietHandler):
             server.max_in_flight = max(server.max_in_flight, server.in_flight)
         try:
             time.sleep(server.delay)
-            self._answer()
         finally:
+            # Counted out before answering: once the client has its answer it may send the
+            # next request at once, and that one must not overlap this one in the count.
             with server.lock:
                 server.in_flight -= 1
+        self._answer()
 
     def _answer(self) -> None:
         length = int(self.headers.get("Content-Length", 0))
