@@ -137,7 +137,7 @@ def _findings(
     found += _values(claim, evidence, _about(said, sentences, wordy=True))
     found += _polarity(said, about)
     found += _names(said, evidence)
-    found += _speaker(said, about, sentences)
+    found += _speaker(said, about)
     if not any(f.effect == "refute" for f in found):
         found += _words(said, evidence, sentences, about)
     return tuple(found)
@@ -371,7 +371,7 @@ def _fold(text: str) -> str:
     return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
 
 
-def _speaker(claim: Reading, about: Reading | None, sentences: list[Reading]) -> list[Finding]:
+def _speaker(claim: Reading, about: Reading | None) -> list[Finding]:
     """What the evidence says of one person must not be claimed of another: the
     sentence the claim is about names someone else as its subject and never the
     claim's own subject."""

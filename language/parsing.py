@@ -88,7 +88,6 @@ class Reading:
     text: str
     lemmas: frozenset[str]
     names: tuple[str, ...]
-    negated: bool
     #: What each "not" denies (``negations``).
     negations: tuple[str | None, ...]
     subjects: tuple[str, ...]
@@ -114,7 +113,6 @@ def read(span: Doc | Span) -> Reading:
         text=span.text,
         lemmas=lemmas,
         names=names(span),
-        negated=negated(span),
         negations=negations(span),
         subjects=tuple(
             dict.fromkeys(
@@ -178,11 +176,6 @@ def _ceased(verb: Token) -> list[str | None]:
     if not objects:
         return [None]
     return [t.lemma_.lower() for o in objects for t in o.subtree if t.pos_ in CONTENT_POS]
-
-
-def negated(span: Doc | Span) -> bool:
-    """Whether ``span`` denies its verb (``negations``: a denial of a thing aside)."""
-    return None in negations(span)
 
 
 def denies(reading: Reading, lemmas: frozenset[str]) -> bool:

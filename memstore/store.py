@@ -275,9 +275,10 @@ class Store(ReverifyCalls, LabelCalls, Closing):
         """A person's decision on a fact the gate held (``unverified`` or ``pending``):
         ``confirm`` makes it ``verified``, ``refuse`` retracts it. ``reason`` and ``by``
         (who decided) go in a ``verifications`` row that is a link of the audit chain."""
+        reason, who = checks.reason_and_author(reason, by)
         fact_id = self._scope.full_id("fact", fact_id, "fact_id")
         self._scope.get_row(fact_id)  # NotFound before anything else
-        changed = reviews.review(self._scope, fact_id, decision, reason, by or "python")
+        changed = reviews.review(self._scope, fact_id, decision, reason, who or "python")
         self._index.apply_queued(changed)
         return self.get_fact(fact_id)
 
