@@ -38,7 +38,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from memstore.conversations import Message
-from memstore.embeddings import MiniLM, embed_checked
+from memstore.index.embeddings import MiniLM, embed_checked
 
 DATA = Path(__file__).resolve().parent / "data" / "conversations"
 MIN_TURNS, MAX_TURNS = 10, 30

@@ -55,8 +55,8 @@ from memstore.conversations import (
     Message,
 )
 from memstore.conversations.conversation import ConversationReport
-from memstore.models import ACTIVE_STATUSES
 from memstore.schemas import FactPublic
+from memstore.storage.tables import ACTIVE_STATUSES
 
 OUT = RESULTS / "conversations.json"
 EXTRACTORS = ("embedded", "llm")

@@ -1,4 +1,4 @@
-"""The relevance threshold of ``Store.recall`` (``memstore.recall.DEFAULT_MIN_SCORE``),
+"""The relevance threshold of ``Store.recall`` (``memstore.read.recall.DEFAULT_MIN_SCORE``),
 measured on the agent-memory ``dev`` split (never on test rows).
 
     python bench/recall_threshold.py

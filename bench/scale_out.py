@@ -241,7 +241,7 @@ def check(url: str, uri: str, s3: S3Server, acked: list[str]) -> dict[str, Any]:
     import lancedb
     import sqlalchemy as sa
 
-    from memstore.index_rows import FACTS
+    from memstore.index.rows import FACTS
 
     engine = sa.create_engine(url)
     try:

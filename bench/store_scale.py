@@ -57,10 +57,10 @@ from synthetic import KINDS, World
 import memstore
 from gate import Gate, create_backend
 from gate.backends.embedded.onnx_minilm import PRECISIONS
-from memstore.embeddings import MiniLM
-from memstore.gating import GateHook
-from memstore.index_rows import CHUNKS, FACTS
-from memstore.indexing import SYNC_BATCH
+from memstore.index.embeddings import MiniLM
+from memstore.index.outbox import SYNC_BATCH
+from memstore.index.rows import CHUNKS, FACTS
+from memstore.write.hook import GateHook
 
 NAMESPACE = "user:bench"
 #: Seconds one latency series may take before it stops (after a few calls): the 2-hop

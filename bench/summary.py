@@ -108,7 +108,7 @@ def render() -> str:
             "another turn's evidence). Latency series stop after their time budget "
             "(see each command). The index size is measured at the end of the run, with "
             "the files of versions replaced in the last minute still on disk "
-            "(`memstore.vectors.KEEP_VERSIONS`; runs before 7c49e59 kept them an hour). "
+            "(`memstore.index.lance.KEEP_VERSIONS`; runs before 7c49e59 kept them an hour). "
             "A store built `--no-index` has no search index: no search (a dash), and its "
             "ingest, reopen, memory and disk leave out embedding and index writes (its "
             "gated ingest runs the gate without the near-duplicate check); the embedder's "

@@ -10,7 +10,7 @@ raised when either passes ``h``. The defaults (500, 25, k = 1, h = 5) leave room
 the baseline's own estimation error: ``tests/gate/test_cusum.py`` checks that seeded
 unchanged streams stay quiet and that a drop in the acceptance rate from 0.6 to 0.45
 is caught within a few hundred writes.
-No storage here: ``memstore.drift`` reads the streams from SQL.
+No storage here: ``memstore.audit.drift`` reads the streams from SQL.
 """
 
 from __future__ import annotations

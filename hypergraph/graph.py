@@ -29,7 +29,7 @@ def _node(side: str, key: Hashable) -> tuple[str, Hashable]:
 def holds_at(valid_from: datetime | None, valid_to: datetime | None, as_of: datetime) -> bool:
     """Whether a fact holds at world time ``as_of``: ``valid_from <= as_of < valid_to``
     (half-open), a None end being open. The one definition of the rule; the SQL reads
-    (``memstore.reads.valid_at``) and the search index (``memstore.index_rows.Filter``)
+    (``memstore.read.facts.valid_at``) and the search index (``memstore.index.rows.Filter``)
     mirror it, and tests/memstore/test_world_time.py checks that all three agree.
 
     >>> from datetime import datetime

@@ -10,7 +10,6 @@ import typing
 from gate.exports import lazy_exports as _lazy_exports
 
 if typing.TYPE_CHECKING:
-    from memstore.admission import Admission, Candidate, CitedSpan, EvidenceItem, Ungated, WriteHook
     from memstore.aio import AsyncStore
     from memstore.config import Settings, load_settings
     from memstore.conversations import Message
@@ -24,14 +23,11 @@ if typing.TYPE_CHECKING:
         StorageError,
         TooLarge,
     )
-    from memstore.gating import GateHook
+    from memstore.index.object_store import ObjectStore
     from memstore.limits import Limits
-    from memstore.models import FactStatus
     from memstore.names import normalize_key
-    from memstore.object_store import ObjectStore
-    from memstore.open_store import open
-    from memstore.providers import register_source, unregister_source
-    from memstore.reverify import FactCheck, ReverifyPolicy, ReverifyReport
+    from memstore.reverify.providers import register_source, unregister_source
+    from memstore.reverify.run import FactCheck, ReverifyPolicy, ReverifyReport
     from memstore.schemas import (
         CitationCreate,
         CitationPublic,
@@ -54,32 +50,42 @@ if typing.TYPE_CHECKING:
         StoreStats,
         VerificationPublic,
     )
-    from memstore.store import Store
+    from memstore.storage.tables import FactStatus
+    from memstore.store import Store, open
+    from memstore.write.hook import (
+        Admission,
+        Candidate,
+        CitedSpan,
+        EvidenceItem,
+        GateHook,
+        Ungated,
+        WriteHook,
+    )
 
 #: Each public name and the module that defines it: imported on first use, so
 #: ``import memstore`` (and the CLI's ``--help``) does not load the store, LanceDB or a model.
 _EXPORTS: dict[str, str] = {
-    "Admission": "memstore.admission",
+    "Admission": "memstore.write.hook",
     "AsyncStore": "memstore.aio",
-    "Candidate": "memstore.admission",
+    "Candidate": "memstore.write.hook",
     "CitationCreate": "memstore.schemas",
     "CitationPublic": "memstore.schemas",
-    "CitedSpan": "memstore.admission",
+    "CitedSpan": "memstore.write.hook",
     "ClaimOutcome": "memstore.schemas",
     "ConversationReport": "memstore.conversations.conversation",
     "EntityPublic": "memstore.schemas",
     "ErasurePublic": "memstore.schemas",
     "ErrFactNotGrounded": "memstore.errors",
     "EvidenceCreate": "memstore.schemas",
-    "EvidenceItem": "memstore.admission",
+    "EvidenceItem": "memstore.write.hook",
     "EvidencePublic": "memstore.schemas",
-    "FactCheck": "memstore.reverify",
+    "FactCheck": "memstore.reverify.run",
     "FactCreate": "memstore.schemas",
     "FactList": "memstore.schemas",
     "FactPage": "memstore.schemas",
     "FactPublic": "memstore.schemas",
-    "FactStatus": "memstore.models",
-    "GateHook": "memstore.gating",
+    "FactStatus": "memstore.storage.tables",
+    "GateHook": "memstore.write.hook",
     "InvalidInput": "memstore.errors",
     "Limits": "memstore.limits",
     "MemberCreate": "memstore.schemas",
@@ -88,27 +94,27 @@ _EXPORTS: dict[str, str] = {
     "Message": "memstore.conversations",
     "NeighborhoodPublic": "memstore.schemas",
     "NotFound": "memstore.errors",
-    "ObjectStore": "memstore.object_store",
+    "ObjectStore": "memstore.index.object_store",
     "RejectionFilter": "memstore.schemas",
     "RejectionList": "memstore.schemas",
     "RejectionPublic": "memstore.schemas",
     "RememberReport": "memstore.schemas",
-    "ReverifyPolicy": "memstore.reverify",
-    "ReverifyReport": "memstore.reverify",
+    "ReverifyPolicy": "memstore.reverify.run",
+    "ReverifyReport": "memstore.reverify.run",
     "Settings": "memstore.config",
     "SearchIndexError": "memstore.errors",
     "StorageError": "memstore.errors",
     "Store": "memstore.store",
     "StoreStats": "memstore.schemas",
     "TooLarge": "memstore.errors",
-    "Ungated": "memstore.admission",
+    "Ungated": "memstore.write.hook",
     "VerificationPublic": "memstore.schemas",
-    "WriteHook": "memstore.admission",
+    "WriteHook": "memstore.write.hook",
     "load_settings": "memstore.config",
     "normalize_key": "memstore.names",
-    "open": "memstore.open_store",
-    "register_source": "memstore.providers",
-    "unregister_source": "memstore.providers",
+    "open": "memstore.store",
+    "register_source": "memstore.reverify.providers",
+    "unregister_source": "memstore.reverify.providers",
 }
 
 

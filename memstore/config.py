@@ -35,7 +35,6 @@ from pydantic import (
     ValidationError,
     ValidationInfo,
     field_validator,
-    model_validator,
 )
 from pydantic_settings import (
     PydanticBaseSettingsSource,
@@ -45,19 +44,20 @@ from pydantic_settings import (
 
 from gate import ConfigError, Gate, HallucinationConfig
 from gate.config import YamlSettings, read_yaml
+from memstore.audit.drift import DriftSettings
+from memstore.conversations.settings import ConversationSettings as ConversationSettings
+from memstore.conversations.settings import LLMExtractorSettings as LLMExtractorSettings
 from memstore.defaults import CONFIG_ENV as CONFIG_ENV
 from memstore.defaults import NAMESPACE_ENV as NAMESPACE_ENV
-from memstore.defaults import SINGLE_VALUED
 from memstore.defaults import URL_ENV as URL_ENV
-from memstore.drift import DriftSettings
 from memstore.durations import format_duration as format_duration
 from memstore.durations import parse_duration as parse_duration
 from memstore.durations import positive_duration
+from memstore.index.object_store import ObjectStore, check_index_uri, is_uri
 from memstore.limits import DEFAULT_MAX_CLAIMS, DEFAULT_MAX_EVIDENCE_CHARS
 from memstore.names import check_namespace
-from memstore.object_store import ObjectStore, check_index_uri, is_uri
-from memstore.reverify import DEFAULT_BATCH, DEFAULT_LEASE, DEFAULT_LIMIT
-from memstore.source_policy import SourcePolicy
+from memstore.reverify.run import DEFAULT_BATCH, DEFAULT_LEASE, DEFAULT_LIMIT
+from memstore.reverify.source_policy import SourcePolicy
 
 if TYPE_CHECKING:
     from memstore.store import Store
@@ -244,48 +244,13 @@ class ServerSettings(_Section):
         return any(fnmatchcase(namespace, p) for p in self.namespaces_for(key))
 
 
-class LLMExtractorSettings(_Section):
-    """An OpenAI-compatible chat endpoint that extracts facts (``conversations.llm``)."""
-
-    model: str | None = None
-    base_url: str | None = None
-    #: The environment variable holding the endpoint's API key (never the key itself).
-    api_key_env: str = "MEMSTORE_EXTRACTOR_API_KEY"
-    timeout: float = Field(default=30.0, gt=0.0, le=600.0)
-    retries: int = Field(default=2, ge=0, le=10)
-
-
-class ConversationSettings(_Section):
-    """How ``remember_conversation`` extracts and reconciles facts from messages."""
-
-    #: ``embedded``: rule-based, offline; ``llm``: the endpoint of ``llm``.
-    extractor: Literal["embedded", "llm"] = "embedded"
-    llm: LLMExtractorSettings = Field(default_factory=LLMExtractorSettings)
-    #: What an admitted fact does to an active one it replaces: supersede it, or stay
-    #: beside it with the conflict named in the answer.
-    on_conflict: Literal["supersede", "flag"] = "supersede"
-    #: Relations where a newer fact about the same subject replaces the older one.
-    single_valued: list[str] = Field(default_factory=lambda: list(SINGLE_VALUED))
-    #: Earlier messages the gate reads (uncited) with each candidate's own message.
-    context_turns: int = Field(default=4, ge=0, le=50)
-    #: Who the user turns without a ``name`` are (a call's ``user_name`` wins); null:
-    #: "the user".
-    user_name: str | None = Field(default=None, min_length=1, max_length=256)  # a name
-
-    @model_validator(mode="after")
-    def _llm_named(self) -> ConversationSettings:
-        if self.extractor == "llm" and not (self.llm.model and self.llm.base_url):
-            raise ValueError("extractor 'llm' needs conversations.llm.model and .base_url")
-        return self
-
-
 def key_fingerprint(key: str) -> str:
     """``api-key:<12 hex>``: who acted, by a short hash of the API key (never the key)."""
     return "api-key:" + hashlib.sha256(key.encode()).hexdigest()[:12]
 
 
 #: ``sources``: what re-verification may fetch and remote callers may cite
-#: (see ``memstore.source_policy``).
+#: (see ``memstore.reverify.source_policy``).
 SourcesSettings = SourcePolicy
 
 
@@ -353,12 +318,10 @@ class Settings(YamlSettings):
 
         ``options`` are passed on to ``memstore.open`` and win over the settings.
         """
-        from memstore.admission import Ungated
-        from memstore.embeddings import MiniLM
-        from memstore.gating import GateHook
-        from memstore.hooks import policy_of
+        from memstore.index.embeddings import MiniLM
         from memstore.limits import Limits
         from memstore.store import Store
+        from memstore.write.hook import GateHook, Ungated, policy_of
 
         s = self.store
         settings: dict[str, Any] = {

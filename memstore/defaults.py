@@ -2,7 +2,7 @@
 environment variables, page sizes and bounds.
 
 Standard library only, so ``memstore --help`` can show them without loading the store,
-the index or a model; the modules that use them (``config``, ``schemas``, ``checks``,
+the index or a model; the modules that use them (``config``, ``schemas``, ``inputs``,
 ``recall``, ``db``) import them from here.
 """
 
@@ -47,3 +47,8 @@ IN_LIST_CHUNK = 500
 #: what one eats, whom one reports to. The embedded extractor finds each by its
 #: phrasings (``memstore.conversations.extractors.RELATIONS``).
 SINGLE_VALUED = ("diet", "lives_in", "manager", "works_at")
+#: What ``Store.rejections`` may order by, the most one page holds, and the formats of
+#: ``export_rejections``.
+REJECTION_ORDER_BY = ("created_at", "budget_gap", "p1", "p0", "observed_bits", "required_bits")
+REJECTIONS_MAX_PAGE = 1_000
+REJECTION_EXPORT_FORMATS = ("jsonl", "csv")

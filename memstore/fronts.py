@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from memstore import checks
+from memstore import inputs
 from memstore.errors import InvalidInput
 from memstore.metadata import Metadata
 from memstore.schemas import (
@@ -77,7 +77,7 @@ def metadata_items(items: Sequence[str] | None, field: str = "meta") -> Metadata
         if key in found:
             raise InvalidInput(field, f"{key!r} is given twice")
         found[key] = value
-    return checks.metadata(field, found)
+    return inputs.metadata(field, found)
 
 
 class HistoryPublic(BaseModel):

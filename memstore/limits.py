@@ -8,21 +8,30 @@ budget). Over a limit, nothing is checked or written: too many claims is Invalid
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
-from memstore.admission import Candidate
 from memstore.errors import InvalidInput, TooLarge
 
 #: Facts (or claims of ``remember``) one request may put through the gate.
 DEFAULT_MAX_CLAIMS = 100
 #: Characters of distinct evidence text one request may carry (inline or cited by id).
 DEFAULT_MAX_EVIDENCE_CHARS = 100_000
-#: A fact's metadata: at most this many keys, each this long, and this many characters
-#: as compact JSON (keys and values together); the same bounds hold for a filter.
-MAX_METADATA_KEYS = 32
-MAX_METADATA_KEY_CHARS = 64
-MAX_METADATA_CHARS = 4_096
+
+
+class _Text(Protocol):
+    @property
+    def id(self) -> str: ...
+    @property
+    def text(self) -> str: ...
+
+
+class _WithEvidence(Protocol):
+    """A write's candidate as the limits read it (``memstore.write.hook.Candidate``)."""
+
+    @property
+    def evidence(self) -> Sequence[_Text]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +68,7 @@ class Limits:
             f"this one {total} or more; cite the passages that state the facts, or split the call"
         )
 
-    def check_evidence(self, candidates: Iterable[Candidate], field: str | None = None) -> None:
+    def check_evidence(self, candidates: Iterable[_WithEvidence], field: str | None = None) -> None:
         """Raise TooLarge if the distinct evidence texts of ``candidates`` are over the limit.
 
         ``field`` names the evidence in the error; None: ``evidence`` for one candidate,

@@ -23,7 +23,11 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from memstore.limits import MAX_METADATA_CHARS, MAX_METADATA_KEY_CHARS, MAX_METADATA_KEYS
+#: A fact's metadata: at most this many keys, each this long, and this many characters
+#: as compact JSON (keys and values together); the same bounds hold for a filter.
+MAX_METADATA_KEYS = 32
+MAX_METADATA_KEY_CHARS = 64
+MAX_METADATA_CHARS = 4_096
 
 Value = str | int | float | bool | None
 Metadata = dict[str, Value]

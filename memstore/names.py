@@ -6,7 +6,7 @@ import hashlib
 import re
 import unicodedata
 
-from memstore.models import MAX_NAMESPACE_CHARS
+from memstore.storage.tables import MAX_NAMESPACE_CHARS
 
 _NAMESPACE = re.compile(rf"[A-Za-z0-9][A-Za-z0-9_.:@/+-]{{0,{MAX_NAMESPACE_CHARS - 1}}}")
 

@@ -13,19 +13,19 @@ from typing import Protocol
 import sqlalchemy as sa
 from sqlalchemy.exc import SQLAlchemyError
 
-from memstore import db
-from memstore.embeddings import Embedder, MiniLM
 from memstore.errors import StorageError
-from memstore.forgetting import Forgetting
-from memstore.graph_view import GraphView
-from memstore.index_handle import IndexHandle
+from memstore.index.embeddings import Embedder, MiniLM
+from memstore.index.handle import IndexHandle
+from memstore.index.object_store import ObjectStore
 from memstore.limits import Limits
-from memstore.object_store import ObjectStore
-from memstore.reverifying import Reverification
-from memstore.scope import Scope
-from memstore.source_policy import SourcePolicy
-from memstore.sqlite_log import ErasedTextLog
-from memstore.write_path import WritePath
+from memstore.read.graph import GraphView
+from memstore.reverify.namespace import Reverification
+from memstore.reverify.source_policy import SourcePolicy
+from memstore.storage import db
+from memstore.storage.scope import Scope
+from memstore.storage.sqlite_log import ErasedTextLog
+from memstore.write.forgetting import Forgetting
+from memstore.write.path import WritePath
 
 
 class Settings(Protocol):

@@ -26,7 +26,8 @@ from memstore.defaults import DEFAULT_READ_LIMIT as DEFAULT_READ_LIMIT
 from memstore.defaults import MAX_NEIGHBORHOOD_FACTS as MAX_NEIGHBORHOOD_FACTS
 from memstore.metadata import Metadata
 from memstore.metadata import check as check_metadata
-from memstore.models import (
+from memstore.names import check_text, normalize_key
+from memstore.storage.tables import (
     MAX_EVIDENCE_CHARS,
     MAX_NAME_CHARS,
     MAX_SOURCE_CHARS,
@@ -38,7 +39,6 @@ from memstore.models import (
     RejectionBase,
     VerificationBase,
 )
-from memstore.names import check_text, normalize_key
 
 MAX_MEMBERS = 64
 MAX_EVIDENCE_ITEMS = 64

@@ -1,9 +1,10 @@
-"""The Store: memstore's facade. Each public method checks its input (``checks``, ``hooks``)
-and hands the work on: ``opening`` wires the parts around one ``scope`` (sessions and
-hydration); writes go to ``write_path``, ``remembering`` and ``forgetting``; reads to
-``reads``, ``rejection_reads`` and ``graph_view``; search to ``search`` and ``index_handle``;
-re-verification to ``reverifying`` and ``background``; human labels (``label_calls``) to
-``labels``.
+"""The Store: memstore's facade, one class body. Each public method checks its input
+(``memstore.inputs``, ``write.hook``) and hands the work on: ``opening`` wires the parts
+around one ``storage.scope`` (sessions and hydration); writes go to ``write.path``,
+``write.remember`` and ``write.forgetting``, conversations to ``memstore.conversations``;
+reads to ``read.facts``, ``read.graph`` and ``audit.rejections``; search to ``read.search``
+and ``index.handle``; re-verification to ``reverify.namespace`` and
+``reverify.background``; human labels to ``audit.labels``.
 """
 
 from __future__ import annotations
@@ -17,36 +18,32 @@ from typing import TYPE_CHECKING, Any, TextIO
 from gate import Claim, Gate, GatePolicy, Verdict
 from gate.backends.base import Closing
 from gate.verdict import GATE_NUMBERS
-from memstore import (
-    audit,
-    checks,
-    db,
-    drift,
-    entities,
-    hooks,
-    indexing,
-    reads,
-    rejection_reads,
-    reviews,
-    search,
-)
-from memstore import recall as recalling
-from memstore.admission import WriteHook
-from memstore.background import BackgroundReverifier
-from memstore.checks import MAX_BATCH, parse
+from memstore import inputs
+from memstore.audit import chain, drift, labels
+from memstore.audit import rejections as rejection_log
+from memstore.audit.drift import DriftReport, DriftSettings
 from memstore.conversations import conversation
-from memstore.drift import DriftReport, DriftSettings
-from memstore.duplicates import DEFAULT_NEAR_DUPLICATE
-from memstore.embeddings import Embedder
-from memstore.errors import ErrFactNotGrounded, InvalidInput
-from memstore.index_handle import index_uri
-from memstore.index_rows import DEFAULT_VECTOR_INDEX_AT
-from memstore.label_calls import LabelCalls
+from memstore.conversations.conversation import CONTEXT_TURNS, ConversationReport, OnConflict
+from memstore.conversations.extractors import Extractor
+from memstore.conversations.messages import Message
+from memstore.conversations.reconcile import SINGLE_VALUED
+from memstore.errors import ErrFactNotGrounded, InvalidInput, MemstoreError
+from memstore.index import outbox
+from memstore.index.embeddings import Embedder
+from memstore.index.handle import index_uri
+from memstore.index.object_store import ObjectStore
+from memstore.index.rows import DEFAULT_VECTOR_INDEX_AT
+from memstore.inputs import MAX_BATCH, parse
 from memstore.limits import Limits
-from memstore.object_store import ObjectStore
 from memstore.opening import open_parts
-from memstore.remembering import claims_of, remember
-from memstore.reverify_calls import ReverifyCalls
+from memstore.read import facts as reads
+from memstore.read import recall as recalling
+from memstore.read import search
+from memstore.reverify import reviews
+from memstore.reverify import run as reverification
+from memstore.reverify.background import DEFAULT_REVERIFY_EVERY, BackgroundReverifier
+from memstore.reverify.providers import DEFAULT_HTTP_TIMEOUT_S
+from memstore.reverify.source_policy import SourcePolicy
 from memstore.schemas import (
     DEFAULT_LIST_LIMIT,
     DEFAULT_NEIGHBORHOOD_FACTS,
@@ -61,6 +58,9 @@ from memstore.schemas import (
     FactList,
     FactPage,
     FactPublic,
+    LabelCreate,
+    LabelPublic,
+    LabelQuery,
     NeighborhoodPublic,
     RejectionList,
     RejectionPublic,
@@ -69,13 +69,18 @@ from memstore.schemas import (
     StoreStats,
     VerificationPublic,
 )
-from memstore.source_policy import SourcePolicy
-from memstore.write_path import check_correction
+from memstore.storage import db
+from memstore.write import entities
+from memstore.write import hook as hooks
+from memstore.write.duplicates import DEFAULT_NEAR_DUPLICATE
+from memstore.write.hook import WriteHook
+from memstore.write.path import check_correction
+from memstore.write.remember import claims_of, remember
 
 if TYPE_CHECKING:
     from hypergraph import HyperGraph
 
-__all__ = ["DEFAULT_NAMESPACE", "DEFAULT_NEAR_DUPLICATE", "MAX_BATCH", "Store"]
+__all__ = ["DEFAULT_NAMESPACE", "DEFAULT_NEAR_DUPLICATE", "MAX_BATCH", "Store", "open"]
 
 DEFAULT_NAMESPACE = "default"
 #: How a write reaches the search index: before it returns, or by a background thread.
@@ -84,7 +89,7 @@ INDEX_WRITES = ("inline", "background")
 REPLAY_NOTICE_AT = 1_000
 
 
-class Store(ReverifyCalls, LabelCalls, Closing):
+class Store(Closing):
     """Long-term memory for one namespace. Use as a context manager or call ``close()``.
 
     ``path_or_url``: a data directory (SQLite at ``<dir>/memstore.db``) or a SQLAlchemy URL.
@@ -128,17 +133,17 @@ class Store(ReverifyCalls, LabelCalls, Closing):
         object_store: ObjectStore | Mapping[str, Any] | None = None,
         index_writes: str = "inline",
     ) -> None:
-        self.namespace = checks.namespace(namespace)
-        self.limits = checks.limits(limits)
-        self.sources = checks.source_policy(sources)
+        self.namespace = inputs.namespace(namespace)
+        self.limits = inputs.limits(limits)
+        self.sources = inputs.source_policy(sources)
         self.hook: WriteHook = hooks.store_hook(gate, policy, hook)
-        override = checks.positive_fields(recheck_after=recheck_after, retry_after=retry_after)
-        self.near_duplicate = checks.similarity_threshold(near_duplicate)
-        background = checks.one_of("index_writes", index_writes, INDEX_WRITES) == "background"
-        checks.index_options(vector_index_at, embedder)
+        override = inputs.positive_fields(recheck_after=recheck_after, retry_after=retry_after)
+        self.near_duplicate = inputs.similarity_threshold(near_duplicate)
+        background = inputs.one_of("index_writes", index_writes, INDEX_WRITES) == "background"
+        inputs.index_options(vector_index_at, embedder)
         self.url, self.data_dir = db.database_url(path_or_url)
         self.index_uri = index_uri(index, self.data_dir)
-        self.object_store = checks.object_store(object_store, self.index_uri)
+        self.object_store = inputs.object_store(object_store, self.index_uri)
         self._reverifier: BackgroundReverifier | None = None
         parts = open_parts(self, override, embedder, vector_index_at, REPLAY_NOTICE_AT)
         self._scope, self._graph, self._index = parts.scope, parts.graph, parts.index
@@ -207,7 +212,7 @@ class Store(ReverifyCalls, LabelCalls, Closing):
         it; writing the same batch again answers those facts with the stored ones
         (``deduplicated``) and counts its rejections again on the rejections already
         logged (``attempts``)."""
-        items = checks.fact_list(facts)
+        items = inputs.fact_list(facts)
         hook = self._hook(gate, policy, ungated)
         self._writes.check_gated(hook, len(items), "facts")
         news = [parse(FactCreate, item, {}, prefix=f"facts.{i}") for i, item in enumerate(items)]
@@ -226,18 +231,43 @@ class Store(ReverifyCalls, LabelCalls, Closing):
         metadata: Mapping[str, Any] | None = None,
     ) -> RememberReport:
         """Split an agent's ``text`` into claims and remember those the gate admits, as
-        ``add_facts`` does (``memstore.remembering``). ``[1]`` in the text cites the first
+        ``add_facts`` does (``memstore.write.remember``). ``[1]`` in the text cites the first
         ``evidence``; ``members``: a list for every claim, or a function of a ``gate.Claim``;
         ``metadata``: stored with every fact (not evidence)."""
         claims = claims_of(text)
-        texts = checks.remember_inputs(evidence, members)
-        meta = checks.metadata("metadata", metadata)
+        texts = inputs.remember_inputs(evidence, members)
+        meta = inputs.metadata("metadata", metadata)
         hook = self._hook(gate, policy, ungated)
         return remember(self._writes, claims, texts, members, relation, hook, meta)
 
-    #: ``store.remember_conversation(messages, *, extractor, on_conflict, ...)``: the
-    #: function of ``memstore.conversations.conversation``, called with this store.
-    remember_conversation = conversation.remember_conversation
+    def remember_conversation(
+        self,
+        messages: Iterable[Message | Mapping[str, Any]],
+        *,
+        extractor: Extractor | None = None,
+        on_conflict: OnConflict = "supersede",
+        single_valued: Collection[str] = SINGLE_VALUED,
+        context_turns: int = CONTEXT_TURNS,
+        metadata: Mapping[str, Any] | None = None,
+        user_name: str | None = None,
+    ) -> ConversationReport:
+        """Extract facts from ``messages`` (default: the embedded extractor), gate each against
+        its turn and supersede what it replaces (``memstore.conversations``); ``metadata``
+        goes on every fact written (a correction without it keeps the old version's);
+        ``user_name``: who the user turns without a ``name`` are (None: "the user").
+        The store's ``limits`` bound the call: more message text than ``max_evidence_chars``
+        raises TooLarge before extraction, more candidates than ``max_claims`` InvalidInput
+        before the gate checks any."""
+        return conversation.remember_conversation(
+            self,
+            messages,
+            extractor=extractor,
+            on_conflict=on_conflict,
+            single_valued=single_valued,
+            context_turns=context_turns,
+            metadata=metadata,
+            user_name=user_name,
+        )
 
     def supersede(
         self,
@@ -251,7 +281,7 @@ class Store(ReverifyCalls, LabelCalls, Closing):
         **fields: Any,
     ) -> FactPublic:
         """Replace a fact by a corrected one (gated like ``add_fact``): the old row stays,
-        ``superseded``, its world time closed where the correction's begins (``write_path``);
+        ``superseded``, its world time closed where the correction's begins (``write.path``);
         a rejected correction leaves the old fact untouched. A correction that gives no
         ``metadata`` keeps the old version's."""
         old_id = self._scope.full_id("fact", old_id, "old_id")
@@ -263,7 +293,7 @@ class Store(ReverifyCalls, LabelCalls, Closing):
 
     def retract(self, fact_id: str, reason: str) -> FactPublic:
         """Soft-delete a fact with a reason; it leaves every default read."""
-        reason = checks.required_text("reason", reason)
+        reason = inputs.required_text("reason", reason)
         fact_id = self._scope.full_id("fact", fact_id, "fact_id")
         self._scope.get_row(fact_id)  # NotFound before anything else
         self._forgetting.retract(fact_id, reason)
@@ -275,7 +305,7 @@ class Store(ReverifyCalls, LabelCalls, Closing):
         """A person's decision on a fact the gate held (``unverified`` or ``pending``):
         ``confirm`` makes it ``verified``, ``refuse`` retracts it. ``reason`` and ``by``
         (who decided) go in a ``verifications`` row that is a link of the audit chain."""
-        reason, who = checks.reason_and_author(reason, by)
+        reason, who = inputs.reason_and_author(reason, by)
         fact_id = self._scope.full_id("fact", fact_id, "fact_id")
         self._scope.get_row(fact_id)  # NotFound before anything else
         changed = reviews.review(self._scope, fact_id, decision, reason, who or "python")
@@ -290,7 +320,7 @@ class Store(ReverifyCalls, LabelCalls, Closing):
             raise InvalidInput("verdict", "must be the gate's Verdict on the later evidence")
         if verdict.outcome != "verified":
             raise InvalidInput("verdict", f"must verify the fact, not be {verdict.outcome}")
-        reason = checks.required_text("reason", reason)
+        reason = inputs.required_text("reason", reason)
         fact_id = self._scope.full_id("fact", fact_id, "fact_id")
         numbers = {name: getattr(verdict, name) for name in GATE_NUMBERS}
         changed = reviews.corroborate(self._scope, fact_id, reason, numbers, verdict.backend)
@@ -299,9 +329,9 @@ class Store(ReverifyCalls, LabelCalls, Closing):
 
     def erase(self, fact_id: str, reason: str, *, by: str | None = None) -> ErasurePublic:
         """Erase a fact for good, unlike ``retract``: its whole supersession chain and what
-        only it uses (see ``memstore.forgetting``). The returned tombstone keeps ids, hashes,
+        only it uses (see ``memstore.write.forgetting``). The returned tombstone keeps ids, hashes,
         ``reason`` and ``by`` (who asked), and the erased rows' place in the audit chain."""
-        reason, who = checks.reason_and_author(reason, by)
+        reason, who = inputs.reason_and_author(reason, by)
         fact_id = self._scope.full_id("fact", fact_id, "fact_id")
         self._scope.get_row(fact_id)  # NotFound before anything else
         return self._forgetting.erase_fact(fact_id, reason, who)
@@ -311,14 +341,14 @@ class Store(ReverifyCalls, LabelCalls, Closing):
     ) -> ErasurePublic:
         """Erase a rejection from the audit log for good, with the evidence nothing else
         cites; the returned tombstone is like ``erase``'s."""
-        reason, who = checks.reason_and_author(reason, by)
+        reason, who = inputs.reason_and_author(reason, by)
         rejection_id = self._scope.full_id("rejection", rejection_id, "rejection_id")
         self.get_rejection(rejection_id)  # NotFound before anything else
         return self._forgetting.erase_rejection(rejection_id, reason, who)
 
     def add_alias(self, entity: str, alias: str) -> EntityPublic:
         """Let ``alias`` name the same entity as ``entity`` (within this namespace)."""
-        entities.add_alias(self._scope, entity, checks.required_name("alias", alias))
+        entities.add_alias(self._scope, entity, inputs.required_name("alias", alias))
         return self.entity(entity)
 
     # -- reads -----------------------------------------------------------------
@@ -343,10 +373,10 @@ class Store(ReverifyCalls, LabelCalls, Closing):
         and with ``as_of`` those valid then (by default with superseded ones that held);
         with ``metadata``, those whose metadata holds each given key and value. A list;
         its ``next_cursor``, passed as ``cursor`` with the same arguments, reads on."""
-        page = checks.read_page(limit, cursor)
-        as_of = checks.as_utc(as_of)
-        wanted = checks.read_statuses(statuses, as_of)
-        meta = checks.metadata("metadata", metadata)
+        page = inputs.read_page(limit, cursor)
+        as_of = inputs.as_utc(as_of)
+        wanted = inputs.read_statuses(statuses, as_of)
+        meta = inputs.metadata("metadata", metadata)
         history = statuses is None
         return reads.facts_about(self._scope, entity, wanted, relation, as_of, history, meta, page)
 
@@ -366,14 +396,14 @@ class Store(ReverifyCalls, LabelCalls, Closing):
         """One page of the namespace's facts, oldest first (by ``recorded_at``, then id),
         filtered as ``search`` filters (every given condition holds); by default the active
         ones. ``next_cursor`` of a page, passed as ``cursor`` with the same filters, asks
-        for the next one (``memstore.cursors``; None: that was the last)."""
+        for the next one (``memstore.storage.cursors``; None: that was the last)."""
         given = dict(
             entity=entity, relation=relation, statuses=statuses, metadata=metadata,
             recorded_after=recorded_after, recorded_before=recorded_before, as_of=as_of,
             limit=limit, cursor=cursor,
         )  # fmt: skip
-        q, read, after = checks.fact_listing(self.namespace, given)
-        wanted = checks.read_statuses(q.statuses, q.as_of)
+        q, read, after = inputs.fact_listing(self.namespace, given)
+        wanted = inputs.read_statuses(q.statuses, q.as_of)
         return reads.list_facts(self._scope, q, wanted, read, after)
 
     def neighborhood(
@@ -393,9 +423,9 @@ class Store(ReverifyCalls, LabelCalls, Closing):
         that order and reads only as far as the page needs: ``complete`` is False when
         it left some out, True when it kept them all, None when this page did not walk
         far enough to tell (the last page always tells); ``next_cursor`` reads on."""
-        names = checks.entity_names(entities, hops, max_facts)
-        page = checks.read_page(limit, cursor)
-        as_of = checks.as_utc(as_of)
+        names = inputs.entity_names(entities, hops, max_facts)
+        page = inputs.read_page(limit, cursor)
+        as_of = inputs.as_utc(as_of)
         return self._graph.neighborhood(names, hops, relation, as_of, max_facts, page)
 
     def history(
@@ -405,7 +435,7 @@ class Store(ReverifyCalls, LabelCalls, Closing):
         ``limit`` (up to 1,000). A list; its ``next_cursor``, passed as ``cursor`` with the
         same ``fact_id``, reads on."""
         fact_id = self._scope.full_id("fact", fact_id, "fact_id")
-        return reads.history(self._scope, fact_id, checks.read_page(limit, cursor))
+        return reads.history(self._scope, fact_id, inputs.read_page(limit, cursor))
 
     def verifications(self, fact_id: str) -> list[VerificationPublic]:
         """The verification history of a fact (its first gate pass, then re-verifications)."""
@@ -425,40 +455,65 @@ class Store(ReverifyCalls, LabelCalls, Closing):
         (``RejectionFilter``'s fields), ordered by ``order_by`` and paged: a list whose
         ``next_cursor``, passed as ``cursor`` with the same filters and order, reads on
         (in the same time at any depth; ``offset`` skips rows one by one)."""
-        checks.rejection_page(order_by, descending, limit, offset, cursor)
-        query = checks.rejection_filter(where)
-        return rejection_reads.page(self._scope, query, order_by, descending, limit, offset, cursor)
+        inputs.rejection_page(order_by, descending, limit, offset, cursor)
+        query = inputs.rejection_filter(where)
+        return rejection_log.page(self._scope, query, order_by, descending, limit, offset, cursor)
 
     def get_rejection(self, rejection_id: str) -> RejectionPublic:
         """A rejection by id (or a unique prefix of 8 or more characters)."""
         rejection_id = self._scope.full_id("rejection", rejection_id, "rejection_id")
-        return rejection_reads.get(self._scope, rejection_id)
+        return rejection_log.get(self._scope, rejection_id)
 
     def count_rejections(self, by: str = "verdict", **where: Any) -> dict[str, int]:
         """How many rejections match (``rejections()``'s filters), grouped ``by`` verdict
         or by UTC day (``YYYY-MM-DD``)."""
         if by not in ("verdict", "day"):
             raise InvalidInput("by", f"{by!r} is not 'verdict' or 'day'")
-        return rejection_reads.count(self._scope, checks.rejection_filter(where), by)
+        return rejection_log.count(self._scope, inputs.rejection_filter(where), by)
 
     def export_rejections(
         self, dest: str | Path | TextIO, *, format: str | None = None, **where: Any
     ) -> int:
         """Write the rejections ``where`` selects, oldest first, as JSON lines or CSV to a path
         (format from its suffix unless given; replaced atomically) or text file; the count."""
-        format = checks.export_format(dest, format)
-        return rejection_reads.export(self._scope, checks.rejection_filter(where), dest, format)
+        format = inputs.export_format(dest, format)
+        return rejection_log.export(self._scope, inputs.rejection_filter(where), dest, format)
 
-    def verify_audit_chain(self, span: tuple[int, int] | None = None) -> audit.ChainReport:
+    def verify_audit_chain(self, span: tuple[int, int] | None = None) -> chain.ChainReport:
         """Report any tampering with this namespace's rejection and verification rows
         (``report.ok``, ``report.problems``); keep ``report.head`` to detect a rewrite.
         ``span`` (first, last chain position) walks only those rows: a row's neighbours
         check its content and links in milliseconds; the whole chain reads every row."""
-        return rejection_reads.verify_chain(self._scope, checks.chain_span(span))
+        return rejection_log.verify_chain(self._scope, inputs.chain_span(span))
+
+    def add_label(
+        self, kind: str, target_id: str, *, by: str, note: str | None = None
+    ) -> LabelPublic:
+        """Record a person's verdict on a gate decision: ``false_rejection`` on a rejection
+        ("this refusal was wrong") or ``false_admission`` on a fact ("this fact should not
+        have been stored"). ``by`` names who (never an API key itself); ``note`` is
+        optional. The same person labelling the same target again changes nothing (the
+        first label is returned); NotFound when the target is not in this namespace.
+        ``target_id`` may be a unique prefix of 8 or more characters."""
+        target_id = labels.full_target_id(self._scope, kind, target_id)
+        given: dict[str, Any] = {"kind": kind, "target_id": target_id, "by": by, "note": note}
+        return labels.add(self._scope, parse(LabelCreate, None, given))
+
+    def labels(
+        self,
+        *,
+        kind: str | None = None,
+        target_id: str | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> list[LabelPublic]:
+        """This namespace's human labels, newest first, of one ``kind`` or on one target."""
+        given = {"kind": kind, "target_id": target_id, "limit": limit, "offset": offset}
+        return labels.query(self._scope, parse(LabelQuery, None, given))
 
     def drift(self, settings: DriftSettings | Mapping[str, Any] | None = None) -> DriftReport:
         """Whether the gate's verdicts drifted: per backend, a CUSUM over the acceptance
-        rate and the mean p1 of the latest gated writes (``memstore.drift``); an alarm is
+        rate and the mean p1 of the latest gated writes (``memstore.audit.drift``); an alarm is
         in ``report.alarms`` and logged once when it starts."""
         return drift.report(self._scope, parse(DriftSettings, settings, {}, prefix="settings"))
 
@@ -470,7 +525,7 @@ class Store(ReverifyCalls, LabelCalls, Closing):
     ) -> Verdict:
         """Check ``claim`` against ``evidence`` with this store's gate (an ungated store:
         the embedded one) and return the gate's Verdict; nothing is stored."""
-        check = checks.claim_check(claim, evidence, confidence)
+        check = inputs.claim_check(claim, evidence, confidence)
         return hooks.check_claim(self.hook, self.limits, check)
 
     def entity(self, name: str) -> EntityPublic:
@@ -506,12 +561,12 @@ class Store(ReverifyCalls, LabelCalls, Closing):
         fused (``mode="hybrid"``) or one side (``"vector"``, ``"text"``), filtered as
         ``facts_about`` reads; ``expand`` adds facts one hop away; ``min_score`` drops
         hits whose ``relevance`` (0..1) is below it; ``offset`` skips that many of the best
-        hits, for a later page (``memstore.search``)."""
-        q = checks.search_query(
+        hits, for a later page (``memstore.read.search``)."""
+        q = inputs.search_query(
             query, k, mode, relation, entity, statuses, as_of, recorded_after, recorded_before,
             expand, min_score, metadata, offset,
         )  # fmt: skip
-        wanted = checks.read_statuses(q.statuses, q.as_of)
+        wanted = inputs.read_statuses(q.statuses, q.as_of)
         return search.search_facts(self._scope, self._index, q, wanted)
 
     def recall(
@@ -529,9 +584,9 @@ class Store(ReverifyCalls, LabelCalls, Closing):
         statement, when it held, confidence, source), best first, within ``budget_tokens``
         (counted with the MiniLM tokenizer); of the ``k`` best active facts (or
         ``statuses``) whose relevance reaches ``min_score``. No match: an empty block
-        (``memstore.recall``)."""
-        q, budget = checks.recall_query(query, budget_tokens, k, entity, statuses, as_of, min_score)
-        wanted = checks.read_statuses(q.statuses, q.as_of)
+        (``memstore.read.recall``)."""
+        q, budget = inputs.recall_query(query, budget_tokens, k, entity, statuses, as_of, min_score)
+        wanted = inputs.read_statuses(q.statuses, q.as_of)
         return recalling.recall(self._scope, self._index, q, wanted, budget)
 
     def search_evidence(
@@ -549,12 +604,12 @@ class Store(ReverifyCalls, LabelCalls, Closing):
         """The ``k`` chunks of live evidence (as ``get_evidence``) that best match ``query``,
         ranked and thresholded like ``search``; ``current_only`` skips versions a refreshed
         source replaced."""
-        q = checks.evidence_query(
+        q = inputs.evidence_query(
             query, k, mode, source, current_only, recorded_after, recorded_before, min_score
         )
         return search.search_evidence(self._scope, self._index, q)
 
-    def reindex(self, progress: Callable[[int, int], None] | None = None) -> indexing.Rebuilt:
+    def reindex(self, progress: Callable[[int, int], None] | None = None) -> outbox.Rebuilt:
         """Rebuild the search index from SQL, every namespace, with this store's embedder
         (safe to kill: each namespace's next open, or ``sync_index()``, finishes its part);
         ``progress(done, total)`` counts rows."""
@@ -584,6 +639,72 @@ class Store(ReverifyCalls, LabelCalls, Closing):
         verdict, facts due for re-verification, changes waiting for the index."""
         return reads.stats(self._scope)
 
+    # -- re-verification -------------------------------------------------------
+
+    def reverify(
+        self,
+        *,
+        limit: int = reverification.DEFAULT_LIMIT,
+        batch: int = reverification.DEFAULT_BATCH,
+        lease: timedelta = reverification.DEFAULT_LEASE,
+        gate: Gate | str | None = None,
+        policy: GatePolicy | None = None,
+        fetch_timeout: float = DEFAULT_HTTP_TIMEOUT_S,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> reverification.ReverifyReport:
+        """Re-verify up to ``limit`` due facts against their refetched sources, ``batch`` per
+        call of the store's gate (or ``gate``/``policy``), each leased for ``lease``."""
+        inputs.reverify_options(limit, batch, lease, fetch_timeout)
+        hook = hooks.reverify_hook(self.hook, gate, policy)
+        return self._reverification.run(hook, limit, batch, lease, fetch_timeout, progress)
+
+    def mark_due(self, fact_ids: Sequence[str] | None = None) -> int:
+        """Make facts due for re-verification now: the listed ones, or every open fact
+        the gate looks after (ungated facts are never re-verified). Returns how many."""
+        ids = None if fact_ids is None else inputs.strings("fact_ids", fact_ids, "fact ids")
+        return self._reverification.mark_due(ids)
+
+    def reverify_policy(self) -> reverification.ReverifyPolicy:
+        """The re-verification schedule this store uses: the namespace's stored policy
+        (or the defaults), with what was given to ``open()`` on top."""
+        return self._reverification.policy()
+
+    def set_reverify_policy(
+        self, *, recheck_after: timedelta | None = None, retry_after: timedelta | None = None
+    ) -> reverification.ReverifyPolicy:
+        """Store the namespace's re-verification policy for every process; unset fields
+        keep their value. Scheduled facts keep their time (``mark_due()`` moves them)."""
+        changes = inputs.positive_fields(recheck_after=recheck_after, retry_after=retry_after)
+        return self._reverification.set_policy(changes)
+
+    def count_due(self) -> int:
+        """Facts whose re-verification is due now."""
+        return self._reverification.count_due()
+
+    def start_reverifier(
+        self, every: timedelta = DEFAULT_REVERIFY_EVERY, **options: Any
+    ) -> BackgroundReverifier:
+        """Run ``reverify(**options)`` every ``every`` on a background thread, from now until
+        ``stop_reverifier()`` or ``close()``; leases keep several processes' runs apart."""
+        if self._reverifier is not None and self._reverifier.running:
+            raise MemstoreError("a re-verifier is already running; stop_reverifier() first")
+        inputs.call_options(self.reverify, options)
+        self._reverifier = BackgroundReverifier(self, inputs.positive("every", every), options)
+        self._reverifier.start()
+        return self._reverifier
+
+    def stop_reverifier(self, wait: bool = True) -> None:
+        """Stop the background re-verifier (waiting for a run in progress by default)."""
+        if self._reverifier is not None:
+            self._reverifier.stop(wait=wait)
+            self._reverifier = None
+
     def _hook(self, gate: Gate | str | None, policy: GatePolicy | None, ungated: bool) -> WriteHook:
         """The write hook of one call (see ``hooks.call_hook``)."""
         return hooks.call_hook(self.hook, gate, policy, ungated)
+
+
+#: ``memstore.open(path_or_url, namespace, **options)`` opens (creating and migrating if
+#: needed) a store confined to ``namespace``: it is ``Store(...)``, whose docstring lists
+#: the options; one signature, not a copy of it.
+open = Store

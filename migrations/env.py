@@ -14,7 +14,7 @@ from alembic import context
 from sqlmodel import SQLModel
 from sqlmodel.sql.sqltypes import AutoString
 
-from memstore.models import UTCDateTime  # importing the models registers the tables
+from memstore.storage.tables import UTCDateTime  # importing the models registers the tables
 
 target_metadata = SQLModel.metadata
 

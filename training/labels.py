@@ -37,8 +37,8 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from memstore.errors import NotFound
-from memstore.models import LabelKind
 from memstore.schemas import MAX_LABEL_PAGE
+from memstore.storage.tables import LabelKind
 
 if TYPE_CHECKING:
     from memstore import Store

@@ -20,6 +20,9 @@ never opens one. (A database server's URL is not checked: the database must exis
 New commands open their store with ``context.open_store(...)``, which refuses a
 missing store unless told ``create=True``.
 
+A front: it may import every layer below it (the Store, its settings, the fronts it
+starts: ``rest``, ``mcp``), and nothing imports it but ``python -m memstore``.
+
 Messages (errors, notes, one-line results) are never wrapped at the terminal's
 width, so scripts and tests see them whole; tables still fit the terminal.
 

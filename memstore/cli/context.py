@@ -70,7 +70,7 @@ def open_store(
 
 def require_store(chosen: Settings) -> None:
     """Exit 2, naming the path, when the settings' SQLite store does not exist."""
-    from memstore.probes import missing_sqlite_store
+    from memstore.storage.probes import missing_sqlite_store
 
     url = chosen.store.url
     missing = missing_sqlite_store(url)
@@ -88,7 +88,7 @@ def require_namespace(chosen: Settings) -> None:
     store do, naming the closest ones."""
     import difflib
 
-    from memstore.probes import namespaces_in_use
+    from memstore.storage.probes import namespaces_in_use
 
     wanted = chosen.store.namespace
     known = namespaces_in_use(chosen.store.url, wanted)

@@ -197,8 +197,8 @@ def search(
     as_json: JsonOption = False,
 ) -> None:
     """Facts (or evidence) of a namespace that best match QUERY, by meaning and keywords."""
-    from memstore.embeddings import preload
     from memstore.fronts import EVIDENCE_FILTERS, SEARCH_FILTERS
+    from memstore.index.embeddings import preload
 
     filters = store_filters(ctx, EVIDENCE_FILTERS if evidence else SEARCH_FILTERS)
     if evidence and offset:
@@ -275,8 +275,8 @@ def recall(
 ) -> None:
     """Print the memories relevant to QUERY as a block for a prompt: one line each (the
     statement, when it held, confidence, source), best first, within --budget tokens."""
-    from memstore.embeddings import preload
     from memstore.fronts import RECALL_FILTERS
+    from memstore.index.embeddings import preload
 
     preload()  # the query is embedded: load the model while the store opens
     with open_store(ctx, store, namespace, index=index) as opened:

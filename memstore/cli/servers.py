@@ -60,15 +60,15 @@ def mcp(
     """Serve one namespace as MCP tools: remember, recall, verify_claim, audit_rejections
     (and erase: with --allow-erase over stdio, for server.erase_keys over http).
 
-    Over http clients send Authorization: Bearer KEY, a key of server.api_keys that may
-    use the namespace (the REST API's keys)."""
+    Over http clients send Authorization: Bearer KEY or X-API-Key: KEY, a key of
+    server.api_keys that may use the namespace (the REST API's keys and check)."""
     if transport not in ("stdio", "http"):
         raise InvalidInput("transport", f"{transport!r} is not stdio or http")
     chosen = settings(ctx, store, namespace)
-    from memstore import mcp_server
+    from memstore.mcp import server
 
     try:
-        mcp_server.run(
+        server.run(
             chosen,
             transport="http" if transport == "http" else "stdio",
             host=host,

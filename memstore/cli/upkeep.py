@@ -21,7 +21,7 @@ from memstore.errors import InvalidInput, StorageError
 
 if TYPE_CHECKING:  # imported when a command runs: ``--help`` loads no store
     from memstore.config import Settings
-    from memstore.reverify import ReverifyReport
+    from memstore.reverify.run import ReverifyReport
     from memstore.store import Store
 
 
@@ -152,7 +152,7 @@ def reindex(ctx: typer.Context, index: IndexOption = None, store: StoreOption = 
 def namespaces(chosen: Settings, given: list[str] | None, every: bool) -> list[str]:
     """The namespaces to re-verify: those given (default: the settings' one), or with
     ``every`` each namespace of the database that has facts to re-check."""
-    from memstore.probes import namespaces_to_recheck
+    from memstore.storage.probes import namespaces_to_recheck
     from memstore.store import DEFAULT_NAMESPACE
 
     if not every:
@@ -240,7 +240,7 @@ def watch_namespaces(
 ) -> None:
     """``reverify --watch``: run every ``every`` until Ctrl-C (or SIGTERM), reporting
     each run that checked something."""
-    from memstore.scheduler import watch
+    from memstore.reverify.scheduler import watch
 
     if everything:
         for name in names:

@@ -158,7 +158,7 @@ def verify(
 ) -> None:
     """Check a claim against evidence with the gate, storing nothing; exit 3 if not grounded,
     4 if the verifier could not check it (timed out or failed)."""
-    from memstore.gating import UNVERIFIED_VERDICTS  # the verifier did not answer
+    from memstore.write.hook import UNVERIFIED_VERDICTS  # the verifier did not answer
 
     texts = [sys.stdin.read() if text == "-" else text for text in evidence]
     verdict = check_claim(settings(ctx, store, namespace), claim, texts, confidence)

@@ -3,12 +3,33 @@
 ``messages`` validates what an agent hands over (``role``/``name``/``content``);
 ``extractors`` turns messages into candidate facts (the embedded rule-based
 extractor needs no network and no LLM; ``llm`` asks an OpenAI-compatible chat
-endpoint for schema-checked JSON).
+endpoint for schema-checked JSON); ``conversation`` gates each candidate against its
+turn and ``reconcile`` finds what it replaces; ``settings`` is the ``conversations``
+section of the settings. It may import the write path's models and the gate, never
+``memstore.store``: what it needs of a store is ``storelike.StoreLike``.
 """
 
-from memstore.conversations.extractors import Candidate, EmbeddedExtractor, Extractor
-from memstore.conversations.llm import ExtractorError, LLMExtractor
-from memstore.conversations.messages import Message, parse_messages
+import typing
+
+from gate.exports import lazy_exports as _lazy_exports
+
+if typing.TYPE_CHECKING:
+    from memstore.conversations.extractors import Candidate, EmbeddedExtractor, Extractor
+    from memstore.conversations.llm import ExtractorError, LLMExtractor
+    from memstore.conversations.messages import Message, parse_messages
+
+#: Each public name and its module, imported on first use (the settings import this package).
+_EXPORTS: dict[str, str] = {
+    "Candidate": "memstore.conversations.extractors",
+    "EmbeddedExtractor": "memstore.conversations.extractors",
+    "Extractor": "memstore.conversations.extractors",
+    "ExtractorError": "memstore.conversations.llm",
+    "LLMExtractor": "memstore.conversations.llm",
+    "Message": "memstore.conversations.messages",
+    "parse_messages": "memstore.conversations.messages",
+}
+
+__getattr__, __dir__ = _lazy_exports("memstore.conversations", _EXPORTS, globals())
 
 __all__ = [
     "Candidate",

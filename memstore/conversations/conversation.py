@@ -12,22 +12,20 @@ stored beside them and the answer names them.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from gate import Verdict
-from memstore import checks
+from memstore import inputs
 from memstore.conversations.extractors import Candidate, EmbeddedExtractor, Extractor, fact_of
 from memstore.conversations.messages import Message, parse_messages
 from memstore.conversations.reconcile import SINGLE_VALUED, replaced_by
+from memstore.conversations.settings import ConversationSettings
+from memstore.conversations.storelike import StoreLike
 from memstore.conversations.user import link_user
 from memstore.errors import ErrFactNotGrounded, InvalidInput
 from memstore.schemas import FactPublic, RejectionPublic
-
-if TYPE_CHECKING:
-    from memstore.config import ConversationSettings
-    from memstore.store import Store
 
 OnConflict = Literal["supersede", "flag"]
 Outcome = Literal["stored", "refused", "duplicate", "superseded", "conflict"]
@@ -76,7 +74,7 @@ class ConversationReport(BaseModel):
 
 
 def remember_conversation(
-    store: Store,
+    store: StoreLike,
     messages: Iterable[Message | Mapping[str, Any]],
     *,
     extractor: Extractor | None = None,
@@ -98,7 +96,7 @@ def remember_conversation(
         raise InvalidInput("on_conflict", "must be 'supersede' or 'flag'")
     if isinstance(context_turns, bool) or not isinstance(context_turns, int) or context_turns < 0:
         raise InvalidInput("context_turns", "must be a whole number >= 0")
-    meta = None if metadata is None else checks.metadata("metadata", metadata)
+    meta = None if metadata is None else inputs.metadata("metadata", metadata)
     turns = parse_messages(messages, user_name)
     if user_name is not None:  # before writing: "Maya" joins "the user" if that came first
         link_user(store, user_name.strip())
@@ -120,7 +118,7 @@ def remember_conversation(
 
 
 def _remember_one(
-    store: Store,
+    store: StoreLike,
     candidate: Candidate,
     turns: Sequence[Message],
     on_conflict: OnConflict,
@@ -176,7 +174,7 @@ def _remember_one(
 
 
 def remember_as_configured(
-    store: Store,
+    store: StoreLike,
     messages: Iterable[Message | Mapping[str, Any]],
     settings: ConversationSettings,
     *,
@@ -190,7 +188,8 @@ def remember_as_configured(
     ``on_conflict``, ``context_turns`` or ``user_name`` wins over the settings'."""
     extractor = extractor_from(settings)
     try:
-        return store.remember_conversation(
+        return remember_conversation(
+            store,
             messages,
             extractor=extractor,
             on_conflict=settings.on_conflict if on_conflict is None else on_conflict,

@@ -44,9 +44,9 @@ from gate.backends.endpoint import RETRY_STATUS, ChatEndpoint
 from memstore.conversations.extractors import Candidate, fact_of
 from memstore.conversations.messages import Message
 from memstore.errors import MemstoreError
-from memstore.models import MAX_STATEMENT_CHARS
 from memstore.names import normalize_key
 from memstore.schemas import FactCreate, Name, to_utc
+from memstore.storage.tables import MAX_STATEMENT_CHARS
 
 logger = logging.getLogger(__name__)
 

@@ -26,8 +26,8 @@ from pydantic import (
 )
 
 from memstore.errors import InvalidInput
-from memstore.models import MAX_EVIDENCE_CHARS, MAX_NAME_CHARS
 from memstore.schemas import UTCDatetime, _name
+from memstore.storage.tables import MAX_EVIDENCE_CHARS, MAX_NAME_CHARS
 
 #: At most this many messages in one call.
 MAX_MESSAGES = 500

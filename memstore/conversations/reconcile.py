@@ -12,7 +12,7 @@ A candidate replaces an active fact about the same subject when
   refutes it: "I'm no longer vegetarian" against "Maya is vegetarian").
 
 The same reading finds held facts (``unverified``) that a later message verifies: they
-are corroborated (``memstore.reviews``), made ``verified`` with the audit chain saying so.
+are corroborated (``memstore.reverify.reviews``), made ``verified`` with the audit chain saying so.
 
 Identical statements are not conflicts: the store deduplicates them.
 """
@@ -20,18 +20,15 @@ Identical statements are not conflicts: the store deduplicates them.
 from __future__ import annotations
 
 from collections.abc import Collection
-from typing import TYPE_CHECKING
 
 from gate import Verdict, VerdictStatus
 from memstore import defaults
 from memstore.conversations.extractors import Candidate
+from memstore.conversations.storelike import StoreLike
 from memstore.errors import NotFound
-from memstore.models import FactStatus
 from memstore.names import normalize_key
 from memstore.schemas import FactPublic
-
-if TYPE_CHECKING:
-    from memstore.store import Store
+from memstore.storage.tables import FactStatus
 
 #: Relations where a newer fact replaces an older one about the same subject
 #: (``memstore.defaults``); pass ``single_valued=`` to extend it.
@@ -59,7 +56,7 @@ def said_of(statement: str, name: str, relation: str | None = None) -> bool:
     return key.startswith(subject + " ")
 
 
-def active_about(store: Store, subject: str) -> list[FactPublic]:
+def active_about(store: StoreLike, subject: str) -> list[FactPublic]:
     """The subject's ``MAX_COMPARED`` newest active facts, newest first (none if the store
     does not know it)."""
     try:
@@ -69,7 +66,7 @@ def active_about(store: Store, subject: str) -> list[FactPublic]:
 
 
 def replaced_by(
-    store: Store,
+    store: StoreLike,
     candidate: Candidate,
     source: str,
     *,
@@ -118,7 +115,7 @@ def replaced_by(
     return found, why
 
 
-def _written_from(store: Store, fact: FactPublic, source: str) -> bool:
+def _written_from(store: StoreLike, fact: FactPublic, source: str) -> bool:
     """Whether ``fact`` cites ``source`` itself (then it does not corroborate it)."""
     said = " ".join(source.split())
     for citation in fact.citations:

@@ -9,18 +9,15 @@ find the user's facts by either.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
 
-from memstore.entities import THE_USER
+from memstore.conversations.storelike import StoreLike
 from memstore.errors import InvalidInput, NotFound
-
-if TYPE_CHECKING:
-    from memstore.store import Store
+from memstore.write.entities import THE_USER
 
 log = logging.getLogger(__name__)
 
 
-def link_user(store: Store, user_name: str) -> None:
+def link_user(store: StoreLike, user_name: str) -> None:
     """Let "the user" and ``user_name`` name one entity of ``store``'s namespace: the
     name becomes an alias of "the user" where facts about "the user" came first, and
     the reverse otherwise; nothing when the store knows neither. Two entities already
@@ -44,7 +41,7 @@ def link_user(store: Store, user_name: str) -> None:
         log.info("could not link %r and %r in %s", user_name, THE_USER, store.namespace)
 
 
-def _entity_id(store: Store, name: str) -> str | None:
+def _entity_id(store: StoreLike, name: str) -> str | None:
     try:
         return store.entity(name).id
     except NotFound:

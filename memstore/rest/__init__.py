@@ -13,6 +13,9 @@ that extracts facts from a conversation failed; nothing was stored), ``unavailab
 (503) and ``internal_error`` (500). 422 means only "rejected by the gate"; malformed
 requests are 400.
 
+A front: it may import the Store, its settings and the layers below them; the MCP
+server shares its key check; only the CLI and the MCP server import it.
+
 The package: ``models`` (request and response bodies), ``pool`` (the stores of the
 namespaces in use), ``state`` (what the routes share), ``auth`` (API keys and the
 namespace's store), ``errors`` (errors as JSON), ``routes`` (one module per area),

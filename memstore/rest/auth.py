@@ -1,15 +1,18 @@
 """Who may do what: the API key (``Authorization: Bearer`` or ``X-API-Key``), the
-namespace's store leased for a request whose key may use it, and the right to erase."""
+namespace's store leased for a request whose key may use it, and the right to erase.
+
+``presented_key`` and ``check_key`` are the one key check of the server: the REST API's
+routes use them here, and MCP over HTTP (``memstore.mcp.auth``) uses them too."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Annotated
 
 from fastapi import Depends, Path, Request, Security
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 
-from memstore.config import key_fingerprint
+from memstore.config import ServerSettings, key_fingerprint
 from memstore.errors import InvalidInput
 from memstore.names import check_namespace
 from memstore.rest.errors import Denied
@@ -30,16 +33,48 @@ _api_key = APIKeyHeader(
 )
 
 
+#: Why a request without an API key is refused (401).
+KEY_REQUIRED = "an API key is required (Authorization: Bearer or X-API-Key)"
+
+
+def presented_key(headers: Mapping[str, str]) -> str | None:
+    """The API key a request's ``headers`` carry: the token of ``Authorization: Bearer
+    <key>``, else the value of ``X-API-Key``; None when neither holds one. ``headers``
+    looks names up case-insensitively (Starlette's) or holds them in lower case."""
+    scheme, _, token = (headers.get("authorization") or "").strip().partition(" ")
+    token = token.strip()
+    if scheme.lower() == "bearer" and token:
+        return token
+    return headers.get("x-api-key") or None
+
+
+def check_key(server: ServerSettings, key: str | None, namespace: str) -> str:
+    """``key`` when it may use ``namespace``: Denied 401 without a key or for one that is
+    not in ``server.api_keys``, InvalidInput (400) for a malformed namespace, Denied 403
+    for a key of other namespaces. Keys are compared in constant time (``hmac``)."""
+    if not key:
+        raise Denied(401, "unauthorized", KEY_REQUIRED)
+    if not server.namespaces_for(key):
+        raise Denied(401, "unauthorized", "unknown API key")
+    try:
+        check_namespace(namespace)
+    except ValueError as exc:
+        raise InvalidInput("namespace", str(exc)) from None
+    if not server.allows(key, namespace):
+        raise Denied(403, "forbidden", f"this API key may not use namespace {namespace!r}")
+    return key
+
+
 def api_key(
+    request: Request,
     bearer: Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)],
     header: Annotated[str | None, Security(_api_key)],
 ) -> str:
-    """The request's API key; 401 when it has none."""
-    key = bearer.credentials if bearer is not None else header
-    if not key:
-        raise Denied(
-            401, "unauthorized", "an API key is required (Authorization: Bearer or X-API-Key)"
-        )
+    """The request's API key (``presented_key``; the two schemes put both headers in the
+    API's schema); 401 when it has none."""
+    key = presented_key(request.headers)
+    if key is None:
+        raise Denied(401, "unauthorized", KEY_REQUIRED)
     return key
 
 
@@ -52,14 +87,7 @@ def namespace_store(
 ) -> Iterator[Store]:
     """The namespace's store, leased for the request (the pool never closes it meanwhile)."""
     state = server_state(request)
-    if not state.settings.server.namespaces_for(key):
-        raise Denied(401, "unauthorized", "unknown API key")
-    try:
-        check_namespace(namespace)
-    except ValueError as exc:
-        raise InvalidInput("namespace", str(exc)) from None
-    if not state.settings.server.allows(key, namespace):
-        raise Denied(403, "forbidden", f"this API key may not use namespace {namespace!r}")
+    check_key(state.settings.server, key, namespace)
     with state.stores.lease(namespace) as store:
         yield store
 

@@ -9,7 +9,7 @@ import time
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
-from memstore.drift import DriftReport
+from memstore.audit.drift import DriftReport
 from memstore.rest.asgi import ASGIApp, Message, Receive, Scope, Send
 
 #: Route label of requests that matched no route (keeps the metrics' label set bounded).

@@ -10,7 +10,6 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSche
 from memstore.conversations.messages import MAX_MESSAGES, Message
 from memstore.fronts import HistoryPublic
 from memstore.metadata import Metadata
-from memstore.models import MAX_NAME_CHARS, MAX_STATEMENT_CHARS
 from memstore.schemas import (
     DEFAULT_STATED_CONFIDENCE,
     MAX_EVIDENCE_ITEMS,
@@ -19,6 +18,7 @@ from memstore.schemas import (
     FactPublic,
     RejectionPublic,
 )
+from memstore.storage.tables import MAX_NAME_CHARS, MAX_STATEMENT_CHARS
 from memstore.store import MAX_BATCH
 
 __all__ = [

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 
 from fastapi import Request
 
+from memstore.audit.drift import DriftReport
 from memstore.config import Settings
-from memstore.drift import DriftReport
-from memstore.probes import DatabaseProbe
 from memstore.rest.pool import NamespaceStores
+from memstore.storage.probes import DatabaseProbe
 
 if TYPE_CHECKING:
     from memstore.store import Store

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-from memstore.audit import GENESIS, row_hash
+from memstore.audit.chain import GENESIS, row_hash
 from memstore.names import normalize_key
 
 revision: str = "0002"

@@ -1,4 +1,4 @@
-"""A write hook's answer (memstore.admission.Admission): built by keyword, or by position
+"""A write hook's answer (memstore.write.hook.Admission): built by keyword, or by position
 in the order it had as a dataclass, so hooks written against either keep working."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from memstore.admission import Admission
-from memstore.models import FactStatus
+from memstore.storage.tables import FactStatus
+from memstore.write.hook import Admission
 
 
 def test_positional_and_keyword_construction_agree():

@@ -14,10 +14,10 @@ import typer.main
 from rest_server import KEYS
 
 import memstore
-from memstore import mcp_server
 from memstore.cli import app as cli_app
 from memstore.config import load_settings
 from memstore.fronts import REJECTION_FILTERS, rejection_where
+from memstore.mcp import server as mcp_server
 from memstore.rest import create_app
 from memstore.store import Store
 from memstore.surface import FILTERS, SURFACE, Exposed, Hidden

@@ -18,8 +18,8 @@ import memstore
 from gate import REFUSE_UNGROUNDED, Gate, ScriptedBackend
 from gate.evidence import REMOVED
 from memstore import ErrFactNotGrounded, InvalidInput, RejectionPublic, Store
-from memstore.audit import row_hash
-from memstore.models import Rejection
+from memstore.audit.chain import row_hash
+from memstore.storage.tables import Rejection
 
 pytestmark = pytest.mark.both_databases
 

@@ -11,7 +11,7 @@ from db_rows import row_counts
 from samples import works_at
 
 from memstore import InvalidInput, Store
-from memstore.models import MAX_EVIDENCE_CHARS, MAX_STATEMENT_CHARS
+from memstore.storage.tables import MAX_EVIDENCE_CHARS, MAX_STATEMENT_CHARS
 
 BAD_FACTS: list[tuple[str, dict[str, Any], str, str]] = [
     ("empty statement", {"statement": ""}, "statement", "must not be empty"),

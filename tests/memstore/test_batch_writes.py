@@ -19,17 +19,10 @@ from sqlmodel import Session
 
 import memstore
 from gate import REFUSE_UNGROUNDED, Gate, ScriptedBackend
-from memstore import (
-    FactPublic,
-    InvalidInput,
-    RejectionPublic,
-    StorageError,
-    Store,
-    Ungated,
-    write_path,
-)
+from memstore import FactPublic, InvalidInput, RejectionPublic, StorageError, Store, Ungated
 from memstore.defaults import IN_LIST_CHUNK
-from memstore.models import Entity, EntityAlias
+from memstore.storage.tables import Entity, EntityAlias
+from memstore.write import path as write_path
 
 PEOPLE = ["Ana", "Ben", "Cleo", "Dev", "Eli", "Fay", "Gus"]
 

@@ -14,8 +14,9 @@ import sqlalchemy as sa
 from samples import works_at
 
 import memstore
-from memstore import AsyncStore, FactList, FactPublic, InvalidInput, Store, cursors
+from memstore import AsyncStore, FactList, FactPublic, InvalidInput, Store
 from memstore.schemas import MAX_LIST_LIMIT, MAX_NEIGHBORHOOD_FACTS
+from memstore.storage import cursors
 
 Opener = Callable[..., Store]
 

@@ -24,8 +24,8 @@ import pytest
 from crash_checks import WORKER, check_whole, sql_rows
 from workers import BATCH, fact, open_store, read_acks
 
-from memstore.models import ACTIVE_STATUSES
 from memstore.schemas import MAX_SEARCH_K
+from memstore.storage.tables import ACTIVE_STATUSES
 
 #: Kills per operation and database (``MEMSTORE_CRASH_ROUNDS`` raises it for a long run).
 ROUNDS = int(os.environ.get("MEMSTORE_CRASH_ROUNDS", "8"))

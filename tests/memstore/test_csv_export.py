@@ -15,8 +15,8 @@ from typer.testing import CliRunner
 import memstore
 from gate import REFUSE_UNGROUNDED, Gate, ScriptedBackend
 from memstore import ErrFactNotGrounded, Store
+from memstore.audit.rejections import FORMULA_STARTS, csv_cell
 from memstore.cli import Exit, app
-from memstore.rejections import FORMULA_STARTS, csv_cell
 
 NS = "user:alice"
 #: Statements a spreadsheet would run as formulas, and a harmless one.

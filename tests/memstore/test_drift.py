@@ -14,7 +14,7 @@ from gate import REFUSE_UNGROUNDED, Gate, ScriptedBackend
 from gate.drift import CusumSettings
 from gate.evidence import REMOVED
 from memstore import FactPublic, InvalidInput, RejectionPublic, Store
-from memstore.drift import NO_BACKEND, DriftSettings
+from memstore.audit.drift import NO_BACKEND, DriftSettings
 
 pytestmark = pytest.mark.both_databases
 
@@ -52,7 +52,7 @@ def test_a_drop_in_the_acceptance_rate_raises_an_alarm(
     assert quiet.streams[0].result.baseline_mean == pytest.approx(0.6)
 
     write(store, "krrrr" * 8, 60)  # then 1 in 5
-    with caplog.at_level(logging.WARNING, logger="memstore.drift"):
+    with caplog.at_level(logging.WARNING, logger="memstore.audit.drift"):
         found = store.drift(SMALL)
         again = store.drift(SMALL)
     alarms = {(s.metric, s.result.direction) for s in found.alarms}
@@ -75,7 +75,7 @@ def test_each_database_logs_its_own_alarm_once(
     with memstore.open(tmp_path / "other", namespace="user:alice", gate=gate) as second:
         for store in (first, second):
             write(store, "kkkrr" * 12 + "krrrr" * 8, 0)
-        with caplog.at_level(logging.WARNING, logger="memstore.drift"):
+        with caplog.at_level(logging.WARNING, logger="memstore.audit.drift"):
             for store in (first, second, first, second):
                 assert store.drift(SMALL).alarms
     logged = [r.getMessage() for r in caplog.records if "gate drift" in r.getMessage()]

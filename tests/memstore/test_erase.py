@@ -30,13 +30,14 @@ from typer.testing import CliRunner
 
 import memstore
 from gate import ConfigError
-from memstore import Admission, Candidate, ErrFactNotGrounded, FactStatus, NotFound, Store, db
+from memstore import Admission, Candidate, ErrFactNotGrounded, FactStatus, NotFound, Store
 from memstore.cli import app as cli_app
 from memstore.config import key_fingerprint, load_settings
-from memstore.embeddings import MiniLM
-from memstore.index_rows import CHUNKS, FACTS, ChunkDoc
+from memstore.index.embeddings import MiniLM
+from memstore.index.lance import SearchIndex
+from memstore.index.rows import CHUNKS, FACTS, ChunkDoc
 from memstore.rest import create_app
-from memstore.vectors import SearchIndex
+from memstore.storage import db
 
 NS = "user:alice"
 SSN = "078-05-1120"
@@ -549,7 +550,7 @@ def test_the_mcp_erase_tool_forgets_a_fact_and_a_refusal(ssn_hook_store: Store) 
     pytest.importorskip("mcp")
     from mcp import Client
 
-    from memstore.mcp_server import build_server
+    from memstore.mcp.server import build_server
 
     job = ssn_hook_store.add_fact(fact(f"Alice works at {EMPLOYER}.", EMPLOYER_SAID))
     rejection = ssn_rejection(ssn_hook_store)
@@ -599,7 +600,7 @@ def test_mcp_over_http_erases_only_for_erase_keys_and_records_the_key(
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
 
-    from memstore.mcp_server import HTTP_PATH, build_server, http_app
+    from memstore.mcp.server import HTTP_PATH, build_server, http_app
 
     job = ssn_hook_store.add_fact(fact(f"Alice works at {EMPLOYER}.", EMPLOYER_SAID))
     rejection = ssn_rejection(ssn_hook_store)

@@ -19,8 +19,7 @@ from samples import works_at
 import memstore
 from memstore import ErrFactNotGrounded, InvalidInput, Store
 from memstore.conversations.conversation import remember_conversation
-from memstore.limits import MAX_METADATA_CHARS, MAX_METADATA_KEY_CHARS, MAX_METADATA_KEYS
-from memstore.metadata import token
+from memstore.metadata import MAX_METADATA_CHARS, MAX_METADATA_KEY_CHARS, MAX_METADATA_KEYS, token
 
 EVERY_KIND = {"user": "alice", "turn": 3, "score": 0.25, "pinned": True, "team": None}
 

@@ -15,7 +15,9 @@ from sqlalchemy import event
 from sqlalchemy.engine import Engine
 
 import memstore
-from memstore import FactPublic, Store, db, graph_view
+from memstore import FactPublic, Store
+from memstore.read import graph
+from memstore.storage import db
 
 Opener = Callable[..., Store]
 
@@ -179,7 +181,7 @@ def chunk(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> It
     and its facts take several statements."""
     if request.param is not None:
         monkeypatch.setattr(db, "IN_LIST_CHUNK", request.param)
-        monkeypatch.setattr(graph_view, "UNION_READS", request.param)
+        monkeypatch.setattr(graph, "UNION_READS", request.param)
     yield request.param or db.IN_LIST_CHUNK
 
 
@@ -303,7 +305,7 @@ def test_a_frontier_is_one_merged_read_on_sqlite_and_bounded_reads_on_postgresql
     engine = plain._scope.engine  # the test looks at the plan SQLite makes of it
     if engine.dialect.name == "sqlite":
         assert all(s.count("LIMIT") == 1 for s in unions)
-        statement = graph_view._around_statement(4, False, False, True)
+        statement = graph._around_statement(4, False, False, True)
         params = {"namespace": "user:alice", "keep": 5}
         params |= {f"entity_{i}": plain.entity(f"A{i}").id for i in range(4)}
         with engine.connect() as connection:

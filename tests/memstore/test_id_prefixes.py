@@ -19,8 +19,8 @@ from typer.testing import CliRunner
 import memstore
 from gate import REFUSE_UNGROUNDED, Gate, ScriptedBackend
 from memstore import InvalidInput, NotFound, Store
-from memstore import mcp_server as mcp_module
 from memstore.cli import Exit, app
+from memstore.mcp import server as mcp_module
 from memstore.rest import create_app
 
 NS = "user:alice"

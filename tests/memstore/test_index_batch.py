@@ -9,7 +9,7 @@ from samples import works_at
 from workers import NS, HashedWords
 
 import memstore
-from memstore.index_rows import FACTS
+from memstore.index.rows import FACTS
 
 
 def indexed_ids(data_dir: Path) -> set[str]:

@@ -16,10 +16,10 @@ from workers import NS, HashedWords, fact
 
 import memstore
 from memstore import InvalidInput, Store
-from memstore.index_rows import FACTS
-from memstore.index_writer import IndexWriter
-from memstore.locks import file_lock
-from memstore.vectors import LOCK_FILE
+from memstore.index.lance import LOCK_FILE
+from memstore.index.rows import FACTS
+from memstore.index.writer import IndexWriter
+from memstore.storage.locks import file_lock
 
 #: How long a test waits for a thread that should end at once (only a hang reaches it).
 HANG = 60
@@ -144,7 +144,7 @@ def test_stop_runs_a_last_turn_after_a_wake_during_a_turn(
     assert in_turn.wait(HANG)
     queue.append(1)  # a write queues a change while the turn runs, and wakes the thread
     writer.wake()
-    with caplog.at_level(logging.WARNING, logger="memstore.index_writer"):
+    with caplog.at_level(logging.WARNING, logger="memstore.index.writer"):
         writer.stop(timeout=0)  # the turn still waits: stop gives up on it
     assert "stays queued in the SQL outbox" in caplog.text
     go_on.set()
@@ -169,7 +169,7 @@ def test_failed_turns_are_logged_once_per_run_of_failures(
         if not ok:
             raise OSError("the index is unreachable")
 
-    with caplog.at_level(logging.INFO, logger="memstore.index_writer"):
+    with caplog.at_level(logging.INFO, logger="memstore.index.writer"):
         writer = IndexWriter(apply, "test-writer", interval=0.001)
         assert done.wait(HANG)
         writer.stop()

@@ -19,9 +19,10 @@ from samples import works_at
 from typer.testing import CliRunner
 
 import memstore
-from memstore import InvalidInput, mcp_server
+from memstore import InvalidInput
 from memstore.cli import Exit, app
 from memstore.fronts import metadata_items
+from memstore.mcp import server
 from memstore.rest import create_app
 
 ALICE = "/v1/namespaces/user:alice"
@@ -176,7 +177,7 @@ def anyio_backend() -> str:
 @pytest.fixture
 async def mcp(tmp_path: Path) -> AsyncIterator[Client]:
     with memstore.open(tmp_path / "mem", "user:alice", hook=memstore.Ungated()) as store:
-        async with Client(mcp_server.build_server(store)) as client:
+        async with Client(server.build_server(store)) as client:
             yield client
 
 

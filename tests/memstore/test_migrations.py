@@ -14,8 +14,8 @@ from alembic.runtime.migration import MigrationContext
 from sqlmodel import SQLModel
 
 import memstore
-from memstore import db
-from memstore.index_rows import FACTS
+from memstore.index.rows import FACTS
+from memstore.storage import db
 
 
 def _engine(tmp_path: Path) -> sa.Engine:

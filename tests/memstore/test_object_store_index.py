@@ -37,9 +37,9 @@ from gate.backends.openai import OpenAIBackend
 from memstore import InvalidInput, ObjectStore, StorageError, Store
 from memstore.cli.configure import masked_settings
 from memstore.config import load_settings
-from memstore.embeddings import MiniLM
-from memstore.index_rows import FACTS
-from memstore.vectors import KEEP_VERSIONS, KEEP_VERSIONS_REMOTE, SearchIndex
+from memstore.index.embeddings import MiniLM
+from memstore.index.lance import KEEP_VERSIONS, KEEP_VERSIONS_REMOTE, SearchIndex
+from memstore.index.rows import FACTS
 
 NS = "user:alice"
 ALLERGY = "The user is allergic to peanuts."

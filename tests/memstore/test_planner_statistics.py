@@ -1,4 +1,4 @@
-"""SQLite's planner statistics (``memstore.planner_statistics``, issue 26): a store on
+"""SQLite's planner statistics (``memstore.storage.planner_statistics``, issue 26): a store on
 a SQLite file analyzes it once the facts table is worth planning for and again when
 it has grown, so that facts read by id are looked up by primary key rather than found
 by scanning the namespace; pooled connections that loaded older statistics are
@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import memstore
-from memstore import db, planner_statistics
-from memstore.planner_statistics import GROWTH, LEAST_FACTS
+from memstore.storage import db, planner_statistics
+from memstore.storage.planner_statistics import GROWTH, LEAST_FACTS
 
 NAMESPACE = "t"
 

@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 from http_site import Site
 
-from memstore.evidence import reanchor
-from memstore.providers import (
+from memstore.reverify.providers import (
     Outcome,
     Providers,
     Validators,
     register_source,
     unregister_source,
 )
+from memstore.write.evidence import reanchor
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ import memstore
 from gate import REFUSE_UNGROUNDED, Gate, ScriptedBackend
 from gate.backends.embedded.backend import minilm_path
 from memstore import AsyncStore, InvalidInput, Store
-from memstore.recall import DEFAULT_MIN_SCORE, count_tokens
+from memstore.read.recall import DEFAULT_MIN_SCORE, count_tokens
 
 UNRELATED = "How do I reverse a list in Python?"
 RELATED = "What is the user allergic to?"

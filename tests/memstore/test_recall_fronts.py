@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 import memstore
 from memstore.cli import Exit, app
-from memstore.recall import DEFAULT_MIN_SCORE, count_tokens
+from memstore.read.recall import DEFAULT_MIN_SCORE, count_tokens
 from memstore.rest import create_app
 
 PEANUTS = "The user is allergic to peanuts."

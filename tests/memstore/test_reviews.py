@@ -1,4 +1,4 @@
-"""Held facts earn or lose trust (memstore/reviews.py): a person's review, corroboration
+"""Held facts earn or lose trust (memstore/reverify/reviews.py): a person's review, corroboration
 by a later message, a stronger verifier for rechecks; and held facts rank below
 verified ones. The embedded gate, real SQLite, real LanceDB."""
 
@@ -14,8 +14,7 @@ import pytest
 import memstore
 from gate import Gate, ScriptedBackend
 from memstore import InvalidInput, Store
-from memstore.gating import GateHook
-from memstore.hooks import reverify_hook
+from memstore.write.hook import GateHook, reverify_hook
 
 PEANUTS = "Maya: just so you know, I'm allergic to peanuts."
 NS = "user:maya"

@@ -32,10 +32,10 @@ import memstore
 from gate import REFUSE_UNGROUNDED
 from gate.backends.embedded import shared_encoder
 from memstore import InvalidInput, MemstoreError, Store
-from memstore.duplicates import CANDIDATES, near_duplicates
-from memstore.embeddings import MiniLM
-from memstore.index_rows import CHUNKS, FACTS, ChunkDoc, Filter
-from memstore.vectors import SCALAR_INDEXES, SearchIndex
+from memstore.index.embeddings import MiniLM
+from memstore.index.lance import SCALAR_INDEXES, SearchIndex
+from memstore.index.rows import CHUNKS, FACTS, ChunkDoc, Filter
+from memstore.write.duplicates import CANDIDATES, near_duplicates
 
 NS = "user:alice"
 PEANUTS = allergy("peanuts")
@@ -468,8 +468,7 @@ CRASH = textwrap.dedent(
     """
     import os, signal, sys
     import memstore
-    from memstore import indexing
-    from memstore.vectors import SearchIndex
+    from memstore.index.lance import SearchIndex
 
     data_dir, index, when = sys.argv[1], sys.argv[2], sys.argv[3]
     real = SearchIndex.write_chunks

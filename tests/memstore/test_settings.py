@@ -19,7 +19,7 @@ import memstore
 from gate import ConfigError, Gate, ScriptedBackend
 from memstore import ErrFactNotGrounded, MemstoreError, Settings, Ungated, load_settings
 from memstore.config import SchedulerSettings, ServerSettings, format_duration, parse_duration
-from memstore.gating import GateHook
+from memstore.write.hook import GateHook
 
 ALICE_KEY = "alice-key-0123456789"
 TEAM_KEY = "team-key-0123456789ab"

@@ -25,9 +25,9 @@ import memstore
 from gate import REFUSE_UNGROUNDED, ConfigError, Gate, ScriptedBackend
 from memstore import Store
 from memstore.config import load_settings
-from memstore.providers import Outcome, Providers
 from memstore.rest import create_app
-from memstore.source_policy import SourcePolicy
+from memstore.reverify.providers import Outcome, Providers
+from memstore.reverify.source_policy import SourcePolicy
 
 NS = "user:alice"
 KEY = "source-policy-key-0123456789"
@@ -224,7 +224,7 @@ async def test_mcp_remember_takes_evidence_as_text_only(tmp_path: Path) -> None:
     given as evidence is stored as inline text and never fetched."""
     from mcp import Client
 
-    from memstore import mcp_server
+    from memstore.mcp import server as mcp_server
 
     with memstore.open(tmp_path / "memdata", NS, hook=memstore.Ungated(), index=False) as store:
         async with Client(mcp_server.build_server(store)) as client:

@@ -10,7 +10,7 @@ import lancedb
 import sqlalchemy as sa
 from workers import NS
 
-from memstore.index_rows import CHUNKS, FACTS
+from memstore.index.rows import CHUNKS, FACTS
 
 #: The child process the crash and soak tests start and kill.
 WORKER = Path(__file__).with_name("workers.py")

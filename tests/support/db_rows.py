@@ -10,7 +10,7 @@ from pathlib import Path
 import sqlalchemy as sa
 from sqlmodel import SQLModel
 
-import memstore.models  # noqa: F401  (the tables SQLModel.metadata lists)
+import memstore.storage.tables  # noqa: F401  (the tables SQLModel.metadata lists)
 
 
 def row_counts(url: str) -> dict[str, int]:

@@ -25,7 +25,7 @@ from workers import NS, Acks, HashedWords, fact, scripted_gate
 
 import memstore
 from memstore import ErrFactNotGrounded
-from memstore.gating import UNVERIFIED_VERDICTS
+from memstore.write.hook import UNVERIFIED_VERDICTS
 
 #: Facts asked for between two re-verification runs of a worker.
 REVERIFY_EVERY = 5

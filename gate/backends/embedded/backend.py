@@ -262,8 +262,9 @@ class EmbeddedBackend(VerifierBackend):
     ):
         """``max_segments``: evidence segments embedded per claim (its cost's bound).
         ``precision``: the shared encoder's graph when no ``encoder`` is given (int8:
-        faster, docs/design.md, Embeddings; pair it with ``memstore.embeddings.MiniLM("int8")`` for
-        the index, so a write's statements are embedded once)."""
+        faster, docs/design.md, Embeddings; pair it with
+        ``memstore.index.embeddings.MiniLM("int8")`` for the index, so a write's statements
+        are embedded once)."""
         self.encoder = encoder or shared_encoder(precision)
         self.calibration = calibration or Calibration.load()
         self.max_segments = max(1, max_segments)

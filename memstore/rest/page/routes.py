@@ -17,12 +17,12 @@ from urllib.parse import quote
 from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from memstore.models import LabelKind
 from memstore.names import check_namespace
 from memstore.rest.page import session, views
 from memstore.rest.page.errors import PageError, as_page_errors
 from memstore.rest.page.render import HEADERS, base_path, render
 from memstore.rest.state import drift_report, server_state
+from memstore.storage.tables import LabelKind
 from memstore.store import Store
 
 router = APIRouter(prefix="/audit", include_in_schema=False)

@@ -15,10 +15,9 @@ from markupsafe import Markup
 
 from gate import GatePolicy, VerdictStatus
 from gate.evidence import REMOVED, Citation, ContextItem, scrub
-from memstore.audit import ChainReport
-from memstore.drift import DriftReport
+from memstore.audit.chain import ChainReport
+from memstore.audit.drift import DriftReport
 from memstore.errors import InvalidInput, NotFound
-from memstore.models import FactStatus, LabelKind
 from memstore.rest.page import charts
 from memstore.schemas import (
     EvidencePublic,
@@ -28,6 +27,7 @@ from memstore.schemas import (
     RejectionPublic,
     VerificationPublic,
 )
+from memstore.storage.tables import FactStatus, LabelKind
 from memstore.store import Store
 
 PAGE_SIZE = 50

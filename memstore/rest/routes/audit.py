@@ -9,9 +9,10 @@ from typing import Annotated, Any, Literal
 from fastapi import Depends, Query, Request, Response
 from pydantic import BaseModel, Field
 
-from memstore.drift import DriftReport
+from memstore.audit.drift import DriftReport
+from memstore.defaults import REJECTION_ORDER_BY as ORDER_BY
+from memstore.defaults import REJECTIONS_MAX_PAGE as MAX_PAGE
 from memstore.fronts import rejection_where
-from memstore.rejections import MAX_PAGE, ORDER_BY
 from memstore.rest.auth import Eraser, NamespaceStore
 from memstore.rest.models import EraseRequest
 from memstore.rest.routes.common import ERASE_ERRORS, NOT_FOUND, Cursor, namespace_router

@@ -27,6 +27,7 @@ from memstore.rest.routes.common import (
     Limit,
     namespace_router,
 )
+from memstore.reverify.source_policy import refuse_remote_sources
 from memstore.schemas import (
     DEFAULT_LIST_LIMIT,
     DEFAULT_READ_LIMIT,
@@ -36,7 +37,6 @@ from memstore.schemas import (
     FactPublic,
     RejectionPublic,
 )
-from memstore.source_policy import refuse_remote_sources
 
 router = namespace_router()
 

@@ -7,9 +7,9 @@ from typing import Annotated, Any
 
 from fastapi import Depends, Query
 
-from memstore.checks import MAX_RECALL_TOKENS
 from memstore.fronts import FILTER_PARAMS
-from memstore.recall import DEFAULT_BUDGET_TOKENS, DEFAULT_K, DEFAULT_MIN_SCORE, Recall
+from memstore.inputs import MAX_RECALL_TOKENS
+from memstore.read.recall import DEFAULT_BUDGET_TOKENS, DEFAULT_K, DEFAULT_MIN_SCORE, Recall
 from memstore.rest.auth import NamespaceStore
 from memstore.rest.errors import param_names
 from memstore.rest.routes.common import (

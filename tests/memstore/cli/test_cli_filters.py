@@ -19,7 +19,7 @@ from memstore.fronts import (
     REJECTION_FILTERS,
     SEARCH_FILTERS,
 )
-from memstore.recall import DEFAULT_MIN_SCORE
+from memstore.read.recall import DEFAULT_MIN_SCORE
 
 JAN = "2026-01-01T00:00:00+00:00"
 FEB = "2026-02-01T00:00:00+00:00"

@@ -122,13 +122,13 @@ def test_search_loads_the_embedder_on_onnxruntime_without_torch(tmp_path: Path) 
     assert among(modules, (REST_CLIENT,)) == []  # but not LanceDB's REST client
 
 
-#: The part of ``import lancedb`` that memstore defers (``memstore.lancedb_import``).
+#: The part of ``import lancedb`` that memstore defers (``memstore.index.lancedb_import``).
 REST_CLIENT = "lance_namespace_urllib3_client.api"
 
 #: Imports LanceDB as memstore does, then reads the REST client as its users would.
 LANCEDB_PROBE = """
 import json, sys
-from memstore.lancedb_import import import_lancedb
+from memstore.index.lancedb_import import import_lancedb
 lancedb = import_lancedb()
 before = sorted(sys.modules)
 import lance_namespace_urllib3_client as client
@@ -159,7 +159,7 @@ checks = importlib.import_module("overrides.overrides")
 real, find = overrides.override, checks._get_base_classes
 looked = []
 checks._get_base_classes = lambda *a: (looked.append(1), find(*a))[1]
-from memstore.lancedb_import import import_lancedb
+from memstore.index.lancedb_import import import_lancedb
 lancedb = import_lancedb()
 class Base:
     def read(self): return 1
@@ -184,7 +184,7 @@ def test_lancedb_imports_without_the_checks_of_its_override_decorators() -> None
 #: One thread imports LanceDB; once the import has begun, another asks for it too.
 LANCEDB_RACE_PROBE = """
 import json, sys, threading, time
-from memstore.lancedb_import import import_lancedb
+from memstore.index.lancedb_import import import_lancedb
 first = threading.Thread(target=import_lancedb)
 first.start()
 while "lancedb" not in sys.modules:
@@ -211,7 +211,7 @@ from gate.backends.embedded import backend
 made = []
 make = backend.Encoder.__init__
 backend.Encoder.__init__ = lambda self, *a, **k: (made.append(1), make(self, *a, **k))[1]
-from memstore.embeddings import preload
+from memstore.index.embeddings import preload
 preload()
 encoder = backend.shared_encoder()
 [thread] = [t for t in threading.enumerate() if t.name == "memstore-embedder-load"] or [None]

@@ -20,10 +20,10 @@ from typer.testing import CliRunner
 
 import memstore
 from gate import REFUSE_UNGROUNDED, Gate, ScriptedBackend
-from memstore import mcp_server
 from memstore.cli import Exit, app
 from memstore.config import ConversationSettings, Settings, load_settings
 from memstore.conversations import conversation
+from memstore.mcp import server as mcp_server
 from memstore.rest import create_app
 
 ALICE = "/v1/namespaces/user:alice"

@@ -19,10 +19,11 @@ from typer.testing import CliRunner
 
 import memstore
 from gate import REFUSE_UNGROUNDED, Gate, ScriptedBackend
-from memstore import InvalidInput, mcp_server
+from memstore import InvalidInput
 from memstore.cli import Exit, app
 from memstore.config import ConversationSettings, Settings, load_settings
 from memstore.conversations import EmbeddedExtractor, Message, parse_messages
+from memstore.mcp import server as mcp_server
 from memstore.rest import create_app
 
 NS = "user:maya"

@@ -10,7 +10,7 @@ from scripted import supports_its_own_words
 import memstore
 from gate import REFUSE_UNGROUNDED, Gate, ScriptedBackend
 from memstore import NotFound, Store
-from memstore.search import as_named
+from memstore.read.search import as_named
 
 LIVES = {"role": "user", "content": "I live in Boston."}
 ALLERGY = {"role": "user", "content": "I'm allergic to peanuts."}

@@ -1,4 +1,4 @@
-"""The MCP server (memstore.mcp_server) through the MCP SDK's own client, over stdio and HTTP.
+"""The MCP server (memstore.mcp.server) through the MCP SDK's own client, over stdio and HTTP.
 
 A real server process per transport, the real embedded gate, a real SQLite store.
 """
@@ -28,7 +28,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CallToolResult, TextContent
 
 import memstore
-from memstore import mcp_server
+from memstore.mcp import server as mcp_server
 
 pytestmark = pytest.mark.anyio
 
@@ -84,7 +84,7 @@ async def served(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Serv
         )
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "memstore.mcp_server", "--store", str(data_dir), "--namespace", NAMESPACE],
+        args=["-m", "memstore.mcp", "--store", str(data_dir), "--namespace", NAMESPACE],
         env=SLOW_MACHINE,
     )
     async with Client(params) as client:
@@ -132,7 +132,7 @@ def error_text(result: CallToolResult) -> str:
 def test_bad_arguments_fail_before_serving(
     tmp_path: Path, args: list[str], code: int, message: str
 ) -> None:
-    command = [sys.executable, "-m", "memstore.mcp_server", "--store", str(tmp_path / "mem")]
+    command = [sys.executable, "-m", "memstore.mcp", "--store", str(tmp_path / "mem")]
     done = subprocess.run(
         command + args, cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False
     )
@@ -144,7 +144,7 @@ def test_bad_arguments_fail_before_serving(
 @pytest.mark.parametrize("verbose", [False, True])
 def test_a_new_stores_migrations_are_logged_only_when_asked(tmp_path: Path, verbose: bool) -> None:
     """A new store's first start migrates it; stderr names each step only with -v."""
-    command = [sys.executable, "-m", "memstore.mcp_server", "--store", str(tmp_path / "mem")]
+    command = [sys.executable, "-m", "memstore.mcp", "--store", str(tmp_path / "mem")]
     done = subprocess.run(
         command + (["-v"] if verbose else []),
         cwd=tmp_path,
@@ -193,7 +193,7 @@ async def http_server(
             evidence=["Alice: I work at Acme as a data engineer."],
         )
     port = free_port()
-    command = [sys.executable, "-m", "memstore.mcp_server", "--store", str(data_dir)]
+    command = [sys.executable, "-m", "memstore.mcp", "--store", str(data_dir)]
     command += ["--namespace", NAMESPACE, "--transport", "http", "--port", str(port), *args]
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMSTORE_")}
     env.update(SLOW_MACHINE)
@@ -212,9 +212,17 @@ async def http_server(
     assert code == 0 and "memstore MCP server stopped" in output, output
 
 
-async def recall_over_http(url: str, fact_id: str, key: str | None) -> None:
-    """The MCP SDK's client (with the key as a bearer token) recalls the fact."""
-    headers = {} if key is None else {"Authorization": f"Bearer {key}"}
+def key_headers(key: str | None, header: str = "bearer") -> dict[str, str]:
+    """``key`` as a bearer token, or in the header named ``header``; none without a key."""
+    if key is None:
+        return {}
+    return {"Authorization": f"Bearer {key}"} if header == "bearer" else {header: key}
+
+
+async def recall_over_http(url: str, fact_id: str, key: str | None, header: str = "bearer") -> None:
+    """The MCP SDK's client (with the key as a bearer token, or in ``header``) recalls
+    the fact."""
+    headers = key_headers(key, header)
     timeout = httpx2.Timeout(30.0, read=300.0)
     async with (
         httpx2.AsyncClient(headers=headers, timeout=timeout) as http,
@@ -247,7 +255,7 @@ async def test_http_needs_a_key_for_the_namespace(tmp_path: Path) -> None:
             ({"Authorization": "Bearer not-a-known-key-0000000"}, 401, "unauthorized"),
             ({"Authorization": f"Basic {ALICE_KEY}"}, 401, "unauthorized"),
             ({"Authorization": "Bearer"}, 401, "unauthorized"),
-            ({"X-API-Key": ALICE_KEY}, 401, "unauthorized"),  # bearer only
+            ({"X-API-Key": ""}, 401, "unauthorized"),
             ({"Authorization": f"Bearer {BOB_KEY}"}, 403, "forbidden"),
         ]
         async with httpx.AsyncClient(timeout=60) as http:
@@ -264,6 +272,34 @@ async def test_http_needs_a_key_for_the_namespace(tmp_path: Path) -> None:
                 url, json=INITIALIZE, headers={**accept, "Authorization": f"Bearer {ALICE_KEY}"}
             )
             assert ok.status_code == 200, ok.text
+
+
+async def test_http_takes_the_key_as_x_api_key_too(tmp_path: Path) -> None:
+    """One key check serves the REST API and MCP over HTTP: ``X-API-Key: <key>`` is
+    accepted as ``Authorization: Bearer <key>`` is, and refused alike for a wrong key or
+    a key of other namespaces; a bearer token wins over an ``X-API-Key`` beside it."""
+    async with http_server(tmp_path, keys=KEYS) as (url, fact_id):
+        await recall_over_http(url, fact_id, ALICE_KEY, header="X-API-Key")
+        await recall_over_http(url, fact_id, ALICE_KEY)  # Bearer still works
+        accept = {"Accept": "application/json, text/event-stream"}
+        cases = [
+            ({"X-API-Key": ALICE_KEY}, 200, None),
+            ({"x-api-key": ALICE_KEY}, 200, None),  # header names are case-insensitive
+            ({"Authorization": f"Bearer {ALICE_KEY}"}, 200, None),
+            ({"X-API-Key": "not-a-known-key-0000000"}, 401, "unauthorized"),
+            ({"X-API-Key": ALICE_KEY[:-1]}, 401, "unauthorized"),
+            ({"X-API-Key": BOB_KEY}, 403, "forbidden"),
+            ({"Authorization": f"Bearer {BOB_KEY}", "X-API-Key": ALICE_KEY}, 403, "forbidden"),
+            ({"Authorization": f"Basic {BOB_KEY}", "X-API-Key": ALICE_KEY}, 200, None),
+        ]
+        async with httpx.AsyncClient(timeout=60) as http:
+            for headers, status, error in cases:
+                response = await http.post(url, json=INITIALIZE, headers={**accept, **headers})
+                assert response.status_code == status, (headers, response.text)
+                if error is not None:
+                    assert response.json()["error"] == error, response.text
+                if status == 401:
+                    assert response.headers["WWW-Authenticate"] == "Bearer"
 
 
 async def test_http_answers_408_to_a_body_that_does_not_arrive(

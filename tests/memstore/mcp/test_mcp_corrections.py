@@ -17,7 +17,8 @@ from scripted import supports_its_own_words
 
 import memstore
 from gate import REFUSE_UNGROUNDED, Gate, ScriptedBackend
-from memstore import Store, mcp_server
+from memstore import Store
+from memstore.mcp import server
 
 pytestmark = pytest.mark.anyio
 
@@ -44,7 +45,7 @@ def anyio_backend() -> str:
 async def served(tmp_path: Path) -> AsyncIterator[tuple[Client, Store]]:
     gate = Gate(ScriptedBackend(supports_its_own_words), REFUSE_UNGROUNDED)
     with memstore.open(tmp_path / "mem", "user:maya", gate=gate) as store:
-        async with Client(mcp_server.build_server(store)) as client:
+        async with Client(server.build_server(store)) as client:
             yield client, store
 
 

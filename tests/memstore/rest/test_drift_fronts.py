@@ -19,10 +19,10 @@ import memstore
 from gate import REFUSE_UNGROUNDED, Gate, ScriptedBackend
 from gate.evidence import REMOVED
 from memstore import RejectionPublic
+from memstore.audit.drift import DriftSettings, GatedWrite, judge
 from memstore.cli import app as cli_app
 from memstore.cli.console import Exit
 from memstore.config import Settings, load_settings
-from memstore.drift import DriftSettings, GatedWrite, judge
 from memstore.rest import create_app
 from memstore.rest.metrics import DriftGauges
 

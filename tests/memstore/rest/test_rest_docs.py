@@ -14,7 +14,7 @@ import pytest
 from rest_server import KEYS, serving
 
 from memstore.config import load_settings
-from memstore.recall import DEFAULT_BUDGET_TOKENS, DEFAULT_MIN_SCORE
+from memstore.read.recall import DEFAULT_BUDGET_TOKENS, DEFAULT_MIN_SCORE
 from memstore.rest import create_app
 from memstore.schemas import DEFAULT_LIST_LIMIT
 

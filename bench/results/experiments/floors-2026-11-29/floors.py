@@ -45,10 +45,10 @@ from store_scale import NAMESPACE
 from synthetic import World
 
 import memstore
-from memstore.index_rows import Filter
-from memstore.models import ACTIVE_STATUSES
+from memstore.index.lance import FACTS, _run
+from memstore.index.rows import Filter
 from memstore.schemas import NeighborhoodPublic
-from memstore.vectors import FACTS, _run
+from memstore.storage.tables import ACTIVE_STATUSES
 
 CALLS = 60
 
@@ -93,17 +93,17 @@ def statements(engine: sa.Engine, call: Callable[[], Any]) -> list[tuple[str, An
 
 
 #: What a fresh interpreter runs for ``imports_ms_p50``: an empty start; LanceDB as
-#: memstore imports it (``memstore.lancedb_import``); SQLModel with SQLAlchemy and
+#: memstore imports it (``memstore.index.lancedb_import``); SQLModel with SQLAlchemy and
 #: pydantic; the store; the store and LanceDB, which ``memstore search`` needs.
 IMPORTS = {
     "python_alone": "pass",
     "lancedb_as_memstore_imports_it": (
-        "from memstore.lancedb_import import import_lancedb; import_lancedb()"
+        "from memstore.index.lancedb_import import import_lancedb; import_lancedb()"
     ),
     "sqlmodel": "import sqlmodel",
     "memstore.store": "import memstore.store",
     "memstore.store_and_lancedb": (
-        "import memstore.store; from memstore.lancedb_import import import_lancedb; "
+        "import memstore.store; from memstore.index.lancedb_import import import_lancedb; "
         "import_lancedb()"
     ),
 }

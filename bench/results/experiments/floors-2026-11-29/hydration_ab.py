@@ -20,10 +20,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 from store_scale import NAMESPACE
 
 import memstore
-from memstore import db
-from memstore import scope as scopes
 from memstore.metadata import stored as stored_metadata
 from memstore.schemas import FactPublic
+from memstore.storage import db
+from memstore.storage import scope as scopes
 
 with memstore.open(Path(sys.argv[1]), NAMESPACE, index=False, near_duplicate=None) as store:
     scope = store._scope

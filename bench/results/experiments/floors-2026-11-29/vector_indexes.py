@@ -31,9 +31,9 @@ from lancedb.index import IvfPq, IvfRq
 from store_scale import NAMESPACE
 from synthetic import World
 
-from memstore.embeddings import MiniLM
-from memstore.index_rows import FACTS, Filter
-from memstore.models import ACTIVE_STATUSES
+from memstore.index.embeddings import MiniLM
+from memstore.index.rows import FACTS, Filter
+from memstore.storage.tables import ACTIVE_STATUSES
 
 source, kind = Path(sys.argv[1]), sys.argv[2]
 scratch = tempfile.TemporaryDirectory(prefix="vector-indexes-")

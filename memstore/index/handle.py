@@ -1,0 +1,236 @@
+"""A store's search index: where it lives, opening it, whether search can run, and
+bringing it in line with SQL (queued changes, a full rebuild).
+
+SQL is the truth; the index follows it through the outbox (``memstore.index.outbox``).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from collections.abc import Callable, Collection, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memstore.errors import InvalidInput, MemstoreError, SearchIndexError
+from memstore.index import outbox
+from memstore.index.embeddings import Embedder
+from memstore.index.object_store import ObjectStore, check_index_uri, is_uri
+from memstore.index.writer import IndexWriter
+from memstore.storage import db
+from memstore.storage.scope import Scope
+from memstore.storage.tables import OutboxKind
+
+if TYPE_CHECKING:
+    from memstore.index.embeddings import Matrix
+    from memstore.index.lance import SearchIndex
+
+log = logging.getLogger(__name__)
+
+#: The search index's directory inside a data directory.
+INDEX_DIRNAME = "index"
+#: Where a store opened by URL keeps its search index (a directory or LanceDB URI).
+INDEX_URI_ENV = "MEMSTORE_INDEX_URI"
+NO_INDEX = "this store has no search index"
+
+
+def index_uri(index: str | Path | bool, data_dir: Path | None) -> str | None:
+    """Where the search index lives: see ``memstore.open()``."""
+    if index is True:
+        if data_dir is not None:
+            return str(data_dir / INDEX_DIRNAME)
+        return os.environ.get(INDEX_URI_ENV) or None
+    if index is False:
+        return None
+    if isinstance(index, str | Path) and str(index).strip():
+        if not is_uri(str(index)):
+            return str(Path(index).expanduser())
+        try:
+            return check_index_uri(str(index))
+        except ValueError as exc:
+            raise InvalidInput("index", str(exc)) from None
+    raise InvalidInput("index", "must be True, False, or a directory or LanceDB URI")
+
+
+def _reason(exc: Exception) -> str:
+    """What went wrong, short: an object store's error code and message when it sent
+    one (LanceDB's own text is a page of Rust debug output), else the exception."""
+    text = str(exc)
+    code = re.search(r"<Code>([^<]+)</Code>(?:<Message>([^<]*)</Message>)?", text)
+    if code:
+        return f"the object store answered {code.group(1)}: {code.group(2) or ''}".rstrip(": ")
+    os_error = re.search(r'Os \{ code: \d+, kind: \w+, message: "([^"]+)"', text)
+    if os_error:
+        return f"cannot reach the object store: {os_error.group(1)}"
+    return text
+
+
+class IndexHandle:
+    """The index at ``uri`` (None: no search) and, when search cannot run, why not."""
+
+    def __init__(
+        self, scope: Scope, uri: str | None, object_store: ObjectStore | None = None
+    ) -> None:
+        self.scope = scope
+        self.uri = uri
+        #: How to reach an ``s3://`` index (None: LanceDB's defaults and ``AWS_*``).
+        self.object_store = object_store
+        self.index: SearchIndex | None = None
+        #: Why search cannot run, in words that say what to do; None when it can.
+        self.problem: str | None = None
+        #: The thread that applies new facts' changes (``index_writes="background"``).
+        self.writer: IndexWriter | None = None
+
+    def start_writer(self) -> None:
+        """Leave new facts' index changes to a background thread (``memstore.index.writer``):
+        writes return once SQL holds them."""
+        if self.writer is None and self.usable:
+            self.writer = IndexWriter(
+                self._writer_turn, name=f"memstore-index:{self.scope.namespace}"
+            )
+
+    def _writer_turn(self) -> None:
+        """One turn of the background thread: apply this namespace's queued changes.
+        Raises (the thread logs it and backs off); the changes stay queued."""
+        outbox.sync(self.scope.session, self.ready(), namespace=self.scope.namespace)
+
+    def stop_writer(self) -> None:
+        """Stop the background thread, once it has applied what is queued (or, when its
+        last turn hangs on the index's write lock, once ``index_writer.STOP_TIMEOUT`` is up)."""
+        if self.writer is not None:
+            self.writer.stop()
+            self.writer = None
+
+    def open(self, embedder: Embedder, vector_index_at: int, where: object) -> None:
+        """Open the index; ``where`` (data directory or URL) goes into the advice to rebuild."""
+        if self.uri is None:
+            self.problem = (
+                f"{NO_INDEX}: open it with index='<directory or LanceDB URI>' or set "
+                f"{INDEX_URI_ENV}"
+            )
+            return
+        # Here, not at the top: LanceDB, Arrow and numpy are imported only by the
+        # commands that open an index.
+        from memstore.index.lance import SearchIndex
+
+        try:
+            self.index = SearchIndex(
+                self.uri,
+                embedder,
+                vector_index_at=vector_index_at,
+                # PostgreSQL workers may share an index from several machines: they take
+                # turns writing it through the database; SQLite's share a lock file.
+                write_lock=db.index_lock(self.scope.engine, self.uri),
+                storage_options=self.object_store.storage_options() if self.object_store else {},
+            )
+        except Exception as exc:
+            raise SearchIndexError(
+                f"cannot open the search index at {self.uri}: {_reason(exc)}"
+            ) from exc
+        mismatch = self.index.mismatch()
+        if mismatch is not None:
+            self.problem = (
+                f"{mismatch}: rebuild it with store.reindex() or `memstore reindex {where}`"
+            )
+
+    @property
+    def usable(self) -> bool:
+        """Whether the index exists and matches this store's embedder."""
+        return self.index is not None and self.problem is None
+
+    def ready(self) -> SearchIndex:
+        """The index, or MemstoreError saying why search cannot run."""
+        if self.index is None or self.problem is not None:
+            raise MemstoreError(self.problem or NO_INDEX)
+        return self.index
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        """Embed ``texts`` with the index's embedder (unit vectors, one row each)."""
+        return self.ready().embed(list(texts))
+
+    def replay_queued(self, notice_at: int) -> None:
+        """Apply what a killed writer or reindex left queued for this namespace, saying so
+        first when it is more than ``notice_at`` changes. Other namespaces' queues are
+        theirs: each is applied by its own open, writer thread or ``sync_index()``, so a
+        namespace with a long queue never holds up the first request to another. Queued
+        erasures are the exception, whichever namespace they are of: few, and each purges
+        erased text from the index files, which must not wait for that namespace."""
+        namespace = self.scope.namespace
+        with self.scope.session() as session:
+            erasures = outbox.pending(session, kind=OutboxKind.ERASURE)
+            backlog = outbox.pending(session, namespace)
+        if erasures:
+            self.apply_queued(kind=OutboxKind.ERASURE)
+        if backlog > notice_at:
+            log.warning(
+                "applying %d queued search-index changes of namespace %s left by an "
+                "interrupted writer or reindex (up to about 40 s per 10,000 on 2 cores); "
+                "the store opens when done",
+                backlog,
+                namespace,
+            )
+        if backlog:
+            self.apply_queued(namespace=namespace)
+
+    def apply_queued(
+        self,
+        targets: Collection[str] | None = None,
+        vectors: Mapping[str, Any] | None = None,
+        namespace: str | None = None,
+        kind: OutboxKind | None = None,
+    ) -> None:
+        """Apply queued index changes (only ``targets`` / ``namespace`` / ``kind`` ones,
+        when given).
+        A failure is logged, never raised: SQL already holds the change, and it stays
+        queued for a replay."""
+        if self.index is None or self.problem is not None:
+            return
+        try:
+            outbox.sync(
+                self.scope.session,
+                self.index,
+                namespace=namespace,
+                targets=targets,
+                vectors=vectors or {},
+                kind=kind,
+            )
+        except Exception:
+            log.warning(
+                "the search index at %s is behind; the change stays queued and is applied "
+                "at the next open or store.sync_index()",
+                self.uri,
+                exc_info=True,
+            )
+
+    def sync(self) -> int:
+        """Write every queued change (all namespaces) now; returns how many. Raises."""
+        index = self.ready()
+        try:
+            return outbox.sync(self.scope.session, index).rows
+        except MemstoreError:
+            raise
+        except Exception as exc:
+            raise SearchIndexError(
+                f"cannot update the search index at {self.uri}: {_reason(exc)}"
+            ) from exc
+
+    def rebuild(self, progress: Callable[[int, int], None] | None) -> outbox.Rebuilt:
+        """Rebuild the index from SQL (``outbox.rebuild``); search runs again after it."""
+        if self.index is None:
+            raise MemstoreError(self.problem or NO_INDEX)
+        try:
+            rebuilt = outbox.rebuild(self.scope.session, self.index, progress)
+        except MemstoreError:
+            raise
+        except Exception as exc:
+            raise SearchIndexError(
+                f"cannot rebuild the search index at {self.uri}: {_reason(exc)}"
+            ) from exc
+        self.problem = None
+        return rebuilt
+
+    def backlog(self) -> int:
+        """Changes of this namespace queued for the index but not yet in it."""
+        with self.scope.session() as session:
+            return outbox.pending(session, self.scope.namespace)
