@@ -30,7 +30,7 @@ def holds_at(valid_from: datetime | None, valid_to: datetime | None, as_of: date
     """Whether a fact holds at world time ``as_of``: ``valid_from <= as_of < valid_to``
     (half-open), a None end being open. The one definition of the rule; the SQL reads
     (``memstore.read.facts.valid_at``) and the search index (``memstore.index.rows.Filter``)
-    mirror it, and tests/memstore/test_world_time.py checks that all three agree.
+    mirror it, and tests/memstore/read/test_world_time.py checks that all three agree.
 
     >>> from datetime import datetime
     >>> holds_at(datetime(2020, 1, 1), datetime(2021, 1, 1), datetime(2021, 1, 1))

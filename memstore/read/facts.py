@@ -43,7 +43,8 @@ from memstore.storage.tables import (
 
 def valid_at(as_of: datetime, *, history: bool) -> list[Any]:
     """SQL conditions: the fact holds at world time ``as_of`` (half-open validity), the
-    SQL mirror of ``hypergraph.holds_at`` (tests/memstore/test_world_time.py keeps them in step).
+    SQL mirror of ``hypergraph.holds_at`` (tests/memstore/read/test_world_time.py keeps
+    them in step).
 
     With ``history`` (a read on default statuses), a superseded fact counts only with
     a closed world time: facts superseded before ``supersede`` closed it (no

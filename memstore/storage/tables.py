@@ -2,7 +2,7 @@
 
 Base (data) models hold the fields that tables and API models share; only the
 ``table=True`` classes map to SQL. Schema changes need an Alembic revision in
-``migrations/`` (``tests/memstore/test_migrations.py`` fails when the two disagree).
+``migrations/`` (``tests/memstore/storage/test_migrations.py`` fails when the two disagree).
 """
 
 from __future__ import annotations

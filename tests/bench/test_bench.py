@@ -21,6 +21,8 @@ from synthetic import World  # noqa: E402
 
 import memstore  # noqa: E402
 
+pytestmark = pytest.mark.slow  # real processes and minutes of work: -m 'not slow' skips it
+
 
 def test_the_world_is_the_same_for_the_same_seed_and_differs_for_another() -> None:
     first = list(World(facts=300, seed=3).items())

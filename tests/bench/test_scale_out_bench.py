@@ -19,6 +19,8 @@ sys.path.insert(0, str(BENCH))
 
 import summary  # noqa: E402
 
+pytestmark = pytest.mark.slow  # real processes and minutes of work: -m 'not slow' skips it
+
 FACTS, WRITES, BATCHES, BATCH, SEARCHES = 200, 3, 1, 4, 3
 
 

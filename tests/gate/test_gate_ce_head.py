@@ -81,6 +81,7 @@ def test_a_backend_with_a_head_reads_the_logit_and_the_checks() -> None:
     assert head_features(logit, "Ana met Rui.", context)[0] == logit
 
 
+@pytest.mark.slow
 def test_fit_head_writes_a_head_chosen_by_grouped_cross_validation(tmp_path: Path) -> None:
     from training.head import GRID, fit_head
 

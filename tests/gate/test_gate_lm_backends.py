@@ -27,6 +27,7 @@ def causal() -> Iterator[HFCausalBackend]:
         yield backend
 
 
+@pytest.mark.slow
 def test_causal_probabilities_are_proper_and_batch_independent(causal: HFCausalBackend) -> None:
     batched = causal.estimate_many(PAIRS)  # two batches of 4 and 1, left-padded
     single = [causal.estimate(claim, context) for claim, context in PAIRS]

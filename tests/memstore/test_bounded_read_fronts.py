@@ -1,6 +1,6 @@
 """Bounded reads on the fronts (issue 26, goal 1): the REST API (real HTTP) and the CLI
 page an entity's neighborhood and a fact's history with ``limit`` and ``cursor`` as the
-Store does (tests/memstore/test_bounded_reads.py); the MCP server has neither read
+Store does (tests/memstore/read/test_bounded_reads.py); the MCP server has neither read
 (``memstore.surface``). The gate is off: these tests are about paging, not verdicts."""
 
 from __future__ import annotations

@@ -27,6 +27,8 @@ from workers import BATCH, fact, open_store, read_acks
 from memstore.schemas import MAX_SEARCH_K
 from memstore.storage.tables import ACTIVE_STATUSES
 
+pytestmark = pytest.mark.slow  # real processes and minutes of work: -m 'not slow' skips it
+
 #: Kills per operation and database (``MEMSTORE_CRASH_ROUNDS`` raises it for a long run).
 ROUNDS = int(os.environ.get("MEMSTORE_CRASH_ROUNDS", "8"))
 SEED = 20261121

@@ -23,6 +23,8 @@ import pytest
 from crash_checks import WORKER, check_whole, sql_rows
 from workers import NS, fact, open_store, read_acks
 
+pytestmark = pytest.mark.slow  # real processes and minutes of work: -m 'not slow' skips it
+
 PROCESSES = int(os.environ.get("MEMSTORE_SOAK_PROCESSES", "3"))
 THREADS = int(os.environ.get("MEMSTORE_SOAK_THREADS", "4"))  # 1 re-verifier, 1 reader, writers
 SECONDS = float(os.environ.get("MEMSTORE_SOAK_SECONDS", "10"))

@@ -16,6 +16,8 @@ from training import datasets, perturb
 from training.crossencoder import labelled_pairs
 from training.crossencoder import main as train_main
 
+pytestmark = pytest.mark.slow  # real processes and minutes of work: -m 'not slow' skips it
+
 DOC = (
     "Maria Lopez founded Globex in 1998 in Porto. The company makes bicycle parts. "
     "In March, Globex opened a second factory near Lyon. It employs 240 people there. "

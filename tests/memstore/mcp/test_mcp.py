@@ -302,6 +302,7 @@ async def test_http_takes_the_key_as_x_api_key_too(tmp_path: Path) -> None:
                     assert response.headers["WWW-Authenticate"] == "Bearer"
 
 
+@pytest.mark.slow
 async def test_http_answers_408_to_a_body_that_does_not_arrive(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -398,7 +399,7 @@ async def wait_until_listening(proc: subprocess.Popen[bytes], port: int, log: Pa
 
 async def test_lists_its_tools_with_input_schemas(served: Served) -> None:
     tools = {t.name: t for t in (await served.client.list_tools()).tools}
-    # erase is a right of its own: over stdio only with --allow-erase (tests/memstore/test_erase.py)
+    # erase is a right of its own: over stdio only with --allow-erase (audit/test_erase.py)
     assert set(tools) == {
         "remember",
         "remember_conversation",

@@ -289,6 +289,7 @@ def _free_port() -> int:
         return port
 
 
+@pytest.mark.slow
 def test_a_server_with_256_files_serves_300_namespaces(tmp_path: Path) -> None:
     """Default settings: before the pool, the 116th namespace answered 503 (EMFILE)."""
     port = _free_port()

@@ -45,7 +45,7 @@ NS = "user:alice"
 ALLERGY = "The user is allergic to peanuts."
 CITY = "The user lives in Lisbon."
 PET = "The user has a cat named Miso."
-WORKER = Path(__file__).resolve().parents[1] / "support" / "scale_out_worker.py"
+WORKER = Path(__file__).resolve().parents[2] / "support" / "scale_out_worker.py"
 #: Worker processes of the scale-out test, and the facts each writes.
 WORKERS = 3
 FACTS_EACH = 12
@@ -311,6 +311,7 @@ def reopened(url: str, s3: S3Server, uri: str) -> Store:
     return settings.open(WORKERS_NS, hook=memstore.Ungated(), embedder=HashedWords())
 
 
+@pytest.mark.slow
 @pytest.mark.scale_out
 def test_worker_processes_share_one_namespace_through_postgresql_and_s3(
     tmp_path: Path,
@@ -352,6 +353,7 @@ def test_worker_processes_share_one_namespace_through_postgresql_and_s3(
     )  # fmt: skip
 
 
+@pytest.mark.slow
 @pytest.mark.scale_out
 def test_a_worker_killed_mid_write_loses_nothing_and_the_index_catches_up(
     tmp_path: Path,
@@ -441,6 +443,7 @@ def verifier_env(url: str) -> dict[str, str]:
     }
 
 
+@pytest.mark.slow
 @pytest.mark.scale_out
 def test_worker_processes_share_one_verifier_server_through_its_timeouts_and_retries(
     tmp_path: Path,

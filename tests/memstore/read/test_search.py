@@ -87,6 +87,7 @@ def haystack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Store, 
         yield store, peanut.id
 
 
+@pytest.mark.slow
 def test_the_peanut_allergy_comes_first_among_ten_thousand_facts(
     haystack: tuple[Store, str],
 ) -> None:
