@@ -52,3 +52,7 @@ SINGLE_VALUED = ("diet", "lives_in", "manager", "works_at")
 REJECTION_ORDER_BY = ("created_at", "budget_gap", "p1", "p0", "observed_bits", "required_bits")
 REJECTIONS_MAX_PAGE = 1_000
 REJECTION_EXPORT_FORMATS = ("jsonl", "csv")
+#: How far a neighbourhood walks (``Store.neighborhood``'s ``hops``).
+MAX_HOPS = 10
+#: The most due facts one ``Store.reverify`` call checks.
+MAX_REVERIFY_LIMIT = 100_000

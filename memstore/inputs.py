@@ -14,8 +14,14 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from memstore.defaults import (
+    MAX_HOPS,
+    MAX_REVERIFY_LIMIT,
+    REJECTION_EXPORT_FORMATS,
+    REJECTION_ORDER_BY,
+    REJECTIONS_MAX_PAGE,
+)
 from memstore.defaults import MAX_RECALL_TOKENS as MAX_RECALL_TOKENS
-from memstore.defaults import REJECTION_EXPORT_FORMATS, REJECTION_ORDER_BY, REJECTIONS_MAX_PAGE
 from memstore.errors import InvalidInput
 from memstore.index.embeddings import Embedder
 from memstore.index.object_store import ObjectStore, is_s3
@@ -240,7 +246,7 @@ def remember_inputs(evidence: object, members: object) -> Sequence[Any]:
 def entity_names(entities: object, hops: object, max_facts: object) -> list[str]:
     """The seed names of a neighborhood (one name or a list), its ``hops`` and how many
     facts its walk may keep (``max_facts``)."""
-    integer("hops", hops, 0, 10)
+    integer("hops", hops, 0, MAX_HOPS)
     integer("max_facts", max_facts, 1, MAX_NEIGHBORHOOD_FACTS)
     names = [entities] if isinstance(entities, str) else entities
     if not isinstance(names, Sequence) or not all(isinstance(n, str) for n in names):
@@ -301,7 +307,7 @@ def export_format(dest: object, format: str | None) -> str:
 
 def reverify_options(limit: object, batch: object, lease: timedelta, fetch_timeout: object) -> None:
     """The size, lease and fetch time limit of one ``reverify()`` run."""
-    integer("limit", limit, 1, 100_000)
+    integer("limit", limit, 1, MAX_REVERIFY_LIMIT)
     integer("batch", batch, 1, db.IN_LIST_CHUNK)
     positive("lease", lease)
     if isinstance(fetch_timeout, bool) or not isinstance(fetch_timeout, int | float):

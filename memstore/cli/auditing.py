@@ -12,10 +12,20 @@ from rich.table import Table
 
 from memstore.cli.console import Exit, out
 from memstore.cli.context import open_store, settings
-from memstore.cli.parsing import CursorOption, NamespaceOption, StoreOption, store_filters
+from memstore.cli.parsing import (
+    MAX_OFFSET,
+    CursorOption,
+    NamespaceOption,
+    StoreOption,
+    store_filters,
+)
 from memstore.cli.program import command
 from memstore.cli.render import fitted, num, print_more, to_json
+from memstore.defaults import REJECTIONS_MAX_PAGE
 from memstore.errors import InvalidInput
+
+#: Rows ``audit`` shows a page, fewer than ``Store.rejections``' 100: a page fits a terminal.
+AUDIT_PAGE = 20
 
 
 @command()
@@ -37,8 +47,12 @@ def audit(
     order_by: Annotated[str, typer.Option(help="created_at, budget_gap, p1, p0, ...")] = (
         "created_at"
     ),
-    limit: Annotated[int, typer.Option(min=1, max=1000)] = 20,
-    offset: Annotated[int, typer.Option(min=0)] = 0,
+    limit: Annotated[
+        int, typer.Option(min=1, max=REJECTIONS_MAX_PAGE, help="Rejections per page (up to 1,000).")
+    ] = AUDIT_PAGE,
+    offset: Annotated[
+        int, typer.Option(min=0, max=MAX_OFFSET, help="Skip this many (or page by --cursor).")
+    ] = 0,
     cursor: CursorOption = None,
     output: Annotated[
         str, typer.Option("--format", help="table, json, jsonl or csv (jsonl/csv: every match).")

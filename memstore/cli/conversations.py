@@ -12,7 +12,7 @@ from memstore.cli.console import Exit, err, fail, out
 from memstore.cli.context import open_store, settings
 from memstore.cli.parsing import (
     JsonOption,
-    MetaOption,
+    MetadataOption,
     NamespaceOption,
     StoreOption,
     read_messages,
@@ -58,13 +58,12 @@ def remember_conversation(
         typer.Option(
             "--context-turns",
             min=0,
-            max=50,
             help="Earlier messages the gate reads with each fact's own "
             "[default: conversations.context_turns].",
             show_default=False,
         ),
     ] = None,
-    meta: MetaOption = None,
+    metadata: MetadataOption = None,
     user_name: Annotated[
         str | None,
         typer.Option(
@@ -80,7 +79,7 @@ def remember_conversation(
 ) -> None:
     """Remember what a conversation states: extract facts from its messages (the
     extractor of the conversations settings), gate each against the message it came
-    from, and supersede what they replace; --meta goes on every fact written. Exit 0
+    from, and supersede what they replace; --metadata goes on every fact written. Exit 0
     once every fact was decided, even if some were refused (see them: memstore audit);
     2 for bad input.
 
@@ -91,7 +90,7 @@ def remember_conversation(
     from memstore.fronts import metadata_items
 
     messages = read_messages(file)
-    metadata = metadata_items(meta)
+    items = metadata_items(metadata)
     if on_conflict not in (None, "supersede", "flag"):
         raise InvalidInput("on_conflict", f"{on_conflict!r} is not supersede or flag")
     chosen = settings(ctx, store, namespace).conversations
@@ -104,7 +103,7 @@ def remember_conversation(
                     chosen,
                     on_conflict=on_conflict,  # type: ignore[arg-type]
                     context_turns=context_turns,
-                    metadata=metadata,
+                    metadata=items,
                     user_name=user_name,
                 )
         except ExtractorError as exc:

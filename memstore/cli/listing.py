@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
 import typer
 from rich.table import Table
 
@@ -15,11 +13,12 @@ from memstore.cli.parsing import (
     EntityOption,
     JsonOption,
     LimitOption,
-    MetaOption,
+    MetadataOption,
     NamespaceOption,
     RecordedAfterOption,
     RecordedBeforeOption,
-    StatusOption,
+    RelationOption,
+    StatusesOption,
     StoreOption,
     store_filters,
 )
@@ -32,9 +31,9 @@ from memstore.defaults import DEFAULT_LIST_LIMIT
 def list_facts(
     ctx: typer.Context,
     entity: EntityOption = None,
-    relation: Annotated[str | None, typer.Option("--relation", "-r")] = None,
-    status: StatusOption = None,
-    meta: MetaOption = None,
+    relation: RelationOption = None,
+    statuses: StatusesOption = None,
+    metadata: MetadataOption = None,
     recorded_after: RecordedAfterOption = None,
     recorded_before: RecordedBeforeOption = None,
     as_of: AsOfOption = None,

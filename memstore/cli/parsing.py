@@ -1,8 +1,10 @@
 """Option parsing shared by the commands: the common options, the Store's filters from
 a command's options, facts from options or a file, times and durations.
 
-A command that filters declares each filter as an option under the Store's name (or its
-``memstore.fronts.FILTER_PARAMS`` name) and hands them on with ``store_filters``."""
+A command declares each option under the name of the Store parameter it sets (``statuses``,
+``metadata``, ``budget_tokens``, ...), with the Store's bounds; an older spelling stays
+as an alias (``--status``, ``--meta``, ``--budget``). A command that filters hands its
+filters on with ``store_filters``."""
 
 from __future__ import annotations
 
@@ -44,9 +46,17 @@ EntityOption = Annotated[
     list[str] | None,
     typer.Option(help="Only facts with this entity as a member (repeat: with all of them)."),
 ]
-StatusOption = Annotated[
+StatusesOption = Annotated[
     list[str] | None,
-    typer.Option(help="Fact statuses (repeat; default: verified and unverified)."),
+    typer.Option(
+        "--statuses",
+        "--status",
+        help="Fact statuses (repeat; default: verified and unverified).",
+        show_default=False,
+    ),
+]
+RelationOption = Annotated[
+    str | None, typer.Option("--relation", "-r", help="Only facts of this relation.")
 ]
 AsOfOption = Annotated[
     str | None, typer.Option(help="Only facts that held at this world time (ISO 8601 or 7d).")
@@ -57,16 +67,28 @@ RecordedAfterOption = Annotated[
 RecordedBeforeOption = Annotated[
     str | None, typer.Option(help="Recorded before this time (ISO 8601 or 7d).")
 ]
-MetaOption = Annotated[
+MetadataOption = Annotated[
     list[str] | None,
     typer.Option(
+        "--metadata",
         "--meta",
         help="Metadata: KEY=TEXT, or KEY:=JSON for a number, true, false or null (repeat).",
         show_default=False,
     ),
 ]
+
+#: Bounds the Store checks that ``memstore.defaults`` does not hold:
+#: ``memstore.schemas.MAX_SEARCH_K`` (``schemas`` loads pydantic and the gate, which
+#: ``--help`` must not) and ``rejection_page``'s offset, a number written in
+#: ``memstore.inputs``. ``tests/memstore/cli/test_cli_contract.py`` holds them to the Store's.
+MAX_SEARCH_K = 1_000
+MAX_OFFSET = 2**63 - 1
+
 LimitOption = Annotated[
     int, typer.Option(min=1, max=MAX_LIST_LIMIT, help="Facts per page (up to 1,000).")
+]
+KOption = Annotated[
+    int, typer.Option("--k", "-k", min=1, max=MAX_SEARCH_K, help="How many hits (up to 1,000).")
 ]
 CursorOption = Annotated[
     str | None, typer.Option(help="Where the previous page ended (it prints the option).")
@@ -87,20 +109,21 @@ TIME_FILTERS = frozenset({"since", "until", "as_of", "recorded_after", "recorded
 
 def store_filters(ctx: typer.Context, names: Collection[str]) -> dict[str, Any]:
     """The filters among ``names`` (``memstore.fronts.LIST_FILTERS``, ...) that the
-    command offers, from its parsed options (``ctx.params``, read in the order declared)
-    as the Store takes them: under the Store's names, times read by ``when``, metadata
-    items by ``metadata_items``, a repeatable option not given as None."""
-    from memstore.fronts import FILTER_PARAMS, metadata_items
+    command offers, from its parsed options (``ctx.params``, read in the order declared,
+    each under the Store's name) as the Store takes them: times read by ``when``,
+    metadata items by ``metadata_items``, a repeatable option not given as None."""
+    from memstore.fronts import metadata_items
 
-    options = {FILTER_PARAMS.get(name, name): name for name in names}
+    wanted = set(names)
     where: dict[str, Any] = {}
-    for option, value in ctx.params.items():
-        name = options.get(option)
+    for name, value in ctx.params.items():
+        if name not in wanted:
+            continue
         if name in TIME_FILTERS:
             where[name] = when(name, value)
         elif name == "metadata":
             where[name] = metadata_items(value)
-        elif name is not None:
+        else:
             where[name] = (list(value) or None) if isinstance(value, list | tuple) else value
     return where
 

@@ -11,19 +11,23 @@ from rich.table import Table
 from memstore.cli.console import err, out
 from memstore.cli.context import open_store
 from memstore.cli.parsing import (
+    MAX_SEARCH_K,
     AsOfOption,
     CursorOption,
     EntityOption,
     FactIdArgument,
     IndexOption,
     JsonOption,
+    KOption,
     LimitOption,
     NamespaceOption,
     RecordedAfterOption,
     RecordedBeforeOption,
-    StatusOption,
+    RelationOption,
+    StatusesOption,
     StoreOption,
     store_filters,
+    when,
 )
 from memstore.cli.program import command
 from memstore.cli.render import fitted, metadata_text, num, print_facts, print_more, to_json
@@ -33,6 +37,7 @@ from memstore.defaults import (
     DEFAULT_MIN_SCORE,
     DEFAULT_NEIGHBORHOOD_FACTS,
     DEFAULT_READ_LIMIT,
+    MAX_HOPS,
     MAX_NEIGHBORHOOD_FACTS,
     MAX_RECALL_TOKENS,
 )
@@ -85,7 +90,11 @@ def get(
 def neighbors(
     ctx: typer.Context,
     entity: Annotated[list[str], typer.Argument(help="Entity names or aliases.")],
-    hops: Annotated[int, typer.Option(min=0, max=10, help="Entity-fact-entity steps.")] = 1,
+    hops: Annotated[
+        int, typer.Option(min=0, max=MAX_HOPS, help="Entity-fact-entity steps (up to 10).")
+    ] = 1,
+    relation: RelationOption = None,
+    as_of: AsOfOption = None,
     limit: LimitOption = DEFAULT_READ_LIMIT,
     cursor: CursorOption = None,
     max_facts: Annotated[
@@ -100,11 +109,21 @@ def neighbors(
     namespace: NamespaceOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Facts within HOPS steps of the given entities, nearest first and newest first
+    """Facts within HOPS steps of the given entities (the walk takes only --relation
+    facts, and only those that held at --as-of, when given), nearest first and newest first
     within a hop, a page at a time, with the entities they link. Pass the printed
     --cursor for the next page."""
+    moment = when("as_of", as_of)
     with open_store(ctx, store, namespace, index=False) as opened:
-        hood = opened.neighborhood(entity, hops, limit=limit, cursor=cursor, max_facts=max_facts)
+        hood = opened.neighborhood(
+            entity,
+            hops,
+            relation=relation,
+            as_of=moment,
+            limit=limit,
+            cursor=cursor,
+            max_facts=max_facts,
+        )
     if as_json:
         typer.echo(to_json(hood))
         return
@@ -178,9 +197,14 @@ def history(
 def search(
     ctx: typer.Context,
     query: Annotated[str, typer.Argument(help="What to look for, in words.")],
-    k: Annotated[int, typer.Option("-k", min=1, max=1000, help="How many hits.")] = 10,
+    k: KOption = 10,
     offset: Annotated[
-        int, typer.Option(min=0, help="Skip this many of the best facts (the next page: k).")
+        int,
+        typer.Option(
+            min=0,
+            max=MAX_SEARCH_K - 1,
+            help="Skip this many of the best facts (the next page: k; offset + k up to 1,000).",
+        ),
     ] = 0,
     mode: Annotated[str, typer.Option(help="hybrid, vector (meaning) or text (keywords).")] = (
         "hybrid"
@@ -253,17 +277,19 @@ def recall(
     budget_tokens: Annotated[
         int,
         typer.Option(
+            "--budget-tokens",
             "--budget",
             min=1,
             max=MAX_RECALL_TOKENS,
-            help="Tokens the block may hold (the MiniLM tokenizer's).",
+            help="Tokens the block may hold (the MiniLM tokenizer's; up to 100,000).",
         ),
     ] = DEFAULT_BUDGET_TOKENS,
     k: Annotated[
-        int, typer.Option("-k", min=1, max=1000, help="Memories considered, best first.")
+        int,
+        typer.Option("--k", "-k", min=1, max=MAX_SEARCH_K, help="Memories considered, best first."),
     ] = DEFAULT_K,
     entity: EntityOption = None,
-    status: StatusOption = None,
+    statuses: StatusesOption = None,
     as_of: AsOfOption = None,
     min_score: Annotated[
         float, typer.Option(min=0.0, max=1.0, help="The relevance (0..1) a memory needs.")
@@ -274,7 +300,7 @@ def recall(
     as_json: JsonOption = False,
 ) -> None:
     """Print the memories relevant to QUERY as a block for a prompt: one line each (the
-    statement, when it held, confidence, source), best first, within --budget tokens."""
+    statement, when it held, confidence, source), best first, within --budget-tokens."""
     from memstore.fronts import RECALL_FILTERS
     from memstore.index.embeddings import preload
 

@@ -15,7 +15,7 @@ from memstore.cli.console import Exit, err, fail, out
 from memstore.cli.context import open_store, require_store, settings
 from memstore.cli.parsing import IndexOption, NamespaceOption, StoreOption, duration
 from memstore.cli.program import command
-from memstore.defaults import IN_LIST_CHUNK
+from memstore.defaults import IN_LIST_CHUNK, MAX_REVERIFY_LIMIT
 from memstore.durations import format_duration
 from memstore.errors import InvalidInput, StorageError
 
@@ -45,7 +45,15 @@ def reverify(
     everything: Annotated[
         bool, typer.Option("--all", help="Re-check every open fact now, not only due ones.")
     ] = False,
-    limit: Annotated[int | None, typer.Option(min=1, help="Most facts per run.")] = None,
+    limit: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            max=MAX_REVERIFY_LIMIT,
+            help="Most facts per run (up to 100,000) [default: scheduler.limit].",
+            show_default=False,
+        ),
+    ] = None,
     batch: Annotated[
         int | None, typer.Option(min=1, max=IN_LIST_CHUNK, help="Facts per gate call.")
     ] = None,

@@ -17,11 +17,12 @@ from memstore.cli.context import open_store, settings
 from memstore.cli.parsing import (
     FactIdArgument,
     JsonOption,
-    MetaOption,
+    MetadataOption,
     NamespaceOption,
     StoreOption,
     fact_from_options,
     read_facts,
+    when,
 )
 from memstore.cli.program import command
 from memstore.cli.render import fitted, num, to_json
@@ -56,11 +57,37 @@ def add(
             help="Evidence from a file, kept as its source so re-verification re-reads it.",
         ),
     ] = None,
+    evidence_ids: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--evidence-id",
+            help="The id of stored evidence that states it, in this namespace (repeat); "
+            "`memstore get FACT_ID` shows the evidence a fact cites.",
+            show_default=False,
+        ),
+    ] = None,
     quote: Annotated[
         list[str] | None,
         typer.Option("--quote", "-q", help="The words in the evidence that state it (repeat)."),
     ] = None,
-    relation: Annotated[str | None, typer.Option("--relation", "-r")] = None,
+    relation: Annotated[
+        str | None, typer.Option("--relation", "-r", help="What kind of fact (works_at, ...).")
+    ] = None,
+    valid_from: Annotated[
+        str | None,
+        typer.Option(
+            help="When it began to hold in the world: ISO 8601, or a span back like 7d "
+            "[default: unknown].",
+            show_default=False,
+        ),
+    ] = None,
+    valid_to: Annotated[
+        str | None,
+        typer.Option(
+            help="When it stopped holding (ISO 8601 or 7d) [default: it still holds].",
+            show_default=False,
+        ),
+    ] = None,
     confidence: Annotated[
         float, typer.Option(min=0.0, max=1.0, help="How sure the writer is.")
     ] = DEFAULT_STATED_CONFIDENCE,
@@ -73,13 +100,14 @@ def add(
     ungated: Annotated[
         bool, typer.Option("--ungated", help="Store without the gate (recorded as ungated).")
     ] = False,
-    meta: MetaOption = None,
+    metadata: MetadataOption = None,
     store: StoreOption = None,
     namespace: NamespaceOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Remember a fact if its evidence grounds it; exit 3 if the gate rejects it.
-    --meta adds the caller's metadata (not evidence: the gate never reads it).
+    Its evidence: texts (-e), files (--evidence-file) or stored evidence (--evidence-id).
+    --metadata adds the caller's metadata (not evidence: the gate never reads it).
 
     Example: memstore add "Alice is allergic to peanuts." -m Alice:person:patient
     -m peanuts:food:allergen -e "Alice: I'm allergic to peanuts."
@@ -87,8 +115,9 @@ def add(
     from memstore.fronts import metadata_items
     from memstore.schemas import FactPublic, RejectionPublic
 
+    given = (member, evidence, evidence_file, evidence_ids, quote, relation, metadata)
     if file is not None:
-        if statement or member or evidence or evidence_file or quote or relation or meta:
+        if statement or any(given) or valid_from or valid_to:
             raise InvalidInput("file", "give a --file or a statement with options, not both")
         items = read_facts(file)
     else:
@@ -96,7 +125,12 @@ def add(
             raise InvalidInput("statement", "missing; give it as an argument, or use --file")
         items = [fact_from_options(statement, member, evidence, evidence_file, quote)]
         items[0].update(
-            relation=relation, confidence=confidence, metadata=metadata_items(meta) or {}
+            relation=relation,
+            confidence=confidence,
+            metadata=metadata_items(metadata) or {},
+            evidence_ids=evidence_ids or [],
+            valid_from=when("valid_from", valid_from),
+            valid_to=when("valid_to", valid_to),
         )
     with open_store(ctx, store, namespace, create=True) as opened:
         if file is None:
@@ -213,7 +247,7 @@ def review(
 ) -> None:
     """Confirm or refuse a fact the gate held (stored unverified or pending); who decided
     (cli:<login>) and why go in the audit chain. List held facts with
-    `memstore list --status unverified`."""
+    `memstore list --statuses unverified`."""
     with open_store(ctx, store, namespace) as opened:
         fact = opened.review(fact_id, decision, reason, by=who())
     if as_json:

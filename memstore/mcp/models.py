@@ -319,6 +319,16 @@ OnConflictOption = Annotated[
         )
     ),
 ]
+ContextTurns = Annotated[
+    int | None,
+    Field(
+        ge=0,
+        description=(
+            "Earlier messages the gate reads with each fact's own message (default: the "
+            "server's conversations.context_turns)."
+        ),
+    ),
+]
 UserName = Annotated[
     str | None,
     Field(

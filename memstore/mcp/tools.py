@@ -44,6 +44,7 @@ from memstore.mcp.models import (
     AsOf,
     ClaimVerdict,
     Confidence,
+    ContextTurns,
     Entities,
     Erased,
     Evidence,
@@ -171,6 +172,7 @@ class MemoryTools:
         self,
         messages: Messages,
         on_conflict: OnConflictOption = None,
+        context_turns: ContextTurns = None,
         metadata: MetadataArg = None,
         user_name: UserName = None,
     ) -> RememberedConversation:
@@ -185,6 +187,7 @@ class MemoryTools:
                 messages,
                 self.conversations,
                 on_conflict=on_conflict,
+                context_turns=context_turns,
                 metadata=metadata,
                 user_name=user_name,
             )
@@ -255,7 +258,7 @@ class MemoryTools:
     def search(
         self,
         query: QueryText,
-        k: Annotated[int, Field(ge=1, le=MAX_RECALL, description="How many facts.")] = 5,
+        k: Annotated[int, Field(ge=1, le=MAX_RECALL, description="How many facts.")] = 10,
         entity: Entities = None,
         relation: RelationFilter = None,
         as_of: AsOf = None,

@@ -136,7 +136,14 @@ class ConversationRequest(BaseModel):
 
     messages: Annotated[list[Message], Field(min_length=1, max_length=MAX_MESSAGES)]
     on_conflict: Literal["supersede", "flag"] | None = None
-    context_turns: Annotated[int, Field(ge=0, le=50)] | None = None
+    context_turns: Annotated[
+        int | None,
+        Field(
+            ge=0,
+            description="Earlier messages the gate reads with each fact's own (default: the "
+            "server's conversations.context_turns).",
+        ),
+    ] = None
     metadata: Metadata | None = Field(
         default=None, description=f"On every fact written. {METADATA_DOC}"
     )

@@ -21,6 +21,10 @@ from memstore.schemas import ErasurePublic, RejectionPublic
 
 router = namespace_router()
 
+#: The most rows a listing may skip: ``Store.rejections``' bound on ``offset`` (a literal
+#: in ``memstore.inputs.rejection_page``).
+MAX_OFFSET = 2**63 - 1
+
 
 class RejectionQuery(BaseModel):
     """The audit log's filters as query parameters, under ``Store.rejections``' names."""
@@ -52,7 +56,7 @@ def list_rejections(
     order_by: Annotated[str, Query(description=f"One of {', '.join(ORDER_BY)}.")] = "created_at",
     descending: bool = True,
     limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 100,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
     cursor: Cursor = None,
 ) -> list[RejectionPublic]:
     """The audit log of facts the gate refused, newest first by default, a page at a

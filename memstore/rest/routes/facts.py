@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from fastapi import Response
 
-from memstore.fronts import FILTER_PARAMS, fact_history
+from memstore.fronts import fact_history
 from memstore.rest.auth import Eraser, NamespaceStore, Reviewer
 from memstore.rest.errors import param_names
 from memstore.rest.models import (
@@ -81,8 +81,8 @@ def list_facts(
     """The namespace's facts a page at a time, oldest first (by recording time, then id),
     filtered like search; by default the active ones. Pass a page's ``next_cursor`` as
     ``cursor``, with the same filters, for the next page (null: that was the last)."""
-    with param_names(FILTER_PARAMS):
-        return store.list_facts(limit=limit, cursor=cursor, **filters)
+    with param_names(filters.names):
+        return store.list_facts(limit=limit, cursor=cursor, **filters.values)
 
 
 @router.get("/facts/{fact_id}", tags=["facts"], summary="Get a fact", responses=NOT_FOUND)

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 from fastapi import Depends, Query
 
-from memstore.fronts import FILTER_PARAMS
+from memstore.defaults import MAX_HOPS
 from memstore.inputs import MAX_RECALL_TOKENS
 from memstore.read.recall import DEFAULT_BUDGET_TOKENS, DEFAULT_K, DEFAULT_MIN_SCORE, Recall
 from memstore.rest.auth import NamespaceStore
@@ -18,16 +18,18 @@ from memstore.rest.routes.common import (
     Cursor,
     Entities,
     FactFilters,
+    FactStatuses,
     Limit,
     Recorded,
-    Statuses,
+    Relation,
+    SearchText,
+    names_of,
     namespace_router,
 )
 from memstore.schemas import (
     DEFAULT_NEIGHBORHOOD_FACTS,
     DEFAULT_READ_LIMIT,
     MAX_NEIGHBORHOOD_FACTS,
-    MAX_QUERY_CHARS,
     MAX_SEARCH_K,
     EvidenceHit,
     NeighborhoodPublic,
@@ -37,12 +39,6 @@ from memstore.schemas import (
 
 router = namespace_router()
 
-#: Store argument names -> the query parameters that carry them.
-_QUERY_NAMES = {"query": "q", **FILTER_PARAMS}
-
-QueryText = Annotated[
-    str, Query(min_length=1, max_length=MAX_QUERY_CHARS, description="The query.")
-]
 K = Annotated[int, Query(ge=1, le=MAX_SEARCH_K, description="How many hits.")]
 MinScore = Annotated[
     float | None,
@@ -61,26 +57,29 @@ Ranking = Annotated[dict[str, Any], Depends(_ranking)]
 @router.get("/search", tags=["search"], summary="Search facts", responses=NOT_FOUND)
 def search(
     store: NamespaceStore,
-    q: QueryText,
+    text: SearchText,
     ranking: Ranking,
     filters: FactFilters,
     expand: Annotated[
         bool, Query(description="Also return facts one hop away through a hit's entities.")
     ] = False,
     offset: Annotated[
-        int, Query(ge=0, lt=MAX_SEARCH_K, description="Skip this many of the best hits.")
+        int, Query(ge=0, le=MAX_SEARCH_K - 1, description="Skip this many of the best hits.")
     ] = 0,
 ) -> list[SearchHit]:
-    """Facts that best match ``q`` by meaning and keywords, best first; ``offset=k`` for
-    the next page (``offset + k`` at most 1,000)."""
-    with param_names(_QUERY_NAMES):
-        return store.search(q, **ranking, expand=expand, offset=offset, **filters)
+    """Facts that best match ``query`` (or its alias ``q``) by meaning and keywords, best
+    first; ``offset=k`` for the next page (``offset + k`` at most 1,000)."""
+    with param_names(names_of(text, filters)):
+        return store.search(
+            **text.values, **ranking, expand=expand, offset=offset, **filters.values
+        )
 
 
 @router.get("/recall", tags=["search"], summary="Recall memories for a prompt")
 def recall(
     store: NamespaceStore,
-    q: QueryText,
+    text: SearchText,
+    statuses: FactStatuses,
     budget_tokens: Annotated[
         int,
         Query(ge=1, le=MAX_RECALL_TOKENS, description="Tokens the block may hold (MiniLM)."),
@@ -89,23 +88,22 @@ def recall(
         int, Query(ge=1, le=MAX_SEARCH_K, description="Memories considered, best first.")
     ] = DEFAULT_K,
     entity: Entities = None,
-    status: Statuses = None,
     as_of: AsOf = None,
     min_score: Annotated[
         float, Query(ge=0, le=1, description="The relevance (0..1) a memory needs; 0: any.")
     ] = DEFAULT_MIN_SCORE,
 ) -> Recall:
-    """The memories relevant to ``q`` as a block of text for a prompt (``text``: one line
-    per memory with when it held, confidence and source, best first, within
-    ``budget_tokens``) and the memories it shows (``hits``). Nothing relevant: an empty
-    block."""
-    with param_names(_QUERY_NAMES):
+    """The memories relevant to ``query`` (or its alias ``q``) as a block of text for a
+    prompt (``text``: one line per memory with when it held, confidence and source, best
+    first, within ``budget_tokens``) and the memories it shows (``hits``). Nothing
+    relevant: an empty block."""
+    with param_names(names_of(text, statuses)):
         return store.recall(
-            q,
+            **text.values,
             budget_tokens=budget_tokens,
             k=k,
             entity=entity,
-            statuses=status or None,
+            **statuses.values,
             as_of=as_of,
             min_score=min_score,
         )
@@ -114,7 +112,7 @@ def recall(
 @router.get("/search/evidence", tags=["search"], summary="Search evidence")
 def search_evidence(
     store: NamespaceStore,
-    q: QueryText,
+    text: SearchText,
     ranking: Ranking,
     recorded: Recorded,
     source: Annotated[list[str] | None, Query(description="Evidence sources.")] = None,
@@ -122,10 +120,10 @@ def search_evidence(
         bool, Query(description="Skip versions a refreshed source replaced.")
     ] = True,
 ) -> list[EvidenceHit]:
-    """Evidence passages that best match ``q``, best first."""
-    with param_names(_QUERY_NAMES):
+    """Evidence passages that best match ``query`` (or its alias ``q``), best first."""
+    with param_names(names_of(text)):
         return store.search_evidence(
-            q, **ranking, source=source, current_only=current_only, **recorded
+            **text.values, **ranking, source=source, current_only=current_only, **recorded
         )
 
 
@@ -138,8 +136,9 @@ def search_evidence(
 def neighborhood(
     name: str,
     store: NamespaceStore,
-    hops: Annotated[int, Query(ge=0, le=10, description="Entity-fact-entity steps.")] = 1,
-    relation: str | None = None,
+    hops: Annotated[int, Query(ge=0, le=MAX_HOPS, description="Entity-fact-entity steps.")] = 1,
+    relation: Relation = None,
+    as_of: AsOf = None,
     limit: Limit = DEFAULT_READ_LIMIT,
     cursor: Cursor = None,
     max_facts: Annotated[
@@ -153,11 +152,18 @@ def neighborhood(
 ) -> NeighborhoodPublic:
     """Active facts within ``hops`` steps of the entity (a name or alias), nearest first
     and newest first within a hop, a page at a time, with the entity and the page's
-    members. Pass a page's ``next_cursor`` as ``cursor`` for the next page (null: the
-    last); ``complete`` is false when the walk stopped at ``max_facts`` facts, true when
-    it kept every fact within ``hops``, null when this page did not need to walk that
-    far (the last page always tells)."""
+    members; with ``as_of``, the facts valid at that world time. Pass a page's
+    ``next_cursor`` as ``cursor`` for the next page (null: the last); ``complete`` is
+    false when the walk stopped at ``max_facts`` facts, true when it kept every fact
+    within ``hops``, null when this page did not need to walk that far (the last page
+    always tells)."""
     with param_names({"entities": "name"}):
         return store.neighborhood(
-            name, hops, relation=relation, limit=limit, cursor=cursor, max_facts=max_facts
+            name,
+            hops,
+            relation=relation,
+            as_of=as_of,
+            limit=limit,
+            cursor=cursor,
+            max_facts=max_facts,
         )

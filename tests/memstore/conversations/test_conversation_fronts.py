@@ -193,6 +193,7 @@ async def test_mcp_lists_the_tool(mcp: Client) -> None:
     assert set(tool.input_schema["properties"]) == {
         "messages",
         "on_conflict",
+        "context_turns",
         "metadata",
         "user_name",
     }

@@ -78,8 +78,11 @@ def test_the_docs_describe_recall_and_the_search_filters(client: httpx.Client) -
     recall = paths["/v1/namespaces/{namespace}/recall"]["get"]
     assert recall["summary"] == "Recall memories for a prompt" and recall["description"]
     params = {p["name"]: p for p in recall["parameters"] if p["in"] == "query"}
-    assert set(params) == {"q", "budget_tokens", "k", "entity", "status", "as_of", "min_score"}
+    assert set(params) == {
+        "query", "q", "budget_tokens", "k", "entity", "statuses", "status", "as_of", "min_score",
+    }  # fmt: skip
     assert params["min_score"]["schema"]["default"] == DEFAULT_MIN_SCORE
+    assert "Alias of query" in params["q"]["description"]
     assert params["budget_tokens"]["schema"]["default"] == DEFAULT_BUDGET_TOKENS
     for path in ("search", "search/evidence"):
         search = paths[f"/v1/namespaces/{{namespace}}/{path}"]["get"]["parameters"]
@@ -96,8 +99,8 @@ def test_the_docs_describe_listing_and_metadata(client: httpx.Client) -> None:
     assert listing["summary"] == "List facts" and listing["description"]
     params = {p["name"]: p for p in listing["parameters"] if p["in"] == "query"}
     assert set(params) == {
-        "entity", "relation", "status", "meta", "recorded_after", "recorded_before", "as_of",
-        "limit", "cursor",
+        "entity", "relation", "statuses", "status", "metadata", "meta", "recorded_after",
+        "recorded_before", "as_of", "limit", "cursor",
     }  # fmt: skip
     assert all(p.get("description") for p in params.values())
     assert params["limit"]["schema"]["default"] == DEFAULT_LIST_LIMIT
@@ -105,7 +108,8 @@ def test_the_docs_describe_listing_and_metadata(client: httpx.Client) -> None:
         "$ref": "#/components/schemas/FactPage"
     }
     search = paths["/v1/namespaces/{namespace}/search"]["get"]["parameters"]
-    assert "KEY:=JSON" in next(p["description"] for p in search if p["name"] == "meta")
+    described = {p["name"]: p.get("description", "") for p in search}
+    assert "KEY:=JSON" in described["metadata"] and "Alias of metadata" in described["meta"]
     for model in ("FactCreate", "FactPublic", "RejectionPublic"):
         described = schema["components"]["schemas"][model]["properties"]["metadata"]
         assert "Not evidence" in described["description"], model
