@@ -12,6 +12,7 @@ is for scoring only: never train, fit thresholds, calibrate or choose checkpoint
 
 from __future__ import annotations
 
+import argparse
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -84,3 +85,12 @@ def load_all(
 ) -> dict[Split, list[AgentMemoryPair]]:
     """Every split, keyed by name."""
     return {split: load(split, data_dir, generated=generated) for split in SPLITS}
+
+
+def split_arguments(description: str, argv: list[str] | None) -> argparse.Namespace:
+    """The options of a bench over these rows: ``--split``, ``--backend``, ``--out``."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--split", choices=SPLITS, default="dev")
+    parser.add_argument("--backend", default="embedded")
+    parser.add_argument("--out", type=Path)
+    return parser.parse_args(argv)

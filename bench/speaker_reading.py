@@ -12,8 +12,6 @@ the share of true facts refused and of false facts admitted (stored, in any stat
 
 from __future__ import annotations
 
-import argparse
-from pathlib import Path
 from typing import Any
 
 import agent_memory
@@ -51,11 +49,7 @@ def score(rows: list[agent_memory.AgentMemoryPair], backend: str, speakers: bool
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--split", choices=agent_memory.SPLITS, default="dev")
-    parser.add_argument("--backend", default="embedded")
-    parser.add_argument("--out", type=Path)
-    args = parser.parse_args(argv)
+    args = agent_memory.split_arguments(__doc__.splitlines()[0], argv)
     rows = agent_memory.load(args.split)
     result = {
         **provenance("speaker_reading"),

@@ -15,10 +15,8 @@ how often it fired on true and on false facts.
 
 from __future__ import annotations
 
-import argparse
 import time
 from collections import Counter, defaultdict
-from pathlib import Path
 from typing import Any
 
 import agent_memory
@@ -113,11 +111,7 @@ def checks_ms(rows: list[agent_memory.AgentMemoryPair]) -> dict[str, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--split", choices=agent_memory.SPLITS, default="dev")
-    parser.add_argument("--backend", default="embedded")
-    parser.add_argument("--out", type=Path)
-    args = parser.parse_args(argv)
+    args = agent_memory.split_arguments(__doc__.splitlines()[0], argv)
     rows = agent_memory.load(args.split)
     timing = checks_ms(rows)  # first: nothing parsed yet
     gate = Gate(args.backend)

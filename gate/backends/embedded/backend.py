@@ -36,7 +36,7 @@ log = logging.getLogger(__name__)
 #: The precision of the graph the shared encoder runs by default (``onnx_minilm.PRECISIONS``).
 #: int8 embeds 1.3 to 1.7 times as fast on 2 cores with the verifier's scores as good,
 #: but it found two of 50 entity probes fewer in search, so it is asked for, not the
-#: default (docs/design.md, Embeddings).
+#: default (docs/design.md, Embeddings; the measurements: bench/README.md).
 DEFAULT_PRECISION = "float32"
 #: Embeddings an encoder keeps of the texts it embedded last: a gated write's statements
 #: are embedded by the verifier and, moments later, by the search index.

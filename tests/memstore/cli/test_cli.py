@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 import yaml
+from cli_runner import CLEAN_ENV, runner_at
 from gate_samples import REFUSE_UNGROUNDED_ENV
 from typer.testing import CliRunner
 
@@ -40,28 +41,12 @@ SHELLFISH = [
     "-m",
     "shellfish:food:allergen",
 ]
-#: No store or config from outside; the specification's table alone (exit 3 to test).
-CLEAN_ENV = {
-    "MEMSTORE_URL": None,
-    "MEMSTORE_NAMESPACE": None,
-    "MEMSTORE_CONFIG": None,
-    **REFUSE_UNGROUNDED_ENV,
-}
 
 
 @pytest.fixture
 def cli(tmp_path: Path) -> Any:
     """Run ``memstore --store <tmp store> ARGS``; returns the click Result."""
-    runner = CliRunner()
-    where = str(tmp_path / "mem")
-
-    def invoke(*args: str, input: str | None = None, env: dict[str, Any] | None = None) -> Any:
-        return runner.invoke(
-            app, ["--store", where, *args], input=input, env={**CLEAN_ENV, **(env or {})}
-        )
-
-    invoke.store = where  # type: ignore[attr-defined]
-    return invoke
+    return runner_at(str(tmp_path / "mem"))
 
 
 def test_add_stores_a_grounded_fact_and_exits_3_with_the_verdict_for_an_ungrounded_one(

@@ -12,8 +12,7 @@ from typing import Any
 
 import pytest
 import typer
-from gate_samples import REFUSE_UNGROUNDED_ENV
-from typer.testing import CliRunner
+from cli_runner import runner_at
 
 import memstore
 from memstore.cli import Exit, app
@@ -24,25 +23,12 @@ from memstore.store import Store
 
 NS = "user:alice"
 SAID = "Alice: I'm allergic to peanuts."
-CLEAN_ENV = {
-    "MEMSTORE_URL": None,
-    "MEMSTORE_NAMESPACE": None,
-    "MEMSTORE_CONFIG": None,
-    **REFUSE_UNGROUNDED_ENV,
-}
 
 
 @pytest.fixture
 def cli(tmp_path: Path) -> Any:
     """Run ``memstore --store <tmp store> -n user:alice ARGS``; returns the click Result."""
-    runner = CliRunner()
-    where = str(tmp_path / "mem")
-
-    def invoke(*args: str) -> Any:
-        return runner.invoke(app, ["--store", where, "-n", NS, *args], env=CLEAN_ENV)
-
-    invoke.store = where  # type: ignore[attr-defined]
-    return invoke
+    return runner_at(str(tmp_path / "mem"), "-n", NS)
 
 
 def command(name: str) -> Any:

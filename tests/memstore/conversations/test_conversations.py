@@ -13,7 +13,6 @@ from gate import REFUSE_UNGROUNDED, Gate, ScriptedBackend
 from language import resolve_first_person, third_person
 from memstore import InvalidInput, Store
 from memstore.conversations import Candidate, EmbeddedExtractor, Message, parse_messages
-from memstore.conversations.conversation import remember_conversation
 
 
 def extract(*messages: dict[str, str]) -> list[Candidate]:
@@ -186,8 +185,7 @@ def test_members_are_the_speaker_then_names_and_times() -> None:
 
 @pytest.mark.both_databases
 def test_each_candidate_is_written_with_its_turn_cited(words_store: Store) -> None:
-    report = remember_conversation(
-        words_store,
+    report = words_store.remember_conversation(
         [
             {"role": "user", "name": "Alice", "content": "Hi! I'm allergic to peanuts."},
             {"role": "assistant", "content": "Noted."},
@@ -209,8 +207,7 @@ def test_each_candidate_is_written_with_its_turn_cited(words_store: Store) -> No
 
 
 def test_a_misheard_extraction_is_refused_into_the_audit_log(words_store: Store) -> None:
-    report = remember_conversation(
-        words_store,
+    report = words_store.remember_conversation(
         [{"role": "user", "name": "Alice", "content": "I'm allergic to peanuts."}],
         extractor=Mishearing(),
     )
@@ -223,13 +220,13 @@ def test_a_misheard_extraction_is_refused_into_the_audit_log(words_store: Store)
 
 @pytest.mark.both_databases
 def test_a_move_supersedes_where_the_user_lived(words_store: Store) -> None:
-    first = remember_conversation(
-        words_store, [{"role": "user", "name": "Maya", "content": "I live in Boston."}]
+    first = words_store.remember_conversation(
+        [{"role": "user", "name": "Maya", "content": "I live in Boston."}]
     )
     old = first.candidates[0].fact
     assert old is not None
-    later = remember_conversation(
-        words_store, [{"role": "user", "name": "Maya", "content": "I moved to Lisbon in May."}]
+    later = words_store.remember_conversation(
+        [{"role": "user", "name": "Maya", "content": "I moved to Lisbon in May."}]
     )
     [moved] = later.candidates
     assert moved.outcome == "superseded" and moved.replaced == [old.id]
@@ -245,11 +242,10 @@ def test_a_move_supersedes_where_the_user_lived(words_store: Store) -> None:
 
 
 def test_flag_keeps_both_and_names_the_conflict(words_store: Store) -> None:
-    old = remember_conversation(
-        words_store, [{"role": "user", "name": "Maya", "content": "I work at Acme."}]
+    old = words_store.remember_conversation(
+        [{"role": "user", "name": "Maya", "content": "I work at Acme."}]
     ).candidates[0]
-    new = remember_conversation(
-        words_store,
+    new = words_store.remember_conversation(
         [{"role": "user", "name": "Maya", "content": "I work for Globex."}],
         on_conflict="flag",
     ).candidates[0]
@@ -260,8 +256,8 @@ def test_flag_keeps_both_and_names_the_conflict(words_store: Store) -> None:
 
 def test_the_same_conversation_twice_stores_each_fact_once(words_store: Store) -> None:
     said = [{"role": "user", "name": "Alice", "content": "I'm allergic to peanuts."}]
-    remember_conversation(words_store, said)
-    again = remember_conversation(words_store, said)
+    words_store.remember_conversation(said)
+    again = words_store.remember_conversation(said)
     assert [c.outcome for c in again.candidates] == ["duplicate"]
     assert len(words_store.facts_about("Alice")) == 1
 
@@ -276,11 +272,11 @@ def test_a_contradiction_the_verifier_finds_supersedes(data_dir: Path) -> None:
 
     gate = Gate(ScriptedBackend(verifier), REFUSE_UNGROUNDED)  # type: ignore[arg-type]
     with memstore.open(data_dir, namespace="user:maya", gate=gate) as store:
-        remember_conversation(
-            store, [{"role": "user", "name": "Maya", "content": "I love cilantro."}]
+        store.remember_conversation(
+            [{"role": "user", "name": "Maya", "content": "I love cilantro."}]
         )
-        [changed] = remember_conversation(
-            store, [{"role": "user", "name": "Maya", "content": "I can't stand cilantro."}]
+        [changed] = store.remember_conversation(
+            [{"role": "user", "name": "Maya", "content": "I can't stand cilantro."}]
         ).candidates
         assert changed.outcome == "superseded"
         assert "contradicts" in next(iter(changed.reasons.values()))
@@ -290,9 +286,9 @@ def test_a_contradiction_the_verifier_finds_supersedes(data_dir: Path) -> None:
 def test_bad_options_are_refused_before_anything_is_written(words_store: Store) -> None:
     said = [{"role": "user", "name": "Alice", "content": "I'm allergic to peanuts."}]
     with pytest.raises(InvalidInput, match="on_conflict"):
-        remember_conversation(words_store, said, on_conflict="ignore")  # type: ignore[arg-type]
+        words_store.remember_conversation(said, on_conflict="ignore")  # type: ignore[arg-type]
     with pytest.raises(InvalidInput, match="context_turns"):
-        remember_conversation(words_store, said, context_turns=-1)
+        words_store.remember_conversation(said, context_turns=-1)
     assert words_store.stats().facts == {} and words_store.rejections() == []
 
 
@@ -305,7 +301,7 @@ def test_a_fact_holds_from_its_message_time(words_store: Store) -> None:
             "timestamp": "2026-03-01T09:30:00+01:00",
         }
     ]
-    [outcome] = remember_conversation(words_store, said).candidates
+    [outcome] = words_store.remember_conversation(said).candidates
     assert outcome.fact is not None
     assert outcome.fact.valid_from is not None
     assert outcome.fact.valid_from.isoformat() == "2026-03-01T08:30:00+00:00"
@@ -313,14 +309,13 @@ def test_a_fact_holds_from_its_message_time(words_store: Store) -> None:
 
 @pytest.mark.both_databases
 def test_a_move_leaves_where_a_relative_lives(words_store: Store) -> None:
-    first = remember_conversation(
-        words_store,
+    first = words_store.remember_conversation(
         [{"role": "user", "name": "Maya", "content": "My sister Ines lives in Porto."}],
     )
     sister = first.candidates[0].fact
     assert sister is not None
-    later = remember_conversation(
-        words_store, [{"role": "user", "name": "Maya", "content": "I moved to Lisbon in May."}]
+    later = words_store.remember_conversation(
+        [{"role": "user", "name": "Maya", "content": "I moved to Lisbon in May."}]
     )
     [moved] = later.candidates
     assert moved.outcome == "stored" and moved.replaced == []
@@ -329,13 +324,12 @@ def test_a_move_leaves_where_a_relative_lives(words_store: Store) -> None:
 
 @pytest.mark.both_databases
 def test_a_relative_moving_leaves_where_the_user_lives(words_store: Store) -> None:
-    first = remember_conversation(
-        words_store, [{"role": "user", "name": "Maya", "content": "I live in Boston."}]
+    first = words_store.remember_conversation(
+        [{"role": "user", "name": "Maya", "content": "I live in Boston."}]
     )
     home = first.candidates[0].fact
     assert home is not None
-    later = remember_conversation(
-        words_store,
+    later = words_store.remember_conversation(
         [{"role": "user", "name": "Maya", "content": "My sister Ines moved to Lyon."}],
     )
     [moved] = later.candidates

@@ -7,7 +7,6 @@ import pytest
 
 from memstore import Store
 from memstore.conversations import EmbeddedExtractor, parse_messages
-from memstore.conversations.conversation import remember_conversation
 
 
 def said(content: str, name: str | None = "Dana") -> list[tuple[str, str | None]]:
@@ -150,7 +149,7 @@ def test_a_correction_replaces_the_older_fact(words_store: Store, before: str, a
         {"role": "assistant", "content": "Noted."},
         {"role": "user", "name": "Maya", "content": after},
     ]
-    report = remember_conversation(words_store, turns)
+    report = words_store.remember_conversation(turns)
     first, second = report.candidates
     assert first.outcome == "stored" and second.outcome == "superseded", report
     assert second.replaced == [first.fact.id]
@@ -163,7 +162,7 @@ def test_a_new_manager_replaces_the_old_one(words_store: Store) -> None:
         {"role": "user", "name": "Maya", "content": "My manager is Priya Shah now."},
         {"role": "user", "name": "Maya", "content": "My sister Ines lives in Porto."},
     ]
-    first, second, sister = remember_conversation(words_store, turns).candidates
+    first, second, sister = words_store.remember_conversation(turns).candidates
     assert second.outcome == "superseded" and second.replaced == [first.fact.id]
     assert sister.outcome == "stored" and sister.relation == "lives_in"
 
@@ -180,7 +179,7 @@ def test_a_tool_result_becomes_facts_citing_its_fields(words_store: Store) -> No
             "content": '{"invoice_id": "INV-2231", "paid_on": "2026-10-02"}',
         },
     ]
-    report = remember_conversation(words_store, turns)
+    report = words_store.remember_conversation(turns)
     [paid] = report.candidates
     assert paid.statement == "Invoice INV-2231 paid on: 2026-10-02." and paid.outcome == "stored"
     assert paid.quote == '"paid_on": "2026-10-02"' and paid.message == 1
@@ -196,5 +195,5 @@ def test_a_relatives_manager_is_not_the_users(words_store: Store) -> None:
         {"role": "user", "name": "Maya", "content": "My dad reports to Tom Berg."},
         {"role": "user", "name": "Maya", "content": "My sister's manager is Ana Lima."},
     ]
-    outcomes = [c.outcome for c in remember_conversation(words_store, turns).candidates]
+    outcomes = [c.outcome for c in words_store.remember_conversation(turns).candidates]
     assert outcomes == ["stored", "stored", "stored"]
