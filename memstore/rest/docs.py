@@ -4,7 +4,7 @@ rejections) and the ``/docs`` and ``/redoc`` pages, served from local files."""
 from __future__ import annotations
 
 from importlib import resources
-from typing import Any
+from typing import Any, TypedDict
 
 from fastapi import FastAPI, Request
 from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
@@ -22,6 +22,13 @@ def operation_id(route: APIRoute) -> str:
 DOCS_ASSETS = "/docs-assets"
 
 
+class _Page(TypedDict):
+    """What both docs pages are given alike: the schema's URL and the page's title."""
+
+    openapi_url: str
+    title: str
+
+
 def serve_docs(app: FastAPI) -> None:
     """``/docs`` (Swagger UI) and ``/redoc`` from the files of the ``fastapi-offline``
     package, so that they work offline: the pages load nothing from another host."""
@@ -30,13 +37,23 @@ def serve_docs(app: FastAPI) -> None:
     assets = resources.files("fastapi_offline") / "static"
     app.mount(DOCS_ASSETS, StaticFiles(directory=str(assets)), name="docs-assets")
 
+    def rooted(request: Request, path: str) -> str:
+        """``path`` below the root path the app is served under (a proxy's prefix)."""
+        return f"{request.scope.get('root_path', '')}{path}"
+
     def local(request: Request, name: str) -> str:
-        return f"{request.scope.get('root_path', '')}{DOCS_ASSETS}/{name}"
+        return rooted(request, f"{DOCS_ASSETS}/{name}")
+
+    def page(request: Request, name: str) -> _Page:
+        """The schema's URL, and the title: the app's, then ``name``."""
+        return {
+            "openapi_url": rooted(request, str(app.openapi_url)),
+            "title": f"{app.title} - {name}",
+        }
 
     async def swagger_ui(request: Request) -> HTMLResponse:
         return get_swagger_ui_html(
-            openapi_url=f"{request.scope.get('root_path', '')}{app.openapi_url}",
-            title=f"{app.title} - API docs",
+            **page(request, "API docs"),
             swagger_js_url=local(request, "swagger-ui-bundle.js"),
             swagger_css_url=local(request, "swagger-ui.css"),
             swagger_favicon_url=local(request, "favicon.png"),
@@ -46,8 +63,7 @@ def serve_docs(app: FastAPI) -> None:
 
     async def redoc(request: Request) -> HTMLResponse:
         return get_redoc_html(
-            openapi_url=f"{request.scope.get('root_path', '')}{app.openapi_url}",
-            title=f"{app.title} - ReDoc",
+            **page(request, "ReDoc"),
             redoc_js_url=local(request, "redoc.standalone.js"),
             redoc_favicon_url=local(request, "favicon.png"),
             with_google_fonts=False,

@@ -20,7 +20,8 @@ import base64
 import binascii
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -86,7 +87,7 @@ def decode(cursor: str, read: str) -> Position:
     """The position ``cursor`` names; InvalidInput on ``cursor`` unless this store gave it
     out for the listing ``read``."""
     fields = _unpack(cursor)
-    try:
+    with _bad_fields_refused():
         version, micros, fact_id, made_for, *rest = fields
         distance = rest.pop() if rest else 0
         if (
@@ -96,9 +97,7 @@ def decode(cursor: str, read: str) -> Position:
             or not isinstance(fact_id, str)
         ):
             raise ValueError("unknown layout")
-        recorded_at = _EPOCH + micros * _MICROSECOND
-    except (ValueError, TypeError, OverflowError):
-        raise InvalidInput("cursor", _GARBLED) from None
+        recorded_at = _from_micros(micros)
     _same_read(made_for, read)
     return Position(recorded_at, fact_id, distance)
 
@@ -132,7 +131,7 @@ def rejections_start(cursor: str | None, order_by: str, read: str) -> RejectionP
     if cursor is None:
         return None
     fields = _unpack(cursor)
-    try:
+    with _bad_fields_refused():
         version, kind, value, chain_seq, row_id, made_for = fields
         if (
             version != VERSION
@@ -147,9 +146,7 @@ def rejections_start(cursor: str | None, order_by: str, read: str) -> RejectionP
         if order_by == "created_at":
             if not isinstance(value, int):
                 raise ValueError("a time is a count of microseconds")
-            value = _EPOCH + value * _MICROSECOND
-    except (ValueError, TypeError, OverflowError):
-        raise InvalidInput("cursor", _GARBLED) from None
+            value = _from_micros(value)
     _same_read(made_for, read)
     return RejectionPosition(value, chain_seq, row_id)
 
@@ -168,6 +165,21 @@ def _same_read(made_for: object, read: str) -> None:
 
 def _micros(when: datetime) -> int:
     return (when - _EPOCH) // _MICROSECOND
+
+
+def _from_micros(micros: int) -> datetime:
+    """The time ``_micros`` gave ``micros`` for; OverflowError out of datetime's range."""
+    return _EPOCH + micros * _MICROSECOND
+
+
+@contextmanager
+def _bad_fields_refused() -> Iterator[None]:
+    """InvalidInput on ``cursor`` for fields the block cannot read (another count or
+    type, a time out of range: ValueError, TypeError or OverflowError)."""
+    try:
+        yield
+    except (ValueError, TypeError, OverflowError):
+        raise InvalidInput("cursor", _GARBLED) from None
 
 
 def _pack(fields: list[Any]) -> str:

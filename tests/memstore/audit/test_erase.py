@@ -22,7 +22,7 @@ import anyio
 import lancedb
 import pytest
 import sqlalchemy as sa
-from db_rows import files_holding, row_counts, sql_holding
+from db_rows import files_holding, row_counts, rows, sql_holding
 from fastapi.testclient import TestClient
 from hooks import ScriptedHook, admit, refuse
 from rest_server import serving
@@ -627,10 +627,5 @@ def test_mcp_over_http_erases_only_for_erase_keys_and_records_the_key(
     for result in refused:
         assert result.is_error and "server.erase_keys" in str(result.content)
     assert [r.is_error for r in done] == [False, False], [str(r.content) for r in done]
-    engine = sa.create_engine(ssn_hook_store.url)
-    try:
-        with engine.connect() as conn:
-            by = conn.execute(sa.text("SELECT DISTINCT erased_by FROM erasures")).scalars().all()
-    finally:
-        engine.dispose()
-    assert by == [key_fingerprint(KEY)] and KEY not in json.dumps(by)
+    by = rows(ssn_hook_store.url, "SELECT DISTINCT erased_by FROM erasures")
+    assert by == [(key_fingerprint(KEY),)] and KEY not in json.dumps(by)

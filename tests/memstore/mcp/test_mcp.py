@@ -26,6 +26,7 @@ from gate_samples import REFUSE_UNGROUNDED_ENV
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CallToolResult, TextContent
+from serve_process import free_port
 
 import memstore
 from memstore.mcp import server as mcp_server
@@ -372,13 +373,6 @@ async def test_http_without_keys_serves_loopback_only_when_allowed(tmp_path: Pat
         fact_id,
     ):
         await recall_over_http(url, fact_id, None)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 async def wait_until_listening(proc: subprocess.Popen[bytes], port: int, log: Path) -> None:

@@ -12,7 +12,7 @@ import anyio
 import httpx
 import httpx2
 import pytest
-import sqlalchemy as sa
+from db_rows import rows
 from fastapi.testclient import TestClient
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
@@ -132,10 +132,5 @@ def test_mcp_over_http_erases_for_an_erase_key_sent_as_x_api_key(tmp_path: Path)
             assert store.get_fact(fact.id).id == fact.id  # nothing erased
             failed, done = anyio.run(erase_as, base + HTTP_PATH, ERASER)
         assert not failed, done
-        engine = sa.create_engine(store.url)
-        try:
-            with engine.connect() as conn:
-                by = conn.execute(sa.text("SELECT erased_by FROM erasures")).scalars().all()
-        finally:
-            engine.dispose()
-    assert by == [key_fingerprint(ERASER)]
+        by = rows(store.url, "SELECT erased_by FROM erasures")
+    assert by == [(key_fingerprint(ERASER),)]

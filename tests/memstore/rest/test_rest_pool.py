@@ -7,9 +7,6 @@ from __future__ import annotations
 import json
 import os
 import resource
-import socket
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -18,6 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 from rest_server import USERS_KEY, serving
+from serve_process import memstore_serve
 
 from gate import ConfigError
 from memstore import Store
@@ -282,43 +280,16 @@ def _few_files() -> None:
     resource.setrlimit(resource.RLIMIT_NOFILE, (limit, hard))
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @pytest.mark.slow
 def test_a_server_with_256_files_serves_300_namespaces(tmp_path: Path) -> None:
     """Default settings: before the pool, the 116th namespace answered 503 (EMFILE)."""
-    port = _free_port()
-    env = {
-        **os.environ,
+    settings = {
         "MEMSTORE_URL": str(tmp_path / "mem"),
         "MEMSTORE_SERVER__API_KEYS": json.dumps({USERS_KEY: ["user:*"]}),
         "MEMSTORE_HALLUCINATION__ENABLED": "false",
     }
-    for name in ("MEMSTORE_CONFIG", "MEMSTORE_NAMESPACE"):
-        env.pop(name, None)
-    command = [sys.executable, "-m", "memstore.cli", "serve", "--port", str(port)]
-    log = tmp_path / "server.log"
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            command, env=env, stdout=out, stderr=subprocess.STDOUT, preexec_fn=_few_files
-        )
-    try:
-        deadline = time.monotonic() + 180
-        while True:
-            assert proc.poll() is None, log.read_text(errors="replace")
-            assert time.monotonic() < deadline, log.read_text(errors="replace")
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                time.sleep(0.2)
-        base = f"http://127.0.0.1:{port}"
-        with httpx.Client(base_url=base, headers=AUTH, timeout=60) as client:
+    with memstore_serve(tmp_path, settings, preexec_fn=_few_files) as served:
+        with httpx.Client(base_url=served.base_url, headers=AUTH, timeout=60) as client:
             for i in range(NAMESPACES):
                 ns = f"/v1/namespaces/user:n{i}"
                 response = client.get(f"{ns}/rejections")
@@ -327,9 +298,6 @@ def test_a_server_with_256_files_serves_300_namespaces(tmp_path: Path) -> None:
                     written = client.post(f"{ns}/facts", json=FACT)
                     assert written.status_code == 201, (i, written.text)
             assert client.get("/health").json()["status"] == "ok"
-        if Path(f"/proc/{proc.pid}/fd").is_dir():
-            assert len(os.listdir(f"/proc/{proc.pid}/fd")) < FILE_LIMIT
-    finally:
-        proc.terminate()
-        proc.wait(timeout=60)
-    assert "Too many open files" not in log.read_text(errors="replace")
+        if Path(f"/proc/{served.proc.pid}/fd").is_dir():
+            assert len(os.listdir(f"/proc/{served.proc.pid}/fd")) < FILE_LIMIT
+    assert "Too many open files" not in served.log.read_text(errors="replace")

@@ -7,61 +7,33 @@ minute for the server to act, so a slow machine only makes it slower."""
 from __future__ import annotations
 
 import json
-import os
 import select
 import socket
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 
 import httpx
 import pytest
 from rest_server import ALICE_KEY
+from serve_process import memstore_serve
 
 #: How long a test waits for the server to cut a slow client off (it should take ~1 s).
 PATIENCE_S = 60.0
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
     """``memstore serve`` with 1 s deadlines on headers and bodies; yields its port."""
     where = tmp_path_factory.mktemp("slow-clients")
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMSTORE_")}
-    env.update(
-        {
-            "MEMSTORE_URL": str(where / "mem"),
-            "MEMSTORE_SERVER__API_KEYS": json.dumps({ALICE_KEY: ["user:alice"]}),
-            "MEMSTORE_HALLUCINATION__ENABLED": "false",
-            "MEMSTORE_SERVER__HEADER_TIMEOUT": "1s",
-            "MEMSTORE_SERVER__BODY_TIMEOUT": "1s",
-        }
-    )
-    command = [sys.executable, "-m", "memstore.cli", "serve", "--port", str(port)]
-    log = where / "server.log"
-    with log.open("wb") as out:
-        proc = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 180
-        while True:
-            assert proc.poll() is None, log.read_text(errors="replace")
-            assert time.monotonic() < deadline, log.read_text(errors="replace")
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=5).status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.2)
-        yield port
-    finally:
-        proc.terminate()
-        proc.wait(timeout=60)
+    settings = {
+        "MEMSTORE_URL": str(where / "mem"),
+        "MEMSTORE_SERVER__API_KEYS": json.dumps({ALICE_KEY: ["user:alice"]}),
+        "MEMSTORE_HALLUCINATION__ENABLED": "false",
+        "MEMSTORE_SERVER__HEADER_TIMEOUT": "1s",
+        "MEMSTORE_SERVER__BODY_TIMEOUT": "1s",
+    }
+    with memstore_serve(where, settings) as served:
+        yield served.port
 
 
 def closed_by_server(sock: socket.socket, trickle: bytes | None) -> bytes:
