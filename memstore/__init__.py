@@ -27,7 +27,7 @@ if typing.TYPE_CHECKING:
     from memstore.limits import Limits
     from memstore.names import normalize_key
     from memstore.reverify.providers import register_source, unregister_source
-    from memstore.reverify.run import FactCheck, ReverifyPolicy, ReverifyReport
+    from memstore.reverify.run import FactCheck, ReverifyReport
     from memstore.schemas import (
         CitationCreate,
         CitationPublic,
@@ -50,6 +50,7 @@ if typing.TYPE_CHECKING:
         StoreStats,
         VerificationPublic,
     )
+    from memstore.storage.schedule import ReverifyPolicy
     from memstore.storage.tables import FactStatus
     from memstore.store import Store, open
     from memstore.write.hook import (
@@ -99,7 +100,7 @@ _EXPORTS: dict[str, str] = {
     "RejectionList": "memstore.schemas",
     "RejectionPublic": "memstore.schemas",
     "RememberReport": "memstore.schemas",
-    "ReverifyPolicy": "memstore.reverify.run",
+    "ReverifyPolicy": "memstore.storage.schedule",
     "ReverifyReport": "memstore.reverify.run",
     "Settings": "memstore.config",
     "SearchIndexError": "memstore.errors",

@@ -56,3 +56,5 @@ REJECTION_EXPORT_FORMATS = ("jsonl", "csv")
 MAX_HOPS = 10
 #: The most due facts one ``Store.reverify`` call checks.
 MAX_REVERIFY_LIMIT = 100_000
+#: The most facts one ``add_facts`` call, or claims one ``remember`` call, may carry.
+MAX_BATCH = 1_000

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from memstore.defaults import MAX_BATCH as MAX_BATCH
 from memstore.defaults import (
     MAX_HOPS,
     MAX_REVERIFY_LIMIT,
@@ -51,7 +52,6 @@ from memstore.storage.tables import ACTIVE_STATUSES, FactStatus
 M = TypeVar("M", bound=BaseModel)
 
 #: The most facts (or claims) one call may write.
-MAX_BATCH = 1_000
 
 
 def parse(

@@ -52,3 +52,7 @@ def check_text(value: str) -> str:
     if "\x00" in value:
         raise ValueError("must not contain NUL characters")
     return value
+
+
+#: Who a user's turns are when no name is known (``conversations.messages``).
+THE_USER = "the user"

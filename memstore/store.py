@@ -69,7 +69,7 @@ from memstore.schemas import (
     StoreStats,
     VerificationPublic,
 )
-from memstore.storage import db
+from memstore.storage import db, schedule
 from memstore.write import entities
 from memstore.write import hook as hooks
 from memstore.write.duplicates import DEFAULT_NEAR_DUPLICATE
@@ -656,14 +656,14 @@ class Store(Closing):
         ids = None if fact_ids is None else inputs.strings("fact_ids", fact_ids, "fact ids")
         return self._reverification.mark_due(ids)
 
-    def reverify_policy(self) -> reverification.ReverifyPolicy:
+    def reverify_policy(self) -> schedule.ReverifyPolicy:
         """The re-verification schedule this store uses: the namespace's stored policy
         (or the defaults), with what was given to ``open()`` on top."""
         return self._reverification.policy()
 
     def set_reverify_policy(
         self, *, recheck_after: timedelta | None = None, retry_after: timedelta | None = None
-    ) -> reverification.ReverifyPolicy:
+    ) -> schedule.ReverifyPolicy:
         """Store the namespace's re-verification policy for every process; unset fields
         keep their value. Scheduled facts keep their time (``mark_due()`` moves them)."""
         changes = inputs.positive_fields(recheck_after=recheck_after, retry_after=retry_after)

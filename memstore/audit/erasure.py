@@ -41,8 +41,8 @@ from memstore.storage.tables import (
     RejectionEvidence,
     RejectionMember,
     Verification,
+    content_hash,
 )
-from memstore.write.evidence import content_hash
 
 FACT = "fact"
 REJECTION = "rejection"

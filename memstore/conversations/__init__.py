@@ -5,8 +5,8 @@
 extractor needs no network and no LLM; ``llm`` asks an OpenAI-compatible chat
 endpoint for schema-checked JSON); ``conversation`` gates each candidate against its
 turn and ``reconcile`` finds what it replaces; ``settings`` is the ``conversations``
-section of the settings. It may import the write path's models and the gate, never
-``memstore.store``: what it needs of a store is ``storelike.StoreLike``.
+section of the settings. It may import the base modules, the gate and ``language``,
+never a layer of the store: what it needs of a store is ``storelike.StoreLike``.
 """
 
 import typing

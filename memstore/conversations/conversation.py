@@ -17,7 +17,6 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from gate import Verdict
-from memstore import inputs
 from memstore.conversations.extractors import Candidate, EmbeddedExtractor, Extractor, fact_of
 from memstore.conversations.messages import Message, parse_messages
 from memstore.conversations.reconcile import replaced_by
@@ -25,6 +24,7 @@ from memstore.conversations.settings import ConversationSettings
 from memstore.conversations.storelike import StoreLike
 from memstore.conversations.user import link_user
 from memstore.errors import ErrFactNotGrounded, InvalidInput
+from memstore.metadata import check as check_metadata
 from memstore.schemas import FactPublic, RejectionPublic
 
 OnConflict = Literal["supersede", "flag"]
@@ -89,7 +89,10 @@ def remember(
         raise InvalidInput("on_conflict", "must be 'supersede' or 'flag'")
     if isinstance(context_turns, bool) or not isinstance(context_turns, int) or context_turns < 0:
         raise InvalidInput("context_turns", "must be a whole number >= 0")
-    meta = None if metadata is None else inputs.metadata("metadata", metadata)
+    try:
+        meta = None if metadata is None else check_metadata(metadata)
+    except ValueError as exc:
+        raise InvalidInput("metadata", str(exc)) from None
     turns = parse_messages(messages, user_name)
     if user_name is not None:  # before writing: "Maya" joins "the user" if that came first
         link_user(store, user_name.strip())

@@ -12,7 +12,7 @@ import logging
 
 from memstore.conversations.storelike import StoreLike
 from memstore.errors import InvalidInput, NotFound
-from memstore.write.entities import THE_USER
+from memstore.names import THE_USER
 
 log = logging.getLogger(__name__)
 

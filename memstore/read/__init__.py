@@ -1,5 +1,5 @@
 """Reads of memory: facts, history, verifications and counts (``facts``), the
 hypergraph of active facts (``graph``), hybrid search over the index (``search``) and
 recall for an agent's next turn (``recall``). It may import ``storage``, ``index``,
-``audit`` and ``reverify`` (for counts), ``write.entities`` (names) and the base
-modules; never ``memstore.store`` or the fronts."""
+``audit`` (the refusals it counts) and the base modules; never ``write``, ``reverify``,
+``memstore.store`` or the fronts."""

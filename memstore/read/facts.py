@@ -3,7 +3,7 @@ evidence and counts. Inputs arrive checked (``memstore.inputs``)."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from functools import lru_cache
 from typing import Any, cast
@@ -14,7 +14,6 @@ from sqlmodel import Session, and_, col, or_, select
 from memstore.audit import rejections
 from memstore.errors import InvalidInput, NotFound
 from memstore.index import outbox
-from memstore.reverify import run as reverification
 from memstore.schemas import (
     EntityPublic,
     EvidencePublic,
@@ -27,7 +26,7 @@ from memstore.schemas import (
     StoreStats,
     VerificationPublic,
 )
-from memstore.storage import cursors, db
+from memstore.storage import cursors, db, schedule
 from memstore.storage.cursors import Page, Position
 from memstore.storage.scope import FACT_COLUMNS, Scope
 from memstore.storage.tables import (
@@ -297,22 +296,6 @@ def get_evidence(scope: Scope, evidence_id: str) -> EvidencePublic:
         return EvidencePublic.model_validate(row, from_attributes=True)
 
 
-def stored_evidence(scope: Scope, ids: Collection[str]) -> set[str]:
-    """Which of these ids name evidence stored in this namespace (any evidence:
-    a write may cite what the audit log showed it)."""
-    found: set[str] = set()
-    with scope.session() as session:
-        for chunk in db.chunks(sorted(ids)):
-            found.update(
-                session.exec(
-                    select(Evidence.id).where(
-                        Evidence.namespace == scope.namespace, col(Evidence.id).in_(chunk)
-                    )
-                )
-            )
-    return found
-
-
 def stats(scope: Scope) -> StoreStats:
     """Counts of the namespace: facts by status, entities, evidence versions, rejections
     by verdict, facts due for re-verification and changes waiting for the index."""
@@ -335,6 +318,6 @@ def stats(scope: Scope) -> StoreStats:
             rejections=rejections.count_rows(
                 session, scope.namespace, RejectionFilter(), "verdict"
             ),
-            due_for_reverification=reverification.count_due(session, scope.namespace, utcnow()),
+            due_for_reverification=schedule.count_due(session, scope.namespace, utcnow()),
             index_backlog=outbox.pending(session, scope.namespace),
         )

@@ -19,11 +19,11 @@ from memstore.errors import SearchIndexError
 from memstore.index import outbox
 from memstore.index.handle import IndexHandle
 from memstore.index.rows import CHUNKS, FACTS, Filter, reciprocal_rank_fusion
+from memstore.names import THE_USER, normalize_key
 from memstore.read.facts import filter_conditions
 from memstore.schemas import EvidenceHit, EvidenceQuery, FactPublic, SearchHit, SearchQuery
 from memstore.storage.scope import Scope
-from memstore.storage.tables import Evidence, Fact, FactMember, FactStatus
-from memstore.write.entities import user_names
+from memstore.storage.tables import Entity, EntityAlias, Evidence, Fact, FactMember, FactStatus
 
 if TYPE_CHECKING:
     from memstore.index.embeddings import Matrix
@@ -315,3 +315,25 @@ def search_evidence(scope: Scope, handle: IndexHandle, q: EvidenceQuery) -> list
             )
         )
     return hits
+
+
+def user_names(scope: Scope) -> tuple[str, list[str]] | None:
+    """The entity "the user" names: its own name and its other names (None when nothing
+    answers to "the user")."""
+    owner = (
+        select(EntityAlias.entity_id)
+        .where(EntityAlias.namespace == scope.namespace)
+        .where(EntityAlias.key == normalize_key(THE_USER))
+        .scalar_subquery()
+    )
+    query = (
+        select(Entity.name, EntityAlias.alias)
+        .join(EntityAlias, col(EntityAlias.entity_id) == col(Entity.id))
+        .where(col(Entity.id) == owner)
+    )
+    with scope.session() as session:
+        rows = session.exec(query).all()
+    if not rows:
+        return None
+    name = rows[0][0]
+    return name, sorted({a for _, a in rows if normalize_key(a) != normalize_key(name)})

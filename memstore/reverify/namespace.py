@@ -13,9 +13,10 @@ from sqlmodel import Session
 from memstore.index.handle import IndexHandle
 from memstore.reverify import run as reverification
 from memstore.reverify.providers import Providers
-from memstore.reverify.run import ReverifyPolicy, ReverifyReport
+from memstore.reverify.run import ReverifyReport
 from memstore.reverify.source_policy import SourcePolicy
-from memstore.storage import db
+from memstore.storage import db, schedule
+from memstore.storage.schedule import ReverifyPolicy
 from memstore.storage.scope import Scope
 from memstore.storage.tables import utcnow
 from memstore.write.hook import WriteHook
@@ -71,10 +72,9 @@ class Reverification:
 
         def work(session: Session) -> int:
             if fact_ids is None:
-                return reverification.make_due(session, namespace, None, when)
+                return schedule.make_due(session, namespace, None, when)
             return sum(
-                reverification.make_due(session, namespace, chunk, when)
-                for chunk in db.chunks(fact_ids)
+                schedule.make_due(session, namespace, chunk, when) for chunk in db.chunks(fact_ids)
             )
 
         return self.scope.transaction(work)
@@ -82,16 +82,16 @@ class Reverification:
     def policy(self) -> ReverifyPolicy:
         """The namespace's stored policy (or the defaults), with ``override`` on top."""
         with self.scope.session() as session:
-            stored = reverification.load_policy(session, self.scope.namespace)
+            stored = schedule.load_policy(session, self.scope.namespace)
         return replace(stored or ReverifyPolicy(), **self.override)
 
     def set_policy(self, changes: dict[str, timedelta]) -> ReverifyPolicy:
         """Store the namespace's policy with ``changes`` applied; returns it."""
 
         def work(session: Session) -> ReverifyPolicy:
-            stored = reverification.load_policy(session, self.scope.namespace)
+            stored = schedule.load_policy(session, self.scope.namespace)
             policy = replace(stored or ReverifyPolicy(), **changes)
-            reverification.save_policy(session, self.scope.namespace, policy)
+            schedule.save_policy(session, self.scope.namespace, policy)
             return policy
 
         return self.scope.transaction(work)
@@ -99,4 +99,4 @@ class Reverification:
     def count_due(self) -> int:
         """Facts whose re-verification is due now."""
         with self.scope.session() as session:
-            return reverification.count_due(session, self.scope.namespace, utcnow())
+            return schedule.count_due(session, self.scope.namespace, utcnow())

@@ -16,8 +16,15 @@ from sqlmodel import Session, col, select
 
 from memstore.index import outbox
 from memstore.reverify.providers import Fetched, Outcome, Validators
-from memstore.storage.tables import MAX_EVIDENCE_CHARS, Evidence, EvidenceSource, utcnow
-from memstore.write.evidence import INLINE_SOURCE, content_hash, next_version, stored_version
+from memstore.storage.tables import (
+    INLINE_SOURCE,
+    MAX_EVIDENCE_CHARS,
+    Evidence,
+    EvidenceSource,
+    content_hash,
+    utcnow,
+)
+from memstore.write.evidence import next_version, stored_version
 
 
 @dataclass(frozen=True, slots=True)

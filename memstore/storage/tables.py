@@ -7,6 +7,7 @@ Base (data) models hold the fields that tables and API models share; only the
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -218,6 +219,11 @@ class FactMember(SQLModel, table=True):
     recorded_at: datetime = _when(nullable=False)
 
 
+def content_hash(text: str) -> str:
+    """SHA-256 of the UTF-8 text, hex (``Evidence.content_hash``, erasure tombstones)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 #: The ``source`` of evidence given inline with a write (not fetched from a source).
 INLINE_SOURCE = "inline"
 
@@ -345,7 +351,7 @@ class Rejection(RejectionBase, table=True):
     id: str = Field(default_factory=new_id, primary_key=True, max_length=32)
     namespace: str = _ns()
     meta: dict[str, Any] | None = _metadata()
-    #: sha256 of what makes a refused write the same one again (``rejections.fingerprint``);
+    #: sha256 of what makes a refused write the same one again (``write.refusals.fingerprint``);
     #: None on rows written before repeats were counted.
     fingerprint: str | None = Field(default=None, max_length=64)
 

@@ -21,8 +21,14 @@ from sqlmodel import Session, col
 from memstore.names import normalize_key, statement_hash
 from memstore.schemas import FactCreate
 from memstore.storage import db
-from memstore.storage.tables import ACTIVE_STATUSES, EntityAlias, Evidence, Fact, FactMember
-from memstore.write.evidence import content_hash
+from memstore.storage.tables import (
+    ACTIVE_STATUSES,
+    EntityAlias,
+    Evidence,
+    Fact,
+    FactMember,
+    content_hash,
+)
 
 if TYPE_CHECKING:
     from memstore.storage.scope import FactRow

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlmodel import Session, col, select
+from sqlmodel import Session, select
 
 from memstore.errors import InvalidInput
 from memstore.names import normalize_key
@@ -13,9 +13,6 @@ from memstore.schemas import FactCreate, MemberCreate
 from memstore.storage import db
 from memstore.storage.scope import Scope
 from memstore.storage.tables import Entity, EntityAlias
-
-#: Who a user's turns are when no name is known (``conversations.messages``).
-THE_USER = "the user"
 
 
 def add_alias(scope: Scope, entity: str, alias: str) -> None:
@@ -84,25 +81,3 @@ def _create(
         {"namespace": namespace, "entity_id": row["id"], "alias": member.name, "key": key}
     )
     return str(row["id"])
-
-
-def user_names(scope: Scope) -> tuple[str, list[str]] | None:
-    """The entity "the user" names: its own name and its other names (None when nothing
-    answers to "the user")."""
-    owner = (
-        select(EntityAlias.entity_id)
-        .where(EntityAlias.namespace == scope.namespace)
-        .where(EntityAlias.key == normalize_key(THE_USER))
-        .scalar_subquery()
-    )
-    query = (
-        select(Entity.name, EntityAlias.alias)
-        .join(EntityAlias, col(EntityAlias.entity_id) == col(Entity.id))
-        .where(col(Entity.id) == owner)
-    )
-    with scope.session() as session:
-        rows = session.exec(query).all()
-    if not rows:
-        return None
-    name = rows[0][0]
-    return name, sorted({a for _, a in rows if normalize_key(a) != normalize_key(name)})

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import difflib
-import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -15,13 +14,9 @@ from memstore.errors import InvalidInput
 from memstore.index import outbox
 from memstore.schemas import CitationCreate, FactCreate
 from memstore.storage import db
-from memstore.storage.tables import INLINE_SOURCE, Evidence, OutboxKind, new_id
+from memstore.storage.scope import Scope
+from memstore.storage.tables import INLINE_SOURCE, Evidence, OutboxKind, content_hash, new_id
 from memstore.write.hook import Candidate, CitedSpan, EvidenceItem
-
-
-def content_hash(text: str) -> str:
-    """SHA-256 of the UTF-8 text, hex."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _quote_patterns(quote: str, *, loose: bool) -> list[tuple[str, int]]:
@@ -302,3 +297,19 @@ def persist(
             for c in prepared.citations
         ),
     )
+
+
+def stored_evidence(scope: Scope, ids: Collection[str]) -> set[str]:
+    """Which of these ids name evidence stored in this namespace (any evidence:
+    a write may cite what the audit log showed it)."""
+    found: set[str] = set()
+    with scope.session() as session:
+        for chunk in db.chunks(sorted(ids)):
+            found.update(
+                session.exec(
+                    select(Evidence.id).where(
+                        Evidence.namespace == scope.namespace, col(Evidence.id).in_(chunk)
+                    )
+                )
+            )
+    return found

@@ -41,9 +41,8 @@ from memstore.index import outbox
 from memstore.index.handle import IndexHandle
 from memstore.limits import Limits
 from memstore.names import statement_hash
-from memstore.reverify import run as reverification
 from memstore.schemas import FactCreate, FactPublic, RejectionPublic
-from memstore.storage import db
+from memstore.storage import db, schedule
 from memstore.storage.scope import FactRow, Scope
 from memstore.storage.tables import (
     OPEN_STATUSES,
@@ -57,7 +56,7 @@ from memstore.storage.tables import (
     Verification,
     utcnow,
 )
-from memstore.write import evidence
+from memstore.write import evidence, refusals
 from memstore.write.cache import WriteCache
 from memstore.write.duplicates import near_duplicates
 from memstore.write.entities import resolve_members
@@ -110,7 +109,7 @@ class WritePath:
     index: IndexHandle
     limits: Limits
     near_duplicate: float | None
-    policy: Callable[[], reverification.ReverifyPolicy]
+    policy: Callable[[], schedule.ReverifyPolicy]
     #: Per thread, inside ``index_batch``: the index changes held back (``held``: targets,
     #: their vectors). Per thread: a Store is shared by a server's request threads.
     _local: threading.local = field(default_factory=threading.local, init=False, repr=False)
@@ -267,7 +266,7 @@ class WritePath:
         news: Sequence[FactCreate],
         prepared: Sequence[evidence.PreparedEvidence],
         admitted: dict[int, Admission],
-        policy: reverification.ReverifyPolicy | None,
+        policy: schedule.ReverifyPolicy | None,
     ) -> list[Written]:
         """The facts ``order`` names, in one transaction and in that order: each run of
         accepted ones inserted together, each rejected one recorded in the audit log
@@ -294,7 +293,7 @@ class WritePath:
                 if run:
                     insert_run()
                 stored = evidence.persist(session, prepared[i])
-                row, again = rejections.record(session, news[i], stored, admitted[i])
+                row, again = refusals.record(session, news[i], stored, admitted[i])
                 if again:
                     repeated[len(out)] = admitted[i]
                 out.append(row)
@@ -308,7 +307,7 @@ class WritePath:
             with self.scope.session() as session:
                 public = iter(rejections.hydrate(session, refused))
             return [
-                rejections.as_attempt(next(public), repeated.get(n))
+                refusals.as_attempt(next(public), repeated.get(n))
                 if isinstance(r, Rejection)
                 else r
                 for n, r in enumerate(done)
@@ -318,7 +317,7 @@ class WritePath:
     def _store_facts(
         self,
         items: Sequence[tuple[FactCreate, evidence.PreparedEvidence, Admission]],
-        policy: reverification.ReverifyPolicy | None,
+        policy: schedule.ReverifyPolicy | None,
         supersedes: str | None = None,
     ) -> list[FactPublic]:
         """Insert accepted facts in one transaction (all or nothing), audit links and
@@ -335,7 +334,7 @@ class WritePath:
         session: Session,
         items: Iterable[tuple[FactCreate, evidence.PreparedEvidence, Admission]],
         cache: WriteCache,
-        policy: reverification.ReverifyPolicy | None = None,
+        policy: schedule.ReverifyPolicy | None = None,
         supersedes: str | None = None,
     ) -> list[FactPublic]:
         """``_insert_fact`` for each item in the transaction of ``session``, the rows
@@ -362,7 +361,7 @@ class WritePath:
         prepared: evidence.PreparedEvidence,
         admission: Admission,
         supersedes: str | None,
-        policy: reverification.ReverifyPolicy | None,
+        policy: schedule.ReverifyPolicy | None,
         cache: WriteCache,
         rows: _Rows,
     ) -> tuple[FactRow, bool]:
@@ -532,7 +531,7 @@ def close_open_fact(
 
 
 def next_check(
-    admission: Admission, policy: reverification.ReverifyPolicy | None, now: datetime
+    admission: Admission, policy: schedule.ReverifyPolicy | None, now: datetime
 ) -> datetime | None:
     """When the re-verification job should look at a newly stored fact (``policy`` may
     be None for an ungated one)."""

@@ -22,14 +22,16 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
+from pydantic import ValidationError
+
 from gate import Claim, VerdictStatus, extract_claims
+from memstore.defaults import MAX_BATCH
 from memstore.errors import InvalidInput, TooLarge
-from memstore.inputs import MAX_BATCH, parse
 from memstore.metadata import Metadata
-from memstore.read.facts import stored_evidence
 from memstore.schemas import ClaimOutcome, FactCreate, FactPublic, RejectionPublic, RememberReport
 from memstore.storage.tables import FactStatus
 from memstore.write.evidence import prepare as prepare_evidence
+from memstore.write.evidence import stored_evidence
 from memstore.write.hook import Admission, WriteHook
 from memstore.write.path import WritePath
 
@@ -66,7 +68,10 @@ def remember(
     missing: list[list[str]] = []
     for n, claim in enumerate(checkable):
         fact, unknown = claim_fact(claim, evidence, members, relation, stored_ids)
-        news.append(parse(FactCreate, {**fact, "metadata": metadata}, {}, prefix=f"claims.{n}"))
+        try:
+            news.append(FactCreate.model_validate({**fact, "metadata": metadata}))
+        except ValidationError as exc:
+            raise InvalidInput.from_validation(exc, f"claims.{n}") from None
         missing.append(unknown)
     gated = [n for n, unknown in enumerate(missing) if not unknown]
     writes.check_evidence(hook, [news[n] for n in gated], ["evidence"] * len(gated))

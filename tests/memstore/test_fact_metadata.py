@@ -18,7 +18,6 @@ from samples import works_at
 
 import memstore
 from memstore import ErrFactNotGrounded, InvalidInput, Store
-from memstore.conversations.conversation import remember_conversation
 from memstore.metadata import MAX_METADATA_CHARS, MAX_METADATA_KEY_CHARS, MAX_METADATA_KEYS, token
 
 EVERY_KIND = {"user": "alice", "turn": 3, "score": 0.25, "pinned": True, "team": None}
@@ -96,9 +95,9 @@ def test_a_conversation_passes_its_metadata_to_every_fact(words_store: Store) ->
     boston = [{"role": "user", "name": "Maya", "content": "I live in Boston."}]
     lisbon = [{"role": "user", "name": "Maya", "content": "I moved to Lisbon in May."}]
     porto = [{"role": "user", "name": "Maya", "content": "I moved to Porto in June."}]
-    [first] = remember_conversation(words_store, boston, metadata={"session": "s1"}).candidates
+    [first] = words_store.remember_conversation(boston, metadata={"session": "s1"}).candidates
     assert first.fact is not None and first.fact.metadata == {"session": "s1"}
-    [moved] = remember_conversation(words_store, lisbon).candidates  # no metadata of its own
+    [moved] = words_store.remember_conversation(lisbon).candidates  # no metadata of its own
     assert moved.outcome == "superseded" and moved.fact is not None
     assert moved.fact.metadata == {"session": "s1"}
     [again] = words_store.remember_conversation(porto, metadata={"session": "s3"}).candidates

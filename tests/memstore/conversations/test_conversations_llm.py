@@ -19,7 +19,6 @@ from gate.backends.llama_server import llama_server as start_llama_server
 from gate.backends.openai import OpenAIBackend
 from memstore import Store
 from memstore.conversations import Extractor, LLMExtractor, parse_messages
-from memstore.conversations.conversation import remember_conversation
 from memstore.conversations.llm import (
     API_KEY_ENV,
     FACTS_SCHEMA,
@@ -339,7 +338,7 @@ def test_an_unreachable_server_raises() -> None:
 def test_each_fact_goes_through_the_gate(words_store: Store) -> None:
     misheard = fact(statement="Alice is allergic to shellfish.")
     with scripted(answer(fact(), misheard)) as server:
-        report = remember_conversation(words_store, CONVERSATION, extractor=extractor(server.url))
+        report = words_store.remember_conversation(CONVERSATION, extractor=extractor(server.url))
     assert report.extractor == "llm"
     assert [c.outcome for c in report.candidates] == ["stored", "refused"]
     assert [f.statement for f in words_store.facts_about("Alice")] == [
@@ -351,7 +350,7 @@ def test_each_fact_goes_through_the_gate(words_store: Store) -> None:
 def test_a_failing_endpoint_writes_nothing(words_store: Store) -> None:
     busy = Reply(status=503, body={"error": {"message": "overloaded"}})
     with scripted(busy) as server, pytest.raises(ExtractorError):
-        remember_conversation(words_store, CONVERSATION, extractor=extractor(server.url))
+        words_store.remember_conversation(CONVERSATION, extractor=extractor(server.url))
     assert words_store.stats().facts == {} and words_store.rejections() == []
 
 
@@ -372,7 +371,7 @@ def test_real_llama_cpp_server(llama_server: str, data_dir: Path) -> None:
     )
     verifier = OpenAIBackend(MODEL, base_url=llama_server, mode="logprobs", timeout=120)
     with ex, verifier, memstore.open(data_dir, gate=Gate(verifier, deadline=300)) as store:
-        report = remember_conversation(store, messages, extractor=ex)
+        report = store.remember_conversation(messages, extractor=ex)
         assert ex.last_answer is not None
         jsonschema.validate(json.loads(ex.last_answer), FACTS_SCHEMA)  # through the grammar
         assert not any("JSON" in e or "list of facts" in e for e in ex.last_errors)
