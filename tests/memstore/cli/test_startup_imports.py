@@ -17,7 +17,8 @@ import pytest
 
 import memstore
 from gate.backends.embedded import shared_encoder
-from gate.backends.embedded.onnx_minilm import cache_dir
+from gate.backends.embedded.backend import minilm_path
+from gate.backends.embedded.onnx_minilm import OnnxMiniLM, cache_dir
 
 #: Runs ``memstore ARGS`` as the console script does, then prints its modules as JSON.
 PROBE = """
@@ -109,7 +110,11 @@ def test_search_loads_the_embedder_on_onnxruntime_without_torch(tmp_path: Path) 
             ungated=True,
         )
         store.sync_index()
-    assert shared_encoder().runtime == "onnx"  # the graph is exported (once) by now
+    assert shared_encoder().runtime == "onnx"
+    # The graph in the cache the command will read, whatever made this process's encoder
+    # (another test, under another cache, in whatever order the tests ran): exported here
+    # if missing, so the command itself never exports it (which would import torch).
+    OnnxMiniLM(minilm_path(), cache_dir())
     modules = loaded(
         "search", "peanuts", "--json", store=where, MEMSTORE_CACHE_DIR=str(cache_dir())
     )
