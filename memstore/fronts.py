@@ -106,8 +106,3 @@ def given_filters(names: Sequence[str], arguments: dict[str, Any]) -> dict[str, 
     Store call that takes ``names`` (``SEARCH_FILTERS``, ``LIST_FILTERS``, ...): each
     one the front offers, under the Store's name, as given (None included)."""
     return {name: arguments[name] for name in names if name in arguments}
-
-
-#: Store filter -> its name in the CLI's options and the REST API's query strings, where
-#: they differ (one status, or one ``KEY=VALUE`` item of ``metadata_items``, a repetition).
-FILTER_PARAMS: dict[str, str] = {"statuses": "status", "metadata": "meta"}
