@@ -34,6 +34,7 @@ from gate.engine import (
 from gate.policy import (
     DEFAULT_CONTRADICTION_THRESHOLD,
     DEFAULT_FLAG_THRESHOLD_BITS,
+    DEFAULT_MAX_SPREAD,
     DEFAULT_MIN_P1,
     DEFAULT_REFUTE_SWAP_P1,
     DEFAULT_TIMEOUT_REDUCTION,
@@ -161,6 +162,9 @@ class MemoryGateConfig(BaseModel):
     refute_swap_p1: float = Field(default=DEFAULT_REFUTE_SWAP_P1, ge=0.0, le=1.0)
     #: Read each claim beside its evidence with ``gate.checks`` (values, polarity, ...).
     checks: bool = True
+    #: A sampled p1 or p0 (``sampling``, the MCP host) with a larger standard deviation
+    #: holds the fact instead of verifying or refusing it.
+    max_spread: float = Field(default=DEFAULT_MAX_SPREAD, ge=0.0, le=1.0)
     contradiction_threshold: float = Field(default=DEFAULT_CONTRADICTION_THRESHOLD, ge=0, le=1)
     flag_threshold_bits: float = Field(default=DEFAULT_FLAG_THRESHOLD_BITS, ge=0.0)
     timeout_reduction: float = Field(default=DEFAULT_TIMEOUT_REDUCTION, ge=0.0, le=1.0)

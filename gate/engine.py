@@ -13,6 +13,7 @@ the backend stops at its next mini-batch and frees the model for the next write.
 from __future__ import annotations
 
 import atexit
+import contextvars
 import hashlib
 import inspect
 import math
@@ -24,7 +25,7 @@ from dataclasses import dataclass, field
 
 from cachetools import TTLCache
 
-from gate.backends.base import CallControl, VerifierBackend
+from gate.backends.base import CallControl, InputRequired, VerifierBackend
 from gate.backends.registry import DEFAULT_BACKEND, create_backend
 from gate.budget import DEFAULT_STATED_CONFIDENCE as DEFAULT_STATED_CONFIDENCE
 from gate.checks import Finding
@@ -226,6 +227,8 @@ class Gate:
             answers = _call_with_deadline(call, control, self.deadline_for(claims), self.lock_wait)
         except _TimedOut as exc:
             return VerdictStatus.TIMEOUT, f"{backend.name}: {exc}"
+        except InputRequired:
+            raise  # not a failure: the caller fetches the answers and asks again
         except Exception as exc:  # any backend failure is a verdict, never a crash
             return VerdictStatus.VERIFIER_ERROR, f"{type(exc).__name__}: {exc}"[:500]
         if not isinstance(answers, list | tuple) or len(answers) != len(missing):
@@ -258,7 +261,8 @@ class Gate:
             verdict = degraded(VerdictStatus.VERIFIER_ERROR, stated, policy, reason)
         else:
             refute = None  # decide() weighs it with the verifier's numbers
-            verdict = decide(float(p0), float(p1), stated, policy, job.findings)
+            spread = max(_spread(p1), _spread(p0))
+            verdict = decide(float(p0), float(p1), stated, policy, job.findings, spread=spread)
         if refute is not None:  # a check refutes it: refused, whether the verifier answered
             verdict = refused(verdict, refute)
         cached = job.hits == 2  # both p1 and p0 came from the cache
@@ -308,6 +312,13 @@ def _before_model(chk: Check) -> Verdict | None:
     return None
 
 
+def _spread(p: float) -> float:
+    """The standard deviation of an estimate (``sampling``'s Estimate), else 0: a
+    log-probability or a classifier's output is read, not estimated."""
+    spread = getattr(p, "spread", 0.0)
+    return float(spread) if isinstance(spread, int | float) and math.isfinite(spread) else 0.0
+
+
 def _valid(p: object) -> bool:
     return (
         isinstance(p, int | float) and not isinstance(p, bool) and math.isfinite(p) and 0 <= p <= 1
@@ -343,13 +354,16 @@ def _call_with_deadline(
 
     ``deadline`` bounds the call's own work: its time since it started, less the time
     it spent in ``control.waiting()`` (queued for the model), which ``lock_wait`` bounds.
-    A daemon thread, so a backend that never answers cannot block interpreter exit.
+    A daemon thread, so a backend that never answers cannot block interpreter exit. The
+    call runs in a copy of the caller's context (its context variables: which MCP request
+    a host model answers for).
     """
     future: Future[list[float]] = Future()
+    context = contextvars.copy_context()
 
     def run() -> None:
         try:
-            future.set_result(fn())
+            future.set_result(context.run(fn))
         except BaseException as exc:
             future.set_exception(exc)
         finally:

@@ -32,6 +32,11 @@ DEFAULT_VERIFY_P1 = 0.9
 #: together were false at least 9 times in 10 on public NLI pairs (same rule).
 DEFAULT_REFUTE_SWAP_P1 = 0.3
 
+#: The largest standard deviation of a sampled p1 or p0 (the ``sampling`` backend, the
+#: MCP host) the gate verifies or refuses on; past it, the fact is held. Five YES of five
+#: samples give 0.92 +/- 0.10 and are verified; two of two give 0.83 +/- 0.17.
+DEFAULT_MAX_SPREAD = 0.12
+
 PriorSufficientAction = Literal["store", "flag", "reject"]
 
 
@@ -56,6 +61,9 @@ class GatePolicy(BaseModel):
     refute_swap_p1: float = Field(default=DEFAULT_REFUTE_SWAP_P1, ge=0.0, le=1.0)
     #: Read the claim beside its evidence with the checks of ``gate.checks``.
     checks: bool = True
+    #: A verdict the verifier's sampled numbers would make verified or refused is held
+    #: when their standard deviation is over this: too few samples back it.
+    max_spread: float = Field(default=DEFAULT_MAX_SPREAD, ge=0.0, le=1.0)
 
     @model_validator(mode="after")
     def _ordered(self) -> GatePolicy:
@@ -77,10 +85,14 @@ def decide(
     stated: float,
     policy: GatePolicy,
     findings: Sequence[Finding] = (),
+    *,
+    spread: float = 0.0,
 ) -> Verdict:
     """Rows 2-6 of the decision table for valid probabilities p0, p1 and tau = ``stated``,
-    with the checks' ``findings``: a refuting one refuses, a doubtful one holds."""
-    verdict = _decide(p0, p1, stated, policy)
+    with the checks' ``findings``: a refuting one refuses, a doubtful one holds. A
+    ``spread`` (the standard deviation of sampled p1, p0) over ``policy.max_spread``
+    holds what the numbers alone would verify or refuse."""
+    verdict = _uncertain(_decide(p0, p1, stated, policy), spread, stated, policy)
     refute = next((f for f in findings if f.effect == "refute"), None)
     doubt = next((f for f in findings if f.effect == "doubt"), None)
     if refute is None and p1 < policy.refute_swap_p1:
@@ -102,6 +114,33 @@ def decide(
     if support is not None and verdict.reason is None:
         return verdict.model_copy(update={"reason": support.reason, "check": support.check})
     return verdict
+
+
+def _uncertain(verdict: Verdict, spread: float, stated: float, policy: GatePolicy) -> Verdict:
+    """``verdict`` with its spread; held instead of verified or refused when the spread is
+    over ``policy.max_spread``."""
+    if spread <= 0.0:
+        return verdict
+    verdict = verdict.model_copy(update={"spread": spread})
+    if spread <= policy.max_spread or (verdict.accepted and verdict.flagged):
+        return verdict
+    p1 = verdict.p1 if verdict.p1 is not None else 0.0
+    why = (
+        f"the verifier is unsure: p1 {p1:.2f} +/- {spread:.2f} from its sampled answers, "
+        f"and the gate decides on a spread of at most {policy.max_spread:.2f} "
+        "(more samples would narrow it)"
+    )
+    if verdict.accepted:
+        return _held(verdict, why)
+    return verdict.model_copy(
+        update={
+            "status": VerdictStatus.INSUFFICIENT_EVIDENCE,
+            "accepted": True,
+            "flagged": True,
+            "confidence": min(stated, p1),
+            "reason": why,
+        }
+    )
 
 
 def refused(verdict: Verdict, refute: Finding) -> Verdict:

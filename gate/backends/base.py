@@ -18,6 +18,13 @@ class Cancelled(Exception):
     """The Gate gave up on this backend call (its deadline passed); the work stopped early."""
 
 
+class InputRequired(Exception):
+    """The backend needs answers from outside this process before it can estimate: the
+    MCP host's model, asked over a protocol that cannot wait mid-call for the client
+    (``memstore.mcp.host``). The Gate raises it instead of making it a verdict, so the
+    caller can return the questions, and call again once they are answered."""
+
+
 class CallControl:
     """What the Gate tells one ``estimate_many`` call, and what the call tells it back.
 

@@ -19,12 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from gate.backends.base import CallControl, ModelLock, VerifierBackend
+from language.prompts import VERIFY_PROMPT
 
-PROMPT = (
-    "Evidence:\n{context}\n\n"
-    "Claim: {claim}\n\n"
-    "Using only the evidence above, is the claim true? Answer YES or NO."
-)
+PROMPT = VERIFY_PROMPT  # the one question every LLM route asks (language.prompts)
 YES_VARIANTS = ("YES", "Yes", "yes", " YES", " Yes", " yes")
 NO_VARIANTS = ("NO", "No", "no", " NO", " No", " no")
 

@@ -4,7 +4,9 @@ P(YES) comes from the first answer token's ``top_logprobs`` (docs/design.md, Ver
 backends): YES and NO spellings are summed and renormalized. A word missing from the top k
 has probability somewhere in [0, exp(k-th logprob)]; the backend takes the end
 of that interval that gives the claim the least support. Servers that return no
-logprobs are sampled instead (n answers, the share of YES). Requests are retried
+logprobs are sampled instead, as the ``sampling`` backend does (``samples`` answers to
+the same question, its estimate and spread; ``mode="sampling"`` never asks for
+logprobs at all). Requests are retried
 with exponential backoff, each under its own timeout, at most ``concurrency`` at
 a time. ``max_context_chars`` cuts long evidence for servers with a small context.
 """
@@ -21,13 +23,10 @@ import httpx
 
 from gate.backends.base import CallControl, VerifierBackend
 from gate.backends.endpoint import ChatEndpoint
-from gate.backends.hf_causal import PROMPT
+from gate.backends.sampling import DEFAULT_SAMPLES, BackendError, ChatCompleter, SamplingBackend
+from language.prompts import VERIFY_PROMPT
 
 Mode = Literal["auto", "logprobs", "sampling"]
-
-
-class BackendError(RuntimeError):
-    """The endpoint answered, but not with something P(YES) can be read from."""
 
 
 def answer_word(token: str) -> str | None:
@@ -69,10 +68,10 @@ class OpenAIBackend(VerifierBackend):
         *,
         base_url: str = "https://api.openai.com/v1",
         api_key: str | None = None,
-        prompt: str = PROMPT,
+        prompt: str = VERIFY_PROMPT,
         mode: Mode = "auto",
         top_logprobs: int = 10,
-        samples: int = 8,
+        samples: int = DEFAULT_SAMPLES,
         timeout: float = 10.0,
         retries: int = 2,
         backoff: float = 0.25,
@@ -86,7 +85,6 @@ class OpenAIBackend(VerifierBackend):
         self.prompt = prompt
         self.mode = mode
         self.top_logprobs = top_logprobs
-        self.samples = max(1, samples)
         self.concurrency = max(1, concurrency)
         self.max_context_chars = max_context_chars
         self.deterministic = mode == "logprobs"
@@ -100,6 +98,16 @@ class OpenAIBackend(VerifierBackend):
             client=client,
         )
         self._sampling = mode == "sampling"
+        self.sampler = SamplingBackend(
+            samples=samples,
+            prompt=prompt,
+            completer=ChatCompleter(model, endpoint=self._endpoint, concurrency=1),
+        )
+
+    @property
+    def samples(self) -> int:
+        """Answers sampled per question on a server without logprobs."""
+        return self.sampler.samples
 
     @property
     def identity(self) -> str:
@@ -141,31 +149,7 @@ class OpenAIBackend(VerifierBackend):
             if self.mode == "logprobs":
                 raise BackendError("the server returned no logprobs (mode='logprobs')")
             self._sampling = True  # this server has none: sample from now on
-        return self._sampled(messages)
-
-    def _sampled(self, messages: list[dict[str, str]]) -> float:
-        words: list[str] = []
-        while len(words) < self.samples:
-            body = self._post(
-                {
-                    "model": self.model,
-                    "messages": messages,
-                    "max_tokens": 3,
-                    "temperature": 1.0,
-                    "n": self.samples - len(words),
-                }
-            )
-            choices = body.get("choices") or []
-            if not choices:
-                raise BackendError("the server returned no choices")
-            for choice in choices:
-                text = str((choice.get("message") or {}).get("content") or "")
-                first = text.split()[0] if text.split() else ""
-                words.append(answer_word(first) or "")
-        answered = [w for w in words if w]
-        if not answered:
-            raise BackendError(f"none of {len(words)} sampled answers was YES or NO")
-        return sum(w == "YES" for w in answered) / len(answered)
+        return self.sampler.estimate_many([(claim, context)])[0]
 
     def _post(self, payload: dict[str, Any]) -> dict[str, Any]:
         """POST /chat/completions with retries on transport errors and retryable statuses."""

@@ -18,6 +18,7 @@ BACKENDS: dict[str, str] = {
     "hf-causal": "gate.backends.hf_causal:HFCausalBackend",
     "hf-nli": "gate.backends.hf_nli:HFNLIBackend",
     "openai": "gate.backends.openai:OpenAIBackend",
+    "sampling": "gate.backends.sampling:SamplingBackend",
 }
 DEFAULT_BACKEND = "embedded"
 

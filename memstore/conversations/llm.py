@@ -1,7 +1,8 @@
 """``llm``: candidate facts from any OpenAI-compatible ``/chat/completions`` endpoint.
 
 The conversation is sent numbered, each message with its speaker, and the model is
-asked for JSON that ``FACTS_SCHEMA`` describes: per fact its statement, members
+asked for JSON that ``language.prompts.FACTS_SCHEMA`` describes (the prompt and schema
+live there, with every prompt memstore sends): per fact its statement, members
 (the subject first), relation, the time it holds from, the message(s) it came from
 and a quote copied from the main one. The request asks for schema-constrained output
 (``response_format``), so even a tiny model answers valid JSON:
@@ -41,6 +42,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gate.backends.base import Closing
 from gate.backends.endpoint import RETRY_STATUS, ChatEndpoint
+from language.prompts import EXTRACT_PROMPT, facts_schema
 from memstore.conversations.extractors import Candidate, fact_of
 from memstore.conversations.messages import Message
 from memstore.errors import MemstoreError
@@ -53,83 +55,6 @@ logger = logging.getLogger(__name__)
 #: The environment variable the API key is read from when none is given.
 API_KEY_ENV = "MEMSTORE_EXTRACTOR_API_KEY"
 ResponseFormat = Literal["auto", "json_schema", "json_object"]
-
-#: Bounds the schema puts on the answer (a grammar enforces them on llama.cpp servers,
-#: so a small model cannot ramble until max_tokens).
-MAX_STATEMENT = 300
-MAX_QUOTE = 300
-MAX_NAME = 80
-MAX_FACT_MEMBERS = 6
-MAX_FACT_MESSAGES = 4
-
-
-def facts_schema(max_facts: int = 20) -> dict[str, Any]:
-    """The JSON Schema of an answer: ``{"facts": [...]}``, at most ``max_facts`` facts.
-
-    Every property is required and optional ones are nullable, the form OpenAI's strict
-    structured outputs want; llama.cpp turns the same schema into a grammar.
-    """
-    text = {"type": "string", "minLength": 1, "maxLength": MAX_NAME}
-    member = {
-        "type": "object",
-        "properties": {"name": text, "kind": text, "role": text},
-        "required": ["name", "kind", "role"],
-        "additionalProperties": False,
-    }
-    fact = {
-        "type": "object",
-        "properties": {
-            "statement": {"type": "string", "minLength": 1, "maxLength": MAX_STATEMENT},
-            "members": {
-                "type": "array",
-                "items": member,
-                "minItems": 1,
-                "maxItems": MAX_FACT_MEMBERS,
-            },
-            "relation": {"type": ["string", "null"], "maxLength": MAX_NAME},
-            "valid_from": {"type": ["string", "null"], "maxLength": 40},
-            "messages": {
-                "type": "array",
-                "items": {"type": "integer", "minimum": 0},
-                "minItems": 1,
-                "maxItems": MAX_FACT_MESSAGES,
-            },
-            "quote": {"type": "string", "minLength": 1, "maxLength": MAX_QUOTE},
-        },
-        "required": ["statement", "members", "relation", "valid_from", "messages", "quote"],
-        "additionalProperties": False,
-    }
-    return {
-        "type": "object",
-        "properties": {"facts": {"type": "array", "items": fact, "maxItems": max_facts}},
-        "required": ["facts"],
-        "additionalProperties": False,
-    }
-
-
-FACTS_SCHEMA = facts_schema()
-
-SYSTEM_PROMPT = """\
-You extract the facts worth remembering from a conversation.
-Each message is shown as [index] speaker: text.
-Rules:
-- Keep only what a speaker states as true. Skip questions, requests, greetings, guesses, \
-plans and hypotheticals.
-- Write each fact as one standalone sentence in the third person. Replace "I", "me" and \
-"my" with the speaker's name, or "the user" / "the assistant" when the speaker has no name: \
-"I'm allergic to peanuts" from Alice becomes "Alice is allergic to peanuts." What a speaker \
-says about themselves is about that speaker, nobody else.
-- members: the entities the fact is about, the subject first with role "subject", e.g. \
-[{"name": "Alice", "kind": "person", "role": "subject"}, \
-{"name": "peanuts", "kind": "food", "role": "object"}].
-- relation: a short snake_case name such as lives_in, works_at or allergic_to, or null.
-- valid_from: the ISO 8601 date or time from which the fact holds when the conversation \
-says so, else null.
-- messages: the index of the message the fact comes from, then any other messages it \
-relies on.
-- quote: the words of that first message that state the fact, copied exactly.
-Answer with JSON only: {"facts": [...]}, with an empty list when there is nothing to \
-remember."""
 
 
 class ExtractorError(MemstoreError):
@@ -186,7 +111,7 @@ class LLMExtractor(Closing):
         max_tokens: int = 1024,
         temperature: float = 0.0,
         response_format: ResponseFormat = "auto",
-        system_prompt: str = SYSTEM_PROMPT,
+        system_prompt: str = EXTRACT_PROMPT,
         client: httpx.Client | None = None,
     ) -> None:
         if response_format not in ("auto", "json_schema", "json_object"):

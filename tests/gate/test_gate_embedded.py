@@ -113,6 +113,7 @@ def test_backends_by_name() -> None:
         "hf-causal",
         "hf-nli",
         "openai",
+        "sampling",
     }
 
 

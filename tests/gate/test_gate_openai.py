@@ -59,9 +59,13 @@ def test_a_server_without_logprobs_is_sampled() -> None:
         backend = OpenAIBackend("m", base_url=server.url, samples=8)
         p_true = backend.estimate("The user is allergic to peanuts.", "[1] x")
         p_false = backend.estimate("The user hates tea.", "[1] x")
-    assert p_true == pytest.approx(6 / 8) and p_false == pytest.approx(2 / 8)
+    # 6 YES of 8, then 2 of 8: the Jeffreys posterior means, with their spreads
+    assert p_true == pytest.approx(6.5 / 9) and p_false == pytest.approx(2.5 / 9)
+    assert p_true.spread == pytest.approx(0.142, abs=0.001)  # type: ignore[attr-defined]
     assert server.requests[0].get("logprobs") is True  # asked once, then sampled
-    assert all(r.get("n") == 8 for r in server.requests[1:])
+    assert len(server.requests) == 1 + 8 + 8
+    assert not any("logprobs" in r for r in server.requests[1:])
+    assert all(r["temperature"] == 1.0 and r["max_tokens"] == 4 for r in server.requests[1:])
     assert not backend.deterministic
 
 

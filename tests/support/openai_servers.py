@@ -83,8 +83,14 @@ class Handler(QuietHandler):
             choices = [{"index": 0, "message": {"role": "assistant", "content": first},
                         "logprobs": {"content": content}}]  # fmt: skip
         else:
+            # Three answers in four say what is true, counted over the server's life,
+            # so samples asked one request at a time differ as n answers of one would.
             n = int(body.get("n") or 1)
-            answers = ["YES" if (i % 4 != 3) == true else "NO" for i in range(n)]
+            with self.server.lock:
+                first, self.server.sampled = self.server.sampled, self.server.sampled + n
+            answers = [
+                "YES" if (i % 4 != 3) == true else "NO" for i in range(first, first + n)
+            ]
             choices = [
                 {"index": i, "message": {"role": "assistant", "content": a}, "logprobs": None}
                 for i, a in enumerate(answers)
@@ -113,6 +119,7 @@ class FakeServer(ThreadingHTTPServer):
         self.in_flight = 0
         self.max_in_flight = 0
         self.failures_left = failures
+        self.sampled = 0
         self.drop = drop
         self.requests: list[dict[str, Any]] = []
 

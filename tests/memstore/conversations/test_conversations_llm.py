@@ -17,11 +17,11 @@ from gate import Gate
 from gate.backends.llama_server import MODEL
 from gate.backends.llama_server import llama_server as start_llama_server
 from gate.backends.openai import OpenAIBackend
+from language.prompts import FACTS_SCHEMA
 from memstore import Store
 from memstore.conversations import Extractor, LLMExtractor, parse_messages
 from memstore.conversations.llm import (
     API_KEY_ENV,
-    FACTS_SCHEMA,
     ExtractorError,
     locate,
 )
