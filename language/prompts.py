@@ -26,7 +26,7 @@ _BARE = re.compile(r"[\s\"'*_`.!]*(yes|no)[\s\"'*_`.!]*", re.IGNORECASE)
 
 
 def yes_or_no(text: str | None) -> Literal["YES", "NO"] | None:
-    """"YES" or "NO" when the answer's first line is that word alone (any case; spaces,
+    """ "YES" or "NO" when the answer's first line is that word alone (any case; spaces,
     quotes, asterisks, backticks and end punctuation around it ignored), else None: an
     empty answer, a refusal, a sentence or extra words on that line ("Yes, but ...")
     are no answer. What follows a line break after the word is not read."""

@@ -88,9 +88,7 @@ class Handler(QuietHandler):
             n = int(body.get("n") or 1)
             with self.server.lock:
                 first, self.server.sampled = self.server.sampled, self.server.sampled + n
-            answers = [
-                "YES" if (i % 4 != 3) == true else "NO" for i in range(first, first + n)
-            ]
+            answers = ["YES" if (i % 4 != 3) == true else "NO" for i in range(first, first + n)]
             choices = [
                 {"index": i, "message": {"role": "assistant", "content": a}, "logprobs": None}
                 for i, a in enumerate(answers)
