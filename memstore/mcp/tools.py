@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import ToolAnnotations
+from mcp_types import CreateMessageRequest, CreateMessageRequestParams, InputRequiredResult
+from mcp_types import SamplingMessage, TextContent, ToolAnnotations
 from pydantic import Field
 
 from gate import VerdictStatus
@@ -75,6 +76,8 @@ from memstore.schemas import DEFAULT_LIST_LIMIT, DEFAULT_STATED_CONFIDENCE, MAX_
 from memstore.storage.tables import FactStatus
 
 if TYPE_CHECKING:
+    from gate.backends.sampling import Request
+    from memstore.mcp.host import HostModel
     from memstore.schemas import FactPublic
     from memstore.store import Store
 
@@ -117,17 +120,39 @@ class MemoryTools:
     docstring the tool's description. ``remember_conversation`` extracts facts as
     ``conversations`` says; ``erase`` records ``mcp`` as who erased, or with ``keys``
     (HTTP with API keys) the fingerprint of the request's key, which must be in
-    ``keys.erase_keys``."""
+    ``keys.erase_keys``. With ``host`` (``--verifier/--extractor host``) the tools that
+    check or extract ask the client's model through it (``memstore.mcp.host``)."""
 
     def __init__(
         self,
         store: Store,
         conversations: ConversationSettings | None = None,
         keys: ServerSettings | None = None,
+        host: HostModel | None = None,
+        extractor: Any = None,
     ) -> None:
         self.store = store
         self.conversations = conversations or ConversationSettings()
         self.keys = keys if keys is not None and keys.api_keys else None
+        self.host = host
+        self.extractor = extractor
+
+    def _with_host(self, ctx: Context | None, work: Callable[[], Any]) -> Any:
+        """``work()`` with the client's model reachable (when the server uses it): its
+        result, or ``input_required`` with the questions the model must answer first
+        (protocol 2026-07-28: the client calls again with the answers)."""
+        if self.host is None:
+            return work()
+        from memstore.mcp.host import HostUnavailable, QuestionsForClient
+
+        try:
+            with self.host.exchange(ctx):
+                return work()
+        except HostUnavailable as exc:
+            raise ToolError(str(exc)) from None
+        except QuestionsForClient as asked:
+            requests = {key: _sampling_request(r) for key, r in asked.requests.items()}
+            return InputRequiredResult(input_requests=requests, request_state=asked.state)
 
     def _gated(self, write: Callable[[], FactPublic]) -> Remembered:
         """What a gated ``write`` did: stored, or refused by the gate (a normal result)."""
@@ -158,7 +183,8 @@ class MemoryTools:
         relation: Relation = None,
         confidence: Confidence = DEFAULT_STATED_CONFIDENCE,
         metadata: MetadataArg = None,
-    ) -> Remembered:
+        ctx: Context | None = None,
+    ) -> Remembered | InputRequiredResult:
         """Remember a fact, if the evidence supports it (the write is gated).
 
         Stored: stored=true with the fact's id. Refused: stored=false with the verdict,
@@ -166,7 +192,7 @@ class MemoryTools:
         same fact twice stores it once (deduplicated=true).
         """
         fact = answers.fact_input(statement, members, evidence, relation, confidence, metadata)
-        return self._gated(lambda: self.store.add_fact(fact))
+        return self._with_host(ctx, lambda: self._gated(lambda: self.store.add_fact(fact)))
 
     def remember_conversation(
         self,
@@ -203,7 +229,8 @@ class MemoryTools:
         relation: Relation = None,
         confidence: Confidence = DEFAULT_STATED_CONFIDENCE,
         metadata: MetadataArg = None,
-    ) -> Remembered:
+        ctx: Context | None = None,
+    ) -> Remembered | InputRequiredResult:
         """Correct a remembered fact: the corrected statement replaces it if the evidence
         supports it (the write is gated like remember).
 
@@ -212,7 +239,9 @@ class MemoryTools:
         fact is unchanged. Without metadata the correction keeps the old fact's.
         """
         fact = answers.fact_input(statement, members, evidence, relation, confidence, metadata)
-        return self._gated(lambda: self.store.supersede(fact_id, fact))
+        return self._with_host(
+            ctx, lambda: self._gated(lambda: self.store.supersede(fact_id, fact))
+        )
 
     def retract(
         self,
@@ -307,11 +336,16 @@ class MemoryTools:
         claim: Annotated[str, Field(description="The claim to check, as one sentence.")],
         evidence: Evidence,
         confidence: Confidence = DEFAULT_STATED_CONFIDENCE,
-    ) -> ClaimVerdict:
+        ctx: Context | None = None,
+    ) -> ClaimVerdict | InputRequiredResult:
         """Check a claim against evidence with the memory's gate; nothing is stored."""
-        with tool_errors():
-            verdict = self.store.verify_claim(claim, evidence, confidence)
-        return answers.claim_verdict(verdict)
+
+        def check() -> ClaimVerdict:
+            with tool_errors():
+                verdict = self.store.verify_claim(claim, evidence, confidence)
+            return answers.claim_verdict(verdict)
+
+        return self._with_host(ctx, check)
 
     def audit_rejections(
         self,

@@ -202,11 +202,18 @@ class GateHook:
 
 
 def to_check(candidate: Candidate) -> Check:
-    """The gate's view of a candidate fact."""
+    """The gate's view of a candidate fact. Its evidence goes by place (1, 2, ...), not
+    by id: a new text's id is random, and the same fact with the same evidence must ask
+    the verifier the same question (the verdict cache, a client's model answering over
+    several rounds); citations are renamed with it."""
+    place = {e.id: str(i) for i, e in enumerate(candidate.evidence, start=1)}
     return Check(
         claim=candidate.statement,
-        evidence=tuple(ContextItem(e.id, e.text) for e in candidate.evidence),
-        citations=tuple(Citation(c.evidence_id, c.start, c.end) for c in candidate.citations),
+        evidence=tuple(ContextItem(place[e.id], e.text) for e in candidate.evidence),
+        citations=tuple(
+            Citation(place.get(c.evidence_id, c.evidence_id), c.start, c.end)
+            for c in candidate.citations
+        ),
         confidence=candidate.stated_confidence,
     )
 

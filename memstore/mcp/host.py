@@ -1,0 +1,358 @@
+"""The agent host's own model, asked over MCP sampling (``memstore mcp --verifier host``
+and ``--extractor host``).
+
+An MCP server may ask its client to complete a prompt with the client's model
+(``sampling/createMessage``). Started with ``--verifier host``, the gate asks the host's
+model the verifier's question (``language.prompts.VERIFY_PROMPT``, the same words as
+every LLM route) ``samples`` times per claim and reads the answers as the ``sampling``
+backend does: an estimate with its spread, held when too unsure. With ``--extractor
+host`` the conversation extractor sends its prompt there too. No key, no second server.
+
+How a question reaches the client follows the protocol version the client speaks:
+
+- up to 2025-11-25, a ``sampling/createMessage`` request mid-call, answered before the
+  tool goes on;
+- from 2026-07-28 on (no requests mid-call), the tool answers ``input_required`` with
+  the questions; the client answers them and calls again with the answers and the
+  ``request_state`` this module gave it, and the tool runs again, now finding its
+  answers. Nothing is written on a round that ends for questions (the gate asks before
+  the first write). The state carries the client's own answers; a client that edits it
+  changes only what its model said.
+
+Each tool call has a budget (``HostBudget``: requests, tokens, seconds). Past it, or
+when the client refuses a request, times out or answers something else than text, the
+verifier has failed, and the gate holds the fact (stored ``unverified``, with the reason),
+as for any verifier failure: never verified, never a crash. A client that does not
+support sampling gets a tool error saying so and what to do, unless the server was
+started with a fallback (``--host-fallback``), whose verdicts then name that verifier.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import contextvars
+import json
+import logging
+import math
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from gate.backends.base import CallControl, InputRequired, VerifierBackend
+from gate.backends.sampling import DEFAULT_SAMPLES, Request, SamplingBackend, Usage
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import Context
+
+log = logging.getLogger("memstore.mcp")
+
+#: The protocol versions with no server requests mid-call (answers ride a retry).
+RETRY_VERSIONS = ("2026-07-28",)
+#: A rough count of tokens in a text: MCP sampling results carry no token counts.
+CHARS_PER_TOKEN = 4
+NO_SAMPLING = (
+    "this server asks your agent host's model to check each write (memstore mcp "
+    "--verifier/--extractor host), but this client did not declare MCP sampling: "
+    "enable sampling in the client, or restart the server with --host-fallback to use "
+    "the configured verifier instead"
+)
+
+
+class HostError(RuntimeError):
+    """The host's model could not answer: refused, timed out, past the budget, no text.
+    The gate holds the fact; the message says why in plain words."""
+
+
+class HostUnavailable(HostError):
+    """No client that can sample: outside a tool call, or a client without sampling."""
+
+
+class QuestionsForClient(InputRequired):
+    """The tool must answer ``input_required`` with ``requests`` (keyed by
+    ``Request.key``) and ``state``; the client answers and calls again."""
+
+    def __init__(self, requests: dict[str, Request], state: str) -> None:
+        super().__init__(f"{len(requests)} questions for the client's model")
+        self.requests = requests
+        self.state = state
+
+
+@dataclass(frozen=True)
+class HostBudget:
+    """What one tool call may ask of the host's model: ``requests`` completions,
+    ``tokens`` (prompt and answer, estimated at four characters a token, as MCP reports
+    none) and ``seconds`` of waiting for answers (mid-call requests)."""
+
+    requests: int = 64
+    tokens: int = 16_000
+    seconds: float = 120.0
+
+    def __post_init__(self) -> None:
+        if self.requests < 1 or self.tokens < 1 or not self.seconds > 0:
+            raise ValueError("a host budget needs requests, tokens and seconds above 0")
+
+
+def estimated_tokens(request: Request) -> int:
+    """Tokens a request may use: its prompt's (estimated) and its answer's at most."""
+    text = len(request.prompt) + len(request.system or "")
+    return math.ceil(text / CHARS_PER_TOKEN) + request.max_tokens
+
+
+class Exchange:
+    """One tool call's conversation with the client's model (see the module)."""
+
+    def __init__(self, ctx: Context, budget: HostBudget, fallback: bool) -> None:
+        self.ctx = ctx
+        self.budget = budget
+        caps = ctx.client_capabilities
+        self.can_sample = caps is not None and caps.sampling is not None
+        self.falls_back = fallback and not self.can_sample
+        self.retries = ctx.protocol_version in RETRY_VERSIONS
+        self.usage = Usage()
+        self.answers: dict[str, str | None] = {}
+        self._lock = threading.Lock()
+        self._started = time.monotonic()
+        self._token: Any = None
+        if self.retries:
+            self.answers = _read_state(ctx.request_state)
+            self.answers.update(_texts(ctx.input_responses or {}))
+            self.usage.add(len(self.answers), 0)  # asked on earlier rounds
+        elif self.can_sample:
+            import anyio.from_thread
+            import anyio.lowlevel
+
+            # The tool runs on an AnyIO worker thread; the gate asks from a thread of
+            # its own, so the event loop is named explicitly when it sends.
+            self._token = anyio.from_thread.run_sync(anyio.lowlevel.current_token)
+
+    def complete(self, requests: Sequence[Request]) -> list[str | None]:
+        """One text per request (None where the answer was not text)."""
+        if not self.can_sample:
+            raise HostUnavailable(NO_SAMPLING)
+        if self.retries:
+            return self._from_answers(requests)
+        self._spend(requests)
+        return self._ask(requests)
+
+    def _spend(self, requests: Sequence[Request]) -> None:
+        """Count ``requests`` against the budget; HostError past it."""
+        tokens = sum(estimated_tokens(r) for r in requests)
+        with self._lock:
+            if self.usage.requests + len(requests) > self.budget.requests:
+                raise HostError(
+                    f"the host's model would be asked {self.usage.requests + len(requests)} "
+                    f"times for this call, over the budget of {self.budget.requests}"
+                )
+            if self.usage.tokens + tokens > self.budget.tokens:
+                raise HostError(
+                    f"the host's model would use about {self.usage.tokens + tokens} tokens "
+                    f"for this call, over the budget of {self.budget.tokens}"
+                )
+            self.usage.add(len(requests), tokens)
+
+    def _from_answers(self, requests: Sequence[Request]) -> list[str | None]:
+        missing = {r.key: r for r in requests if r.key not in self.answers}
+        if missing:
+            self._spend(list(missing.values()))
+            raise QuestionsForClient(missing, _write_state(self.answers))
+        return [self.answers[r.key] for r in requests]
+
+    def _ask(self, requests: Sequence[Request]) -> list[str | None]:
+        import anyio
+        import anyio.from_thread
+
+        left = self.budget.seconds - (time.monotonic() - self._started)
+        if left <= 0:
+            raise HostError(f"the host's model took over {self.budget.seconds:g}s this call")
+
+        async def ask_all() -> list[str | None]:
+            texts: list[str | None] = [None] * len(requests)
+            limit = anyio.CapacityLimiter(4)
+
+            async def one(i: int) -> None:
+                async with limit:
+                    texts[i] = await self._sample(requests[i])
+
+            with anyio.fail_after(left):
+                async with anyio.create_task_group() as group:
+                    for i in range(len(requests)):
+                        group.start_soon(one, i)
+            return texts
+
+        try:
+            return anyio.from_thread.run(ask_all, token=self._token)
+        except TimeoutError:
+            raise HostError(
+                f"the host's model did not answer within {self.budget.seconds:g}s"
+            ) from None
+        except HostError:
+            raise
+        except Exception as exc:  # the client refused, or the connection failed
+            raise HostError(f"the client did not sample: {_first_error(exc)}") from None
+
+    async def _sample(self, request: Request) -> str | None:
+        """One ``sampling/createMessage`` request, sent as the SDK's ``create_message``
+        sends it (without its deprecation warning: the capability is deprecated in
+        2026-07-28, and still what clients of earlier versions speak)."""
+        from mcp.shared.message import ServerMessageMetadata
+        from mcp_types import (
+            CreateMessageRequest,
+            CreateMessageRequestParams,
+            CreateMessageResult,
+            SamplingMessage,
+            TextContent,
+        )
+
+        text = TextContent(type="text", text=request.prompt)
+        params = CreateMessageRequestParams(
+            messages=[SamplingMessage(role="user", content=text)],
+            max_tokens=request.max_tokens,
+            system_prompt=request.system,
+            temperature=request.temperature,
+        )
+        result = await self.ctx.session.send_request(
+            CreateMessageRequest(params=params),
+            CreateMessageResult,
+            metadata=ServerMessageMetadata(related_request_id=self.ctx.request_id),
+        )
+        return _text(result)
+
+
+_current: contextvars.ContextVar[Exchange | None] = contextvars.ContextVar(
+    "memstore_host_exchange", default=None
+)
+
+
+class HostModel:
+    """The client's model for whoever asks during a tool call (the gate, the extractor):
+    ``exchange(ctx)`` opens a tool call's exchange; ``complete`` goes through it."""
+
+    name = "host"
+
+    def __init__(self, budget: HostBudget | None = None, *, fallback: bool = False) -> None:
+        self.budget = budget or HostBudget()
+        self.fallback = fallback
+        self.usage = Usage()  # over the server's life, for the bench and the logs
+
+    @property
+    def identity(self) -> str:
+        return "mcp-host"
+
+    @contextmanager
+    def exchange(self, ctx: Context | None) -> Iterator[Exchange | None]:
+        """The tool call's exchange, current for the block (None without a context)."""
+        if ctx is None:
+            yield None
+            return
+        exchange = Exchange(ctx, self.budget, self.fallback)
+        if not exchange.can_sample and not self.fallback:
+            raise HostUnavailable(NO_SAMPLING)
+        token = _current.set(exchange)
+        try:
+            yield exchange
+        finally:
+            _current.reset(token)
+            self.usage.add(exchange.usage.requests, exchange.usage.tokens)
+
+    def falls_back(self) -> bool:
+        """Whether this tool call uses the fallback verifier (a client without sampling)."""
+        exchange = _current.get()
+        return exchange is not None and exchange.falls_back
+
+    def complete(
+        self, requests: Sequence[Request], control: CallControl | None = None
+    ) -> list[str | None]:
+        exchange = _current.get()
+        if exchange is None:
+            raise HostUnavailable("the host's model is asked only during an MCP tool call")
+        return exchange.complete(requests)
+
+
+class HostVerifier(VerifierBackend):
+    """The gate's verifier over the host's model: ``samples`` answers per question, as
+    the ``sampling`` backend; a client without sampling gets ``fallback`` where one is
+    given (its verdicts name it), else the gate holds the fact."""
+
+    name = "host"
+    deterministic = False
+
+    def __init__(
+        self,
+        host: HostModel,
+        *,
+        samples: int = DEFAULT_SAMPLES,
+        temperature: float = 1.0,
+        fallback: VerifierBackend | None = None,
+    ) -> None:
+        self.host = host
+        self.sampler = SamplingBackend(samples=samples, temperature=temperature, completer=host)
+        self.fallback = fallback
+        self.model = "mcp-host"
+
+    @property
+    def identity(self) -> str:
+        if self.fallback is not None and self.host.falls_back():
+            return self.fallback.identity
+        return self.sampler.identity
+
+    def estimate_many(
+        self, pairs: Sequence[tuple[str, str]], control: CallControl | None = None
+    ) -> list[float]:
+        if self.fallback is not None and self.host.falls_back():
+            return self.fallback.estimate_many(pairs)
+        return self.sampler.estimate_many(pairs, control)
+
+    def close(self) -> None:
+        if self.fallback is not None:
+            self.fallback.close()
+
+
+# -- the state a retry carries ----------------------------------------------------------
+
+
+def _write_state(answers: dict[str, str | None]) -> str:
+    return base64.urlsafe_b64encode(json.dumps({"answers": answers}).encode()).decode()
+
+
+def _read_state(state: str | None) -> dict[str, str | None]:
+    """The answers of earlier rounds; nothing from a state this module did not write."""
+    if not state:
+        return {}
+    try:
+        data = json.loads(base64.urlsafe_b64decode(state.encode()))
+    except (ValueError, binascii.Error):
+        return {}
+    answers = data.get("answers") if isinstance(data, dict) else None
+    if not isinstance(answers, dict):
+        return {}
+    return {
+        str(k): v if isinstance(v, str) else None for k, v in answers.items() if isinstance(k, str)
+    }
+
+
+def _texts(responses: dict[str, Any]) -> dict[str, str | None]:
+    return {str(key): _text(value) for key, value in responses.items()}
+
+
+def _text(result: Any) -> str | None:
+    """The text of a sampling result, or None (an image, tool use, an error, nothing)."""
+    content = getattr(result, "content", None)
+    if isinstance(result, dict):
+        content = result.get("content")
+    if isinstance(content, list):
+        content = content[0] if len(content) == 1 else None
+    text = getattr(content, "text", None)
+    if isinstance(content, dict) and content.get("type") == "text":
+        text = content.get("text")
+    return text if isinstance(text, str) else None
+
+
+def _first_error(exc: BaseException) -> str:
+    """The first leaf error of an exception group, in words."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return f"{type(exc).__name__}: {exc}"[:300]
