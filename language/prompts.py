@@ -11,6 +11,7 @@ sampled answer defensively: anything but the bare word is no answer.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any, Literal
 
@@ -115,3 +116,10 @@ relies on.
 - quote: the words of that first message that state the fact, copied exactly.
 Answer with JSON only: {"facts": [...]}, with an empty list when there is nothing to \
 remember."""
+
+
+def extract_instructions(schema: dict[str, Any], system_prompt: str = EXTRACT_PROMPT) -> str:
+    """The extractor's instructions for a route that cannot constrain the answer to the
+    schema (MCP sampling): the same prompt, with the schema the other routes send as
+    ``response_format`` written out."""
+    return f"{system_prompt}\n\nThe JSON must follow this JSON Schema:\n{json.dumps(schema)}"

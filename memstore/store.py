@@ -73,7 +73,7 @@ from memstore.storage import db, schedule
 from memstore.write import entities
 from memstore.write import hook as hooks
 from memstore.write.duplicates import DEFAULT_NEAR_DUPLICATE
-from memstore.write.hook import WriteHook
+from memstore.write.hook import Admission, WriteHook
 from memstore.write.path import check_correction
 from memstore.write.remember import claims_of, remember
 
@@ -217,6 +217,22 @@ class Store(Closing):
         self._writes.check_gated(hook, len(items), "facts")
         news = [parse(FactCreate, item, {}, prefix=f"facts.{i}") for i, item in enumerate(items)]
         return self._writes.write(news, [None] * len(news), hook) if news else []
+
+    def check_facts(
+        self,
+        facts: Iterable[FactCreate | Mapping[str, Any]],
+        *,
+        gate: Gate | str | None = None,
+        policy: GatePolicy | None = None,
+    ) -> list[Admission]:
+        """What ``add_facts`` would decide for each fact (its verdict, the status it would
+        be stored with, the gate's numbers and reason), nothing stored: a dry run that
+        asks the gate the very questions the write would."""
+        items = inputs.fact_list(facts)
+        hook = self._hook(gate, policy, False)
+        self._writes.check_gated(hook, len(items), "facts")
+        news = [parse(FactCreate, item, {}, prefix=f"facts.{i}") for i, item in enumerate(items)]
+        return self._writes.check(news, hook) if news else []
 
     def remember(
         self,

@@ -134,6 +134,10 @@ _AGENT_SEARCH = "agents search active memory, by meaning and keywords together"
 _CLI_SEARCH_TAKES = ("mode", "min_score", "recorded_after", "recorded_before")
 _AGENT_AUDIT = "agents filter the audit log by verdict, words and time only"
 _NOT_YET = "no correction over this front yet (issue 27, goal 6)"
+_DRY_RUN = (
+    "a dry run of a whole batch, for Python callers (the MCP server's rounds with a "
+    "client's model); the fronts check one claim with verify / verify_claim"
+)
 _AUDIT_PAGE = (
     "people give and read labels on the audit page (GET /audit/{namespace}, served by "
     "memstore serve); rejection exports carry them"
@@ -297,6 +301,7 @@ SURFACE: dict[str, Surface] = {
     "verify_claim": Surface(
         Exposed("verify"), Exposed("POST /verify_claim"), Exposed("verify_claim")
     ),
+    "check_facts": Surface(Hidden(_DRY_RUN), Hidden(_DRY_RUN), Hidden(_DRY_RUN)),
     "entity": Surface(
         Hidden("neighbors shows entities"),
         Hidden("the neighborhood answers entities"),

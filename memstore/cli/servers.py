@@ -11,6 +11,14 @@ from memstore.cli.context import settings
 from memstore.cli.parsing import NamespaceOption, StoreOption
 from memstore.cli.program import command
 from memstore.errors import InvalidInput
+from memstore.mcp.host import (
+    DEFAULT_SAMPLES,
+    REQUESTS_HELP,
+    SECONDS_HELP,
+    TOKENS_HELP,
+    HostBudget,
+    HostOptions,
+)
 
 
 @command()
@@ -54,6 +62,28 @@ def mcp(
             "keys only the keys of server.erase_keys may erase.",
         ),
     ] = False,
+    verifier: Annotated[
+        str,
+        typer.Option(help="host: check each write with the client's own model (MCP sampling)."),
+    ] = "configured",
+    extractor: Annotated[
+        str,
+        typer.Option(help="host: extract conversations' facts with the client's own model."),
+    ] = "configured",
+    samples: Annotated[
+        int, typer.Option(min=1, max=64, help="Host: answers per question.")
+    ] = DEFAULT_SAMPLES,
+    host_fallback: Annotated[
+        bool,
+        typer.Option(
+            "--host-fallback",
+            help="Host: a client that cannot sample gets the configured verifier and "
+            "extractor instead of an error.",
+        ),
+    ] = False,
+    host_requests: Annotated[int, typer.Option(min=1, help=REQUESTS_HELP)] = HostBudget.requests,
+    host_tokens: Annotated[int, typer.Option(min=1, help=TOKENS_HELP)] = HostBudget.tokens,
+    host_timeout: Annotated[float, typer.Option(min=0.1, help=SECONDS_HELP)] = HostBudget.seconds,
     store: StoreOption = None,
     namespace: NamespaceOption = None,
 ) -> None:
@@ -61,9 +91,16 @@ def mcp(
     (and erase: with --allow-erase over stdio, for server.erase_keys over http).
 
     Over http clients send Authorization: Bearer KEY or X-API-Key: KEY, a key of
-    server.api_keys that may use the namespace (the REST API's keys and check)."""
+    server.api_keys that may use the namespace (the REST API's keys and check).
+    With --verifier host (and/or --extractor host) the client's own model checks each
+    write, over MCP sampling: no key, no second server."""
     if transport not in ("stdio", "http"):
         raise InvalidInput("transport", f"{transport!r} is not stdio or http")
+    for name, value in (("verifier", verifier), ("extractor", extractor)):
+        if value not in ("configured", "host"):
+            raise InvalidInput(name, f"{value!r} is not configured or host")
+    budget = HostBudget(host_requests, host_tokens, host_timeout)
+    host_options = HostOptions(verifier, extractor, samples, host_fallback, budget)  # type: ignore[arg-type]
     chosen = settings(ctx, store, namespace)
     from memstore.mcp import server
 
@@ -75,6 +112,7 @@ def mcp(
             port=port,
             allow_unauthenticated=allow_unauthenticated,
             allow_erase=allow_erase,
+            host_options=host_options,
         )
     except ImportError as exc:
         fail(str(exc), Exit.INTERNAL, "install the server extra: pip install 'memstore[server]'")

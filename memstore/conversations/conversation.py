@@ -113,6 +113,29 @@ def remember(
     return ConversationReport(extractor=extractor.name, messages=len(turns), candidates=outcomes)
 
 
+def rehearse(
+    store: StoreLike,
+    messages: Iterable[Message | Mapping[str, Any]],
+    extractor: Extractor,
+    single_valued: Collection[str],
+    context_turns: int,
+    user_name: str | None,
+) -> None:
+    """Ask the extractor and the gate what ``remember`` would ask them, and write
+    nothing: the facts' checks in one batch, then each fact's look at the active facts it
+    may replace. For a model that answers between calls (``memstore.mcp.host``): its
+    questions are gathered in one round, and the write that follows finds the answers."""
+    turns = parse_messages(messages, user_name)
+    candidates = extractor.extract(turns)
+    store.limits.check_claims(len(candidates), "messages", "candidate facts extracted")
+    facts = [fact_of(c, turns, context_turns) for c in candidates]
+    if facts:
+        store.check_facts(facts)
+    for candidate in candidates:
+        source = turns[candidate.message].rendered()
+        replaced_by(store, candidate, source, single_valued=single_valued)
+
+
 def _remember_one(
     store: StoreLike,
     candidate: Candidate,
@@ -178,11 +201,14 @@ def remember_as_configured(
     context_turns: int | None = None,
     metadata: Mapping[str, Any] | None = None,
     user_name: str | None = None,
+    extractor: Extractor | None = None,
 ) -> ConversationReport:
     """``store.remember_conversation`` with the extractor and defaults the ``conversations``
     settings choose (what the REST API, the MCP server and the CLI call); a given
-    ``on_conflict``, ``context_turns`` or ``user_name`` wins over the settings'."""
-    extractor = extractor_from(settings)
+    ``on_conflict``, ``context_turns``, ``user_name`` or ``extractor`` (the caller's, left
+    open) wins over the settings'."""
+    own = extractor is None
+    extractor = extractor_from(settings) if extractor is None else extractor
     try:
         return remember(
             store,
@@ -196,8 +222,28 @@ def remember_as_configured(
         )
     finally:
         close = getattr(extractor, "close", None)
-        if callable(close):
+        if own and callable(close):
             close()
+
+
+def rehearse_as_configured(
+    store: StoreLike,
+    messages: Iterable[Message | Mapping[str, Any]],
+    settings: ConversationSettings,
+    extractor: Extractor,
+    *,
+    context_turns: int | None = None,
+    user_name: str | None = None,
+) -> None:
+    """``rehearse`` what ``remember_as_configured`` would do with these options."""
+    rehearse(
+        store,
+        messages,
+        extractor,
+        frozenset(settings.single_valued),
+        settings.context_turns if context_turns is None else context_turns,
+        settings.user_name if user_name is None else user_name,
+    )
 
 
 def extractor_from(settings: ConversationSettings) -> Extractor:

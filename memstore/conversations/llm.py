@@ -40,9 +40,10 @@ from typing import Annotated, Any, Literal
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from gate.backends.base import Closing
+from gate.backends.base import Closing, InputRequired
 from gate.backends.endpoint import RETRY_STATUS, ChatEndpoint
-from language.prompts import EXTRACT_PROMPT, facts_schema
+from gate.backends.sampling import Completer, Request
+from language.prompts import EXTRACT_PROMPT, extract_instructions, facts_schema
 from memstore.conversations.extractors import Candidate, fact_of
 from memstore.conversations.messages import Message
 from memstore.errors import MemstoreError
@@ -113,6 +114,7 @@ class LLMExtractor(Closing):
         response_format: ResponseFormat = "auto",
         system_prompt: str = EXTRACT_PROMPT,
         client: httpx.Client | None = None,
+        completer: Completer | None = None,
     ) -> None:
         if response_format not in ("auto", "json_schema", "json_object"):
             raise ValueError(
@@ -137,6 +139,11 @@ class LLMExtractor(Closing):
         self._format: Literal["json_schema", "json_object"] = (
             "json_object" if response_format == "json_object" else "json_schema"
         )
+        #: Where the prompt goes instead of an endpoint (the MCP host's model): the
+        #: schema is then written into the instructions, as no response_format exists.
+        self.completer = completer
+        if completer is not None:
+            self.name = f"llm:{completer.name}"  # reports say whose model extracted
         self._endpoint = ChatEndpoint(
             base_url,
             api_key,
@@ -153,6 +160,8 @@ class LLMExtractor(Closing):
         return self._format
 
     def __repr__(self) -> str:  # never shows the key
+        if self.completer is not None:
+            return f"LLMExtractor(model={self.model!r}, completer={self.completer.name!r})"
         base_url = str(self._endpoint.client.base_url)
         return f"LLMExtractor(model={self.model!r}, base_url={base_url!r})"
 
@@ -234,12 +243,32 @@ class LLMExtractor(Closing):
         return out
 
     def _complete(self, conversation: str) -> dict[str, Any]:
+        if self.completer is not None:
+            return self._complete_with(self.completer, conversation)
         try:
             return self._post(self.payload(conversation))
         except _FormatRefused:
             self._format = "json_object"  # llama-cpp-python's form, from now on
             logger.info("%s refused response_format json_schema; using json_object", self)
             return self._post(self.payload(conversation))
+
+    def _complete_with(self, completer: Completer, conversation: str) -> dict[str, Any]:
+        """The answer of ``completer`` as a chat completion's body; ExtractorError when it
+        fails (InputRequired goes on: the caller fetches the answer and asks again)."""
+        request = Request(
+            f"Conversation:\n{conversation}",
+            self.max_tokens,
+            self.temperature,
+            system=extract_instructions(self.schema, self.system_prompt),
+        )
+        try:
+            [text] = completer.complete([request])
+        except InputRequired:
+            raise
+        except Exception as exc:
+            raise ExtractorError(f"the extractor's model did not answer: {exc}") from exc
+        message = {"role": "assistant", "content": text or ""}
+        return {"choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}
 
     def _post(self, payload: dict[str, Any]) -> dict[str, Any]:
         """POST /chat/completions, retried with backoff; ExtractorError when it fails."""

@@ -40,13 +40,17 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from gate.backends.base import CallControl, InputRequired, VerifierBackend
 from gate.backends.sampling import DEFAULT_SAMPLES, Request, SamplingBackend, Usage
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import Context
+
+    from gate import Gate
+    from memstore.config import Settings
+    from memstore.conversations.llm import LLMExtractor
 
 log = logging.getLogger("memstore.mcp")
 
@@ -114,13 +118,17 @@ class Exchange:
         self.retries = ctx.protocol_version in RETRY_VERSIONS
         self.usage = Usage()
         self.answers: dict[str, str | None] = {}
+        #: Questions gathered while ``collecting`` (2026-07-28), by key.
+        self.pending: dict[str, Request] = {}
+        self._collecting = False
+        self._final = False
         self._lock = threading.Lock()
         self._started = time.monotonic()
         self._token: Any = None
         if self.retries:
-            self.answers = _read_state(ctx.request_state)
+            self.answers, tokens = _read_state(ctx.request_state)
             self.answers.update(_texts(ctx.input_responses or {}))
-            self.usage.add(len(self.answers), 0)  # asked on earlier rounds
+            self.usage.add(len(self.answers), tokens)  # asked on earlier rounds
         elif self.can_sample:
             import anyio.from_thread
             import anyio.lowlevel
@@ -154,11 +162,45 @@ class Exchange:
                 )
             self.usage.add(len(requests), tokens)
 
+    @contextmanager
+    def collecting(self) -> Iterator[None]:
+        """Within the block, a question without an answer is gathered in ``pending`` and
+        fails (the caller's work in the block is a rehearsal), rather than ending the call."""
+        self._collecting = True
+        try:
+            yield
+        finally:
+            self._collecting = False
+
+    def finally_(self) -> None:
+        """From now on, a question without an answer fails (the gate holds the fact)
+        instead of ending the call: the writes have begun."""
+        self._final = True
+
+    def questions(self) -> QuestionsForClient:
+        """The gathered questions, to answer ``input_required`` with."""
+        return QuestionsForClient(dict(self.pending), self.state())
+
+    def state(self) -> str:
+        """What the next round must bring back: the answers so far, the tokens spent."""
+        return _write_state(self.answers, self.usage.tokens)
+
     def _from_answers(self, requests: Sequence[Request]) -> list[str | None]:
-        missing = {r.key: r for r in requests if r.key not in self.answers}
+        missing = {
+            r.key: r for r in requests if r.key not in self.answers and r.key not in self.pending
+        }
+        if missing and self._final:
+            raise HostError(
+                "the client's model was not asked this question on an earlier round "
+                "(a fact written in this call changed what the gate asks)"
+            )
         if missing:
             self._spend(list(missing.values()))
-            raise QuestionsForClient(missing, _write_state(self.answers))
+            if not self._collecting:
+                raise QuestionsForClient(missing, self.state())
+            self.pending.update(missing)
+        if any(r.key not in self.answers for r in requests):
+            raise HostError("waiting for the client's model to answer")
         return [self.answers[r.key] for r in requests]
 
     def _ask(self, requests: Sequence[Request]) -> list[str | None]:
@@ -258,6 +300,11 @@ class HostModel:
             _current.reset(token)
             self.usage.add(exchange.usage.requests, exchange.usage.tokens)
 
+    @staticmethod
+    def current() -> Exchange | None:
+        """The exchange of the tool call in progress, if any."""
+        return _current.get()
+
     def falls_back(self) -> bool:
         """Whether this tool call uses the fallback verifier (a client without sampling)."""
         exchange = _current.get()
@@ -307,31 +354,32 @@ class HostVerifier(VerifierBackend):
         return self.sampler.estimate_many(pairs, control)
 
     def close(self) -> None:
-        if self.fallback is not None:
-            self.fallback.close()
+        """Nothing to release: the fallback is the configured gate's, closed with it."""
 
 
 # -- the state a retry carries ----------------------------------------------------------
 
 
-def _write_state(answers: dict[str, str | None]) -> str:
-    return base64.urlsafe_b64encode(json.dumps({"answers": answers}).encode()).decode()
+def _write_state(answers: dict[str, str | None], tokens: int) -> str:
+    data = {"answers": answers, "tokens": tokens}
+    return base64.urlsafe_b64encode(json.dumps(data).encode()).decode()
 
 
-def _read_state(state: str | None) -> dict[str, str | None]:
-    """The answers of earlier rounds; nothing from a state this module did not write."""
+def _read_state(state: str | None) -> tuple[dict[str, str | None], int]:
+    """The answers of earlier rounds and the tokens they cost; nothing from a state this
+    module did not write."""
     if not state:
-        return {}
+        return {}, 0
     try:
         data = json.loads(base64.urlsafe_b64decode(state.encode()))
     except (ValueError, binascii.Error):
-        return {}
+        return {}, 0
     answers = data.get("answers") if isinstance(data, dict) else None
     if not isinstance(answers, dict):
-        return {}
-    return {
-        str(k): v if isinstance(v, str) else None for k, v in answers.items() if isinstance(k, str)
-    }
+        return {}, 0
+    tokens = data.get("tokens")
+    spent = tokens if isinstance(tokens, int) and tokens >= 0 else 0
+    return {str(k): v if isinstance(v, str) else None for k, v in answers.items()}, spent
 
 
 def _texts(responses: dict[str, Any]) -> dict[str, str | None]:
@@ -356,3 +404,68 @@ def _first_error(exc: BaseException) -> str:
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
     return f"{type(exc).__name__}: {exc}"[:300]
+
+
+# -- how the server uses it ---------------------------------------------------------------
+
+Choice = Literal["configured", "host"]
+REQUESTS_HELP = "Host: completions one tool call may ask of the client's model."
+TOKENS_HELP = "Host: tokens one tool call may use (prompts and answers, estimated)."
+SECONDS_HELP = "Host: seconds one tool call may wait for the client's model."
+
+
+@dataclass(frozen=True)
+class HostOptions:
+    """What ``memstore mcp`` asks the client's model: the gate's questions
+    (``verifier="host"``), the extractor's (``extractor="host"``), or neither; with
+    ``samples`` answers per question, a ``budget`` per tool call, and ``fallback``: a
+    client that cannot sample gets the configured verifier and extractor instead of an
+    error."""
+
+    verifier: Choice = "configured"
+    extractor: Choice = "configured"
+    samples: int = DEFAULT_SAMPLES
+    fallback: bool = False
+    budget: HostBudget = HostBudget()
+
+    def __post_init__(self) -> None:
+        for field, value in (("verifier", self.verifier), ("extractor", self.extractor)):
+            if value not in ("configured", "host"):
+                raise ValueError(f"{field} must be 'configured' or 'host', not {value!r}")
+        if isinstance(self.samples, bool) or not 1 <= self.samples <= 64:
+            raise ValueError(f"samples must be a whole number from 1 to 64, not {self.samples!r}")
+
+    @property
+    def used(self) -> bool:
+        return self.verifier == "host" or self.extractor == "host"
+
+
+def host_parts(
+    options: HostOptions, settings: Settings
+) -> tuple[HostModel | None, Gate | None, LLMExtractor | None]:
+    """The client's model, the gate over it and the extractor over it, as ``options``
+    choose (None for what stays as configured). The gate keeps the settings' policy;
+    its deadline is the budget's seconds, as the client's model answers at its pace."""
+    if not options.used:
+        return None, None, None
+    from gate import Gate
+    from memstore.conversations.llm import LLMExtractor
+
+    host = HostModel(options.budget, fallback=options.fallback)
+    gate = None
+    if options.verifier == "host":
+        block = settings.hallucination
+        configured = settings.gate() if options.fallback else None
+        fallback = configured.backend if configured is not None else None
+        verifier = HostVerifier(host, samples=options.samples, fallback=fallback)
+        gate = Gate(
+            verifier,
+            block.policy(),
+            deadline=options.budget.seconds,
+            deadline_per_claim=0.0,
+            lock_wait=block.lock_wait,
+        )
+    extractor = None
+    if options.extractor == "host":
+        extractor = LLMExtractor(host.identity, completer=host)
+    return host, gate, extractor

@@ -44,11 +44,21 @@ from typing import TYPE_CHECKING, Literal
 from gate import ConfigError
 from memstore.config import ConversationSettings, ServerSettings, Settings, load_settings
 from memstore.errors import InvalidInput, MemstoreError
+from memstore.mcp.host import (
+    DEFAULT_SAMPLES,
+    REQUESTS_HELP,
+    SECONDS_HELP,
+    TOKENS_HELP,
+    HostBudget,
+    HostOptions,
+)
 from memstore.names import check_namespace
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
+    from memstore.conversations.extractors import Extractor
+    from memstore.mcp.host import HostModel
     from memstore.rest.asgi import ASGIApp
     from memstore.store import Store
 
@@ -92,11 +102,15 @@ def build_server(
     allow_erase: bool = False,
     keys: ServerSettings | None = None,
     conversations: ConversationSettings | None = None,
+    host: HostModel | None = None,
+    extractor: Extractor | None = None,
 ) -> MCPServer:
     """An MCP server named ``memstore`` whose tools read and write ``store``.
 
     ``remember_conversation`` extracts facts as ``conversations`` (the settings'
-    section; default: the embedded extractor) says.
+    section; default: the embedded extractor) says, or with ``extractor``. With ``host``
+    (``memstore.mcp.host``), the tools that check or extract reach the client's model
+    through it (the store's gate and ``extractor`` ask it).
 
     ``erase`` is a right of its own. With ``keys`` holding API keys (HTTP behind
     KeyAuth) the tool is listed and refuses unless the request's key is in
@@ -117,7 +131,7 @@ def build_server(
         title="memstore: grounded long-term memory",
         instructions=INSTRUCTIONS.format(namespace=store.namespace),
     )
-    tools = MemoryTools(store, conversations, keys)
+    tools = MemoryTools(store, conversations, keys, host, extractor)
     register(server, tools, erase=tools.keys is not None or allow_erase)
     return server
 
@@ -142,6 +156,7 @@ def run(
     *,
     allow_unauthenticated: bool = False,
     allow_erase: bool = False,
+    host_options: HostOptions | None = None,
 ) -> None:
     """Serve ``settings.open(namespace)`` until the client leaves (stdio), Ctrl-C or SIGTERM.
 
@@ -152,6 +167,7 @@ def run(
     Over stdio, stdout carries only the protocol; logs go to stderr. The store is
     closed at the end. ``erase`` is offered over stdio (and HTTP without keys) only
     with ``allow_erase``; over HTTP with keys, to the keys of ``server.erase_keys``.
+    ``host_options``: what the client's model is asked (``memstore.mcp.host``).
     """
     if transport not in ("stdio", "http"):
         raise InvalidInput("transport", f"{transport!r} is not 'stdio' or 'http'")
@@ -171,13 +187,21 @@ def run(
         from memstore.mcp.auth import check_http_access
 
         check_http_access(settings.server, host, allow_unauthenticated)
+    from memstore.mcp.host import host_parts
+
     quiet = _stdout_to_stderr() if transport == "stdio" else nullcontext()
     with quiet:  # a stray print while the store and models load must not corrupt the protocol
-        store = settings.open(namespace)
+        client_model, gate, extractor = host_parts(host_options or HostOptions(), settings)
+        store = settings.open(namespace) if gate is None else settings.open(namespace, gate=gate)
     try:
         keys = settings.server if transport == "http" else None
         server = build_server(
-            store, allow_erase=allow_erase, keys=keys, conversations=settings.conversations
+            store,
+            allow_erase=allow_erase,
+            keys=keys,
+            conversations=settings.conversations,
+            host=client_model,
+            extractor=extractor,
         )
         log.info("memstore MCP server for %r on %s", store.namespace, transport)
         with _sigterm_interrupts():
@@ -282,6 +306,33 @@ def main(argv: Sequence[str] | None = None) -> None:
         "only the keys of server.erase_keys may erase.",
     )
     parser.add_argument(
+        "--verifier",
+        choices=("configured", "host"),
+        default="configured",
+        help="host: check each write with the client's own model, over MCP sampling "
+        "(default: the verifier of the settings).",
+    )
+    parser.add_argument(
+        "--extractor",
+        choices=("configured", "host"),
+        default="configured",
+        help="host: extract facts from conversations with the client's own model.",
+    )
+    parser.add_argument(
+        "--samples", type=int, default=DEFAULT_SAMPLES, help="Host: answers per question."
+    )
+    parser.add_argument(
+        "--host-fallback",
+        action="store_true",
+        help="Host: a client that cannot sample gets the configured verifier and "
+        "extractor (its verdicts name them) instead of an error.",
+    )
+    parser.add_argument(
+        "--host-requests", type=int, default=HostBudget.requests, help=REQUESTS_HELP
+    )
+    parser.add_argument("--host-tokens", type=int, default=HostBudget.tokens, help=TOKENS_HELP)
+    parser.add_argument("--host-timeout", type=float, default=HostBudget.seconds, help=SECONDS_HELP)
+    parser.add_argument(
         "-v",
         "--verbose",
         action="store_true",
@@ -297,6 +348,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     except ConfigError as exc:
         parser.exit(2, f"Error: {exc}\n")
     try:
+        host_options = HostOptions(
+            args.verifier,
+            args.extractor,
+            args.samples,
+            args.host_fallback,
+            HostBudget(args.host_requests, args.host_tokens, args.host_timeout),
+        )
+    except ValueError as exc:
+        parser.exit(2, f"Error: {exc}\n")
+    try:
         run(
             settings,
             args.namespace,
@@ -305,6 +366,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             args.port,
             allow_unauthenticated=args.allow_unauthenticated,
             allow_erase=args.allow_erase,
+            host_options=host_options,
         )
     except ConfigError as exc:
         parser.exit(2, f"Error: {exc}\n")

@@ -18,13 +18,25 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import CreateMessageRequest, CreateMessageRequestParams, InputRequiredResult
-from mcp_types import SamplingMessage, TextContent, ToolAnnotations
+from mcp_types import (
+    CreateMessageRequest,
+    CreateMessageRequestParams,
+    InputRequests,
+    InputRequiredResult,
+    SamplingMessage,
+    TextContent,
+    ToolAnnotations,
+)
 from pydantic import Field
 
 from gate import VerdictStatus
 from memstore.config import ConversationSettings, ServerSettings
-from memstore.conversations.conversation import remember_as_configured
+from memstore.conversations.conversation import (
+    extractor_from,
+    rehearse_as_configured,
+    remember_as_configured,
+)
+from memstore.conversations.extractors import Extractor
 from memstore.errors import (
     ErrFactNotGrounded,
     InvalidInput,
@@ -129,7 +141,7 @@ class MemoryTools:
         conversations: ConversationSettings | None = None,
         keys: ServerSettings | None = None,
         host: HostModel | None = None,
-        extractor: Any = None,
+        extractor: Extractor | None = None,
     ) -> None:
         self.store = store
         self.conversations = conversations or ConversationSettings()
@@ -151,7 +163,7 @@ class MemoryTools:
         except HostUnavailable as exc:
             raise ToolError(str(exc)) from None
         except QuestionsForClient as asked:
-            requests = {key: _sampling_request(r) for key, r in asked.requests.items()}
+            requests: InputRequests = {k: _sampling_request(r) for k, r in asked.requests.items()}
             return InputRequiredResult(input_requests=requests, request_state=asked.state)
 
     def _gated(self, write: Callable[[], FactPublic]) -> Remembered:
@@ -201,24 +213,79 @@ class MemoryTools:
         context_turns: ContextTurns = None,
         metadata: MetadataArg = None,
         user_name: UserName = None,
-    ) -> RememberedConversation:
+        ctx: Context | None = None,
+    ) -> RememberedConversation | InputRequiredResult:
         """Remember what a conversation states: facts are extracted from the messages and
         each is gated against the message it came from (refusals are normal results).
         A fact that replaces a remembered one supersedes it (or, with on_conflict='flag',
         is kept beside it); the answer says so per fact.
         """
-        with tool_errors():
-            report = remember_as_configured(
-                self.store,
-                messages,
-                self.conversations,
-                on_conflict=on_conflict,
-                context_turns=context_turns,
-                metadata=metadata,
-                user_name=user_name,
-            )
-        candidates = [answers.candidate(c) for c in report.candidates]
-        return answers.shown(RememberedConversation, report, candidates=candidates)
+
+        def work() -> RememberedConversation:
+            extractor = self._extractor()
+            self._ask_client_first(messages, extractor, context_turns, user_name)
+            with tool_errors():
+                report = remember_as_configured(
+                    self.store,
+                    messages,
+                    self.conversations,
+                    on_conflict=on_conflict,
+                    context_turns=context_turns,
+                    metadata=metadata,
+                    user_name=user_name,
+                    extractor=extractor,
+                )
+            candidates = [answers.candidate(c) for c in report.candidates]
+            return answers.shown(RememberedConversation, report, candidates=candidates)
+
+        return self._with_host(ctx, work)
+
+    def _extractor(self) -> Extractor | None:
+        """The client's model as extractor, unless this client cannot sample and the
+        server falls back (None: the configured extractor)."""
+        if self.extractor is None or self.host is None:
+            return None
+        exchange = self.host.current()
+        return None if exchange is not None and exchange.falls_back else self.extractor
+
+    def _ask_client_first(
+        self,
+        messages: Messages,
+        extractor: Extractor | None,
+        context_turns: int | None,
+        user_name: str | None,
+    ) -> None:
+        """Where the client's model answers between calls (protocol 2026-07-28): gather
+        every question the conversation's write will ask (a rehearsal that writes
+        nothing) and end the call with them; once all are answered, let the write
+        begin, after which a question it still asks fails (the fact is held)."""
+        exchange = self.host.current() if self.host is not None else None
+        if exchange is None or not exchange.retries or not exchange.can_sample:
+            return
+        failure: MemstoreError | None = None
+        rehearsal = extractor or extractor_from(self.conversations)
+        try:
+            with exchange.collecting():
+                rehearse_as_configured(
+                    self.store,
+                    messages,
+                    self.conversations,
+                    rehearsal,
+                    context_turns=context_turns,
+                    user_name=user_name,
+                )
+        except MemstoreError as exc:
+            failure = exc
+        finally:
+            if rehearsal is not extractor:
+                close = getattr(rehearsal, "close", None)
+                if callable(close):
+                    close()
+        if exchange.pending:
+            raise exchange.questions()
+        if failure is not None:
+            raise failed(failure) from failure
+        exchange.finally_()
 
     def supersede(
         self,
@@ -399,6 +466,18 @@ class MemoryTools:
                 done = self.store.erase_rejection(str(rejection_id), reason, by=by)
         evidence_ids = [e["id"] for e in done.evidence]
         return answers.shown(Erased, done, tombstone_id=done.id, evidence_ids=evidence_ids)
+
+
+def _sampling_request(request: Request) -> CreateMessageRequest:
+    """A question for the client's model, as an ``input_required`` round carries it."""
+    text = TextContent(type="text", text=request.prompt)
+    params = CreateMessageRequestParams(
+        messages=[SamplingMessage(role="user", content=text)],
+        max_tokens=request.max_tokens,
+        system_prompt=request.system,
+        temperature=request.temperature,
+    )
+    return CreateMessageRequest(params=params)
 
 
 WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)

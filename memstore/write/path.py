@@ -207,6 +207,16 @@ class WritePath:
         self._index_written(written, [item.id for p in prepared for item in p.new])
         return [r for r in results if r is not None]
 
+    def check(self, news: Sequence[FactCreate], hook: WriteHook) -> list[Admission]:
+        """What ``write`` would decide for each fact, nothing written: the evidence
+        prepared and the hook asked the very questions a write asks (a dry run)."""
+        fields = [f"facts.{i}.evidence" for i in range(len(news))]
+        self.check_evidence(hook, news, fields)
+        with self.scope.session() as session:
+            cache = WriteCache.read(session, self.scope.namespace, news)
+            prepared, _ = self._prepare(session, news, [None] * len(news), cache)
+        return admit(hook, [p.candidate(new) for p, new in zip(prepared, news, strict=True)])
+
     def _prepare(
         self,
         session: Session,
@@ -389,8 +399,9 @@ class WritePath:
             stated_confidence=new.confidence,
             confidence=admission.confidence,
             status=admission.status,
-            # A held fact says why it is not verified (the gate's plain reason).
-            status_reason=admission.reason if admission.status == FactStatus.UNVERIFIED else None,
+            # A held or pending fact says why it is not verified (the gate's plain reason;
+            # for a pending one, why the verifier gave no answer).
+            status_reason=None if admission.status == FactStatus.VERIFIED else admission.reason,
             valid_from=valid_from,
             valid_to=new.valid_to,
             recorded_at=now,
