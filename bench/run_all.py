@@ -51,6 +51,9 @@ STEPS: dict[str, list[str]] = {
     "peer-mem0": ["peer_mem0.py"],
     # The audit page's list, one rejection and GET /drift over 100,000 rejections.
     "audit-page": ["audit_page.py", "--rejections", "100000"],
+    # Requests, tokens and latency per write when the agent's own model checks it:
+    # logprobs, sampling, MCP sampling mid-call and in rounds (SmolLM2 on llama.cpp).
+    "host-models": ["host_models.py", "--rows", "12"],
     # 22 conversations, embedded then llm (starts a llama.cpp server with SmolLM2-135M).
     "conversations": ["conversations.py"],
     # --help, stats, get, audit, search as new processes, and serve's first answer.

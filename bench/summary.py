@@ -160,11 +160,38 @@ def render() -> str:
     if spread:
         parts += ["## Namespaces: a busy one never stalls the others", ""]
         parts += [namespaces_table(spread), "", _provenance_list([spread]), ""]
+    hosted = _load(RESULTS / "host_models.json")
+    if hosted:
+        parts += ["## Checking writes with the agent's own model", "", host_table(hosted)]
+        parts += ["", _provenance_list([hosted]), ""]
     talk = _load(RESULTS / "conversations.json")
     if talk:
         parts += ["## Memory from conversations", "", conversations_table(talk), ""]
         parts += [_provenance_list([talk]), ""]
     return "\n".join(parts)
+
+
+def host_table(result: dict[str, Any]) -> str:
+    """The routes to a model the agent has (``bench/host_models.py``), a row each."""
+    lines = [
+        f"`bench/host_models.py`: {result['rows']} agent-memory dev rows, one write each "
+        f"(p1 and p0), k = {result['samples']} samples per question where sampled; the model "
+        f"is {result['model']}, near chance as a judge: the costs are the routes', the "
+        "outcomes the small model's (mostly held: few of its answers are a bare YES or NO).",
+        "",
+        "| route | requests / write | tokens / write | ms / claim p50 | p95 | bare answers "
+        "| verified | held | refused |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in result["routes"]:
+        bare = "-" if r["bare_answers"] is None else f"{r['bare_answers']:.0%}"
+        o = r["outcomes"]
+        lines.append(
+            f"| {r['route']} | {r['requests_per_write']:g} | {r['tokens_per_write']:,.0f} "
+            f"| {r['latency_per_claim']['p50_ms']:,.0f} | {r['latency_per_claim']['p95_ms']:,.0f} "
+            f"| {bare} | {o['verified']:.0%} | {o['held']:.0%} | {o['refused']:.0%} |"
+        )
+    return "\n".join(lines)
 
 
 def conversations_table(result: dict[str, Any]) -> str:

@@ -256,6 +256,10 @@ class SamplingBackend(VerifierBackend):
             backoff=backoff, concurrency=concurrency, client=client,
         )  # fmt: skip
         self.model = model or self.completer.name
+        #: Sampled answers so far, and how many of them were a bare YES or NO.
+        self.asked = 0
+        self.answered = 0
+        self._count = threading.Lock()
 
     @property
     def identity(self) -> str:
@@ -283,11 +287,12 @@ class SamplingBackend(VerifierBackend):
         texts = self.completer.complete(requests, control)
         if len(texts) != len(requests):
             raise BackendError(f"{len(texts)} answers for {len(requests)} requests")
+        words = [yes_or_no(t) for t in texts]
+        with self._count:
+            self.asked += len(words)
+            self.answered += sum(w is not None for w in words)
         k = self.samples
-        return [
-            from_answers([yes_or_no(t) for t in texts[i * k : (i + 1) * k]])
-            for i in range(len(pairs))
-        ]
+        return [from_answers(words[i * k : (i + 1) * k]) for i in range(len(pairs))]
 
     def close(self) -> None:
         close = getattr(self.completer, "close", None)

@@ -255,3 +255,24 @@ def test_a_small_gate_quality_run_scores_every_dataset(tmp_path: Path) -> None:
         assert 0 <= d["ece"] <= 1
     assert result["gate_batched"]["8"]["spec_ms"] == 1300
     assert "| WiCE scrub test" in gate_table.table([result])
+
+
+def test_a_small_host_models_run_measures_every_route(tmp_path: Path) -> None:
+    out = tmp_path / "host_models.json"
+    subprocess.run(
+        [sys.executable, str(BENCH / "host_models.py"), "--rows", "2", "--samples", "2",
+         "--out", str(out)],
+        check=True,
+        capture_output=True,
+    )  # fmt: skip
+    result = json.loads(out.read_text())
+    routes = {r["route"]: r for r in result["routes"]}
+    assert set(routes) == {"openai-logprobs", "sampling", "mcp-host-mid-call", "mcp-host-rounds"}
+    assert routes["openai-logprobs"]["requests_per_write"] == 2  # one per question
+    for name in ("sampling", "mcp-host-mid-call", "mcp-host-rounds"):
+        route = routes[name]
+        assert route["requests_per_write"] == 2 * 2  # p1 and p0, two samples each
+        assert route["tokens_per_write"] > 0 and 0.0 <= route["bare_answers"] <= 1.0
+        assert sum(route["outcomes"].values()) == pytest.approx(1.0, abs=0.01)
+        assert route["latency_per_claim"]["samples"] == 2
+    assert "| mcp-host-rounds | 4 |" in summary.host_table(result)
