@@ -48,7 +48,7 @@ from gate.backends.sampling import DEFAULT_SAMPLES, Request, SamplingBackend, Us
 if TYPE_CHECKING:
     from mcp.server.mcpserver import Context
 
-    from gate import Gate
+    from memstore import GateHook
     from memstore.config import Settings
     from memstore.conversations.llm import LLMExtractor
 
@@ -442,13 +442,16 @@ class HostOptions:
 
 def host_parts(
     options: HostOptions, settings: Settings
-) -> tuple[HostModel | None, Gate | None, LLMExtractor | None]:
-    """The client's model, the gate over it and the extractor over it, as ``options``
-    choose (None for what stays as configured). The gate keeps the settings' policy;
-    its deadline is the budget's seconds, as the client's model answers at its pace."""
+) -> tuple[HostModel | None, GateHook | None, LLMExtractor | None]:
+    """The client's model, a write hook whose gate asks it and the extractor over it, as
+    ``options`` choose (None for what stays as configured). The gate keeps the settings'
+    policy; its deadline is the budget's seconds, as the client's model answers at its
+    pace. Re-verification, which runs with no client to ask, keeps the configured
+    verifier (``recheck_backend``, else ``backend``)."""
     if not options.used:
         return None, None, None
     from gate import Gate
+    from memstore import GateHook  # the public write hook
     from memstore.conversations.llm import LLMExtractor
 
     host = HostModel(options.budget, fallback=options.fallback)
@@ -458,12 +461,17 @@ def host_parts(
         configured = settings.gate() if options.fallback else None
         fallback = configured.backend if configured is not None else None
         verifier = HostVerifier(host, samples=options.samples, fallback=fallback)
-        gate = Gate(
+        asking = Gate(
             verifier,
             block.policy(),
             deadline=options.budget.seconds,
             deadline_per_claim=0.0,
             lock_wait=block.lock_wait,
+        )
+        gate = GateHook(
+            asking,
+            block.policy(),
+            recheck=lambda: settings.recheck_gate() or settings.gate(),
         )
     extractor = None
     if options.extractor == "host":

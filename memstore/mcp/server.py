@@ -192,7 +192,7 @@ def run(
     quiet = _stdout_to_stderr() if transport == "stdio" else nullcontext()
     with quiet:  # a stray print while the store and models load must not corrupt the protocol
         client_model, gate, extractor = host_parts(host_options or HostOptions(), settings)
-        store = settings.open(namespace) if gate is None else settings.open(namespace, gate=gate)
+        store = settings.open(namespace) if gate is None else settings.open(namespace, hook=gate)
     try:
         keys = settings.server if transport == "http" else None
         server = build_server(
