@@ -75,6 +75,7 @@ class AsyncStore:
     # writes
     add_fact = _threaded(Store.add_fact)
     add_facts = _threaded(Store.add_facts)
+    check_facts = _threaded(Store.check_facts)
     remember = _threaded(Store.remember)
     remember_conversation = _threaded(Store.remember_conversation)
     supersede = _threaded(Store.supersede)

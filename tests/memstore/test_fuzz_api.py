@@ -94,6 +94,7 @@ def calls(ids: list[str], names: list[str], out: Path) -> dict[str, st.SearchStr
         ),
         "add_fact": st.tuples(st.tuples(FACT), st.just({})),
         "add_facts": call(st.one_of(st.lists(FACT, max_size=3), ANY)),
+        "check_facts": call(st.one_of(st.lists(FACT, max_size=3), ANY)),
         "count_due": call(),
         "count_rejections": st.tuples(st.tuples(st.one_of(WORDS, ANY)), WHERE),
         "drift": call(st.one_of(st.fixed_dictionaries({}, optional={"window": ANY}), ANY)),
