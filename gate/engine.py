@@ -257,11 +257,15 @@ class Gate:
             status, reason = failure or (VerdictStatus.VERIFIER_ERROR, "no answer")
             verdict = degraded(status, stated, policy, reason)
         elif not (_valid(p1) and _valid(p0)):
-            reason = f"the backend returned invalid probabilities (p1={p1!r}, p0={p0!r})"
+            reason = (
+                getattr(p1, "failure", None)
+                or getattr(p0, "failure", None)
+                or f"the backend returned invalid probabilities (p1={p1!r}, p0={p0!r})"
+            )
             verdict = degraded(VerdictStatus.VERIFIER_ERROR, stated, policy, reason)
         else:
             refute = None  # decide() weighs it with the verifier's numbers
-            spread = max(_spread(p1), _spread(p0))
+            spread = (_spread(p1), _spread(p0))
             verdict = decide(float(p0), float(p1), stated, policy, job.findings, spread=spread)
         if refute is not None:  # a check refutes it: refused, whether the verifier answered
             verdict = refused(verdict, refute)

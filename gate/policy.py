@@ -33,8 +33,9 @@ DEFAULT_VERIFY_P1 = 0.9
 DEFAULT_REFUTE_SWAP_P1 = 0.3
 
 #: The largest standard deviation of a sampled p1 or p0 (the ``sampling`` backend, the
-#: MCP host) the gate verifies or refuses on; past it, the fact is held. Five YES of five
-#: samples give 0.92 +/- 0.10 and are verified; two of two give 0.83 +/- 0.17.
+#: MCP host) the gate verifies or refuses on regardless; past it, a fact whose outcome
+#: could change within that spread is held. Five YES of five samples give 0.92 +/- 0.10;
+#: two of two give 0.83 +/- 0.19.
 DEFAULT_MAX_SPREAD = 0.12
 
 PriorSufficientAction = Literal["store", "flag", "reject"]
@@ -62,7 +63,8 @@ class GatePolicy(BaseModel):
     #: Read the claim beside its evidence with the checks of ``gate.checks``.
     checks: bool = True
     #: A verdict the verifier's sampled numbers would make verified or refused is held
-    #: when their standard deviation is over this: too few samples back it.
+    #: when one's standard deviation is over this and the outcome could change within
+    #: it: too few samples back it.
     max_spread: float = Field(default=DEFAULT_MAX_SPREAD, ge=0.0, le=1.0)
 
     @model_validator(mode="after")
@@ -86,13 +88,26 @@ def decide(
     policy: GatePolicy,
     findings: Sequence[Finding] = (),
     *,
-    spread: float = 0.0,
+    spread: tuple[float, float] = (0.0, 0.0),
 ) -> Verdict:
     """Rows 2-6 of the decision table for valid probabilities p0, p1 and tau = ``stated``,
-    with the checks' ``findings``: a refuting one refuses, a doubtful one holds. A
-    ``spread`` (the standard deviation of sampled p1, p0) over ``policy.max_spread``
-    holds what the numbers alone would verify or refuse."""
-    verdict = _uncertain(_decide(p0, p1, stated, policy), spread, stated, policy)
+    with the checks' ``findings``: a refuting one refuses, a doubtful one holds.
+    ``spread``: the standard deviations of sampled p1 and p0; one over
+    ``policy.max_spread`` holds a verdict that the numbers within it could change
+    (``_unsure``)."""
+    verdict = _judged(p0, p1, stated, policy, findings)
+    s1, s0 = spread
+    if s1 <= 0.0 and s0 <= 0.0:
+        return verdict
+    verdict = verdict.model_copy(update={"p1_spread": s1, "p0_spread": s0})
+    return _unsure(verdict, p0, p1, spread, stated, policy, findings)
+
+
+def _judged(
+    p0: float, p1: float, stated: float, policy: GatePolicy, findings: Sequence[Finding]
+) -> Verdict:
+    """``decide`` for numbers taken as exact."""
+    verdict = _decide(p0, p1, stated, policy)
     refute = next((f for f in findings if f.effect == "refute"), None)
     doubt = next((f for f in findings if f.effect == "doubt"), None)
     if refute is None and p1 < policy.refute_swap_p1:
@@ -116,18 +131,38 @@ def decide(
     return verdict
 
 
-def _uncertain(verdict: Verdict, spread: float, stated: float, policy: GatePolicy) -> Verdict:
-    """``verdict`` with its spread; held instead of verified or refused when the spread is
-    over ``policy.max_spread``."""
-    if spread <= 0.0:
+def _unsure(
+    verdict: Verdict,
+    p0: float,
+    p1: float,
+    spread: tuple[float, float],
+    stated: float,
+    policy: GatePolicy,
+    findings: Sequence[Finding],
+) -> Verdict:
+    """``verdict`` held when a sampled estimate's spread is over ``policy.max_spread`` and
+    the outcome differs somewhere within one spread of the numbers. Held verdicts, a
+    check's refusal, and refusals under ``reject_unsupported`` (hold nothing) stay."""
+    if verdict.outcome == "held" or (not verdict.accepted and verdict.check is not None):
         return verdict
-    verdict = verdict.model_copy(update={"spread": spread})
-    if spread <= policy.max_spread or (verdict.accepted and verdict.flagged):
+    if not verdict.accepted and policy.reject_unsupported:
         return verdict
-    p1 = verdict.p1 if verdict.p1 is not None else 0.0
+    s1, s0 = (s if s > policy.max_spread else 0.0 for s in spread)
+    if s1 == 0.0 and s0 == 0.0:
+        return verdict
+    outcomes = {
+        _judged(_clip(p0 + d0), _clip(p1 + d1), stated, policy, findings).outcome
+        for d1 in (-s1, 0.0, s1)
+        for d0 in (-s0, 0.0, s0)
+    }
+    if len(outcomes) == 1:
+        return verdict
+    unsure = " and ".join(
+        f"{name} {p:.2f} +/- {s:.2f}" for name, p, s in (("p1", p1, s1), ("p0", p0, s0)) if s
+    )
     why = (
-        f"the verifier is unsure: p1 {p1:.2f} +/- {spread:.2f} from its sampled answers, "
-        f"and the gate decides on a spread of at most {policy.max_spread:.2f} "
+        f"the verifier is unsure: {unsure} from its sampled answers could change the "
+        f"decision, and the gate decides on a spread of at most {policy.max_spread:.2f} "
         "(more samples would narrow it)"
     )
     if verdict.accepted:
@@ -141,6 +176,10 @@ def _uncertain(verdict: Verdict, spread: float, stated: float, policy: GatePolic
             "reason": why,
         }
     )
+
+
+def _clip(p: float) -> float:
+    return min(1.0, max(0.0, p))
 
 
 def refused(verdict: Verdict, refute: Finding) -> Verdict:

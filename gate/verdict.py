@@ -69,9 +69,10 @@ class Verdict(GateNumbers, _Decision):
     reason: str | None = None
     #: The check whose finding decided (``gate.checks.CHECKS``), if one did.
     check: str | None = None
-    #: The standard deviation of p1 or p0 (the larger) where the verifier estimated them
-    #: by sampling (the ``sampling`` backend, the MCP host); None where it read them.
-    spread: float | None = None
+    #: The standard deviations of p1 and p0 where the verifier estimated them by sampling
+    #: (the ``sampling`` backend, the MCP host); None where it read them.
+    p1_spread: float | None = None
+    p0_spread: float | None = None
 
     @computed_field  # type: ignore[prop-decorator]
     @property

@@ -224,10 +224,11 @@ class Store(Closing):
         *,
         gate: Gate | str | None = None,
         policy: GatePolicy | None = None,
-    ) -> list[Admission]:
+    ) -> list[Admission | None]:
         """What ``add_facts`` would decide for each fact (its verdict, the status it would
         be stored with, the gate's numbers and reason), nothing stored: a dry run that
-        asks the gate the very questions the write would."""
+        asks the gate the very questions the write would. None for a fact already
+        remembered (the write answers it with the stored one, unchecked)."""
         items = inputs.fact_list(facts)
         hook = self._hook(gate, policy, False)
         self._writes.check_gated(hook, len(items), "facts")

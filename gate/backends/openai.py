@@ -101,6 +101,8 @@ class OpenAIBackend(VerifierBackend):
         self.sampler = SamplingBackend(
             samples=samples,
             prompt=prompt,
+            # one sample at a time per question: ``estimate_many`` already asks up to
+            # ``concurrency`` questions at once, and the bound holds for both
             completer=ChatCompleter(model, endpoint=self._endpoint, concurrency=1),
         )
 

@@ -7,8 +7,10 @@ and each answer is read by ``language.prompts.yes_or_no``: anything but the bare
 posterior Beta(yes + 1/2, no + 1/2), never exactly 0 or 1, and its standard deviation
 is the estimate's ``spread``: the gate holds a fact whose spread is over
 ``GatePolicy.max_spread`` rather than verify or refuse it (at k = 5, five YES give
-0.92 +/- 0.10). Fewer than half the samples answered raises ``BackendError``, which the
-gate turns into a held fact, like any verifier failure.
+0.92 +/- 0.10). Fewer than half of a question's samples answered: no estimate (NaN, with
+the reason), and the gate holds that claim, as for any verifier failure. The k samples
+are assumed independent: a model server that caches answers or ignores the temperature
+gives k copies of one answer, and they read as certainty.
 
 Where the text comes from is a ``Completer``: ``ChatCompleter`` for an
 OpenAI-compatible ``/chat/completions`` endpoint, or memstore's MCP host
@@ -42,18 +44,29 @@ class BackendError(RuntimeError):
 
 class Estimate(float):
     """A probability and how it was estimated: ``spread`` (its standard deviation),
-    ``yes`` and ``answered`` of the ``asked`` samples. Compares and computes as a float."""
+    ``yes`` and ``answered`` of the ``asked`` samples. Compares and computes as a float.
+    NaN with a ``failure`` (why) where no estimate could be made: the gate holds that
+    claim alone, not its whole batch."""
 
     spread: float
     yes: int
     answered: int
     asked: int
+    failure: str | None
 
     def __new__(
-        cls, value: float, spread: float = 0.0, *, yes: int = 0, answered: int = 0, asked: int = 0
+        cls,
+        value: float,
+        spread: float = 0.0,
+        *,
+        yes: int = 0,
+        answered: int = 0,
+        asked: int = 0,
+        failure: str | None = None,
     ) -> Estimate:
         made = super().__new__(cls, value)
         made.spread, made.yes, made.answered, made.asked = spread, yes, answered, asked
+        made.failure = failure
         return made
 
     def __repr__(self) -> str:
@@ -74,6 +87,14 @@ def from_answers(words: Sequence[str | None]) -> Estimate:
     mean = a / (a + b)
     spread = math.sqrt(a * b / ((a + b) ** 2 * (a + b + 1)))
     return Estimate(mean, spread, yes=yes, answered=answered, asked=len(words))
+
+
+def _estimate(words: Sequence[str | None]) -> Estimate:
+    """``from_answers``, or a NaN Estimate saying why there is none."""
+    try:
+        return from_answers(words)
+    except BackendError as exc:
+        return Estimate(math.nan, math.nan, asked=len(words), failure=str(exc))
 
 
 @dataclass(frozen=True, slots=True)
@@ -292,7 +313,7 @@ class SamplingBackend(VerifierBackend):
             self.asked += len(words)
             self.answered += sum(w is not None for w in words)
         k = self.samples
-        return [from_answers(words[i * k : (i + 1) * k]) for i in range(len(pairs))]
+        return [_estimate(words[i * k : (i + 1) * k]) for i in range(len(pairs))]
 
     def close(self) -> None:
         close = getattr(self.completer, "close", None)

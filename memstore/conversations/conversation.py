@@ -85,14 +85,7 @@ def remember(
 ) -> ConversationReport:
     """The work of ``Store.remember_conversation`` (whose docstring says what it does),
     every option given: check them, parse the messages, extract, gate and reconcile."""
-    if on_conflict not in ("supersede", "flag"):
-        raise InvalidInput("on_conflict", "must be 'supersede' or 'flag'")
-    if isinstance(context_turns, bool) or not isinstance(context_turns, int) or context_turns < 0:
-        raise InvalidInput("context_turns", "must be a whole number >= 0")
-    try:
-        meta = None if metadata is None else check_metadata(metadata)
-    except ValueError as exc:
-        raise InvalidInput("metadata", str(exc)) from None
+    meta = check_options(on_conflict, context_turns, metadata)
     turns = parse_messages(messages, user_name)
     if user_name is not None:  # before writing: "Maya" joins "the user" if that came first
         link_user(store, user_name.strip())
@@ -113,6 +106,20 @@ def remember(
     return ConversationReport(extractor=extractor.name, messages=len(turns), candidates=outcomes)
 
 
+def check_options(
+    on_conflict: str, context_turns: int, metadata: Mapping[str, Any] | None
+) -> dict[str, Any] | None:
+    """InvalidInput naming the option that is wrong; the metadata, checked."""
+    if on_conflict not in ("supersede", "flag"):
+        raise InvalidInput("on_conflict", "must be 'supersede' or 'flag'")
+    if isinstance(context_turns, bool) or not isinstance(context_turns, int) or context_turns < 0:
+        raise InvalidInput("context_turns", "must be a whole number >= 0")
+    try:
+        return None if metadata is None else check_metadata(metadata)
+    except ValueError as exc:
+        raise InvalidInput("metadata", str(exc)) from None
+
+
 def rehearse(
     store: StoreLike,
     messages: Iterable[Message | Mapping[str, Any]],
@@ -120,14 +127,19 @@ def rehearse(
     single_valued: Collection[str],
     context_turns: int,
     user_name: str | None,
+    gate: bool = True,
 ) -> None:
-    """Ask the extractor and the gate what ``remember`` would ask them, and write
-    nothing: the facts' checks in one batch, then each fact's look at the active facts it
+    """Ask the extractor and (with ``gate``) the gate what ``remember`` would ask them,
+    and write nothing: the facts' checks in one batch, then each fact's look at the active facts it
     may replace. For a model that answers between calls (``memstore.mcp.host``): its
-    questions are gathered in one round, and the write that follows finds the answers."""
+    questions are gathered in one round, and the write that follows finds the answers.
+    Bad input fails here as in ``remember``, before any question is asked."""
     turns = parse_messages(messages, user_name)
+    store.limits.check_texts([turn.rendered() for turn in turns], "messages")
     candidates = extractor.extract(turns)
     store.limits.check_claims(len(candidates), "messages", "candidate facts extracted")
+    if not gate:
+        return
     facts = [fact_of(c, turns, context_turns) for c in candidates]
     if facts:
         store.check_facts(facts)
@@ -232,10 +244,18 @@ def rehearse_as_configured(
     settings: ConversationSettings,
     extractor: Extractor,
     *,
+    on_conflict: OnConflict | None = None,
     context_turns: int | None = None,
+    metadata: Mapping[str, Any] | None = None,
     user_name: str | None = None,
+    gate: bool = True,
 ) -> None:
-    """``rehearse`` what ``remember_as_configured`` would do with these options."""
+    """``rehearse`` what ``remember_as_configured`` would do with these options (checked
+    first, as it checks them); ``gate``: ask the gate's questions too."""
+    turns_around = settings.context_turns if context_turns is None else context_turns
+    check_options(
+        settings.on_conflict if on_conflict is None else on_conflict, turns_around, metadata
+    )
     rehearse(
         store,
         messages,
@@ -243,6 +263,7 @@ def rehearse_as_configured(
         frozenset(settings.single_valued),
         settings.context_turns if context_turns is None else context_turns,
         settings.user_name if user_name is None else user_name,
+        gate,
     )
 
 

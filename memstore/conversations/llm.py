@@ -144,15 +144,26 @@ class LLMExtractor(Closing):
         self.completer = completer
         if completer is not None:
             self.name = f"llm:{completer.name}"  # reports say whose model extracted
-        self._endpoint = ChatEndpoint(
-            base_url,
-            api_key,
-            api_key_env,
-            timeout=timeout,
-            retries=retries,
-            backoff=backoff,
-            client=client,
+        # No HTTP client where a completer answers instead.
+        self._chat = (
+            None
+            if completer is not None
+            else ChatEndpoint(
+                base_url,
+                api_key,
+                api_key_env,
+                timeout=timeout,
+                retries=retries,
+                backoff=backoff,
+                client=client,
+            )
         )
+
+    @property
+    def _endpoint(self) -> ChatEndpoint:
+        if self._chat is None:
+            raise ExtractorError("this extractor asks its completer, not an endpoint")
+        return self._chat
 
     @property
     def format_in_use(self) -> Literal["json_schema", "json_object"]:
@@ -381,7 +392,8 @@ class LLMExtractor(Closing):
     # -- lifecycle ---------------------------------------------------------------------
 
     def close(self) -> None:
-        self._endpoint.close()
+        if self._chat is not None:
+            self._chat.close()
 
 
 class _Dropped(Exception):

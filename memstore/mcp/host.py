@@ -16,13 +16,14 @@ How a question reaches the client follows the protocol version the client speaks
   the questions; the client answers them and calls again with the answers and the
   ``request_state`` this module gave it, and the tool runs again, now finding its
   answers. Nothing is written on a round that ends for questions (the gate asks before
-  the first write). The state carries the client's own answers; a client that edits it
-  changes only what its model said.
+  the first write). The state carries the client's own answers; the MCP SDK seals and
+  dates it (``mcp.server.request_state``: encrypted, bound to the request, 600 s to
+  live), and a client could only ever change what its own model said.
 
 Each tool call has a budget (``HostBudget``: requests, tokens, seconds). Past it, or
 when the client refuses a request, times out or answers something else than text, the
-verifier has failed, and the gate holds the fact (stored ``unverified``, with the reason),
-as for any verifier failure: never verified, never a crash. A client that does not
+verifier has failed, and the fact is stored ``pending`` with the reason, as for any
+verifier failure: never verified, never a crash. A client that does not
 support sampling gets a tool error saying so and what to do, unless the server was
 started with a fallback (``--host-fallback``), whose verdicts then name that verifier.
 """
@@ -32,6 +33,7 @@ from __future__ import annotations
 import base64
 import binascii
 import contextvars
+import inspect
 import json
 import logging
 import math
@@ -41,6 +43,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
+
+from mcp_types.version import is_version_at_least
 
 from gate.backends.base import CallControl, InputRequired, VerifierBackend
 from gate.backends.sampling import DEFAULT_SAMPLES, Request, SamplingBackend, Usage
@@ -54,16 +58,24 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("memstore.mcp")
 
-#: The protocol versions with no server requests mid-call (answers ride a retry).
-RETRY_VERSIONS = ("2026-07-28",)
+#: The first protocol version with no server requests mid-call (answers ride a retry).
+RETRY_SINCE = "2026-07-28"
 #: A rough count of tokens in a text: MCP sampling results carry no token counts.
 CHARS_PER_TOKEN = 4
-NO_SAMPLING = (
-    "this server asks your agent host's model to check each write (memstore mcp "
-    "--verifier/--extractor host), but this client did not declare MCP sampling: "
-    "enable sampling in the client, or restart the server with --host-fallback to use "
-    "the configured verifier instead"
-)
+
+
+def no_sampling(what: str, option: str) -> str:
+    """What a client that cannot sample is told: what the server would ask of its model
+    (``what``, started with ``option``), and the two ways on."""
+    return (
+        f"this server asks your agent host's model to {what} (memstore mcp {option} host), "
+        "but this client did not declare MCP sampling: enable sampling in the client, or "
+        "restart the server with --host-fallback to use the configured one instead"
+    )
+
+
+NO_SAMPLING_VERIFIER = no_sampling("check each write", "--verifier")
+NO_SAMPLING_EXTRACTOR = no_sampling("extract facts from conversations", "--extractor")
 
 
 class HostError(RuntimeError):
@@ -87,9 +99,10 @@ class QuestionsForClient(InputRequired):
 
 @dataclass(frozen=True)
 class HostBudget:
-    """What one tool call may ask of the host's model: ``requests`` completions,
-    ``tokens`` (prompt and answer, estimated at four characters a token, as MCP reports
-    none) and ``seconds`` of waiting for answers (mid-call requests)."""
+    """What one tool call may ask of the host's model: ``requests`` completions (over all
+    its rounds), ``tokens`` (prompt and answer, estimated at four characters a token, as
+    MCP reports none) and ``seconds`` from the call's start until the last mid-call
+    answer."""
 
     requests: int = 64
     tokens: int = 16_000
@@ -115,7 +128,8 @@ class Exchange:
         caps = ctx.client_capabilities
         self.can_sample = caps is not None and caps.sampling is not None
         self.falls_back = fallback and not self.can_sample
-        self.retries = ctx.protocol_version in RETRY_VERSIONS
+        version = ctx.protocol_version
+        self.retries = version is not None and is_version_at_least(version, RETRY_SINCE)
         self.usage = Usage()
         self.answers: dict[str, str | None] = {}
         #: Questions gathered while ``collecting`` (2026-07-28), by key.
@@ -140,7 +154,7 @@ class Exchange:
     def complete(self, requests: Sequence[Request]) -> list[str | None]:
         """One text per request (None where the answer was not text)."""
         if not self.can_sample:
-            raise HostUnavailable(NO_SAMPLING)
+            raise HostUnavailable("this client did not declare MCP sampling")
         if self.retries:
             return self._from_answers(requests)
         self._spend(requests)
@@ -209,7 +223,7 @@ class Exchange:
 
         left = self.budget.seconds - (time.monotonic() - self._started)
         if left <= 0:
-            raise HostError(f"the host's model took over {self.budget.seconds:g}s this call")
+            raise HostError(self._late())
 
         async def ask_all() -> list[str | None]:
             texts: list[str | None] = [None] * len(requests)
@@ -228,13 +242,16 @@ class Exchange:
         try:
             return anyio.from_thread.run(ask_all, token=self._token)
         except TimeoutError:
-            raise HostError(
-                f"the host's model did not answer within {self.budget.seconds:g}s"
-            ) from None
+            raise HostError(self._late()) from None
         except HostError:
             raise
         except Exception as exc:  # the client refused, or the connection failed
             raise HostError(f"the client did not sample: {_first_error(exc)}") from None
+
+    def _late(self) -> str:
+        return (
+            f"the host's model did not answer within {self.budget.seconds:g}s (this call's budget)"
+        )
 
     async def _sample(self, request: Request) -> str | None:
         """One ``sampling/createMessage`` request, sent as the SDK's ``create_message``
@@ -275,9 +292,19 @@ class HostModel:
 
     name = "host"
 
-    def __init__(self, budget: HostBudget | None = None, *, fallback: bool = False) -> None:
+    def __init__(
+        self,
+        budget: HostBudget | None = None,
+        *,
+        fallback: bool = False,
+        verifier: bool = True,
+        extractor: bool = False,
+    ) -> None:
         self.budget = budget or HostBudget()
         self.fallback = fallback
+        #: What the server asks the client's model: the gate's questions, the extractor's.
+        self.verifier = verifier
+        self.extractor = extractor
         self.usage = Usage()  # over the server's life, for the bench and the logs
 
     @property
@@ -285,20 +312,29 @@ class HostModel:
         return "mcp-host"
 
     @contextmanager
-    def exchange(self, ctx: Context | None) -> Iterator[Exchange | None]:
-        """The tool call's exchange, current for the block (None without a context)."""
+    def exchange(
+        self, ctx: Context | None, *, gates: bool = True, extracts: bool = False
+    ) -> Iterator[Exchange | None]:
+        """The tool call's exchange, current for the block (None without a context). A
+        client that cannot sample, for a call that would ask its model (the call
+        ``gates`` a write with ``--verifier host``, ``extracts`` with ``--extractor
+        host``) and no fallback: HostUnavailable saying what to do."""
         if ctx is None:
             yield None
             return
         exchange = Exchange(ctx, self.budget, self.fallback)
         if not exchange.can_sample and not self.fallback:
-            raise HostUnavailable(NO_SAMPLING)
+            if gates and self.verifier:
+                raise HostUnavailable(NO_SAMPLING_VERIFIER)
+            if extracts and self.extractor:
+                raise HostUnavailable(NO_SAMPLING_EXTRACTOR)
+        carried = (exchange.usage.requests, exchange.usage.tokens)  # earlier rounds'
         token = _current.set(exchange)
         try:
             yield exchange
         finally:
             _current.reset(token)
-            self.usage.add(exchange.usage.requests, exchange.usage.tokens)
+            self.usage.add(exchange.usage.requests - carried[0], exchange.usage.tokens - carried[1])
 
     @staticmethod
     def current() -> Exchange | None:
@@ -316,7 +352,16 @@ class HostModel:
         exchange = _current.get()
         if exchange is None:
             raise HostUnavailable("the host's model is asked only during an MCP tool call")
+        if control is not None:
+            control.check()  # the gate gave up: ask nothing more
         return exchange.complete(requests)
+
+    def new_extractor(self) -> LLMExtractor:
+        """The ``llm`` extractor with this model: one per tool call (it keeps the last
+        answer and its errors)."""
+        from memstore.conversations.llm import LLMExtractor
+
+        return LLMExtractor(self.identity, completer=self)
 
 
 class HostVerifier(VerifierBackend):
@@ -350,6 +395,11 @@ class HostVerifier(VerifierBackend):
         self, pairs: Sequence[tuple[str, str]], control: CallControl | None = None
     ) -> list[float]:
         if self.fallback is not None and self.host.falls_back():
+            if (
+                control is not None
+                and "control" in inspect.signature(self.fallback.estimate_many).parameters
+            ):
+                return self.fallback.estimate_many(pairs, control=control)  # type: ignore[call-arg]
             return self.fallback.estimate_many(pairs)
         return self.sampler.estimate_many(pairs, control)
 
@@ -387,16 +437,19 @@ def _texts(responses: dict[str, Any]) -> dict[str, str | None]:
 
 
 def _text(result: Any) -> str | None:
-    """The text of a sampling result, or None (an image, tool use, an error, nothing)."""
-    content = getattr(result, "content", None)
-    if isinstance(result, dict):
-        content = result.get("content")
-    if isinstance(content, list):
-        content = content[0] if len(content) == 1 else None
-    text = getattr(content, "text", None)
-    if isinstance(content, dict) and content.get("type") == "text":
-        text = content.get("text")
-    return text if isinstance(text, str) else None
+    """The text of a sampling result (its text blocks, joined), or None: an image, a tool
+    use, an error, nothing."""
+    content = (
+        result.get("content") if isinstance(result, dict) else getattr(result, "content", None)
+    )
+    blocks = content if isinstance(content, list) else [content]
+    texts = []
+    for block in blocks:
+        kind = block.get("type") if isinstance(block, dict) else getattr(block, "type", None)
+        text = block.get("text") if isinstance(block, dict) else getattr(block, "text", None)
+        if kind == "text" and isinstance(text, str):
+            texts.append(text)
+    return "\n".join(texts) if texts else None
 
 
 def _first_error(exc: BaseException) -> str:
@@ -440,40 +493,51 @@ class HostOptions:
         return self.verifier == "host" or self.extractor == "host"
 
 
+#: Seconds the gate waits past a call's budget: the exchange's own timeout, which names
+#: the budget, ends the wait first.
+DEADLINE_GRACE_S = 10.0
+
+
 def host_parts(
     options: HostOptions, settings: Settings
-) -> tuple[HostModel | None, GateHook | None, LLMExtractor | None]:
-    """The client's model, a write hook whose gate asks it and the extractor over it, as
-    ``options`` choose (None for what stays as configured). The gate keeps the settings'
-    policy; its deadline is the budget's seconds, as the client's model answers at its
+) -> tuple[HostModel | None, GateHook | None]:
+    """The client's model as ``options`` ask for it, and a write hook whose gate asks it
+    (None for what stays as configured). The gate keeps the settings' policy; its
+    deadline is the budget's seconds and a grace, as the client's model answers at its
     pace. Re-verification, which runs with no client to ask, keeps the configured
-    verifier (``recheck_backend``, else ``backend``)."""
+    verifier (``recheck_backend``, else ``backend``). ConfigError for ``--verifier
+    host`` with the gate turned off (``hallucination.enabled: false``)."""
     if not options.used:
-        return None, None, None
-    from gate import Gate
+        return None, None
+    from gate import ConfigError, Gate
     from memstore import GateHook  # the public write hook
-    from memstore.conversations.llm import LLMExtractor
 
-    host = HostModel(options.budget, fallback=options.fallback)
-    gate = None
-    if options.verifier == "host":
-        block = settings.hallucination
-        configured = settings.gate() if options.fallback else None
-        fallback = configured.backend if configured is not None else None
-        verifier = HostVerifier(host, samples=options.samples, fallback=fallback)
-        asking = Gate(
-            verifier,
-            block.policy(),
-            deadline=options.budget.seconds,
-            deadline_per_claim=0.0,
-            lock_wait=block.lock_wait,
+    block = settings.hallucination
+    if options.verifier == "host" and not block.enabled:
+        raise ConfigError(
+            "hallucination.enabled",
+            "the gate is off, so --verifier host would check nothing: turn it on, or drop "
+            "--verifier host",
         )
-        gate = GateHook(
-            asking,
-            block.policy(),
-            recheck=lambda: settings.recheck_gate() or settings.gate(),
-        )
-    extractor = None
-    if options.extractor == "host":
-        extractor = LLMExtractor(host.identity, completer=host)
-    return host, gate, extractor
+    host = HostModel(
+        options.budget,
+        fallback=options.fallback,
+        verifier=options.verifier == "host",
+        extractor=options.extractor == "host",
+    )
+    if options.verifier != "host":
+        return host, None
+    configured = settings.gate() if options.fallback else None
+    fallback = configured.backend if configured is not None else None
+    verifier = HostVerifier(host, samples=options.samples, fallback=fallback)
+    asking = Gate(
+        verifier,
+        block.policy(),
+        deadline=options.budget.seconds + DEADLINE_GRACE_S,
+        deadline_per_claim=0.0,
+        lock_wait=block.lock_wait,
+    )
+    hook = GateHook(
+        asking, block.policy(), recheck=lambda: settings.recheck_gate() or settings.gate()
+    )
+    return host, hook

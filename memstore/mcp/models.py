@@ -183,11 +183,16 @@ class ClaimVerdict(_GateNumbers):
     status: str = Field(description="The verdict, e.g. grounded, unsupported, contradicted.")
     accepted: bool = Field(description="Whether ``remember`` would store the claim.")
     confidence: float = Field(description="The confidence it would be stored with (0 if not).")
-    outcome: str = Field(description="verified, held (stored unverified) or refused.")
+    outcome: str = Field(
+        description="verified, held (stored unverified, or pending when the verifier "
+        "failed) or refused."
+    )
     reason: str | None = None
-    spread: float | None = Field(
-        default=None,
-        description="The standard deviation of p1 or p0 where the verifier sampled them.",
+    p1_spread: float | None = Field(
+        default=None, description="The standard deviation of p1 where it was sampled."
+    )
+    p0_spread: float | None = Field(
+        default=None, description="The standard deviation of p0 where it was sampled."
     )
 
 

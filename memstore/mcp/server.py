@@ -57,7 +57,6 @@ from memstore.names import check_namespace
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
-    from memstore.conversations.extractors import Extractor
     from memstore.mcp.host import HostModel
     from memstore.rest.asgi import ASGIApp
     from memstore.store import Store
@@ -103,14 +102,13 @@ def build_server(
     keys: ServerSettings | None = None,
     conversations: ConversationSettings | None = None,
     host: HostModel | None = None,
-    extractor: Extractor | None = None,
 ) -> MCPServer:
     """An MCP server named ``memstore`` whose tools read and write ``store``.
 
     ``remember_conversation`` extracts facts as ``conversations`` (the settings'
-    section; default: the embedded extractor) says, or with ``extractor``. With ``host``
-    (``memstore.mcp.host``), the tools that check or extract reach the client's model
-    through it (the store's gate and ``extractor`` ask it).
+    section; default: the embedded extractor) says. With ``host`` (``memstore.mcp.host``),
+    the tools that check or extract reach the client's model through it, as it was
+    asked to (the store's gate asks it, and the extractor with ``--extractor host``).
 
     ``erase`` is a right of its own. With ``keys`` holding API keys (HTTP behind
     KeyAuth) the tool is listed and refuses unless the request's key is in
@@ -131,7 +129,7 @@ def build_server(
         title="memstore: grounded long-term memory",
         instructions=INSTRUCTIONS.format(namespace=store.namespace),
     )
-    tools = MemoryTools(store, conversations, keys, host, extractor)
+    tools = MemoryTools(store, conversations, keys, host)
     register(server, tools, erase=tools.keys is not None or allow_erase)
     return server
 
@@ -191,8 +189,8 @@ def run(
 
     quiet = _stdout_to_stderr() if transport == "stdio" else nullcontext()
     with quiet:  # a stray print while the store and models load must not corrupt the protocol
-        client_model, gate, extractor = host_parts(host_options or HostOptions(), settings)
-        store = settings.open(namespace) if gate is None else settings.open(namespace, hook=gate)
+        client_model, hook = host_parts(host_options or HostOptions(), settings)
+        store = settings.open(namespace) if hook is None else settings.open(namespace, hook=hook)
     try:
         keys = settings.server if transport == "http" else None
         server = build_server(
@@ -201,7 +199,6 @@ def run(
             keys=keys,
             conversations=settings.conversations,
             host=client_model,
-            extractor=extractor,
         )
         log.info("memstore MCP server for %r on %s", store.namespace, transport)
         with _sigterm_interrupts():

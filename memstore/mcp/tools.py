@@ -141,24 +141,25 @@ class MemoryTools:
         conversations: ConversationSettings | None = None,
         keys: ServerSettings | None = None,
         host: HostModel | None = None,
-        extractor: Extractor | None = None,
     ) -> None:
         self.store = store
         self.conversations = conversations or ConversationSettings()
         self.keys = keys if keys is not None and keys.api_keys else None
         self.host = host
-        self.extractor = extractor
 
-    def _with_host(self, ctx: Context | None, work: Callable[[], Any]) -> Any:
-        """``work()`` with the client's model reachable (when the server uses it): its
-        result, or ``input_required`` with the questions the model must answer first
-        (protocol 2026-07-28: the client calls again with the answers)."""
+    def _with_host(
+        self, ctx: Context | None, work: Callable[[], Any], *, extracts: bool = False
+    ) -> Any:
+        """``work()`` (a gated write; one that ``extracts`` facts too) with the client's
+        model reachable, when the server uses it: its result, or ``input_required`` with
+        the questions the model must answer first (protocol 2026-07-28: the client calls
+        again with the answers)."""
         if self.host is None:
             return work()
         from memstore.mcp.host import HostUnavailable, QuestionsForClient
 
         try:
-            with self.host.exchange(ctx):
+            with self.host.exchange(ctx, gates=True, extracts=extracts):
                 return work()
         except HostUnavailable as exc:
             raise ToolError(str(exc)) from None
@@ -223,7 +224,9 @@ class MemoryTools:
 
         def work() -> RememberedConversation:
             extractor = self._extractor()
-            self._ask_client_first(messages, extractor, context_turns, user_name)
+            self._ask_client_first(
+                messages, extractor, on_conflict, context_turns, metadata, user_name
+            )
             with tool_errors():
                 report = remember_as_configured(
                     self.store,
@@ -238,28 +241,35 @@ class MemoryTools:
             candidates = [answers.candidate(c) for c in report.candidates]
             return answers.shown(RememberedConversation, report, candidates=candidates)
 
-        return self._with_host(ctx, work)
+        return self._with_host(ctx, work, extracts=True)
 
     def _extractor(self) -> Extractor | None:
-        """The client's model as extractor, unless this client cannot sample and the
-        server falls back (None: the configured extractor)."""
-        if self.extractor is None or self.host is None:
+        """The client's model as extractor (``--extractor host``), a new one for this
+        call, unless this client cannot sample and the server falls back (None: the
+        configured extractor)."""
+        if self.host is None or not self.host.extractor:
             return None
         exchange = self.host.current()
-        return None if exchange is not None and exchange.falls_back else self.extractor
+        if exchange is not None and exchange.falls_back:
+            return None
+        return self.host.new_extractor()
 
     def _ask_client_first(
         self,
         messages: Messages,
         extractor: Extractor | None,
+        on_conflict: OnConflictOption,
         context_turns: int | None,
+        metadata: dict[str, Any] | None,
         user_name: str | None,
     ) -> None:
         """Where the client's model answers between calls (protocol 2026-07-28): gather
         every question the conversation's write will ask (a rehearsal that writes
         nothing) and end the call with them; once all are answered, let the write
         begin, after which a question it still asks fails (the fact is held)."""
-        exchange = self.host.current() if self.host is not None else None
+        if self.host is None:
+            return
+        exchange = self.host.current()
         if exchange is None or not exchange.retries or not exchange.can_sample:
             return
         failure: MemstoreError | None = None
@@ -271,8 +281,11 @@ class MemoryTools:
                     messages,
                     self.conversations,
                     rehearsal,
+                    on_conflict=on_conflict,
                     context_turns=context_turns,
+                    metadata=metadata,
                     user_name=user_name,
+                    gate=self.host.verifier,  # the configured gate needs no rehearsal
                 )
         except MemstoreError as exc:
             failure = exc

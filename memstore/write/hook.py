@@ -211,7 +211,8 @@ def to_check(candidate: Candidate) -> Check:
         claim=candidate.statement,
         evidence=tuple(ContextItem(place[e.id], e.text) for e in candidate.evidence),
         citations=tuple(
-            Citation(place.get(c.evidence_id, c.evidence_id), c.start, c.end)
+            # an id not among the evidence stays unknown (never a place's number)
+            Citation(place.get(c.evidence_id, f"?{c.evidence_id}"), c.start, c.end)
             for c in candidate.citations
         ),
         confidence=candidate.stated_confidence,

@@ -207,15 +207,21 @@ class WritePath:
         self._index_written(written, [item.id for p in prepared for item in p.new])
         return [r for r in results if r is not None]
 
-    def check(self, news: Sequence[FactCreate], hook: WriteHook) -> list[Admission]:
+    def check(self, news: Sequence[FactCreate], hook: WriteHook) -> list[Admission | None]:
         """What ``write`` would decide for each fact, nothing written: the evidence
-        prepared and the hook asked the very questions a write asks (a dry run)."""
+        prepared and the hook asked the very questions a write asks (a dry run). None
+        for a fact already remembered, which the write answers unchecked."""
         fields = [f"facts.{i}.evidence" for i in range(len(news))]
         self.check_evidence(hook, news, fields)
         with self.scope.session() as session:
             cache = WriteCache.read(session, self.scope.namespace, news)
-            prepared, _ = self._prepare(session, news, [None] * len(news), cache)
-        return admit(hook, [p.candidate(new) for p, new in zip(prepared, news, strict=True)])
+            prepared, same = self._prepare(session, news, [None] * len(news), cache)
+        todo = [i for i, row in enumerate(same) if row is None]
+        admissions = admit(hook, [prepared[i].candidate(news[i]) for i in todo])
+        answers: list[Admission | None] = [None] * len(news)
+        for i, admission in zip(todo, admissions, strict=True):
+            answers[i] = admission
+        return answers
 
     def _prepare(
         self,

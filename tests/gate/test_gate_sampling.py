@@ -9,10 +9,10 @@ from collections.abc import Iterator
 import pytest
 from openai_servers import Reply, scripted
 
-from gate import Gate, GatePolicy, VerdictStatus
+from gate import Check, Gate, GatePolicy, VerdictStatus
 from gate.backends.llama_server import llama_server as start_llama_server
 from gate.backends.registry import create_backend
-from gate.backends.sampling import BackendError, SamplingBackend, from_answers
+from gate.backends.sampling import BackendError, Estimate, SamplingBackend, from_answers
 from gate.policy import decide
 from language.prompts import VERIFY_PROMPT, yes_or_no
 
@@ -104,29 +104,62 @@ def test_an_http_error_is_held() -> None:
     assert verdict.outcome == "held" and verdict.status is VerdictStatus.VERIFIER_ERROR
 
 
-def test_an_unsure_estimate_is_held_instead_of_verified_or_refused() -> None:
+def spreads(p1: Estimate, p0: Estimate) -> tuple[float, float]:
+    return (p1.spread, p0.spread)
+
+
+def test_an_unsure_estimate_is_held_where_it_could_change_the_outcome() -> None:
     policy = GatePolicy()
-    sure = from_answers(["YES"] * 8)
-    unsure = from_answers(["YES"] * 2)  # 0.83 +/- 0.17
-    prior = from_answers(["NO"] * 8)
-    verified = decide(prior, sure, 0.5, policy, spread=max(sure.spread, prior.spread))
-    assert verified.outcome == "verified" and verified.spread == pytest.approx(sure.spread)
-    # the same p1 with a wide spread: held, and the reason says why in words
-    held = decide(prior, sure, 0.5, policy, spread=0.2)
-    assert held.outcome == "held" and "unsure" in (held.reason or "")
-    assert "+/- 0.20" in (held.reason or "") and held.p1 == pytest.approx(float(sure))
-    # what the numbers alone would refuse (contradicted) is held while too unsure
-    low = from_answers(["NO"] * 2)
-    high = from_answers(["YES"] * 8)
-    refused = decide(high, low, 0.5, policy, spread=0.0)
-    assert refused.outcome == "refused" and refused.status is VerdictStatus.CONTRADICTED
-    unsure_refusal = decide(high, low, 0.5, policy, spread=low.spread)
-    assert unsure_refusal.outcome == "held"
-    assert unsure_refusal.status is VerdictStatus.INSUFFICIENT_EVIDENCE
-    # a spread within the policy changes nothing; a stricter policy holds it
-    assert decide(prior, unsure, 0.5, GatePolicy(max_spread=0.2), spread=unsure.spread).spread
+    five, none_of_five = from_answers(["YES"] * 5), from_answers(["NO"] * 5)
+    # five of five against none of five: sure enough at the default spread, verified
+    verified = decide(none_of_five, five, 0.5, policy, spread=spreads(five, none_of_five))
+    assert verified.outcome == "verified"
+    assert (verified.p1_spread, verified.p0_spread) == pytest.approx((0.1045, 0.1045), abs=1e-4)
+    # four of four: 0.90 +/- 0.12, which could be under verify_p1 or over it: held, in words
+    four = from_answers(["YES"] * 4)
+    held = decide(none_of_five, four, 0.5, policy, spread=spreads(four, none_of_five))
+    assert held.outcome == "held" and "p1 0.90 +/- 0.12 from its sampled" in (held.reason or "")
+    assert "p0" not in (held.reason or "")  # p0 is sure enough: not named
+    # a stricter policy holds even five of five
     strict = GatePolicy(max_spread=0.05)
-    assert decide(prior, sure, 0.5, strict, spread=sure.spread).outcome == "held"
+    assert decide(none_of_five, five, 0.5, strict, spread=spreads(five, none_of_five)).outcome == (
+        "held"
+    )
+
+
+def test_an_unsure_p0_that_cannot_change_a_refusal_leaves_it_refused() -> None:
+    policy = GatePolicy()
+    p1 = from_answers(["NO"] * 5)  # 0.08 +/- 0.10
+    p0 = from_answers(["YES", "YES", "YES", "NO", "NO"])  # 0.58 +/- 0.19: unsure, but
+    refused = decide(p0, p1, 0.5, policy, spread=spreads(p1, p0))  # contradicted anywhere in it
+    assert refused.outcome == "refused" and refused.status is VerdictStatus.CONTRADICTED
+    assert refused.p0_spread == pytest.approx(p0.spread)
+
+
+def test_an_unsure_refusal_is_held_unless_the_policy_holds_nothing() -> None:
+    p1 = from_answers(["NO", "NO"])  # 0.17 +/- 0.19: could be above the contradiction line
+    p0 = from_answers(["YES"] * 8)
+    assert decide(p0, p1, 0.5, GatePolicy(), spread=(0.0, 0.0)).outcome == "refused"
+    held = decide(p0, p1, 0.5, GatePolicy(), spread=spreads(p1, p0))
+    assert held.outcome == "held" and held.status is VerdictStatus.INSUFFICIENT_EVIDENCE
+    strict = GatePolicy(reject_unsupported=True)  # "hold nothing": a refusal stays one
+    assert decide(p0, p1, 0.5, strict, spread=spreads(p1, p0)).outcome == "refused"
+
+
+def test_one_claim_without_an_estimate_is_held_alone_not_its_batch() -> None:
+    # the first claim's p1 and p0 questions (two samples each) get YES, the rest garbage
+    replies = [Reply("YES")] * 4 + [Reply("Let me think about this claim.")]
+    with scripted(*replies) as server:
+        gate = Gate(SamplingBackend("m", base_url=server.url, samples=2, concurrency=1))
+        first, second = gate.check_many(
+            [
+                Check.of(CLAIM, EVIDENCE, confidence=0.5),
+                Check.of("The user has an allergy.", EVIDENCE),
+            ]
+        )
+    assert first.status is not VerdictStatus.VERIFIER_ERROR and first.p1 is not None
+    assert second.status is VerdictStatus.VERIFIER_ERROR and second.outcome == "held"
+    assert "only 0 of 2 sampled answers" in (second.reason or "")
 
 
 def test_the_gate_reads_the_spread_of_each_estimate() -> None:
@@ -137,7 +170,7 @@ def test_the_gate_reads_the_spread_of_each_estimate() -> None:
         verdict = gate.check(CLAIM, EVIDENCE, confidence=0.5)
         strict = gate.check(CLAIM, EVIDENCE, confidence=0.5, policy=GatePolicy(max_spread=0.05))
     assert verdict.outcome == "verified" and verdict.status is VerdictStatus.PRIOR_SUFFICIENT
-    assert verdict.spread == pytest.approx(0.1045, abs=1e-4)
+    assert verdict.p1_spread == pytest.approx(0.1045, abs=1e-4)
     assert verdict.p1 == pytest.approx(5.5 / 6) and math.isfinite(verdict.observed_bits or 0)
     assert strict.outcome == "held" and "unsure" in (strict.reason or "")
     assert len(server.requests) == 2 * 5 * 2  # p1 and p0, five samples each, twice
@@ -161,5 +194,5 @@ def test_real_llama_cpp_server_without_logprobs(llama_server: str) -> None:
     if verdict.status is VerdictStatus.VERIFIER_ERROR:
         assert verdict.outcome == "held" and "sampled answers" in (verdict.reason or "")
     else:
-        assert verdict.spread is not None and verdict.spread > 0
+        assert verdict.p1_spread is not None and verdict.p1_spread > 0
         assert verdict.p1 is not None and 0.0 < verdict.p1 < 1.0

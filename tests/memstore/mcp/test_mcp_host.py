@@ -26,7 +26,7 @@ from mcp_types import CreateMessageResult, ErrorData, TextContent
 from gate.backends.llama_server import MODEL
 from gate.backends.llama_server import llama_server as start_llama_server
 from language.prompts import EXTRACT_PROMPT, VERIFY_PROMPT
-from memstore.mcp.host import NO_SAMPLING
+from memstore.mcp.host import NO_SAMPLING_EXTRACTOR, NO_SAMPLING_VERIFIER
 
 pytestmark = pytest.mark.anyio
 
@@ -120,7 +120,8 @@ async def test_the_gate_asks_the_clients_model(tmp_path: Path, mode: str) -> Non
     """Mid-call requests (2025-11-25) or input_required rounds (2026-07-28, what the
     SDK's client speaks by default): the same questions, the same verdict."""
     model = Model()
-    async with serving(tmp_path / "mem", "--verifier", "host", model=model, mode=mode) as client:
+    flags = ("--verifier", "host", "--host-fallback")  # a client that samples: not used
+    async with serving(tmp_path / "mem", *flags, model=model, mode=mode) as client:
         stored = await call(client, "remember", PEANUTS)
         checked = await call(
             client,
@@ -141,7 +142,7 @@ async def test_the_gate_asks_the_clients_model(tmp_path: Path, mode: str) -> Non
     )
     assert first.temperature == 1.0 and first.max_tokens == 4
     assert checked["status"] == "grounded" and checked["outcome"] == "verified"
-    assert checked["spread"] == pytest.approx(0.1045, abs=1e-4)
+    assert checked["p1_spread"] == pytest.approx(0.1045, abs=1e-4)
     # one fact, one verification: nothing was written on a round that ended for answers
     assert rows(tmp_path / "mem", "SELECT count(*) FROM facts") == [(1,)]
     assert rows(tmp_path / "mem", "SELECT count(*) FROM verifications") == [(1,)]
@@ -172,10 +173,11 @@ async def test_a_conversation_is_extracted_and_checked_by_the_clients_model(
     ]
 
 
-async def test_past_the_budget_the_fact_is_held(tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_past_the_budget_the_fact_is_held(tmp_path: Path, mode: str) -> None:
     model = Model()
     flags = ("--verifier", "host", "--host-requests", "4")  # the gate would ask 10
-    async with serving(tmp_path / "mem", *flags, model=model, mode="legacy") as client:
+    async with serving(tmp_path / "mem", *flags, model=model, mode=mode) as client:
         held = await call(client, "remember", PEANUTS)
     assert held["stored"] and held["status"] == "pending"
     assert "over the budget of 4" in held["reason"]
@@ -199,7 +201,7 @@ async def test_a_client_past_the_timeout_holds_the_fact(tmp_path: Path) -> None:
     async with serving(tmp_path / "mem", *flags, model=model, mode="legacy") as client:
         timed_out = await call(client, "remember", slow)
     assert timed_out["stored"] and timed_out["status"] == "pending"
-    assert "did not answer within 2s" in timed_out["reason"]
+    assert "did not answer within 2s (this call's budget)" in timed_out["reason"]
 
 
 async def test_a_client_that_cannot_sample_is_told_what_to_do(tmp_path: Path) -> None:
@@ -208,9 +210,24 @@ async def test_a_client_that_cannot_sample_is_told_what_to_do(tmp_path: Path) ->
         recalled = await call(client, "recall", {"query": "peanuts"})
     assert result.is_error
     text = " ".join(c.text for c in result.content if isinstance(c, TextContent))
-    assert NO_SAMPLING in text and "--host-fallback" in text
+    assert NO_SAMPLING_VERIFIER in text and "--host-fallback" in text
     assert recalled["facts"] == []  # nothing written; the tools that read work as ever
     assert rows(tmp_path / "mem", "SELECT count(*) FROM facts") == [(0,)]
+
+
+async def test_a_server_that_only_extracts_with_the_host_still_gates_writes_itself(
+    tmp_path: Path,
+) -> None:
+    """--extractor host alone: remember needs no sampling (the configured gate checks
+    it); remember_conversation tells a client that cannot sample what to do."""
+    async with serving(tmp_path / "mem", "--extractor", "host") as client:
+        stored = await call(client, "remember", PEANUTS)
+        result = await client.call_tool("remember_conversation", {"messages": SEATTLE})
+    assert stored["stored"] and stored["verdict"] != "verifier_error"
+    assert result.is_error
+    text = " ".join(c.text for c in result.content if isinstance(c, TextContent))
+    assert NO_SAMPLING_EXTRACTOR in text
+    assert rows(tmp_path / "mem", "SELECT statement FROM facts") == [(PEANUTS["statement"],)]
 
 
 async def test_with_a_fallback_the_configured_verifier_answers_and_says_so(

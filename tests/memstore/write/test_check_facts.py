@@ -23,14 +23,18 @@ def test_it_decides_as_the_write_would_and_writes_nothing(opener: object) -> Non
     store: Store = opener(gate=Gate(backend))  # type: ignore[operator]
     checked = store.check_facts([PEANUTS, SHELLFISH])
     asked = list(backend.batches)
-    assert [a.accepted for a in checked] == [True, False]
+    assert [a.accepted if a else None for a in checked] == [True, False]
     stats = store.stats()
     assert (stats.facts, stats.evidence, stats.entities, stats.rejections) == ({}, 0, 0, {})
     written = store.add_facts([PEANUTS, SHELLFISH])
     # the write asked the gate the same questions (the evidence goes by place, not by
     # its new random id), so the gate's cache answered them all: no new batch
     assert asked and backend.batches == asked
-    assert [a.verdict for a in checked] == [getattr(w, "verdict", None) for w in written]
+    # a fact now remembered is answered unchecked by a write: no question, None
+    assert store.check_facts([PEANUTS]) == [None] and backend.batches == asked
+    assert [a.verdict for a in checked if a is not None] == [
+        getattr(w, "verdict", None) for w in written
+    ]
 
 
 def test_bad_input_names_the_field(opener: object) -> None:
