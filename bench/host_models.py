@@ -36,7 +36,6 @@ from typing import Any
 
 import agent_memory
 import anyio
-import httpx
 from measure import RESULTS, SEED, percentiles, provenance, save
 
 from gate import Gate, Verdict
@@ -86,29 +85,10 @@ def gate_route(name: str, backend: Any, pairs: list[Any], usage: Any) -> dict[st
 def mcp_route(name: str, mode: str, url: str, pairs: list[Any], samples: int) -> dict[str, Any]:
     """Each row as one ``verify_claim`` call to a ``memstore mcp --verifier host`` server."""
     from mcp import Client, StdioServerParameters
-    from mcp_types import CreateMessageResult, TextContent
 
-    sent = {"requests": 0, "tokens": 0, "bare": 0}
+    from memstore.mcp.host import ChatSampler
 
-    async def forward(context: Any, params: Any) -> CreateMessageResult:
-        messages = [{"role": "user", "content": params.messages[0].content.text}]
-        if params.system_prompt:
-            messages.insert(0, {"role": "system", "content": params.system_prompt})
-        payload = {
-            "model": MODEL,
-            "messages": messages,
-            "max_tokens": params.max_tokens,
-            "temperature": params.temperature,
-        }
-        async with httpx.AsyncClient(base_url=url, timeout=120) as http:
-            body = (await http.post("/chat/completions", json=payload)).json()
-        text = body["choices"][0]["message"]["content"] or ""
-        sent["requests"] += 1
-        sent["tokens"] += int(body.get("usage", {}).get("total_tokens", 0))
-        sent["bare"] += yes_or_no(text) is not None
-        return CreateMessageResult(
-            role="assistant", content=TextContent(type="text", text=text), model=MODEL
-        )
+    forward = ChatSampler(url, MODEL)
 
     async def run() -> dict[str, Any]:
         data = Path(tempfile.mkdtemp(prefix="host-models-"))
@@ -130,12 +110,14 @@ def mcp_route(name: str, mode: str, url: str, pairs: list[Any], samples: int) ->
                 times.append(time.perf_counter() - began)
                 answer = result.structured_content or {}
                 outcomes.append(str(answer.get("outcome", "error")))
+        asked = len(forward.answers)
+        bare = sum(yes_or_no(text) is not None for text in forward.answers)
         return {
             "route": name,
-            "requests_per_write": round(sent["requests"] / len(pairs), 2),
-            "tokens_per_write": round(sent["tokens"] / len(pairs), 1),
+            "requests_per_write": round(asked / len(pairs), 2),
+            "tokens_per_write": round(forward.tokens / len(pairs), 1),
             "latency_per_claim": percentiles(times),
-            "bare_answers": round(sent["bare"] / sent["requests"], 3) if sent["requests"] else None,
+            "bare_answers": round(bare / asked, 3) if asked else None,
             "outcomes": outcome_shares(outcomes),
         }
 

@@ -44,13 +44,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from mcp_types.version import is_version_at_least
-
 from gate.backends.base import CallControl, InputRequired, VerifierBackend
 from gate.backends.sampling import DEFAULT_SAMPLES, Request, SamplingBackend, Usage
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import Context
+    from mcp_types import CreateMessageRequest
 
     from memstore import GateHook
     from memstore.config import Settings
@@ -128,6 +127,8 @@ class Exchange:
         caps = ctx.client_capabilities
         self.can_sample = caps is not None and caps.sampling is not None
         self.falls_back = fallback and not self.can_sample
+        from mcp_types.version import is_version_at_least
+
         version = ctx.protocol_version
         self.retries = version is not None and is_version_at_least(version, RETRY_SINCE)
         self.usage = Usage()
@@ -258,27 +259,34 @@ class Exchange:
         sends it (without its deprecation warning: the capability is deprecated in
         2026-07-28, and still what clients of earlier versions speak)."""
         from mcp.shared.message import ServerMessageMetadata
-        from mcp_types import (
-            CreateMessageRequest,
-            CreateMessageRequestParams,
-            CreateMessageResult,
-            SamplingMessage,
-            TextContent,
-        )
+        from mcp_types import CreateMessageResult
 
-        text = TextContent(type="text", text=request.prompt)
-        params = CreateMessageRequestParams(
-            messages=[SamplingMessage(role="user", content=text)],
-            max_tokens=request.max_tokens,
-            system_prompt=request.system,
-            temperature=request.temperature,
-        )
         result = await self.ctx.session.send_request(
-            CreateMessageRequest(params=params),
+            sampling_request(request),
             CreateMessageResult,
             metadata=ServerMessageMetadata(related_request_id=self.ctx.request_id),
         )
         return _text(result)
+
+
+def sampling_request(request: Request) -> CreateMessageRequest:
+    """A question for the client's model as MCP carries it: sent mid-call, or in an
+    ``input_required`` round."""
+    from mcp_types import (
+        CreateMessageRequest,
+        CreateMessageRequestParams,
+        SamplingMessage,
+        TextContent,
+    )
+
+    text = TextContent(type="text", text=request.prompt)
+    params = CreateMessageRequestParams(
+        messages=[SamplingMessage(role="user", content=text)],
+        max_tokens=request.max_tokens,
+        system_prompt=request.system,
+        temperature=request.temperature,
+    )
+    return CreateMessageRequest(params=params)
 
 
 _current: contextvars.ContextVar[Exchange | None] = contextvars.ContextVar(
@@ -541,3 +549,40 @@ def host_parts(
         asking, block.policy(), recheck=lambda: settings.recheck_gate() or settings.gate()
     )
     return host, hook
+
+
+class ChatSampler:
+    """An MCP client's sampling callback answered by an OpenAI-compatible
+    ``/chat/completions`` server: for a client of your own with no model but a server
+    (and for the tests and benchmarks, with llama.cpp). Records what it sent
+    (``payloads``), what came back (``answers``) and the tokens the server counted."""
+
+    def __init__(self, base_url: str, model: str, *, timeout: float = 120.0) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.timeout = timeout
+        self.payloads: list[dict[str, Any]] = []
+        self.answers: list[str] = []
+        self.tokens = 0
+
+    async def __call__(self, context: Any, params: Any) -> Any:
+        import httpx
+        from mcp_types import CreateMessageResult, TextContent
+
+        messages = [{"role": "user", "content": _text(params.messages[0]) or ""}]
+        if params.system_prompt:
+            messages.insert(0, {"role": "system", "content": params.system_prompt})
+        payload = {
+            "model": self.model,
+            "messages": messages,
+            "max_tokens": params.max_tokens,
+            "temperature": params.temperature,
+        }
+        self.payloads.append(payload)
+        async with httpx.AsyncClient(base_url=self.base_url, timeout=self.timeout) as http:
+            body = (await http.post("/chat/completions", json=payload)).json()
+        text = body["choices"][0]["message"]["content"] or ""
+        self.answers.append(text)
+        self.tokens += int((body.get("usage") or {}).get("total_tokens") or 0)
+        content = TextContent(type="text", text=text)
+        return CreateMessageResult(role="assistant", content=content, model=self.model)

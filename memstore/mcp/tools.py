@@ -19,12 +19,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import (
-    CreateMessageRequest,
-    CreateMessageRequestParams,
     InputRequests,
     InputRequiredResult,
-    SamplingMessage,
-    TextContent,
     ToolAnnotations,
 )
 from pydantic import Field
@@ -88,7 +84,6 @@ from memstore.schemas import DEFAULT_LIST_LIMIT, DEFAULT_STATED_CONFIDENCE, MAX_
 from memstore.storage.tables import FactStatus
 
 if TYPE_CHECKING:
-    from gate.backends.sampling import Request
     from memstore.mcp.host import HostModel
     from memstore.schemas import FactPublic
     from memstore.store import Store
@@ -156,7 +151,7 @@ class MemoryTools:
         again with the answers)."""
         if self.host is None:
             return work()
-        from memstore.mcp.host import HostUnavailable, QuestionsForClient
+        from memstore.mcp.host import HostUnavailable, QuestionsForClient, sampling_request
 
         try:
             with self.host.exchange(ctx, gates=True, extracts=extracts):
@@ -164,7 +159,7 @@ class MemoryTools:
         except HostUnavailable as exc:
             raise ToolError(str(exc)) from None
         except QuestionsForClient as asked:
-            requests: InputRequests = {k: _sampling_request(r) for k, r in asked.requests.items()}
+            requests: InputRequests = {k: sampling_request(r) for k, r in asked.requests.items()}
             return InputRequiredResult(input_requests=requests, request_state=asked.state)
 
     def _gated(self, write: Callable[[], FactPublic]) -> Remembered:
@@ -479,18 +474,6 @@ class MemoryTools:
                 done = self.store.erase_rejection(str(rejection_id), reason, by=by)
         evidence_ids = [e["id"] for e in done.evidence]
         return answers.shown(Erased, done, tombstone_id=done.id, evidence_ids=evidence_ids)
-
-
-def _sampling_request(request: Request) -> CreateMessageRequest:
-    """A question for the client's model, as an ``input_required`` round carries it."""
-    text = TextContent(type="text", text=request.prompt)
-    params = CreateMessageRequestParams(
-        messages=[SamplingMessage(role="user", content=text)],
-        max_tokens=request.max_tokens,
-        system_prompt=request.system,
-        temperature=request.temperature,
-    )
-    return CreateMessageRequest(params=params)
 
 
 WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)

@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import httpx
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp_types import CreateMessageResult, ErrorData, TextContent
@@ -26,7 +25,7 @@ from mcp_types import CreateMessageResult, ErrorData, TextContent
 from gate.backends.llama_server import MODEL
 from gate.backends.llama_server import llama_server as start_llama_server
 from language.prompts import EXTRACT_PROMPT, VERIFY_PROMPT
-from memstore.mcp.host import NO_SAMPLING_EXTRACTOR, NO_SAMPLING_VERIFIER
+from memstore.mcp.host import NO_SAMPLING_EXTRACTOR, NO_SAMPLING_VERIFIER, ChatSampler
 
 pytestmark = pytest.mark.anyio
 
@@ -251,30 +250,13 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 async def test_a_real_model_behind_the_client(tmp_path: Path, llama_server: str) -> None:
     """The sampling callback forwards to llama.cpp (no logprobs asked): whatever the small
     model says, the write ends as a normal result and every question reached it."""
-    sent: list[dict[str, Any]] = []
-
-    async def forward(context: Any, params: Any) -> CreateMessageResult:
-        messages = [{"role": "user", "content": params.messages[0].content.text}]
-        if params.system_prompt:
-            messages.insert(0, {"role": "system", "content": params.system_prompt})
-        payload = {
-            "model": MODEL,
-            "messages": messages,
-            "max_tokens": params.max_tokens,
-            "temperature": params.temperature,
-        }
-        sent.append(payload)
-        async with httpx.AsyncClient(base_url=llama_server, timeout=60) as http:
-            body = (await http.post("/chat/completions", json=payload)).json()
-        text = body["choices"][0]["message"]["content"] or ""
-        return CreateMessageResult(
-            role="assistant", content=TextContent(type="text", text=text), model=MODEL
-        )
-
+    forward = ChatSampler(llama_server, MODEL)
     flags = ("--verifier", "host", "--samples", "3")
     async with serving(tmp_path / "mem", *flags, model=forward, mode="legacy") as client:
         answer = await call(client, "remember", PEANUTS)
+    sent = forward.payloads
     assert len(sent) == 2 * 3 and not any("logprobs" in p for p in sent)
+    assert forward.tokens > 0 and len(forward.answers) == 6
     assert answer["verdict"] != "timeout"
     if answer["stored"]:
         assert answer["status"] in ("verified", "unverified", "pending")
