@@ -57,19 +57,21 @@ def outcome_shares(outcomes: list[str]) -> dict[str, float]:
     return {k: round(counts[k] / len(outcomes), 3) for k in ("verified", "held", "refused")}
 
 
-def gate_route(name: str, backend: Any, pairs: list[Any], usage: Any) -> dict[str, Any]:
-    """Each row as one gate call through ``backend``; ``usage()``: (requests, tokens)."""
+def gate_route(
+    name: str, backend: OpenAIBackend | SamplingBackend, pairs: list[Any]
+) -> dict[str, Any]:
+    """Each row as one gate call through ``backend``, its requests and tokens counted."""
     gate = Gate(backend, deadline=600.0)
     times: list[float] = []
     outcomes: list[str] = []
     answered = asked = 0
-    start_requests, start_tokens = usage()
+    start_requests, start_tokens = backend.usage.requests, backend.usage.tokens
     for pair in pairs:
         began = time.perf_counter()
         verdict: Verdict = gate.check(pair.claim, list(pair.evidence))
         times.append(time.perf_counter() - began)
         outcomes.append(verdict.outcome)
-    requests, tokens = usage()
+    requests, tokens = backend.usage.requests, backend.usage.tokens
     if isinstance(backend, SamplingBackend):
         answered, asked = backend.answered, backend.asked
     return {
@@ -140,30 +142,9 @@ def main(argv: list[str] | None = None) -> None:
     }
     with tempfile.TemporaryDirectory() as logs, llama_server(Path(logs)) as url:
         logprobs = OpenAIBackend(MODEL, base_url=url, mode="logprobs", timeout=120)
-        counts = {"requests": 0, "tokens": 0}
-        original = logprobs._post
-
-        def counted_post(payload: dict[str, Any]) -> dict[str, Any]:
-            body = original(payload)
-            counts["requests"] += 1
-            counts["tokens"] += int(body.get("usage", {}).get("total_tokens", 0))
-            return body
-
-        logprobs._post = counted_post  # type: ignore[method-assign]
-        result["routes"].append(
-            gate_route(
-                "openai-logprobs", logprobs, pairs, lambda: (counts["requests"], counts["tokens"])
-            )
-        )
+        result["routes"].append(gate_route("openai-logprobs", logprobs, pairs))
         sampler = SamplingBackend(MODEL, base_url=url, samples=args.samples, timeout=120)
-        result["routes"].append(
-            gate_route(
-                "sampling",
-                sampler,
-                pairs,
-                lambda: (sampler.usage.requests, sampler.usage.tokens),
-            )
-        )
+        result["routes"].append(gate_route("sampling", sampler, pairs))
         result["routes"].append(mcp_route("mcp-host-mid-call", "legacy", url, pairs, args.samples))
         result["routes"].append(mcp_route("mcp-host-rounds", "auto", url, pairs, args.samples))
     save(result, args.out)

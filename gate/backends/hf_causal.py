@@ -21,7 +21,6 @@ from typing import Any
 from gate.backends.base import CallControl, ModelLock, VerifierBackend
 from language.prompts import VERIFY_PROMPT
 
-PROMPT = VERIFY_PROMPT  # the one question every LLM route asks (language.prompts)
 YES_VARIANTS = ("YES", "Yes", "yes", " YES", " Yes", " yes")
 NO_VARIANTS = ("NO", "No", "no", " NO", " No", " no")
 
@@ -83,7 +82,7 @@ class HFCausalBackend(VerifierBackend):
         self,
         model: str | Path | None = None,
         *,
-        prompt: str = PROMPT,
+        prompt: str = VERIFY_PROMPT,  # the question every LLM route asks
         threads: int | None = None,
         batch_size: int = 8,
         max_context_tokens: int = 768,

@@ -23,7 +23,15 @@ import httpx
 
 from gate.backends.base import CallControl, VerifierBackend
 from gate.backends.endpoint import ChatEndpoint
-from gate.backends.sampling import DEFAULT_SAMPLES, BackendError, ChatCompleter, SamplingBackend
+from gate.backends.sampling import (
+    DEFAULT_SAMPLES,
+    BackendError,
+    ChatCompleter,
+    SamplingBackend,
+    Usage,
+    chat_body,
+    total_tokens,
+)
 from language.prompts import VERIFY_PROMPT
 
 Mode = Literal["auto", "logprobs", "sampling"]
@@ -153,13 +161,15 @@ class OpenAIBackend(VerifierBackend):
             self._sampling = True  # this server has none: sample from now on
         return self.sampler.estimate_many([(claim, context)])[0]
 
+    @property
+    def usage(self) -> Usage:
+        """Requests sent and tokens used so far, read from log-probabilities or sampled."""
+        return self.sampler.usage
+
     def _post(self, payload: dict[str, Any]) -> dict[str, Any]:
         """POST /chat/completions with retries on transport errors and retryable statuses."""
-        response, _ = self._endpoint.post(payload)
-        response.raise_for_status()
-        body = response.json()
-        if not isinstance(body, dict):
-            raise BackendError("the server's answer is not a JSON object")
+        body = chat_body(self._endpoint, payload)
+        self.usage.add(1, total_tokens(body))
         return body
 
     def close(self) -> None:

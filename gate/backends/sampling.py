@@ -193,28 +193,44 @@ class ChatCompleter(Closing):
             return list(pool.map(one, requests))
 
     def _one(self, request: Request) -> str | None:
-        messages = [{"role": "user", "content": request.prompt}]
-        if request.system is not None:
-            messages.insert(0, {"role": "system", "content": request.system})
-        payload = {
-            "model": self.model,
-            "messages": messages,
-            "max_tokens": request.max_tokens,
-            "temperature": request.temperature,
-        }
-        response, _ = self.endpoint.post(payload)
-        response.raise_for_status()
-        body = response.json()
-        if not isinstance(body, dict):
-            raise BackendError("the server's answer is not a JSON object")
-        usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
-        tokens = usage.get("total_tokens") if isinstance(usage, dict) else None
-        self.usage.add(1, tokens if isinstance(tokens, int) and tokens >= 0 else 0)
+        body = chat_body(self.endpoint, chat_payload(self.model, request))
+        self.usage.add(1, total_tokens(body))
         return message_text(body)
 
     def close(self) -> None:
         if self._owns_endpoint:
             self.endpoint.close()
+
+
+def chat_payload(model: str, request: Request) -> dict[str, Any]:
+    """The ``/chat/completions`` body that asks ``model`` one ``request`` (no logprobs)."""
+    messages = [{"role": "user", "content": request.prompt}]
+    if request.system is not None:
+        messages.insert(0, {"role": "system", "content": request.system})
+    return {
+        "model": model,
+        "messages": messages,
+        "max_tokens": request.max_tokens,
+        "temperature": request.temperature,
+    }
+
+
+def chat_body(endpoint: ChatEndpoint, payload: dict[str, Any]) -> dict[str, Any]:
+    """POST ``payload`` (retried as ``endpoint`` does); the answer's JSON object, or an
+    error: an HTTP error status, BackendError for a body that is not an object."""
+    response, _ = endpoint.post(payload)
+    response.raise_for_status()
+    body = response.json()
+    if not isinstance(body, dict):
+        raise BackendError("the server's answer is not a JSON object")
+    return body
+
+
+def total_tokens(body: dict[str, Any]) -> int:
+    """The tokens a chat completion says it used (prompt and answer), else 0."""
+    usage = body.get("usage")
+    tokens = usage.get("total_tokens") if isinstance(usage, dict) else None
+    return tokens if isinstance(tokens, int) and tokens >= 0 else 0
 
 
 def message_text(body: dict[str, Any]) -> str | None:

@@ -12,6 +12,7 @@ stored beside them and the answer names them.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -128,24 +129,39 @@ def rehearse(
     context_turns: int,
     user_name: str | None,
     gate: bool = True,
-) -> None:
+) -> list[Candidate]:
     """Ask the extractor and (with ``gate``) the gate what ``remember`` would ask them,
-    and write nothing: the facts' checks in one batch, then each fact's look at the active facts it
-    may replace. For a model that answers between calls (``memstore.mcp.host``): its
-    questions are gathered in one round, and the write that follows finds the answers.
+    and write nothing: the facts' checks in one batch, then each fact's look at the
+    active facts it may replace. Returns the candidates (``Extracted`` hands them to the
+    write, so it neither extracts again nor sees other ones). For a model that answers
+    between calls (``memstore.mcp.host``): its questions are gathered in one round, and
+    the write that follows finds the answers.
     Bad input fails here as in ``remember``, before any question is asked."""
     turns = parse_messages(messages, user_name)
     store.limits.check_texts([turn.rendered() for turn in turns], "messages")
     candidates = extractor.extract(turns)
     store.limits.check_claims(len(candidates), "messages", "candidate facts extracted")
     if not gate:
-        return
+        return candidates
     facts = [fact_of(c, turns, context_turns) for c in candidates]
     if facts:
         store.check_facts(facts)
     for candidate in candidates:
         source = turns[candidate.message].rendered()
         replaced_by(store, candidate, source, single_valued=single_valued)
+    return candidates
+
+
+@dataclass
+class Extracted:
+    """An extractor that answers with candidates already extracted from the same
+    messages (a rehearsal's), under the name of the one that extracted them."""
+
+    name: str
+    candidates: tuple[Candidate, ...]
+
+    def extract(self, messages: Sequence[Message]) -> list[Candidate]:
+        return list(self.candidates)
 
 
 def _remember_one(
@@ -249,14 +265,14 @@ def rehearse_as_configured(
     metadata: Mapping[str, Any] | None = None,
     user_name: str | None = None,
     gate: bool = True,
-) -> None:
+) -> list[Candidate]:
     """``rehearse`` what ``remember_as_configured`` would do with these options (checked
     first, as it checks them); ``gate``: ask the gate's questions too."""
     turns_around = settings.context_turns if context_turns is None else context_turns
     check_options(
         settings.on_conflict if on_conflict is None else on_conflict, turns_around, metadata
     )
-    rehearse(
+    return rehearse(
         store,
         messages,
         extractor,

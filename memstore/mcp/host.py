@@ -45,7 +45,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from gate.backends.base import CallControl, InputRequired, VerifierBackend
-from gate.backends.sampling import DEFAULT_SAMPLES, Request, SamplingBackend, Usage
+from gate.backends.sampling import (
+    DEFAULT_SAMPLES,
+    Request,
+    SamplingBackend,
+    Usage,
+    chat_payload,
+    message_text,
+    total_tokens,
+)
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import Context
@@ -569,20 +577,20 @@ class ChatSampler:
         import httpx
         from mcp_types import CreateMessageResult, TextContent
 
-        messages = [{"role": "user", "content": _text(params.messages[0]) or ""}]
-        if params.system_prompt:
-            messages.insert(0, {"role": "system", "content": params.system_prompt})
-        payload = {
-            "model": self.model,
-            "messages": messages,
-            "max_tokens": params.max_tokens,
-            "temperature": params.temperature,
-        }
+        request = Request(
+            _text(params.messages[0]) or "",
+            params.max_tokens,
+            params.temperature,
+            system=params.system_prompt or None,
+        )
+        payload = chat_payload(self.model, request)
         self.payloads.append(payload)
         async with httpx.AsyncClient(base_url=self.base_url, timeout=self.timeout) as http:
-            body = (await http.post("/chat/completions", json=payload)).json()
-        text = body["choices"][0]["message"]["content"] or ""
+            response = await http.post("/chat/completions", json=payload)
+        response.raise_for_status()
+        body = response.json()
+        text = message_text(body) or ""
         self.answers.append(text)
-        self.tokens += int((body.get("usage") or {}).get("total_tokens") or 0)
+        self.tokens += total_tokens(body)
         content = TextContent(type="text", text=text)
         return CreateMessageResult(role="assistant", content=content, model=self.model)

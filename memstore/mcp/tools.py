@@ -28,11 +28,12 @@ from pydantic import Field
 from gate import VerdictStatus
 from memstore.config import ConversationSettings, ServerSettings
 from memstore.conversations.conversation import (
+    Extracted,
     extractor_from,
     rehearse_as_configured,
     remember_as_configured,
 )
-from memstore.conversations.extractors import Extractor
+from memstore.conversations.extractors import Candidate, Extractor
 from memstore.errors import (
     ErrFactNotGrounded,
     InvalidInput,
@@ -218,9 +219,8 @@ class MemoryTools:
         """
 
         def work() -> RememberedConversation:
-            extractor = self._extractor()
-            self._ask_client_first(
-                messages, extractor, on_conflict, context_turns, metadata, user_name
+            extractor = self._ask_client_first(
+                messages, self._extractor(), on_conflict, context_turns, metadata, user_name
             )
             with tool_errors():
                 report = remember_as_configured(
@@ -257,21 +257,23 @@ class MemoryTools:
         context_turns: int | None,
         metadata: dict[str, Any] | None,
         user_name: str | None,
-    ) -> None:
+    ) -> Extractor | None:
         """Where the client's model answers between calls (protocol 2026-07-28): gather
         every question the conversation's write will ask (a rehearsal that writes
         nothing) and end the call with them; once all are answered, let the write
-        begin, after which a question it still asks fails (the fact is held)."""
+        begin, after which a question it still asks fails (the fact is held). The
+        extractor the write is to use: the rehearsal's candidates, else ``extractor``."""
         if self.host is None:
-            return
+            return extractor
         exchange = self.host.current()
         if exchange is None or not exchange.retries or not exchange.can_sample:
-            return
+            return extractor
         failure: MemstoreError | None = None
+        candidates: list[Candidate] = []
         rehearsal = extractor or extractor_from(self.conversations)
         try:
             with exchange.collecting():
-                rehearse_as_configured(
+                candidates = rehearse_as_configured(
                     self.store,
                     messages,
                     self.conversations,
@@ -294,6 +296,7 @@ class MemoryTools:
         if failure is not None:
             raise failed(failure) from failure
         exchange.finally_()
+        return Extracted(rehearsal.name, tuple(candidates))
 
     def supersede(
         self,
