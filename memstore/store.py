@@ -30,7 +30,7 @@ from memstore.conversations.reconcile import SINGLE_VALUED
 from memstore.errors import ErrFactNotGrounded, InvalidInput, MemstoreError
 from memstore.index import outbox
 from memstore.index.embeddings import Embedder
-from memstore.index.handle import index_uri
+from memstore.index.handle import IndexStatus, index_uri
 from memstore.index.object_store import ObjectStore
 from memstore.index.rows import DEFAULT_VECTOR_INDEX_AT
 from memstore.inputs import MAX_BATCH, parse
@@ -642,6 +642,12 @@ class Store(Closing):
     def index_backlog(self) -> int:
         """Changes of this namespace queued for the search index but not yet in it."""
         return self._index.backlog()
+
+    def index_status(self) -> IndexStatus:
+        """Where the search index stands: how it is written (inline or background),
+        whether this process applies the queue, how many changes of every namespace wait
+        and how old the oldest is (how far behind search is)."""
+        return self._index.status()
 
     def stats(self) -> StoreStats:
         """Counts of this namespace: facts by status, entities, evidence, rejections by

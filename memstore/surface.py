@@ -386,6 +386,11 @@ SURFACE: dict[str, Surface] = {
     ),
     "index_backlog": Surface(Exposed("stats"), Hidden(_PYTHON), Hidden(_PYTHON)),
     "index_batch": Surface(Hidden(_PYTHON), Hidden(_PYTHON), Hidden(_PYTHON)),
+    "index_status": Surface(
+        Exposed("index-worker"),
+        Hidden("an operator's reading; the index worker prints it"),
+        Hidden("an operator's reading, not an agent's"),
+    ),
     "stats": Surface(Exposed("stats"), Hidden(_PYTHON), Hidden(_AGENT_TOOLS)),
 }
 

@@ -1,4 +1,5 @@
-"""Keeping memory current: ``reverify`` (once or ``--watch``), ``policy`` and ``reindex``."""
+"""Keeping memory current: ``reverify`` (once or ``--watch``), ``policy``, ``reindex``
+and ``index-worker``."""
 
 from __future__ import annotations
 
@@ -155,6 +156,71 @@ def reindex(ctx: typer.Context, index: IndexOption = None, store: StoreOption = 
     table = Table("index", "facts", "evidence chunks")
     table.add_row(str(opened.index_uri), str(rebuilt.facts), str(rebuilt.chunks))
     out.print(table)
+
+
+@command("index-worker")
+def index_worker(
+    ctx: typer.Context,
+    once: Annotated[
+        bool, typer.Option("--once", help="Apply what is queued now, then exit.")
+    ] = False,
+    report: Annotated[
+        str, typer.Option(help="Time between two status lines while running (e.g. 30s).")
+    ] = "10s",
+    index: IndexOption = None,
+    store: StoreOption = None,
+) -> None:
+    """Apply queued search-index changes of every namespace, for API workers that write
+    with index_writes: background; runs until Ctrl-C or SIGTERM. One process at a time
+    applies (elected through the database); others wait and take over when it stops."""
+    every = duration("report", report).total_seconds()
+    options: dict[str, Any] = {"index": index} if index is not None else {}
+    chosen = settings(ctx, store)
+    require_store(chosen)
+    from memstore.write.hook import Ungated
+
+    writes = "inline" if once else "background"
+    with chosen.open(hook=Ungated(), index_writes=writes, **options) as opened:
+        if once:
+            applied = opened.sync_index()
+            out.print(f"applied {applied} queued change(s) to the index at {opened.index_uri}")
+            return
+        run_index_worker(opened, every)
+
+
+def run_index_worker(opened: Store, every: float) -> None:
+    """``index-worker``'s loop: start the store's background index writer, say when this
+    process starts or stops applying, and print where the queue stands every ``every``
+    seconds, until Ctrl-C or SIGTERM (then apply what is queued, when leading)."""
+    import time
+
+    signal.signal(signal.SIGTERM, _interrupt)
+    err.print(
+        f"index worker for {opened.index_uri}: applies queued changes of every namespace "
+        "while it holds the applier lease; Ctrl-C stops."
+    )
+    leading: bool | None = None
+    last_report = time.monotonic()
+    try:
+        while True:
+            time.sleep(0.2)
+            status = opened.index_status()
+            if status.leading != leading:
+                leading = status.leading
+                out.print(
+                    "leading: applying the queue"
+                    if leading
+                    else "following: another process applies the queue; taking over if it stops"
+                )
+            if time.monotonic() - last_report >= every:
+                last_report = time.monotonic()
+                out.print(
+                    f"applied {status.applied.rows} change(s) ({status.applied.facts} facts, "
+                    f"{status.applied.chunks} evidence chunks); queued {status.queued}, "
+                    f"{status.behind_s:.1f} s behind"
+                )
+    except KeyboardInterrupt:
+        err.print("stopping: applying what is queued first (when leading)")
 
 
 def namespaces(chosen: Settings, given: list[str] | None, every: bool) -> list[str]:

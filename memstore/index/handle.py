@@ -9,7 +9,9 @@ from __future__ import annotations
 import logging
 import os
 import re
+import time
 from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,10 +19,11 @@ from memstore.errors import InvalidInput, MemstoreError, SearchIndexError
 from memstore.index import outbox
 from memstore.index.embeddings import Embedder
 from memstore.index.object_store import ObjectStore, check_index_uri, is_uri
-from memstore.index.writer import IndexWriter
+from memstore.index.writer import FOLLOW_INTERVAL, MAX_QUEUED, THROTTLE_WAIT, IndexWriter
 from memstore.storage import db
+from memstore.storage.locks import Lease
 from memstore.storage.scope import Scope
-from memstore.storage.tables import OutboxKind
+from memstore.storage.tables import OutboxKind, utcnow
 
 if TYPE_CHECKING:
     from memstore.index.embeddings import Matrix
@@ -33,6 +36,11 @@ INDEX_DIRNAME = "index"
 #: Where a store opened by URL keeps its search index (a directory or LanceDB URI).
 INDEX_URI_ENV = "MEMSTORE_INDEX_URI"
 NO_INDEX = "this store has no search index"
+#: On SQLite, the lease of the background index writer: a lock file named after the
+#: database file plus this.
+APPLIER_LEASE_SUFFIX = ".index-applier.lock"
+#: Seconds between two counts of the queue while a write waits for the applier.
+THROTTLE_POLL = 0.1
 
 
 def index_uri(index: str | Path | bool, data_dir: Path | None) -> str | None:
@@ -66,6 +74,23 @@ def _reason(exc: Exception) -> str:
     return text
 
 
+@dataclass(frozen=True)
+class IndexStatus:
+    """Where the search index stands (``Store.index_status``)."""
+
+    #: ``inline`` (a write indexes its facts before it returns) or ``background``.
+    writes: str
+    #: In background: whether this process's thread applies the queue (holds the
+    #: lease); None inline.
+    leading: bool | None
+    #: Changes of every namespace queued and not yet in the index.
+    queued: int
+    #: Seconds since the oldest of them was queued (0.0 when none is): how far behind.
+    behind_s: float
+    #: What this process's background thread applied while it led (rows, facts, chunks).
+    applied: outbox.Synced
+
+
 class IndexHandle:
     """The index at ``uri`` (None: no search) and, when search cannot run, why not."""
 
@@ -81,26 +106,72 @@ class IndexHandle:
         self.problem: str | None = None
         #: The thread that applies new facts' changes (``index_writes="background"``).
         self.writer: IndexWriter | None = None
+        #: Who may apply queued changes in the background: one process of all that
+        #: share the database and this index (``memstore.index.writer``).
+        self.lease: Lease | None = None
+        #: Whether the background thread holds the lease (as of its last ask).
+        self.leading = False
+        #: What the background thread applied while it led (``memstore index-worker``).
+        self.applied = outbox.Synced()
 
-    def start_writer(self) -> None:
+    def start_writer(self, follow: float = FOLLOW_INTERVAL) -> None:
         """Leave new facts' index changes to a background thread (``memstore.index.writer``):
-        writes return once SQL holds them."""
+        writes return once SQL holds them. ``follow``: seconds between two asks for
+        the lease while another process applies."""
         if self.writer is None and self.usable:
+            assert self.uri is not None  # usable
+            self.lease = db.lease(
+                self.scope.engine, f"memstore index applier {self.uri}", APPLIER_LEASE_SUFFIX
+            )
             self.writer = IndexWriter(
-                self._writer_turn, name=f"memstore-index:{self.scope.namespace}"
+                self._writer_turn, name=f"memstore-index:{self.scope.namespace}", follow=follow
             )
 
-    def _writer_turn(self) -> None:
-        """One turn of the background thread: apply this namespace's queued changes.
-        Raises (the thread logs it and backs off); the changes stay queued."""
-        outbox.sync(self.scope.session, self.ready(), namespace=self.scope.namespace)
+    def throttle(self) -> None:
+        """After a write in background: while more than ``MAX_QUEUED`` changes are
+        queued, wait for the applier (``memstore.index.writer``) to bring them under it,
+        at most ``THROTTLE_WAIT`` seconds."""
+        deadline = time.monotonic() + THROTTLE_WAIT
+        while True:
+            with self.scope.session() as session:
+                queued = outbox.pending(session)
+            if queued <= MAX_QUEUED:
+                return
+            if time.monotonic() >= deadline:
+                log.warning(
+                    "%d changes are queued for the search index at %s and none was applied "
+                    "for %.0f s: is an index writer running (a store in "
+                    "index_writes='background', or `memstore index-worker`)?",
+                    queued,
+                    self.uri,
+                    THROTTLE_WAIT,
+                )
+                return
+            if self.writer is not None:
+                self.writer.wake()
+            time.sleep(THROTTLE_POLL)
+
+    def _writer_turn(self) -> bool:
+        """One turn of the background thread: when this process holds the lease, apply
+        every namespace's queued changes; False when another process holds it. Raises
+        (the thread logs it and backs off); the changes stay queued."""
+        assert self.lease is not None
+        self.leading = self.lease.hold()
+        if self.leading:
+            outbox.sync(self.scope.session, self.ready(), tally=self.applied)
+        return self.leading
 
     def stop_writer(self) -> None:
-        """Stop the background thread, once it has applied what is queued (or, when its
-        last turn hangs on the index's write lock, once ``index_writer.STOP_TIMEOUT`` is up)."""
+        """Stop the background thread, once it has applied what is queued when it leads
+        (or, when its last turn hangs on the index's write lock, once
+        ``index_writer.STOP_TIMEOUT`` is up), and give up the lease."""
         if self.writer is not None:
             self.writer.stop()
             self.writer = None
+        if self.lease is not None:
+            self.lease.release()
+            self.lease = None
+            self.leading = False
 
     def open(self, embedder: Embedder, vector_index_at: int, where: object) -> None:
         """Open the index; ``where`` (data directory or URL) goes into the advice to rebuild."""
@@ -229,6 +300,21 @@ class IndexHandle:
             ) from exc
         self.problem = None
         return rebuilt
+
+    def status(self) -> IndexStatus:
+        """Where the index stands: see ``IndexStatus``."""
+        with self.scope.session() as session:
+            queued = outbox.pending(session)
+            oldest = outbox.oldest(session) if queued else None
+        behind = 0.0 if oldest is None else max(0.0, (utcnow() - oldest).total_seconds())
+        writer = self.writer
+        return IndexStatus(
+            writes="inline" if writer is None else "background",
+            leading=None if writer is None else self.leading,
+            queued=queued,
+            behind_s=behind,
+            applied=replace(self.applied),
+        )
 
     def backlog(self) -> int:
         """Changes of this namespace queued for the index but not yet in it."""

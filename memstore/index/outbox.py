@@ -18,8 +18,9 @@ import re
 from collections.abc import Callable, Collection, Iterable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from datetime import datetime
 from itertools import pairwise
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import sqlalchemy as sa
 from sqlmodel import Session, col, func, select
@@ -99,6 +100,12 @@ def pending(session: Session, namespace: str | None = None, kind: OutboxKind | N
     return int(session.exec(query).one())
 
 
+def oldest(session: Session) -> datetime | None:
+    """When the oldest change still queued (any namespace) was queued; None: none is."""
+    found = session.exec(select(func.min(IndexOutbox.created_at))).one()
+    return cast("datetime | None", found)  # typed by the column: aware UTC
+
+
 @dataclass
 class Synced:
     """What ``sync`` applied: outbox rows, and the facts and chunks they wrote."""
@@ -117,9 +124,11 @@ def sync(
     vectors: Mapping[str, Matrix] = {},
     progress: Callable[[int], None] | None = None,
     kind: OutboxKind | None = None,
+    tally: Synced | None = None,
 ) -> Synced:
     """Apply queued outbox rows (of ``namespace`` / ``targets`` / ``kind`` when given) to the index;
-    ``progress`` hears the rows applied so far after each batch.
+    ``progress`` hears the rows applied so far after each batch, and ``tally`` gets each
+    batch's counts added as it is done.
 
     An index failure propagates with the rows still queued.
     """
@@ -160,9 +169,10 @@ def sync(
                 session.exec(
                     sa.delete(IndexOutbox).where(col(IndexOutbox.id).in_([r.id for r in rows]))
                 )
-            done.rows += len(rows)
-            done.facts += len(facts)
-            done.chunks += len(chunks)
+            for counts in (done, tally) if tally is not None else (done,):
+                counts.rows += len(rows)
+                counts.facts += len(facts)
+                counts.chunks += len(chunks)
             if progress is not None:
                 progress(done.rows)
     return done

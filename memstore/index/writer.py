@@ -1,13 +1,19 @@
-"""Index writes on a background thread (``Store(index_writes="background")``).
+"""Index writes on a background thread (``Store(index_writes="background")``, and
+``memstore index-worker``).
 
-A write then commits its facts and their outbox rows to SQL and returns; this thread
-applies the namespace's queued changes to the search index, in batches, at the
-embedder's own rate. It wakes when a write says so and every ``INTERVAL`` seconds
-(changes another process queued), so a search sees a write once its batch is in,
-normally well within a second. SQL stays the truth: what the thread has not applied
-stays queued in the outbox, and the next open, ``Store.sync_index()`` or the thread's
-next turn applies it. A failed turn is logged once per run of failures and retried
-after a wait that doubles each time, up to ``MAX_BACKOFF`` seconds.
+A write then commits its facts and their outbox rows to SQL and returns; one thread
+among every process that shares the database applies the queued changes of every
+namespace to the search index, in batches (one index commit for up to
+``outbox.SYNC_BATCH`` rows), at the embedder's own rate. Which thread is elected
+through a lease (``memstore.storage.locks.Lease``: PostgreSQL's advisory lock, or a
+lock file beside a SQLite file): the others follow, asking for the lease every
+``FOLLOW_INTERVAL`` seconds, and one of them takes over within that time when the
+leader stops or dies. The leader wakes when a write of its process says so and every
+``INTERVAL`` seconds (changes other processes queued), so a search sees a write once
+its batch is in, normally within a second or two. SQL stays the truth: what no thread
+has applied stays queued in the outbox, and the next open, ``Store.sync_index()`` or
+the leader's next turn applies it. A failed turn is logged once per run of failures and
+retried after a wait that doubles each time, up to ``MAX_BACKOFF`` seconds.
 """
 
 from __future__ import annotations
@@ -20,6 +26,18 @@ log = logging.getLogger(__name__)
 
 #: Seconds between two turns of the thread when no write wakes it.
 INTERVAL = 0.5
+#: Seconds between two asks for the lease while another process holds it (so another
+#: takes over within about this long of the leader's death).
+FOLLOW_INTERVAL = 2.0
+#: The most changes (every namespace) queued for the index while writes go on: a write
+#: in background that finds more waits for the applier to bring them under it (at most
+#: ``THROTTLE_WAIT`` seconds), so writers slow to the index's pace instead of leaving it
+#: ever further behind. At this machine's rates (2 cores: a few hundred changes a
+#: second) the bound is a few seconds of lag.
+MAX_QUEUED = 2_000
+#: The longest a write waits for the applier; past it (no applier running?) it returns
+#: and says so in the log.
+THROTTLE_WAIT = 30.0
 #: The longest wait before a retry after failed turns (the wait doubles from ``INTERVAL``).
 MAX_BACKOFF = 30.0
 #: Seconds ``stop`` waits for the last turn: on PostgreSQL a turn first waits for the
@@ -28,12 +46,22 @@ STOP_TIMEOUT = 60.0
 
 
 class IndexWriter:
-    """A daemon thread that calls ``apply`` (apply the queued changes; raises on failure)
-    when woken and every ``interval`` seconds, until ``stop``."""
+    """A daemon thread that calls ``apply`` (apply the queued changes when this process
+    leads; False when another does; raises on failure) when woken and every ``interval``
+    seconds, until ``stop``; while another leads, every ``follow`` seconds."""
 
-    def __init__(self, apply: Callable[[], None], name: str, interval: float = INTERVAL) -> None:
+    def __init__(
+        self,
+        apply: Callable[[], bool],
+        name: str,
+        interval: float = INTERVAL,
+        follow: float = FOLLOW_INTERVAL,
+    ) -> None:
         self._apply = apply
         self._interval = interval
+        self._follow = follow
+        #: Whether the last turn applied (this process led).
+        self.leading = False
         self._woken = threading.Event()
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
@@ -62,16 +90,12 @@ class IndexWriter:
         wait = self._interval
         failing = False
         while True:
-            if failing:  # back off: only stop cuts the wait short, not new writes
-                self._stopping.wait(wait)
-            else:
-                self._woken.wait(wait)
-            self._woken.clear()
             # Read before the turn: the thread ends only after a turn that began once
             # stop was asked, so that turn sees every change queued before it.
             stopping = self._stopping.is_set()
+            self._woken.clear()
             try:
-                self._apply()
+                self.leading = self._apply()
             except Exception:  # the thread must outlive any one turn
                 if stopping:  # the store is closing (or closed): nothing retries now
                     log.warning(
@@ -98,3 +122,7 @@ class IndexWriter:
                 wait, failing = self._interval, False
             if stopping:
                 return
+            if failing or not self.leading:  # back off, or follow: only stop cuts it short
+                self._stopping.wait(wait if failing else self._follow)
+            else:
+                self._woken.wait(wait)

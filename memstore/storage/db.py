@@ -22,7 +22,7 @@ from sqlalchemy.sql.visitors import InternalTraversal
 from sqlmodel import Session, SQLModel
 
 from memstore.defaults import IN_LIST_CHUNK as IN_LIST_CHUNK
-from memstore.storage.locks import Lock, file_lock
+from memstore.storage.locks import FileLease, Lease, Lock, SoleLease, file_lock
 
 if TYPE_CHECKING:
     from alembic.config import Config
@@ -258,11 +258,15 @@ def index_lock(engine: sa.Engine, uri: str) -> Lock | None:
     return _beside_sqlite(engine, ".index.lock")
 
 
+def _advisory_key(name: str) -> int:
+    return int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big", signed=True)
+
+
 def advisory_lock(engine: sa.Engine, name: str) -> Lock:
     """On PostgreSQL, a context manager factory holding the session advisory lock named
     ``name`` (shared by every process and machine using the database; released when
     the holder's connection drops)."""
-    key = int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big", signed=True)
+    key = _advisory_key(name)
 
     @contextmanager
     def held() -> Iterator[None]:
@@ -276,6 +280,67 @@ def advisory_lock(engine: sa.Engine, name: str) -> Lock:
                 conn.commit()
 
     return held
+
+
+class AdvisoryLease:
+    """A ``Lease`` on PostgreSQL: the session advisory lock named ``name``, taken with
+    ``pg_try_advisory_lock`` on a connection kept for as long as it is held. The server
+    drops it when that connection does: the holder was killed, or lost the network."""
+
+    def __init__(self, engine: sa.Engine, name: str) -> None:
+        self._engine = engine
+        self._key = _advisory_key(name)
+        self._held: sa.Connection | None = None
+
+    def hold(self) -> bool:
+        if self._held is not None:
+            try:  # the session lives, so its lock does
+                self._held.execute(sa.text("SELECT 1"))
+                self._held.commit()
+                return True
+            except sa.exc.DBAPIError:
+                self._held.invalidate()  # never back to the pool
+                self._held.close()
+                self._held = None
+                return False
+        conn = self._engine.connect()
+        try:
+            taken = conn.execute(
+                sa.text("SELECT pg_try_advisory_lock(:key)"), {"key": self._key}
+            ).scalar_one()
+            conn.commit()
+        except BaseException:
+            conn.close()
+            raise
+        if not taken:
+            conn.close()
+            return False
+        self._held = conn
+        return True
+
+    def release(self) -> None:
+        if self._held is None:
+            return
+        conn, self._held = self._held, None
+        try:
+            conn.execute(sa.text("SELECT pg_advisory_unlock(:key)"), {"key": self._key})
+            conn.commit()
+        except sa.exc.DBAPIError:
+            conn.invalidate()  # the lock went with the session
+        finally:
+            conn.close()
+
+
+def lease(engine: sa.Engine, name: str, suffix: str) -> Lease:
+    """A ``Lease`` for every process using the database: PostgreSQL's advisory lock
+    named ``name``; on a SQLite file, the lock file named after it plus ``suffix``; in
+    memory, a lease this process always holds."""
+    if engine.dialect.name == "postgresql":
+        return AdvisoryLease(engine, name)
+    database = engine.url.database
+    if engine.dialect.name == "sqlite" and database and database != ":memory:":
+        return FileLease(Path(f"{database}{suffix}"))
+    return SoleLease()
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:

@@ -499,6 +499,7 @@ class WritePath:
         writer = self.index.writer  # read once: a close() may clear it meanwhile
         if writer is not None:
             writer.wake()
+            self.index.throttle()
             return
         touched = [f.id for f in stored]
         touched += [f.supersedes_id for f in stored if f.supersedes_id]

@@ -1,0 +1,211 @@
+"""One elected applier for the search index (``memstore.index.writer``): of every store
+and process writing with ``index_writes="background"`` (and ``memstore index-worker``),
+one applies the queue of every namespace; the others follow and one takes over when
+it stops, or when its process is killed mid-batch, losing and doubling nothing."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import lancedb
+import pytest
+from crash_checks import check_whole
+from workers import NS, HashedWords, fact
+
+import memstore
+from memstore import Store
+from memstore.index.rows import FACTS
+from memstore.storage import db
+from memstore.storage.locks import FileLease
+
+#: How long a test waits for what should happen soon (only a hang reaches it).
+HANG = 120
+
+
+def open_store(target: Path | str, index: Path, namespace: str = NS, **options: object) -> Store:
+    return memstore.open(
+        target,
+        namespace,
+        hook=memstore.Ungated(),
+        embedder=HashedWords(),
+        index=index,
+        index_writes="background",
+        **options,
+    )
+
+
+def wait_until(condition: object, what: str) -> None:
+    """Poll ``condition`` (a function) until true; the deadline only stops a hang."""
+    deadline = time.monotonic() + HANG
+    while not condition():  # type: ignore[operator]
+        assert time.monotonic() < deadline, f"waited {HANG} s for {what}"
+        time.sleep(0.05)
+
+
+def indexed(index: Path) -> Counter[str]:
+    table = lancedb.connect(index).open_table(FACTS)
+    return Counter(table.search().select(["id"]).limit(None).to_arrow().column("id").to_pylist())
+
+
+def test_a_file_lease_has_one_holder_until_released(tmp_path: Path) -> None:
+    first, second = FileLease(tmp_path / "lease"), FileLease(tmp_path / "lease")
+    assert first.hold() and first.hold()  # held, and still held
+    assert not second.hold()
+    first.release()
+    assert second.hold() and not first.hold()
+    second.release()
+
+
+@pytest.mark.both_databases
+def test_a_lease_on_the_database_has_one_holder(data_dir: Path) -> None:
+    url, _ = db.database_url(data_dir)
+    engine = db.create_engine(url)
+    try:
+        first = db.lease(engine, "memstore test lease", ".test.lock")
+        second = db.lease(engine, "memstore test lease", ".test.lock")
+        other = db.lease(engine, "memstore another lease", ".another.lock")
+        assert first.hold() and not second.hold() and other.hold()
+        first.release()
+        assert second.hold() and not first.hold()
+        second.release()
+        other.release()
+    finally:
+        engine.dispose()
+
+
+@pytest.mark.both_databases
+def test_one_store_applies_every_namespace_and_another_takes_over(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    index = tmp_path / "index"
+    first = open_store(data_dir, index)
+    wait_until(lambda: first.index_status().leading, "the first store to lead")
+    second = open_store(data_dir, index, namespace="user:bob")
+    try:
+        assert second.index_status().leading is False
+        # The follower's writes return at once; the leader applies them.
+        written = [second.add_fact(fact(n)) for n in range(10)]
+        wait_until(lambda: first.index_status().queued == 0, "the leader to apply them")
+        assert second.index_status().applied.rows == 0
+        assert first.index_status().applied.facts == 10
+        assert {h.fact.id for h in second.search(written[3].statement, 1, mode="text")} == {
+            written[3].id
+        }
+        first.close()  # gives up the lease: the follower asks again within its interval
+        more = [second.add_fact(fact(n)) for n in range(10, 20)]
+        wait_until(lambda: second.index_status().leading, "the second store to take over")
+        wait_until(lambda: second.index_status().queued == 0, "the second store to apply")
+        assert second.index_status().applied.facts == 10
+    finally:
+        first.close()
+        second.close()
+    assert {i for i, n in indexed(index).items() if n == 1} == {f.id for f in written + more}
+    assert max(indexed(index).values()) == 1
+
+
+def test_index_status_says_how_far_behind_the_index_is(data_dir: Path, tmp_path: Path) -> None:
+    with memstore.open(
+        data_dir, NS, hook=memstore.Ungated(), embedder=HashedWords(), index=tmp_path / "i"
+    ) as store:
+        status = store.index_status()
+        assert (status.writes, status.leading, status.queued, status.behind_s) == (
+            "inline",
+            None,
+            0,
+            0.0,
+        )
+        with store.index_batch():  # held back until the block ends: queued meanwhile
+            store.add_fact(fact(1))
+            status = store.index_status()
+            assert status.queued >= 2 and status.behind_s >= 0.0
+        assert store.index_status().queued == 0
+
+
+# -- memstore index-worker ---------------------------------------------------------------
+
+
+def index_worker(url: str, index: Path, tmp_path: Path, name: str) -> subprocess.Popen[str]:
+    """``memstore index-worker`` in its own process, its output in ``<name>.out``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMSTORE_")}
+    with (tmp_path / f"{name}.out").open("w") as output:  # the child keeps its own copy
+        return subprocess.Popen(
+            [
+                *(sys.executable, "-m", "memstore", "--store", url, "index-worker"),
+                *("--index", str(index), "--report", "1s"),
+            ],
+            env=env,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+
+
+def said(tmp_path: Path, name: str) -> str:
+    return (tmp_path / f"{name}.out").read_text()
+
+
+@pytest.mark.slow
+@pytest.mark.both_databases
+def test_index_worker_killed_mid_batch_is_replaced_and_nothing_is_lost_or_doubled(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    """Two ``memstore index-worker`` processes: one leads; SIGKILL it while it applies a
+    long queue; the other (or the writing store, a follower too) takes over and the
+    index ends with every fact once."""
+    url, _ = db.database_url(data_dir)
+    index = tmp_path / "index"
+    with memstore.open(data_dir, NS, hook=memstore.Ungated(), index=index) as store:
+        store.add_fact(fact(0))  # the store exists, and its index (MiniLM, as the workers')
+    first = index_worker(url, index, tmp_path, "first")
+    wait_until(lambda: "leading" in said(tmp_path, "first"), "the first worker to lead")
+    second = index_worker(url, index, tmp_path, "second")
+    wait_until(lambda: "following" in said(tmp_path, "second"), "the second to follow")
+    try:
+        with memstore.open(
+            data_dir, NS, hook=memstore.Ungated(), index=index, index_writes="background"
+        ) as store:
+            written = [
+                f
+                for k in range(6)
+                for f in store.add_facts([fact(n) for n in range(1 + 200 * k, 201 + 200 * k)])
+            ]
+            total = store.index_status().queued
+            # Killed once it has applied a part of the queue, not all of it.
+            wait_until(lambda: 0 < store.index_status().queued < total, "the first worker to apply")
+            first.send_signal(signal.SIGKILL)
+            first.wait(HANG)
+            wait_until(lambda: store.index_status().queued == 0, "another to finish the queue")
+            took_over = "leading" in said(tmp_path, "second") or store.index_status().leading
+            assert took_over, said(tmp_path, "second")
+    finally:
+        for process in (first, second):
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+                process.wait(HANG)
+    assert second.returncode == 0, said(tmp_path, "second")
+    counts = indexed(index)
+    assert max(counts.values()) == 1
+    assert {f.id for f in written} <= set(counts)
+    check_whole(url, index)
+
+
+def test_index_worker_once_applies_the_queue_and_exits(data_dir: Path, tmp_path: Path) -> None:
+    from cli_runner import runner_at
+
+    index = tmp_path / "index"
+    # Written with no index: the changes wait in the outbox, of another namespace than
+    # the one the command opens (whose own queue the open would apply).
+    with memstore.open(data_dir, "user:bob", hook=memstore.Ungated(), index=False) as store:
+        written = store.add_facts([fact(n) for n in range(5)])
+        assert store.index_backlog() > 0
+    invoke = runner_at(str(data_dir))
+    result = invoke("index-worker", "--index", str(index), "--once")
+    assert result.exit_code == 0, result.output
+    assert "applied 11 queued change(s)" in result.output  # 5 facts, 5 + 1 shared evidence
+    assert set(indexed(index)) == {f.id for f in written}
