@@ -12,6 +12,7 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import lancedb
 import pytest
@@ -28,7 +29,7 @@ from memstore.storage.locks import FileLease
 HANG = 120
 
 
-def open_store(target: Path | str, index: Path, namespace: str = NS, **options: object) -> Store:
+def open_store(target: Path | str, index: Path, namespace: str = NS, **options: Any) -> Store:
     return memstore.open(
         target,
         namespace,
