@@ -118,7 +118,7 @@ class StoreSettings(_Section):
     embedding_precision: Literal["float32", "int8"] = "float32"
     #: inline: a write returns once its facts are searchable; background: once they are
     #: committed to SQL, a thread indexing them within about a second.
-    index_writes: Literal["inline", "background"] = "inline"
+    index_writes: Literal["inline", "background", "queued"] = "inline"
     recheck_after: Duration | None = None
     retry_after: Duration | None = None
     #: Facts (or claims) one call may put through the gate; more is a 400 naming the field.

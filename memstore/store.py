@@ -83,8 +83,10 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_NAMESPACE", "DEFAULT_NEAR_DUPLICATE", "MAX_BATCH", "Store", "open"]
 
 DEFAULT_NAMESPACE = "default"
-#: How a write reaches the search index: before it returns, or by a background thread.
-INDEX_WRITES = ("inline", "background")
+#: How a write reaches the search index: before it returns; by a background thread (of
+#: this process, or of another that holds the applier lease); or only by another
+#: process (``memstore index-worker``).
+INDEX_WRITES = ("inline", "background", "queued")
 #: A store opening with more queued index changes than this says it is replaying them.
 REPLAY_NOTICE_AT = 1_000
 
@@ -108,7 +110,11 @@ class Store(Closing):
     cosine-similar statement (None: never). ``index_writes="background"``: a write
     returns once SQL holds it and a thread of this store indexes it (a search sees it
     within about a second; ``sync_index()`` waits for it; no near duplicates are
-    reported); ``"inline"`` (default): the write indexes it before it returns.
+    reported), or, when another process holds the applier lease (one process of all
+    that share the database applies the queue), that process indexes it;
+    ``"queued"``: the same, but this process never applies the queue (``memstore
+    index-worker`` does: docs/deployment.md); ``"inline"`` (default): the write indexes
+    it before it returns.
     ``sources`` (a ``SourcePolicy`` or its fields) bound what re-verification fetches
     (default: unrestricted); ``limits`` bound one call's claims and evidence (default
     100 claims, 100,000 characters).
@@ -139,7 +145,7 @@ class Store(Closing):
         self.hook: WriteHook = hooks.store_hook(gate, policy, hook)
         override = inputs.positive_fields(recheck_after=recheck_after, retry_after=retry_after)
         self.near_duplicate = inputs.similarity_threshold(near_duplicate)
-        background = inputs.one_of("index_writes", index_writes, INDEX_WRITES) == "background"
+        writes = inputs.one_of("index_writes", index_writes, INDEX_WRITES)
         inputs.index_options(vector_index_at, embedder)
         self.url, self.data_dir = db.database_url(path_or_url)
         self.index_uri = index_uri(index, self.data_dir)
@@ -149,7 +155,8 @@ class Store(Closing):
         self._scope, self._graph, self._index = parts.scope, parts.graph, parts.index
         self._writes, self._forgetting, self._log = parts.writes, parts.forgetting, parts.log
         self._reverification = parts.reverification
-        if background:
+        self._index.writes = writes
+        if writes == "background":
             self._index.start_writer()
 
     # -- lifecycle -------------------------------------------------------------
@@ -644,7 +651,7 @@ class Store(Closing):
         return self._index.backlog()
 
     def index_status(self) -> IndexStatus:
-        """Where the search index stands: how it is written (inline or background),
+        """Where the search index stands: how it is written (inline, background, queued),
         whether this process applies the queue, how many changes of every namespace wait
         and how old the oldest is (how far behind search is)."""
         return self._index.status()

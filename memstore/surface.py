@@ -387,7 +387,13 @@ SURFACE: dict[str, Surface] = {
     "index_backlog": Surface(Exposed("stats"), Hidden(_PYTHON), Hidden(_PYTHON)),
     "index_batch": Surface(Hidden(_PYTHON), Hidden(_PYTHON), Hidden(_PYTHON)),
     "index_status": Surface(
-        Exposed("index-worker"),
+        Exposed(
+            "index-worker",
+            adds={
+                "once": "apply what is queued, then exit",
+                "report": "time between two status lines while it runs",
+            },
+        ),
         Hidden("an operator's reading; the index worker prints it"),
         Hidden("an operator's reading, not an agent's"),
     ),

@@ -214,9 +214,10 @@ def run_index_worker(opened: Store, every: float) -> None:
                 )
             if time.monotonic() - last_report >= every:
                 last_report = time.monotonic()
+                done = status.applied
                 out.print(
-                    f"applied {status.applied.rows} change(s) ({status.applied.facts} facts, "
-                    f"{status.applied.chunks} evidence chunks); queued {status.queued}, "
+                    f"applied {done.rows} change(s) ({done.facts} facts, {done.chunks} evidence "
+                    f"chunks) in {done.seconds:.1f} s of work; queued {status.queued}, "
                     f"{status.behind_s:.1f} s behind"
                 )
     except KeyboardInterrupt:

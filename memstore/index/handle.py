@@ -78,17 +78,21 @@ def _reason(exc: Exception) -> str:
 class IndexStatus:
     """Where the search index stands (``Store.index_status``)."""
 
-    #: ``inline`` (a write indexes its facts before it returns) or ``background``.
+    #: ``inline`` (a write indexes its facts before it returns), ``background`` or
+    #: ``queued`` (another process indexes them).
     writes: str
     #: In background: whether this process's thread applies the queue (holds the
-    #: lease); None inline.
+    #: lease); None otherwise.
     leading: bool | None
     #: Changes of every namespace queued and not yet in the index.
     queued: int
     #: Seconds since the oldest of them was queued (0.0 when none is): how far behind.
     behind_s: float
-    #: What this process's background thread applied while it led (rows, facts, chunks).
+    #: What this process's background thread applied while it led (rows, facts, chunks,
+    #: seconds of work).
     applied: outbox.Synced
+    #: Seconds this process's writes waited for the applier (``MAX_QUEUED``).
+    waited_s: float
 
 
 class IndexHandle:
@@ -104,11 +108,15 @@ class IndexHandle:
         self.index: SearchIndex | None = None
         #: Why search cannot run, in words that say what to do; None when it can.
         self.problem: str | None = None
+        #: How writes reach the index: ``inline``, ``background``, ``queued`` (``Store``).
+        self.writes = "inline"
         #: The thread that applies new facts' changes (``index_writes="background"``).
         self.writer: IndexWriter | None = None
         #: Who may apply queued changes in the background: one process of all that
         #: share the database and this index (``memstore.index.writer``).
         self.lease: Lease | None = None
+        #: Seconds writes waited for the applier (``throttle``), all threads together.
+        self.waited_s = 0.0
         #: Whether the background thread holds the lease (as of its last ask).
         self.leading = False
         #: What the background thread applied while it led (``memstore index-worker``).
@@ -130,14 +138,14 @@ class IndexHandle:
     def throttle(self) -> None:
         """After a write in background: while more than ``MAX_QUEUED`` changes are
         queued, wait for the applier (``memstore.index.writer``) to bring them under it,
-        at most ``THROTTLE_WAIT`` seconds."""
-        deadline = time.monotonic() + THROTTLE_WAIT
+        at most ``THROTTLE_WAIT`` seconds (counted in ``waited_s``)."""
+        began, waited = time.monotonic(), False
         while True:
             with self.scope.session() as session:
                 queued = outbox.pending(session)
             if queued <= MAX_QUEUED:
-                return
-            if time.monotonic() >= deadline:
+                break
+            if time.monotonic() - began >= THROTTLE_WAIT:
                 log.warning(
                     "%d changes are queued for the search index at %s and none was applied "
                     "for %.0f s: is an index writer running (a store in "
@@ -146,10 +154,13 @@ class IndexHandle:
                     self.uri,
                     THROTTLE_WAIT,
                 )
-                return
+                break
             if self.writer is not None:
                 self.writer.wake()
             time.sleep(THROTTLE_POLL)
+            waited = True
+        if waited:
+            self.waited_s += time.monotonic() - began
 
     def _writer_turn(self) -> bool:
         """One turn of the background thread: when this process holds the lease, apply
@@ -307,13 +318,13 @@ class IndexHandle:
             queued = outbox.pending(session)
             oldest = outbox.oldest(session) if queued else None
         behind = 0.0 if oldest is None else max(0.0, (utcnow() - oldest).total_seconds())
-        writer = self.writer
         return IndexStatus(
-            writes="inline" if writer is None else "background",
-            leading=None if writer is None else self.leading,
+            writes=self.writes,
+            leading=None if self.writer is None else self.leading,
             queued=queued,
             behind_s=behind,
             applied=replace(self.applied),
+            waited_s=self.waited_s,
         )
 
     def backlog(self) -> int:

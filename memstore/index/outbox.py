@@ -15,6 +15,7 @@ purges the index files of every copy (``SearchIndex.purge``).
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable, Collection, Iterable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -108,11 +109,13 @@ def oldest(session: Session) -> datetime | None:
 
 @dataclass
 class Synced:
-    """What ``sync`` applied: outbox rows, and the facts and chunks they wrote."""
+    """What ``sync`` applied: outbox rows, the facts and chunks they wrote, and the
+    seconds it took."""
 
     rows: int = 0
     facts: int = 0
     chunks: int = 0
+    seconds: float = 0.0
 
 
 def sync(
@@ -138,6 +141,7 @@ def sync(
         groups = list(db.chunks(list(dict.fromkeys(targets))))
     for group in groups:
         while rows := _queued(sessions, namespace, group, kind):
+            began = time.perf_counter()
             fact_ids = list(dict.fromkeys(r.target_id for r in rows if r.kind == "fact"))
             evidence_ids = list(dict.fromkeys(r.target_id for r in rows if r.kind == "evidence"))
             erasures = [r.target_id for r in rows if r.kind == OutboxKind.ERASURE]
@@ -173,6 +177,7 @@ def sync(
                 counts.rows += len(rows)
                 counts.facts += len(facts)
                 counts.chunks += len(chunks)
+                counts.seconds += time.perf_counter() - began
             if progress is not None:
                 progress(done.rows)
     return done

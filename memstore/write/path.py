@@ -496,9 +496,10 @@ class WritePath:
         duplicates are reported then)."""
         if not self.index.usable:
             return
-        writer = self.index.writer  # read once: a close() may clear it meanwhile
-        if writer is not None:
-            writer.wake()
+        if self.index.writes != "inline":  # another thread or process applies it
+            writer = self.index.writer  # read once: a close() may clear it meanwhile
+            if writer is not None:
+                writer.wake()
             self.index.throttle()
             return
         touched = [f.id for f in stored]

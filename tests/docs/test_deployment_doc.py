@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "docs" / "deploy"
 GUIDE = ROOT / "docs" / "deployment.md"
 #: Services built from the memstore image (the others run postgres, weed, llama.cpp).
-MEMSTORE_SERVICES = ("agent", "reverify")
+MEMSTORE_SERVICES = ("agent", "index-worker", "reverify")
 
 
 def example_env() -> dict[str, str]:
