@@ -56,6 +56,19 @@ KEEP_VERSIONS = timedelta(minutes=1)
 #: The same for an object-store index: hosts that share it compare the commit times one
 #: wrote with their own clocks, so it leaves room for clock skew.
 KEEP_VERSIONS_REMOTE = timedelta(hours=1)
+#: How stale a read of an object-store index may be: LanceDB asks the store for the
+#: latest version at most this often (each ask is a request on every query otherwise:
+#: 7-12 ms of a hybrid search on S3 here, growing with the versions kept). A commit of
+#: another process is seen within this, plus one query; this process's own at once.
+#: A local index is asked on every read (a file listing: cheap).
+REMOTE_READ_CONSISTENCY = timedelta(seconds=1)
+
+
+def read_consistency(uri: str) -> timedelta:
+    """LanceDB's ``read_consistency_interval`` for the index at ``uri``."""
+    return REMOTE_READ_CONSISTENCY if "://" in uri else timedelta(0)
+
+
 #: LanceDB's warning for a short retention, which memstore chooses knowingly.
 _SHORT_RETENTION = r"optimize\(cleanup_older_than="
 #: Delta indexes the vector index may hold before maintenance builds it again. Each
@@ -203,10 +216,9 @@ class SearchIndex:
         self.keep_versions = keep_versions
         # Imported here, not at the top: it is slow to import (``lancedb_import``), and
         # most commands (and `memstore --help`) never open an index.
-        # Interval 0: every read sees commits made by other processes.
         self._db = import_lancedb().connect(
             uri,
-            read_consistency_interval=timedelta(0),
+            read_consistency_interval=read_consistency(uri),
             storage_options=dict(storage_options or {}),
         )
         self._lock = threading.Lock()
@@ -519,6 +531,9 @@ class SearchIndex:
         with self._lock, self._write_lock():
             self._holder = threading.get_ident()
             try:
+                if self._db.read_consistency_interval:  # reads may lag: write on the latest
+                    for table in getattr(self, "_tables", {}).values():
+                        table.checkout_latest()
                 yield
             finally:
                 self._holder = None
