@@ -535,6 +535,7 @@ def round_of(
         },
     }
     ids = [i for w in written for i in w["ids"]] + [i for w in writing for i in w["ids"]]
+    report["acknowledged"] = len(ids)
     return report, ids
 
 
@@ -577,6 +578,7 @@ def failover(
         "killed_after_s": round(args.seconds / 3, 1),
         "other_index_worker_led_after_s": took_over,
         "lag": {**monitor.report(), "caught_up_after_writes_s": caught_up},
+        "acknowledged": sum(len(w["ids"]) for w in written),
     }
     return report, [i for w in written for i in w["ids"]]
 

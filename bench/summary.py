@@ -131,11 +131,15 @@ def render() -> str:
         parts += [
             "## Several worker processes: PostgreSQL + the index on S3",
             "",
-            f"`bench/scale_out.py`: {scale_out['facts']:,} facts filled first; then 1, 2, 4 "
-            "worker processes (own directories, settings from `MEMSTORE_STORE__*`) on one "
-            "namespace, PostgreSQL for the truth and LanceDB on SeaweedFS (S3). Writes "
-            "ungated; the index writer is one at a time (PostgreSQL advisory lock), its "
-            "held share is the time some worker held it over the write phase's wall time.",
+            f"`bench/scale_out.py`: {scale_out['facts']:,} facts filled first; then the "
+            "processes of docs/deployment.md: W API workers (own directories, settings from "
+            "`MEMSTORE_STORE__*`, `index_writes: queued`) and one `memstore index-worker`, "
+            "PostgreSQL for the truth and LanceDB on SeaweedFS (S3), on one namespace. Writes "
+            "ungated, one `add_fact` at a time. Serialized share: the time writes spent "
+            "waiting on PostgreSQL locks, the index's write lock or the applier, over the "
+            "time writes took. Commit to searchable: a probe write a second, timed until the "
+            "index holds it. Search: half the workers (at least one) search while the others "
+            "write.",
             "",
             scale_out_table(scale_out),
             "",
@@ -370,39 +374,56 @@ def _mib(size: float | None) -> str:
 
 
 def scale_out_table(result: dict[str, Any]) -> str:
-    """One row per worker count (``scale_out.py``)."""
+    """One row per worker count (``scale_out.py``), then the projection and the failover."""
     fill = result["fill"]
     lines = [
         f"Fill: {fill['facts']:,} facts in {fill['seconds']:.0f} s, "
         f"{fill['facts_per_second']:.0f} facts/s (one process, batches of {fill['batch']:,}).",
         "",
-        "| workers | add_fact, facts/s | add_fact, ms p50 / p95 | add_facts, facts/s "
-        "| index writer held share / waited s | search, queries/s | search, ms p50 / p95 "
-        "| all facts once |",
-        "|---|---|---|---|---|---|---|---|",
+        "| workers | add_fact, facts/s | x 1 worker | add_fact, ms p50 / p95 "
+        "| serialized share | commit to searchable, s p50 / p95 | most queued "
+        "| search (searchers + writers), ms p50 / p95 | all facts once |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
+    first = result["rounds"][0]["add_fact"]["per_second"]
     for r in result["rounds"]:
-        one, many, search = r["add_fact"], r["add_facts"], r["search_hybrid_k10"]
-        writer = r["index_writer"]
+        one, search, lag = r["add_fact"], r["search_hybrid_k10"], r["lag"]
+        probe = lag["probe_commit_to_searchable"]
+        probed = f"{probe['p50_ms'] / 1000:.2f} / {probe['p95_ms'] / 1000:.2f}" if probe else "-"
         lines.append(
-            f"| {r['workers']} | {one['per_second']:.1f} | "
+            f"| {r['workers']} | {one['per_second']:.1f} | {one['per_second'] / first:.2f} | "
             f"{one['latency']['p50_ms']:.0f} / {one['latency']['p95_ms']:.0f} | "
-            f"{many['per_second']:.1f} | "
-            f"{writer['held_share_of_wall']:.2f} / {writer['waited_s']:.1f} | "
-            f"{search['per_second']:.1f} | "
+            f"{r['serialized']['share']:.1%} | {probed} | "
+            f"{lag['max_queued']:,} of {lag['queued_bound']:,} | "
+            f"({search['searchers']} + {search['writers_meanwhile']}) "
             f"{search['latency']['p50_ms']:.0f} / {search['latency']['p95_ms']:.0f} | "
             f"{'yes' if r['check']['ok'] else 'NO'} |"
         )
-    first, last = result["rounds"][0], result["rounds"][-1]
-    lines += [
-        "",
-        f"Writes with {last['workers']} workers: "
-        f"{last['add_fact']['per_second'] / first['add_fact']['per_second']:.2f} x "
-        f"{first['workers']} worker's add_fact rate, the single index writer held "
-        f"{last['index_writer']['held_share_of_wall']:.0%} of the write phase "
-        f"(one index write {first['index_writer']['held_s'] / first['index_writer']['turns']:.2f}"
-        f" s alone): that lock is where writes stop scaling.",
-    ]
+    projection = result.get("projection")
+    if projection:
+        at = projection["workers"]
+        lines += [
+            "",
+            f"Projection (Amdahl, from one worker's {projection['one_worker_facts_per_s']:.0f} "
+            f"facts/s and the largest serialized share, {projection['serialized_share']:.1%}): "
+            + "; ".join(
+                f"{n} workers {p['amdahl_facts_per_s']:,.0f} facts/s, sustained "
+                f"{p['sustained_facts_per_s']:,.0f} (limit: {p['limit']})"
+                for n, p in at.items()
+            )
+            + f". The index worker applied "
+            f"{projection['applier_facts_per_s_of_work'] or 0:,.0f} facts per second of work.",
+        ]
+    failover = result.get("failover")
+    if failover:
+        took = failover["other_index_worker_led_after_s"]
+        lines += [
+            "",
+            f"Failover: with {failover['workers']} workers writing, the leading index worker "
+            f"was killed (SIGKILL) {failover['killed_after_s']:.0f} s in; the other led "
+            + (f"{took:.1f} s later" if took is not None else "never")
+            + f"; all facts once: {'yes' if failover['check']['ok'] else 'NO'}.",
+        ]
     return "\n".join(lines)
 
 

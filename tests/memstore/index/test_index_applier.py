@@ -5,6 +5,7 @@ it stops, or when its process is killed mid-batch, losing and doubling nothing."
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import subprocess
@@ -21,6 +22,7 @@ from workers import NS, HashedWords, fact
 
 import memstore
 from memstore import Store
+from memstore.index import handle
 from memstore.index.rows import FACTS
 from memstore.storage import db
 from memstore.storage.locks import FileLease
@@ -30,14 +32,10 @@ HANG = 120
 
 
 def open_store(target: Path | str, index: Path, namespace: str = NS, **options: Any) -> Store:
+    """A store writing with ``index_writes="background"`` (unless ``options`` say else)."""
+    chosen: dict[str, Any] = {"index_writes": "background", **options}
     return memstore.open(
-        target,
-        namespace,
-        hook=memstore.Ungated(),
-        embedder=HashedWords(),
-        index=index,
-        index_writes="background",
-        **options,
+        target, namespace, hook=memstore.Ungated(), embedder=HashedWords(), index=index, **chosen
     )
 
 
@@ -210,3 +208,40 @@ def test_index_worker_once_applies_the_queue_and_exits(data_dir: Path, tmp_path:
     assert result.exit_code == 0, result.output
     assert "applied 11 queued change(s)" in result.output  # 5 facts, 5 + 1 shared evidence
     assert set(indexed(index)) == {f.id for f in written}
+
+
+# -- the bound on the queue --------------------------------------------------------------
+
+
+def test_a_write_past_the_bound_waits_for_the_applier(
+    data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With an applier running, no write returns while more than ``MAX_QUEUED`` changes
+    wait; the time it waited is counted."""
+    monkeypatch.setattr(handle, "MAX_QUEUED", 4)
+    index = tmp_path / "index"
+    with open_store(data_dir, index, namespace="user:bob") as applier:
+        wait_until(lambda: applier.index_status().leading, "the applier to lead")
+        with open_store(data_dir, index, index_writes="queued") as writer:
+            for n in range(8):  # each queues 2-3 changes: its fact and evidence
+                writer.add_fact(fact(n))
+                assert writer.index_status().queued <= 4
+            assert writer.index_status().waited_s > 0
+            assert writer.index_status().leading is None  # queued: never applies
+
+
+def test_with_no_applier_a_write_waits_at_most_throttle_wait_and_says_why(
+    data_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    monkeypatch.setattr(handle, "MAX_QUEUED", 1)
+    monkeypatch.setattr(handle, "THROTTLE_WAIT", 0.2)
+    with open_store(data_dir, tmp_path / "index", index_writes="queued") as writer:
+        with caplog.at_level(logging.WARNING, logger="memstore.index.handle"):
+            stored = writer.add_fact(fact(1))
+        assert writer.get_fact(stored.id).id == stored.id  # stored all the same
+        assert writer.index_status().waited_s >= 0.2
+        assert writer.index_status().queued > 1  # nobody applied it
+    assert "is an index writer running" in caplog.text
