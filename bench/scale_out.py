@@ -20,7 +20,7 @@ the embedding model, wait for a common start, and each writes ungated ``add_fact
 calls one at a time for ``--seconds``, then ``--batches`` ``add_facts`` calls of
 ``--batch`` facts. Meanwhile this process measures:
 - the lag: a probe store writes a fact every ``PROBE_EVERY`` seconds and times how long
-  until the index holds it (commit to searchable, with the readers' consistency delay),
+  until the local copy of the index that searches read holds it (commit to searchable),
   and the queue (changes waiting, and the age of the oldest) every half second;
 - the serialized share of a write: the time writes spent where every writer queues:
   waiting on PostgreSQL locks (``pg_stat_activity`` sampled every ``LOCK_SAMPLE_S``: a
@@ -196,13 +196,15 @@ def worker(run: int, number: int) -> None:
 # -- the parent --------------------------------------------------------------------------
 
 
-def worker_env(url: str, uri: str, s3: S3Server, app: str) -> dict[str, str]:
+def worker_env(url: str, uri: str, s3: S3Server, app: str, cache: Path) -> dict[str, str]:
     """A host's environment: where PostgreSQL and the index are, writes queued for the
-    index worker, nothing else of memstore's (as ``MEMSTORE_STORE__*`` variables)."""
+    index worker, searches on a local copy of the index in ``cache`` (one for the
+    machine), nothing else of memstore's (as ``MEMSTORE_STORE__*`` variables)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMSTORE_")}
     env["MEMSTORE_STORE__URL"] = url
     env["MEMSTORE_STORE__INDEX"] = uri
     env["MEMSTORE_STORE__INDEX_WRITES"] = "queued"
+    env["MEMSTORE_STORE__OBJECT_STORE__READ_CACHE"] = str(cache)
     env["PGAPPNAME"] = app
     for field, value in s3.object_store.items():
         env[f"MEMSTORE_STORE__OBJECT_STORE__{field.upper()}"] = (
@@ -293,6 +295,7 @@ class IndexWorker:
         home.mkdir()
         self.led_at: float | None = None
         self.lines: list[str] = []
+        env = {k: v for k, v in env.items() if not k.endswith("__READ_CACHE")}  # no searches
         self.process = subprocess.Popen(
             [sys.executable, "-m", "memstore", "index-worker", "--report", "2s"],
             cwd=home,
@@ -642,11 +645,13 @@ def main() -> None:
         stack.callback(s3.stop)
         root = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="memstore-scale-")))
         url, uri = postgres.new_database(), s3.uri("bench")
-        env = worker_env(url, uri, s3, WORKER_APP)
+        cache = root / "index-cache"
+        env = worker_env(url, uri, s3, WORKER_APP, cache)
         result["setup"] = {
             "database": "PostgreSQL (fsync off), one per run",
             "index": "LanceDB on SeaweedFS weed mini (S3), one bucket per run",
             "processes": "W API workers (index_writes: queued) + 1 memstore index-worker",
+            "read_cache": "one local copy of the index for the machine's API workers",
             "embedder": "default (MiniLM)",
             "near_duplicate_check": False,
             "gate": "off (ungated writes)",
@@ -657,10 +662,14 @@ def main() -> None:
         )
         with settings.open(NAMESPACE, hook=memstore.Ungated(), near_duplicate=None) as store:
             result["fill"], _, _ = ungated_ingest(store, World(facts=args.facts, seed=7), set())
-        probe = stack.enter_context(
-            settings.open(
-                NAMESPACE, hook=memstore.Ungated(), near_duplicate=None, index_writes="queued"
-            )
+        probe = stack.enter_context(  # it reads the copy too: its lag is a searcher's
+            memstore.load_settings(
+                store={
+                    "url": url,
+                    "index": uri,
+                    "object_store": {**s3.object_store, "read_cache": str(cache)},
+                }
+            ).open(NAMESPACE, hook=memstore.Ungated(), near_duplicate=None, index_writes="queued")
         )
         acked: list[str] = []
         result["rounds"] = []

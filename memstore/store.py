@@ -167,6 +167,7 @@ class Store(Closing):
         if not self._scope.closed:
             self.stop_reverifier()
             self._index.stop_writer()
+            self._index.close()
             self._scope.closed = True
             self._log.before_close()  # see ``erase``
             self._scope.engine.dispose()

@@ -14,6 +14,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from memstore.errors import InvalidInput, MemstoreError, SearchIndexError
 from memstore.index import outbox
@@ -28,6 +29,7 @@ from memstore.storage.tables import OutboxKind, utcnow
 if TYPE_CHECKING:
     from memstore.index.embeddings import Matrix
     from memstore.index.lance import SearchIndex
+    from memstore.index.read_cache import ReadCache
 
 log = logging.getLogger(__name__)
 
@@ -169,7 +171,8 @@ class IndexHandle:
         assert self.lease is not None
         self.leading = self.lease.hold()
         if self.leading:
-            outbox.sync(self.scope.session, self.ready(), tally=self.applied)
+            batch = outbox.APPLY_BATCH
+            outbox.sync(self.scope.session, self.ready(), tally=self.applied, batch=batch)
         return self.leading
 
     def stop_writer(self) -> None:
@@ -205,6 +208,7 @@ class IndexHandle:
                 # turns writing it through the database; SQLite's share a lock file.
                 write_lock=db.index_lock(self.scope.engine, self.uri),
                 storage_options=self.object_store.storage_options() if self.object_store else {},
+                read_cache=self._read_cache(),
             )
         except Exception as exc:
             raise SearchIndexError(
@@ -215,6 +219,24 @@ class IndexHandle:
             self.problem = (
                 f"{mismatch}: rebuild it with store.reindex() or `memstore reindex {where}`"
             )
+
+    def _read_cache(self) -> ReadCache | None:
+        """The local copy of an ``s3://`` index that searches read, when the object
+        store's settings name a directory for it (a subdirectory per bucket and prefix)."""
+        where = self.object_store.read_cache if self.object_store else None
+        if where is None or self.uri is None or not is_uri(self.uri):
+            return None
+        from memstore.index.read_cache import ReadCache
+
+        parts = urlsplit(self.uri)
+        directory = Path(where).expanduser() / parts.netloc / parts.path.strip("/")
+        return ReadCache(self.uri, directory, self.object_store)
+
+    def close(self) -> None:
+        """Stop the threads of the index (the local copy's refresh); the writer is
+        ``stop_writer``'s."""
+        if self.index is not None:
+            self.index.close()
 
     @property
     def usable(self) -> bool:

@@ -38,6 +38,7 @@ from memstore.storage.locks import Lock, file_lock
 
 if TYPE_CHECKING:
     from memstore.index.embeddings import Matrix
+    from memstore.index.read_cache import ReadCache
 
 # LanceDB warns on each index listing of a table with a vector index that its statistics
 # will stop including the IVF centroids; memstore reads only index columns, so it opts in.
@@ -199,6 +200,7 @@ class SearchIndex:
         storage_options: Mapping[str, str] | None = None,
         keep_versions: timedelta | None = None,
         max_vector_deltas: int = MAX_VECTOR_DELTAS,
+        read_cache: ReadCache | None = None,
     ) -> None:
         """``write_lock`` excludes other processes while this one writes (default: a
         lock file in the index directory; none for an object-store URI).
@@ -206,7 +208,9 @@ class SearchIndex:
         credentials; ``memstore.index.object_store``). ``keep_versions``: how old a version
         maintenance keeps (default ``KEEP_VERSIONS``, ``KEEP_VERSIONS_REMOTE`` for a URI).
         ``max_vector_deltas``: the vector index's delta indexes kept before maintenance
-        builds it again (``MAX_VECTOR_DELTAS``)."""
+        builds it again (``MAX_VECTOR_DELTAS``). ``read_cache``: a local copy of an
+        object-store index that searches read while it holds this process's latest
+        commit (``memstore.index.read_cache``)."""
         self.uri = uri
         self.embedder = embedder
         self.vector_index_at = vector_index_at
@@ -227,8 +231,30 @@ class SearchIndex:
             write_lock = nullcontext if "://" in uri else file_lock(Path(uri) / LOCK_FILE)
         self._write_lock = write_lock
         self._writes_since_compaction = 0
+        #: The tables of the local copy, and the versions this process last committed.
+        self._cache = read_cache
+        self._cached: dict[str, Any] = {}
+        self._committed: dict[str, int] = {}
         with self._writing():  # processes opening a new index at once create it once
             self._tables = {name: self._open_table(name) for name in (FACTS, CHUNKS)}
+        if read_cache is not None:
+            self._open_cached()
+            read_cache.start()
+
+    def _open_cached(self) -> None:
+        """Bring the local copy in line and open its tables (read only, each query on
+        the latest version it holds)."""
+        assert self._cache is not None
+        self._cache.refresh()
+        local = import_lancedb().connect(
+            self._cache.directory, read_consistency_interval=timedelta(0)
+        )
+        self._cached = {name: local.open_table(name) for name in (FACTS, CHUNKS)}
+
+    def close(self) -> None:
+        """Stop refreshing the local copy (nothing else to release)."""
+        if self._cache is not None:
+            self._cache.stop()
 
     # -- state -----------------------------------------------------------------
 
@@ -257,6 +283,8 @@ class SearchIndex:
                 if name in existing:
                     self._db.drop_table(name)
             self._tables = {name: self._open_table(name) for name in (FACTS, CHUNKS)}
+            if self._cache is not None:  # new tables: a copy of each
+                self._open_cached()
 
     # -- writes ----------------------------------------------------------------
 
@@ -437,11 +465,13 @@ class SearchIndex:
         the ``limit`` rows that best match ``text`` (BM25), with their stored vectors. A
         side without its ``vector`` or ``text`` (or with a blank text) finds nothing."""
 
+        reader = self._reader(table)  # here: it may ask LanceDB's loop, which runs sides()
+
         async def sides() -> list[pa.Table | None]:
             return list(
                 await asyncio.gather(
-                    self._nearest(table, vector, where, limit),
-                    self._matching(table, text, where, limit),
+                    _nearest(reader, vector, where, limit),
+                    _matching(reader, text, where, limit),
                 )
             )
 
@@ -454,47 +484,16 @@ class SearchIndex:
         """For each (vector, where) query, the ``limit`` rows nearest its vector among the
         rows it admits (``ranked``'s side by meaning); ``_AT_ONCE`` queries run at once."""
 
+        reader = self._reader(table)
+
         async def each(chunk: Sequence[tuple[Matrix, str]]) -> list[pa.Table | None]:
-            nearest = (self._nearest(table, v, where, limit) for v, where in chunk)
+            nearest = (_nearest(reader, v, where, limit) for v, where in chunk)
             return list(await asyncio.gather(*nearest))
 
         found: list[Ranking] = []
         for start in range(0, len(queries), _AT_ONCE):
             found += [_by_distance(h) for h in _run(each(queries[start : start + _AT_ONCE]))]
         return found
-
-    async def _nearest(
-        self, table: str, vector: Matrix | None, where: str, limit: int
-    ) -> pa.Table | None:
-        if vector is None:
-            return None
-        return await (
-            self._reader(table)
-            .query()
-            .nearest_to(np.asarray(vector, dtype=np.float32))
-            .column("vector")
-            .distance_type("cosine")
-            .where(where)  # a prefilter
-            .refine_factor(1)
-            .select(["id", "_distance"])
-            .limit(limit)
-            .to_arrow()
-        )
-
-    async def _matching(
-        self, table: str, text: str | None, where: str, limit: int
-    ) -> pa.Table | None:
-        if text is None or not text.strip():
-            return None
-        return await (
-            self._reader(table)
-            .query()
-            .nearest_to_text(text, columns="text")
-            .where(where)  # a prefilter
-            .select(["id", "_score", "vector"])
-            .limit(limit)
-            .to_arrow()
-        )
 
     def ids(self, table: str, column: str = "id") -> set[str]:
         """Every distinct value of ``column`` (a string column) in ``table``."""
@@ -515,7 +514,16 @@ class SearchIndex:
 
     def _reader(self, table: str) -> Any:
         """The ``lancedb.AsyncTable`` under the table ``table`` (the same dataset, caches
-        and read consistency)."""
+        and read consistency), asked outside LanceDB's loop: of the local copy when there
+        is one and it holds this process's last commit of the table; else of the index
+        itself."""
+        cached = self._cached.get(table)
+        if cached is not None:
+            try:
+                if cached.version >= self._committed.get(table, 0):
+                    return cached._table
+            except Exception:  # a copy being refreshed, or broken: the store itself
+                pass
         return self._tables[table]._table
 
     # -- internals -------------------------------------------------------------
@@ -537,6 +545,9 @@ class SearchIndex:
                 yield
             finally:
                 self._holder = None
+                if self._cache is not None:  # search the store until the copy has these
+                    tables = getattr(self, "_tables", {})
+                    self._committed = {n: t.version for n, t in tables.items()}
 
     def writing(self) -> AbstractContextManager[None]:
         """Hold the write turn across several changes: a syncer reads what to write from
@@ -561,6 +572,39 @@ class SearchIndex:
             table.create_index("text", config=_fts(), replace=True)
             _index_scalars(table, name, afresh=True)  # a new table: all of them
         return table
+
+
+async def _nearest(reader: Any, vector: Matrix | None, where: str, limit: int) -> pa.Table | None:
+    """The ``limit`` rows of ``reader`` (an AsyncTable) nearest ``vector`` among those
+    ``where`` admits, with their cosine distance."""
+    if vector is None:
+        return None
+    return await (
+        reader.query()
+        .nearest_to(np.asarray(vector, dtype=np.float32))
+        .column("vector")
+        .distance_type("cosine")
+        .where(where)  # a prefilter
+        .refine_factor(1)
+        .select(["id", "_distance"])
+        .limit(limit)
+        .to_arrow()
+    )
+
+
+async def _matching(reader: Any, text: str | None, where: str, limit: int) -> pa.Table | None:
+    """The ``limit`` rows of ``reader`` that best match ``text`` (BM25) among those
+    ``where`` admits, with their score and stored vector."""
+    if text is None or not text.strip():
+        return None
+    return await (
+        reader.query()
+        .nearest_to_text(text, columns="text")
+        .where(where)  # a prefilter
+        .select(["id", "_score", "vector"])
+        .limit(limit)
+        .to_arrow()
+    )
 
 
 def _by_distance(hits: pa.Table | None) -> Ranking:

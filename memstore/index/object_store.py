@@ -10,6 +10,7 @@ never in ``repr``, logs or ``memstore config show``.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -70,6 +71,9 @@ class ObjectStore(BaseModel):
     #: Seconds one request may take in all (unset: LanceDB's 30 s) and to connect (5 s).
     timeout: float | None = Field(default=None, gt=0.0, le=3600.0)
     connect_timeout: float | None = Field(default=None, gt=0.0, le=600.0)
+    #: A local directory where this host keeps a copy of the index's files that searches
+    #: read (``memstore.index.read_cache``); unset: searches read the store itself.
+    read_cache: Path | None = None
 
     @field_validator("endpoint")
     @classmethod
@@ -100,7 +104,8 @@ class ObjectStore(BaseModel):
         return self != ObjectStore()
 
     def storage_options(self) -> dict[str, str]:
-        """These settings as LanceDB ``storage_options`` (unset fields left out)."""
+        """These settings as LanceDB ``storage_options`` (unset fields left out; the read
+        cache is memstore's, not LanceDB's)."""
         secret = {
             "aws_access_key_id": self.access_key_id,
             "aws_secret_access_key": self.secret_access_key,

@@ -4,7 +4,7 @@
 A write then commits its facts and their outbox rows to SQL and returns; one thread
 among every process that shares the database applies the queued changes of every
 namespace to the search index, in batches (one index commit for up to
-``outbox.SYNC_BATCH`` rows), at the embedder's own rate. Which thread is elected
+``outbox.APPLY_BATCH`` rows), at the embedder's own rate. Which thread is elected
 through a lease (``memstore.storage.locks.Lease``: PostgreSQL's advisory lock, or a
 lock file beside a SQLite file): the others follow, asking for the lease every
 ``FOLLOW_INTERVAL`` seconds, and one of them takes over within that time when the

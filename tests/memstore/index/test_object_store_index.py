@@ -19,10 +19,11 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 from crash_checks import check_whole, sql_rows
@@ -80,9 +81,8 @@ FACTS_SAID = [
 
 
 def open_s3(target: str | Path, s3: S3Server, uri: str, **options: Any) -> Store:
-    return memstore.open(
-        target, NS, hook=memstore.Ungated(), index=uri, object_store=s3.object_store, **options
-    )
+    chosen = {"object_store": s3.object_store, **options}
+    return memstore.open(target, NS, hook=memstore.Ungated(), index=uri, **chosen)
 
 
 def found(store: Store, query: str) -> list[str]:
@@ -159,6 +159,41 @@ def test_erase_leaves_no_object_holding_the_text(data_dir: Path, s3: S3Server, u
         assert allergy.id not in index.ids(FACTS) and city.id in index.ids(FACTS)
         assert index.keep_versions == KEEP_VERSIONS_REMOTE > KEEP_VERSIONS  # hosts' clocks
     assert s3.holding(uri, "peanuts") == []  # not in a table, an older version or an index
+
+
+def local_files_holding(directory: Path, needle: str) -> list[Path]:
+    return [p for p in directory.rglob("*") if p.is_file() and needle.encode() in p.read_bytes()]
+
+
+def wait_for(condition: Callable[[], bool], what: str) -> None:
+    """Poll until ``condition``; the deadline only stops a hang."""
+    deadline = time.monotonic() + 60
+    while not condition():
+        assert time.monotonic() < deadline, f"waited 60 s for {what}"
+        time.sleep(0.05)
+
+
+@pytest.mark.scale_out
+def test_a_read_cache_keeps_a_local_copy_that_searches_read_and_erases_reach(
+    tmp_path: Path, s3: S3Server, uri: str
+) -> None:
+    """With ``object_store.read_cache``, the index's files are copied to a local
+    directory (a subdirectory per bucket and prefix) that searches read; a write is
+    found by its own store at once and by another within a second or so; an erase
+    leaves no local file holding the text either, within ``DROP_AFTER`` plus a refresh."""
+    cached = {**s3.object_store, "read_cache": str(tmp_path / "cache")}
+    data = tmp_path / "data"
+    with open_s3(data, s3, uri, object_store=cached) as writer:
+        allergy, _, _ = writer.add_facts(FACTS_SAID)
+        assert found(writer, "what is the user allergic to?")[0] == ALLERGY  # at once
+        copy = tmp_path / "cache" / urlsplit(uri).netloc / urlsplit(uri).path.strip("/")
+        wait_for(lambda: bool(local_files_holding(copy, "peanuts")), "the copy to hold it")
+        with open_s3(data, s3, uri, object_store=cached) as reader:
+            wait_for(lambda: found(reader, "where does the user live?")[:1] == [CITY], "a find")
+            writer.erase(allergy.id, "the user asked us to forget it")
+            wait_for(lambda: not local_files_holding(copy, "peanuts"), "the copy to drop it")
+            assert ALLERGY not in found(reader, "what is the user allergic to?")
+    assert s3.holding(uri, "peanuts") == []
 
 
 @pytest.mark.scale_out
@@ -252,8 +287,10 @@ def test_object_store_options_are_lancedbs_and_secrets_stay_masked() -> None:
             "access_key_id": "AKIAEXAMPLE",
             "secret_access_key": "very-secret-value",
             "timeout": 2.5,
+            "read_cache": "/var/cache/memstore",  # memstore's, not LanceDB's
         }
     )
+    assert settings.read_cache == Path("/var/cache/memstore")
     assert settings.storage_options() == {
         "aws_endpoint": "https://s3.example.com",
         "aws_region": "eu-west-1",
