@@ -39,6 +39,8 @@ class Settings(Protocol):
     limits: Limits
     sources: SourcePolicy
     near_duplicate: float | None
+    #: ``inline``, ``background`` or ``queued`` (``Store``'s ``index_writes``).
+    index_writes: str
 
 
 @dataclass
@@ -68,6 +70,7 @@ def open_parts(
     scope = Scope(settings.namespace, engine)
     graph = GraphView(scope)
     index = IndexHandle(scope, settings.index_uri, settings.object_store)
+    index.writes = settings.index_writes
     rechecks = Reverification(scope, index, settings.sources, override)
     policy = rechecks.policy
     writes = WritePath(scope, index, settings.limits, settings.near_duplicate, policy)
@@ -87,6 +90,7 @@ def open_parts(
     except StorageError:
         engine.dispose()
         raise
-    if index.problem is None:
+    # With an applier (background, queued), what is queued is its work, not the open's.
+    if index.problem is None and settings.index_writes == "inline":
         index.replay_queued(replay_notice_at)
     return parts

@@ -145,7 +145,8 @@ class Store(Closing):
         self.hook: WriteHook = hooks.store_hook(gate, policy, hook)
         override = inputs.positive_fields(recheck_after=recheck_after, retry_after=retry_after)
         self.near_duplicate = inputs.similarity_threshold(near_duplicate)
-        writes = inputs.one_of("index_writes", index_writes, INDEX_WRITES)
+        #: How writes reach the search index (``INDEX_WRITES``).
+        self.index_writes = inputs.one_of("index_writes", index_writes, INDEX_WRITES)
         inputs.index_options(vector_index_at, embedder)
         self.url, self.data_dir = db.database_url(path_or_url)
         self.index_uri = index_uri(index, self.data_dir)
@@ -155,8 +156,7 @@ class Store(Closing):
         self._scope, self._graph, self._index = parts.scope, parts.graph, parts.index
         self._writes, self._forgetting, self._log = parts.writes, parts.forgetting, parts.log
         self._reverification = parts.reverification
-        self._index.writes = writes
-        if writes == "background":
+        if self.index_writes == "background":
             self._index.start_writer()
 
     # -- lifecycle -------------------------------------------------------------

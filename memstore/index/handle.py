@@ -20,7 +20,7 @@ from memstore.errors import InvalidInput, MemstoreError, SearchIndexError
 from memstore.index import outbox
 from memstore.index.embeddings import Embedder
 from memstore.index.object_store import ObjectStore, check_index_uri, is_uri
-from memstore.index.writer import FOLLOW_INTERVAL, MAX_QUEUED, THROTTLE_WAIT, IndexWriter
+from memstore.index.writer import MAX_QUEUED, THROTTLE_WAIT, IndexWriter
 from memstore.storage import db
 from memstore.storage.locks import Lease
 from memstore.storage.scope import Scope
@@ -124,17 +124,16 @@ class IndexHandle:
         #: What the background thread applied while it led (``memstore index-worker``).
         self.applied = outbox.Synced()
 
-    def start_writer(self, follow: float = FOLLOW_INTERVAL) -> None:
+    def start_writer(self) -> None:
         """Leave new facts' index changes to a background thread (``memstore.index.writer``):
-        writes return once SQL holds them. ``follow``: seconds between two asks for
-        the lease while another process applies."""
+        writes return once SQL holds them."""
         if self.writer is None and self.usable:
             assert self.uri is not None  # usable
             self.lease = db.lease(
                 self.scope.engine, f"memstore index applier {self.uri}", APPLIER_LEASE_SUFFIX
             )
             self.writer = IndexWriter(
-                self._writer_turn, name=f"memstore-index:{self.scope.namespace}", follow=follow
+                self._writer_turn, name=f"memstore-index:{self.scope.namespace}"
             )
 
     def throttle(self) -> None:
