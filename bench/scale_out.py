@@ -25,7 +25,7 @@ calls one at a time for ``--seconds``, then ``--batches`` ``add_facts`` calls of
 - the serialized share of a write: the time writes spent where every writer queues:
   waiting on PostgreSQL locks (``pg_stat_activity`` sampled every ``LOCK_SAMPLE_S``: a
   worker's backend waiting on a heavyweight or lightweight lock), holding the index's
-  write lock (timed in each worker), and waiting for the applier (``MAX_QUEUED``), over
+  write lock (timed in each worker), and waiting for the applier (``MAX_BEHIND``), over
   the time writes took.
 Then the first max(1, W / 2) workers search (hybrid, k = 10) for ``--search-seconds``
 while the others keep writing. After each W the bench checks that every acknowledged
@@ -72,7 +72,7 @@ from synthetic import World
 
 import memstore
 from memstore.index.rows import FACTS
-from memstore.index.writer import MAX_QUEUED
+from memstore.index.writer import MAX_BEHIND
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))
 from postgres_server import PostgresServer, find_bindir
@@ -399,7 +399,7 @@ class Monitor:
             "probe_commit_to_searchable": percentiles(self.lags) if self.lags else None,
             "probe_max_s": round(max(self.lags), 2) if self.lags else None,
             "max_queued": max(self.queued),
-            "queued_bound": MAX_QUEUED,
+            "behind_bound_s": MAX_BEHIND,
             "max_behind_s": round(max(self.behind), 2),
         }
 

@@ -20,11 +20,11 @@ from memstore.errors import InvalidInput, MemstoreError, SearchIndexError
 from memstore.index import outbox
 from memstore.index.embeddings import Embedder
 from memstore.index.object_store import ObjectStore, check_index_uri, is_uri
-from memstore.index.writer import MAX_QUEUED, THROTTLE_WAIT, IndexWriter
+from memstore.index.writer import MAX_BEHIND, THROTTLE_PAUSE, THROTTLE_WAIT, IndexWriter
 from memstore.storage import db
 from memstore.storage.locks import Lease
 from memstore.storage.scope import Scope
-from memstore.storage.tables import OutboxKind, utcnow
+from memstore.storage.tables import OutboxKind
 
 if TYPE_CHECKING:
     from memstore.index.embeddings import Matrix
@@ -93,7 +93,7 @@ class IndexStatus:
     #: What this process's background thread applied while it led (rows, facts, chunks,
     #: seconds of work).
     applied: outbox.Synced
-    #: Seconds this process's writes waited for the applier (``MAX_QUEUED``).
+    #: Seconds this process's writes waited for the applier (``MAX_BEHIND``).
     waited_s: float
 
 
@@ -119,6 +119,8 @@ class IndexHandle:
         self.lease: Lease | None = None
         #: Seconds writes waited for the applier (``throttle``), all threads together.
         self.waited_s = 0.0
+        #: Until when (monotonic) writes do not wait: after one waited in vain.
+        self._unthrottled_until = 0.0
         #: Whether the background thread holds the lease (as of its last ask).
         self.leading = False
         #: What the background thread applied while it led (``memstore index-worker``).
@@ -137,24 +139,30 @@ class IndexHandle:
             )
 
     def throttle(self) -> None:
-        """After a write in background: while more than ``MAX_QUEUED`` changes are
-        queued, wait for the applier (``memstore.index.writer``) to bring them under it,
-        at most ``THROTTLE_WAIT`` seconds (counted in ``waited_s``)."""
+        """After a write in background or queued: while the oldest queued change is more
+        than ``MAX_BEHIND`` seconds old, wait for the applier (``memstore.index.writer``)
+        to catch up, at most ``THROTTLE_WAIT`` seconds (counted in ``waited_s``); after
+        a wait that long, none for ``THROTTLE_PAUSE`` seconds."""
+        if time.monotonic() < self._unthrottled_until:
+            return
         began, waited = time.monotonic(), False
         while True:
             with self.scope.session() as session:
-                queued = outbox.pending(session)
-            if queued <= MAX_QUEUED:
+                behind = outbox.behind(session)
+            if behind <= MAX_BEHIND:
                 break
             if time.monotonic() - began >= THROTTLE_WAIT:
                 log.warning(
-                    "%d changes are queued for the search index at %s and none was applied "
-                    "for %.0f s: is an index writer running (a store in "
-                    "index_writes='background', or `memstore index-worker`)?",
-                    queued,
+                    "the search index at %s is %.0f s behind and no change was applied for "
+                    "%.0f s: is an index writer running (a store in "
+                    "index_writes='background', or `memstore index-worker`)? Writes stop "
+                    "waiting for it for %.0f s",
                     self.uri,
+                    behind,
                     THROTTLE_WAIT,
+                    THROTTLE_PAUSE,
                 )
+                self._unthrottled_until = time.monotonic() + THROTTLE_PAUSE
                 break
             if self.writer is not None:
                 self.writer.wake()
@@ -337,8 +345,7 @@ class IndexHandle:
         """Where the index stands: see ``IndexStatus``."""
         with self.scope.session() as session:
             queued = outbox.pending(session)
-            oldest = outbox.oldest(session) if queued else None
-        behind = 0.0 if oldest is None else max(0.0, (utcnow() - oldest).total_seconds())
+            behind = outbox.behind(session)
         return IndexStatus(
             writes=self.writes,
             leading=None if self.writer is None else self.leading,

@@ -19,9 +19,8 @@ import time
 from collections.abc import Callable, Collection, Iterable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from datetime import datetime
 from itertools import pairwise
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 from sqlmodel import Session, col, func, select
@@ -106,10 +105,13 @@ def pending(session: Session, namespace: str | None = None, kind: OutboxKind | N
     return int(session.exec(query).one())
 
 
-def oldest(session: Session) -> datetime | None:
-    """When the oldest change still queued (any namespace) was queued; None: none is."""
-    found = session.exec(select(func.min(IndexOutbox.created_at))).one()
-    return cast("datetime | None", found)  # typed by the column: aware UTC
+def behind(session: Session) -> float:
+    """Seconds since the oldest change still queued (any namespace; the first by id)
+    was queued: 0.0 when none is."""
+    oldest = session.exec(
+        select(IndexOutbox.created_at).order_by(col(IndexOutbox.id)).limit(1)
+    ).first()
+    return 0.0 if oldest is None else max(0.0, (utcnow() - oldest).total_seconds())
 
 
 @dataclass

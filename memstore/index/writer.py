@@ -29,15 +29,17 @@ INTERVAL = 0.5
 #: Seconds between two asks for the lease while another process holds it (so another
 #: takes over within about this long of the leader's death).
 FOLLOW_INTERVAL = 2.0
-#: The most changes (every namespace) queued for the index while writes go on: a write
-#: in background that finds more waits for the applier to bring them under it (at most
-#: ``THROTTLE_WAIT`` seconds), so writers slow to the index's pace instead of leaving it
-#: ever further behind. At this machine's rates (2 cores: a few hundred changes a
-#: second) the bound is a few seconds of lag.
-MAX_QUEUED = 2_000
-#: The longest a write waits for the applier; past it (no applier running?) it returns
-#: and says so in the log.
+#: How far behind SQL the index may fall while writes go on, in seconds since the oldest
+#: queued change (of any namespace) was queued: a write that finds it older waits for
+#: the applier to catch up (at most ``THROTTLE_WAIT`` seconds), so writers slow to the
+#: index's pace instead of leaving it ever further behind. A bound in changes would be
+#: one in time only at one applier rate (2,000 changes were 37 s at 100,000 facts on S3
+#: here).
+MAX_BEHIND = 3.0
+#: The longest a write waits for the applier; past it (no applier running?) it returns,
+#: says so in the log, and writes stop waiting for ``THROTTLE_PAUSE`` seconds.
 THROTTLE_WAIT = 30.0
+THROTTLE_PAUSE = 60.0
 #: The longest wait before a retry after failed turns (the wait doubles from ``INTERVAL``).
 MAX_BACKOFF = 30.0
 #: Seconds ``stop`` waits for the last turn: on PostgreSQL a turn first waits for the

@@ -59,7 +59,7 @@ def test_a_tiny_scale_out_run_counts_every_fact_once_per_worker_count(tmp_path: 
         # The API workers never touch the index's write lock: the index worker applies.
         assert r["serialized"]["index_lock_s"] == 0
         assert 0 <= r["serialized"]["share"] < 1
-        assert r["lag"]["max_queued"] >= 0 and r["lag"]["queued_bound"] > 0
+        assert r["lag"]["max_queued"] >= 0 and r["lag"]["behind_bound_s"] > 0
         assert r["applier"]["facts"] > 0
         assert r["acknowledged"] >= r["add_fact"]["items"] + r["add_facts"]["items"]
         acknowledged += r["acknowledged"]
