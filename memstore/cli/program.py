@@ -61,6 +61,8 @@ def command(
     """Register a command whose memstore errors become a message and a meaningful exit."""
 
     def register(fn: Callable[P, R]) -> Callable[P, R]:
+        typed = name or fn.__name__.replace("_", "-")  # as Typer names it
+
         @functools.wraps(fn)
         def run(*args: P.args, **kwargs: P.kwargs) -> R:
             from gate import ConfigError  # here, not at import: ``--help`` loads no gate
@@ -75,7 +77,7 @@ def command(
                     f"bad settings: {exc}", Exit.BAD_INPUT, "fix it, or see `memstore config show`"
                 )
             except InvalidInput as exc:
-                fail(str(exc), Exit.BAD_INPUT, f"see `memstore {fn.__name__} --help`")
+                fail(str(exc), Exit.BAD_INPUT, f"see `memstore {typed} --help`")
             except NotFound as exc:
                 fail(str(exc), Exit.BAD_INPUT, "check the id or name, and the namespace (-n)")
             except MemstoreError as exc:

@@ -248,3 +248,13 @@ def test_with_no_applier_a_write_waits_at_most_throttle_wait_and_says_why(
         assert writer.get_fact(stored.id).id == stored.id  # stored all the same
         assert writer.index_status().queued > 0  # nobody applied it
     assert "is an index writer running" in caplog.text
+
+
+def test_index_worker_names_a_bad_option_and_its_own_help(data_dir: Path) -> None:
+    from cli_runner import runner_at
+
+    with memstore.open(data_dir, NS, hook=memstore.Ungated(), index=False):
+        pass
+    result = runner_at(str(data_dir))("index-worker", "--report", "soon")
+    assert result.exit_code == 2
+    assert "report" in result.output and "see `memstore index-worker --help`" in result.output
