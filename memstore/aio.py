@@ -102,6 +102,7 @@ class AsyncStore:
     reindex = _threaded(Store.reindex)
     sync_index = _threaded(Store.sync_index)
     index_backlog = _threaded(Store.index_backlog)
+    index_status = _threaded(Store.index_status)
     # the gate and the audit log
     verify_claim = _threaded(Store.verify_claim)
     rejections = _threaded(Store.rejections)

@@ -162,8 +162,9 @@ class Store(Closing):
     # -- lifecycle -------------------------------------------------------------
 
     def close(self) -> None:
-        """Stop the background re-verifier and index writer (which first applies what is
-        queued) and release the database; idempotent."""
+        """Stop the background re-verifier and index writer (which, when it leads, first
+        applies what is queued, for at most 60 s), the read cache's refresh, and release
+        the database; idempotent."""
         if not self._scope.closed:
             self.stop_reverifier()
             self._index.stop_writer()

@@ -18,7 +18,7 @@ from memstore.cli.parsing import IndexOption, NamespaceOption, StoreOption, dura
 from memstore.cli.program import command
 from memstore.defaults import IN_LIST_CHUNK, MAX_REVERIFY_LIMIT
 from memstore.durations import format_duration
-from memstore.errors import InvalidInput, StorageError
+from memstore.errors import InvalidInput, MemstoreError, StorageError
 
 if TYPE_CHECKING:  # imported when a command runs: ``--help`` loads no store
     from memstore.config import Settings
@@ -171,12 +171,15 @@ def index_worker(
     store: StoreOption = None,
 ) -> None:
     """Apply queued search-index changes of every namespace, for API workers that write
-    with index_writes: background; runs until Ctrl-C or SIGTERM. One process at a time
+    with index_writes: queued (or background); runs until Ctrl-C or SIGTERM. One process at a time
     applies (elected through the database); others wait and take over when it stops."""
     every = duration("report", report).total_seconds()
     options: dict[str, Any] = {"index": index} if index is not None else {}
     chosen = settings(ctx, store)
     require_store(chosen)
+    object_store = chosen.store.object_store
+    if object_store.read_cache is not None:  # it does not search: no copy to keep
+        options["object_store"] = object_store.model_copy(update={"read_cache": None})
     from memstore.write.hook import Ungated
 
     writes = "inline" if once else "background"
@@ -189,12 +192,15 @@ def index_worker(
 
 
 def run_index_worker(opened: Store, every: float) -> None:
-    """``index-worker``'s loop: start the store's background index writer, say when this
-    process starts or stops applying, and print where the queue stands every ``every``
-    seconds, until Ctrl-C or SIGTERM (then apply what is queued, when leading)."""
+    """``index-worker``'s loop: say when this process starts or stops applying, and print
+    where the queue stands every ``every`` seconds, until Ctrl-C or SIGTERM (then the
+    store's close applies what is queued, when leading)."""
     import time
 
     signal.signal(signal.SIGTERM, _interrupt)
+    problem = opened.index_status().problem
+    if problem is not None:
+        fail(f"cannot apply changes to the search index: {problem}", Exit.BAD_INPUT)
     err.print(
         f"index worker for {opened.index_uri}: applies queued changes of every namespace "
         "while it holds the applier lease; Ctrl-C stops."
@@ -203,9 +209,13 @@ def run_index_worker(opened: Store, every: float) -> None:
     last_report = time.monotonic()
     try:
         while True:
-            time.sleep(0.2)
-            status = opened.index_status()
-            if status.leading != leading:
+            time.sleep(min(1.0, every))
+            try:
+                status = opened.index_status()
+            except MemstoreError as exc:  # the database went away: the writer retries
+                err.print(f"cannot read the queue now: {exc}")
+                continue
+            if status.leading is not None and status.leading != leading:
                 leading = status.leading
                 out.print(
                     "leading: applying the queue"
@@ -221,6 +231,7 @@ def run_index_worker(opened: Store, every: float) -> None:
                     f"{status.behind_s:.1f} s behind"
                 )
     except KeyboardInterrupt:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second one must not cut the close
         err.print("stopping: applying what is queued first (when leading)")
 
 

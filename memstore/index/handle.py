@@ -95,6 +95,8 @@ class IndexStatus:
     applied: outbox.Synced
     #: Seconds this process's writes waited for the applier (``MAX_BEHIND``).
     waited_s: float
+    #: Why the index cannot be searched or written, in words; None when it can.
+    problem: str | None
 
 
 class IndexHandle:
@@ -153,10 +155,10 @@ class IndexHandle:
                 break
             if time.monotonic() - began >= THROTTLE_WAIT:
                 log.warning(
-                    "the search index at %s is %.0f s behind and no change was applied for "
-                    "%.0f s: is an index writer running (a store in "
-                    "index_writes='background', or `memstore index-worker`)? Writes stop "
-                    "waiting for it for %.0f s",
+                    "the search index at %s is still %.0f s behind after %.0f s of waiting: "
+                    "is an index writer running (a store in index_writes='background', or "
+                    "`memstore index-worker`), and keeping up? Writes stop waiting for it "
+                    "for %.0f s",
                     self.uri,
                     behind,
                     THROTTLE_WAIT,
@@ -176,10 +178,16 @@ class IndexHandle:
         every namespace's queued changes; False when another process holds it. Raises
         (the thread logs it and backs off); the changes stay queued."""
         assert self.lease is not None
+        self.leading = False
         self.leading = self.lease.hold()
-        if self.leading:
-            batch = outbox.APPLY_BATCH
-            outbox.sync(self.scope.session, self.ready(), tally=self.applied, batch=batch)
+        if self.leading:  # the lease asked again between batches: a lost one stops it
+            outbox.sync(
+                self.scope.session,
+                self.ready(),
+                tally=self.applied,
+                batch=outbox.APPLY_BATCH,
+                keep_going=self.lease.hold,
+            )
         return self.leading
 
     def stop_writer(self) -> None:
@@ -339,6 +347,8 @@ class IndexHandle:
                 f"cannot rebuild the search index at {self.uri}: {_reason(exc)}"
             ) from exc
         self.problem = None
+        if self.writes == "background":  # could not start while the index was unusable
+            self.start_writer()
         return rebuilt
 
     def status(self) -> IndexStatus:
@@ -353,6 +363,7 @@ class IndexHandle:
             behind_s=behind,
             applied=replace(self.applied),
             waited_s=self.waited_s,
+            problem=self.problem or (NO_INDEX if self.index is None else None),
         )
 
     def backlog(self) -> int:

@@ -8,11 +8,12 @@ change is harmless. This module knows LanceDB and nothing of SQL.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import threading
 import time
 import warnings
-from collections.abc import Coroutine, Iterator, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import asdict
 from datetime import timedelta
@@ -24,6 +25,7 @@ import pyarrow as pa
 
 from memstore.index.embeddings import Embedder, embed_checked
 from memstore.index.lancedb_import import import_lancedb
+from memstore.index.read_cache import STALE_AFTER
 from memstore.index.rows import (
     CHUNKS,
     DEFAULT_VECTOR_INDEX_AT,
@@ -35,6 +37,8 @@ from memstore.index.rows import (
     quoted,
 )
 from memstore.storage.locks import Lock, file_lock
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from memstore.index.embeddings import Matrix
@@ -238,14 +242,29 @@ class SearchIndex:
         with self._writing():  # processes opening a new index at once create it once
             self._tables = {name: self._open_table(name) for name in (FACTS, CHUNKS)}
         if read_cache is not None:
-            self._open_cached()
+            self._open_copy()
             read_cache.start()
 
-    def _open_cached(self) -> None:
-        """Bring the local copy in line and open its tables (read only, each query on
-        the latest version it holds)."""
+    def _open_copy(self) -> None:
+        """``_open_cached``, logging a failure: searches then read the store until a
+        refresh of the copy works."""
+        try:
+            self._open_cached()
+        except Exception:
+            self._cached = {}
+            log.warning(
+                "cannot make a local copy of the index at %s; searches read the store "
+                "until a refresh works",
+                self.uri,
+                exc_info=True,
+            )
+
+    def _open_cached(self, refresh: bool = True) -> None:
+        """Bring the local copy in line (``refresh``) and open its tables (read only,
+        each query on the latest version it holds)."""
         assert self._cache is not None
-        self._cache.refresh()
+        if refresh:
+            self._cache.refresh()
         local = import_lancedb().connect(
             self._cache.directory, read_consistency_interval=timedelta(0)
         )
@@ -283,8 +302,11 @@ class SearchIndex:
                 if name in existing:
                     self._db.drop_table(name)
             self._tables = {name: self._open_table(name) for name in (FACTS, CHUNKS)}
-            if self._cache is not None:  # new tables: a copy of each
-                self._open_cached()
+            if self._cache is not None:  # new tables: a new copy of each
+                for name in (FACTS, CHUNKS):
+                    self._cache.drop_table(name)
+                self._cached = {}
+                self._open_copy()
 
     # -- writes ----------------------------------------------------------------
 
@@ -465,17 +487,18 @@ class SearchIndex:
         the ``limit`` rows that best match ``text`` (BM25), with their stored vectors. A
         side without its ``vector`` or ``text`` (or with a blank text) finds nothing."""
 
-        reader = self._reader(table)  # here: it may ask LanceDB's loop, which runs sides()
-
-        async def sides() -> list[pa.Table | None]:
-            return list(
-                await asyncio.gather(
-                    _nearest(reader, vector, where, limit),
-                    _matching(reader, text, where, limit),
+        def run(reader: Any) -> list[pa.Table | None]:
+            async def sides() -> list[pa.Table | None]:
+                return list(
+                    await asyncio.gather(
+                        _nearest(reader, vector, where, limit),
+                        _matching(reader, text, where, limit),
+                    )
                 )
-            )
 
-        by_vector, by_text = _run(sides())
+            return _run(sides())
+
+        by_vector, by_text = self._read(table, run)
         return _by_distance(by_vector), _by_score(by_text)
 
     def by_vectors(
@@ -484,47 +507,66 @@ class SearchIndex:
         """For each (vector, where) query, the ``limit`` rows nearest its vector among the
         rows it admits (``ranked``'s side by meaning); ``_AT_ONCE`` queries run at once."""
 
-        reader = self._reader(table)
+        def run(reader: Any) -> list[Ranking]:
+            async def each(chunk: Sequence[tuple[Matrix, str]]) -> list[pa.Table | None]:
+                nearest = (_nearest(reader, v, where, limit) for v, where in chunk)
+                return list(await asyncio.gather(*nearest))
 
-        async def each(chunk: Sequence[tuple[Matrix, str]]) -> list[pa.Table | None]:
-            nearest = (_nearest(reader, v, where, limit) for v, where in chunk)
-            return list(await asyncio.gather(*nearest))
+            found: list[Ranking] = []
+            for start in range(0, len(queries), _AT_ONCE):
+                chunk = queries[start : start + _AT_ONCE]
+                found += [_by_distance(h) for h in _run(each(chunk))]
+            return found
 
-        found: list[Ranking] = []
-        for start in range(0, len(queries), _AT_ONCE):
-            found += [_by_distance(h) for h in _run(each(queries[start : start + _AT_ONCE]))]
-        return found
+        return self._read(table, run)
 
     def ids(self, table: str, column: str = "id") -> set[str]:
         """Every distinct value of ``column`` (a string column) in ``table``."""
-        found = _run(self._reader(table).query().select([column]).to_arrow())
+        found = self._read(table, lambda r: _run(r.query().select([column]).to_arrow()))
         return set(found.column(column).to_pylist())
 
     def rows(self, table: str, ids: Sequence[str], columns: Sequence[str]) -> list[dict[str, Any]]:
         if not ids:
             return []
-        query = (
-            self._reader(table)
-            .query()
-            .where(f"id IN ({quoted(ids)})")
-            .select(list(columns))
-            .limit(len(ids))
-        )
-        return list(_run(query.to_arrow()).to_pylist())
 
-    def _reader(self, table: str) -> Any:
-        """The ``lancedb.AsyncTable`` under the table ``table`` (the same dataset, caches
-        and read consistency), asked outside LanceDB's loop: of the local copy when there
-        is one and it holds this process's last commit of the table; else of the index
-        itself."""
-        cached = self._cached.get(table)
-        if cached is not None:
-            try:
-                if cached.version >= self._committed.get(table, 0):
-                    return cached._table
-            except Exception:  # a copy being refreshed, or broken: the store itself
-                pass
-        return self._tables[table]._table
+        def run(reader: Any) -> list[dict[str, Any]]:
+            query = (
+                reader.query().where(f"id IN ({quoted(ids)})").select(list(columns)).limit(len(ids))
+            )
+            return list(_run(query.to_arrow()).to_pylist())
+
+        return self._read(table, run)
+
+    def _read(self, table: str, run: Callable[[Any], T]) -> T:
+        """``run(reader)`` on the ``lancedb.AsyncTable`` of ``table`` that reads should
+        use (``_copy``, else the index itself), chosen here, outside LanceDB's loop (a
+        table asked for its version from inside it deadlocks). A failed read on the copy
+        is run again on the index itself."""
+        copy = self._copy(table)
+        if copy is None:
+            return run(self._tables[table]._table)
+        try:
+            return run(copy)
+        except Exception:
+            log.warning(
+                "a read of the local copy of %s failed; read the store", table, exc_info=True
+            )
+            return run(self._tables[table]._table)
+
+    def _copy(self, table: str) -> Any | None:
+        """The local copy's AsyncTable of ``table`` when there is one, it was refreshed
+        within ``STALE_AFTER`` and it holds this process's last commit of the table."""
+        if self._cache is None or not self._cache.fresh_within(STALE_AFTER):
+            return None
+        try:
+            if not self._cached:  # its first open failed: now that a refresh worked
+                self._open_cached(refresh=False)
+            cached = self._cached[table]
+            if cached.version >= self._committed.get(table, 0):
+                return cached._table
+        except Exception:  # a copy being refreshed, or broken: the store itself
+            log.debug("the local copy of %s cannot serve this read", table, exc_info=True)
+        return None
 
     # -- internals -------------------------------------------------------------
 

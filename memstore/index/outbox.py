@@ -137,10 +137,12 @@ def sync(
     kind: OutboxKind | None = None,
     tally: Synced | None = None,
     batch: int = SYNC_BATCH,
+    keep_going: Callable[[], bool] | None = None,
 ) -> Synced:
     """Apply queued outbox rows (of ``namespace`` / ``targets`` / ``kind`` when given) to the index;
     ``progress`` hears the rows applied so far after each batch, and ``tally`` gets each
-    batch's counts added as it is done. ``batch``: rows per index commit.
+    batch's counts added as it is done. ``batch``: rows per index commit. ``keep_going``:
+    asked before each batch but the first; False stops (the rest stays queued).
 
     An index failure propagates with the rows still queued.
     """
@@ -150,6 +152,8 @@ def sync(
         groups = list(db.chunks(list(dict.fromkeys(targets))))
     for group in groups:
         while rows := _queued(sessions, namespace, group, kind, batch):
+            if keep_going is not None and done.rows and not keep_going():
+                return done
             began = time.perf_counter()
             fact_ids = list(dict.fromkeys(r.target_id for r in rows if r.kind == "fact"))
             evidence_ids = list(dict.fromkeys(r.target_id for r in rows if r.kind == "evidence"))

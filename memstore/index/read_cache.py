@@ -7,19 +7,24 @@ data files, so this host keeps a copy of the index's files in a local directory 
 searches that copy. Writes still go to the object store, which stays the index every
 host shares.
 
-Lance never changes a file once written: a commit adds data, deletion and index files,
-then a manifest naming them (``_versions/``). So a refresh lists the index's prefix,
-downloads the files it does not hold (each to a temporary name, then renamed into
-place), every other file before any manifest, so a manifest is never seen before the
-files it names; and deletes local files the store dropped (old versions a cleanup
-removed) once they have been gone for ``DROP_AFTER`` seconds, so a query running on an
-older version finds its files. A thread refreshes every ``REFRESH_EVERY`` seconds.
+Lance never changes a file once written (but a hint naming the latest version): a
+commit adds data, deletion and index files, then a manifest naming them
+(``_versions/``). So a refresh lists the manifests first, then every other file, and
+downloads what it does not hold (each to a temporary name, then renamed into place):
+the other files first, then only the manifests of the first listing, so a manifest is
+never seen here before the files it names. A manifest the store dropped goes at once
+(a reset table's old versions would hide the new ones); another file goes once it has
+been gone for ``DROP_AFTER`` seconds (a query on an older version may still read it),
+and at once when the copy stops (``stop``). A thread refreshes every ``REFRESH_EVERY``
+seconds; ``SearchIndex`` reads the copy only while it was refreshed in the last
+``STALE_AFTER`` seconds, and the store itself otherwise.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import shutil
 import threading
 import time
 from collections.abc import Iterator
@@ -42,6 +47,16 @@ REFRESH_EVERY = 0.5
 DROP_AFTER = 5.0
 #: Files Lance does rewrite in place (the rest never change once written).
 MUTABLE = ("latest_version_hint.json", "_latest.manifest")
+
+
+def _is_version(name: str) -> bool:
+    """Whether ``name`` is under a table's ``_versions/`` (manifests and the hint) or a
+    mutable file: fetched after everything else, never trusted from an earlier run."""
+    return "/_versions/" in f"/{name}" or Path(name).name in MUTABLE
+
+
+#: Seconds after its last refresh that the copy is too stale to search.
+STALE_AFTER = 5.0
 #: Where a download is written before it is renamed into place.
 PARTIAL_DIR = ".partial"
 #: Downloads are read in pieces of this many bytes.
@@ -101,51 +116,101 @@ class ReadCache:
         parts = urlsplit(self.uri)
         self._root = f"{parts.netloc}/{parts.path.strip('/')}".rstrip("/")
         self._fs = s3_filesystem(self.object_store)
+        #: When (monotonic) the copy was last brought in line; None: never.
+        self.refreshed_at: float | None = None
         self.directory.mkdir(parents=True, exist_ok=True)
-        for path in self._local_files():  # what an earlier run left: trusted by size
+        shutil.rmtree(self.directory / PARTIAL_DIR, ignore_errors=True)  # a killed run's
+        for path in self._local_files():  # what an earlier run left: data, by its size
             name = path.relative_to(self.directory).as_posix()
-            if path.name not in MUTABLE:
+            if not _is_version(name):  # a manifest's name is reused after a reset
                 self._held[name] = (path.stat().st_size, 0)
 
     def refresh(self) -> Refreshed:
         """Bring the copy in line with the store once (one at a time)."""
         with self._lock:
-            return self._refresh()
+            done = self._refresh()
+        self.refreshed_at = time.monotonic()
+        return done
 
-    def _refresh(self) -> Refreshed:
+    def fresh_within(self, seconds: float) -> bool:
+        """Whether the copy was brought in line less than ``seconds`` ago."""
+        return self.refreshed_at is not None and time.monotonic() - self.refreshed_at < seconds
+
+    def _list(self, prefix: str) -> dict[str, tuple[int, int]]:
+        """Name (relative to the index's prefix) -> (size, modified ns) of each file
+        under ``prefix`` (relative too; "" for all)."""
         from pyarrow import fs
 
-        done = Refreshed()
-        remote: dict[str, tuple[int, int]] = {}
-        for info in self._fs.get_file_info(fs.FileSelector(self._root, recursive=True)):
+        root = f"{self._root}/{prefix}".rstrip("/")
+        listed: dict[str, tuple[int, int]] = {}
+        try:
+            infos = self._fs.get_file_info(fs.FileSelector(root, recursive=True))
+        except FileNotFoundError:
+            return listed
+        for info in infos:
             if info.type == fs.FileType.File:
-                name = info.path[len(self._root) + 1 :]
-                remote[name] = (info.size or 0, info.mtime_ns or 0)
-        wanted = [n for n, stat in remote.items() if not self._fresh(n, stat)]
-        # Every other file before the manifests that name them.
-        for name in sorted(wanted, key=lambda n: (n.split("/")[-2:-1] == ["_versions"], n)):
+                listed[info.path[len(self._root) + 1 :]] = (info.size or 0, info.mtime_ns or 0)
+        return listed
+
+    def _refresh(self, drop_after: float = DROP_AFTER) -> Refreshed:
+        done = Refreshed()
+        # The manifests first, then everything else: a file a listed manifest names was
+        # written before that manifest, so the second listing holds it. Only the first
+        # listing's manifests are installed, after every other file.
+        tables = [n for n in self._list_dirs() if n.endswith(".lance")]
+        versions: dict[str, tuple[int, int]] = {}
+        for table in tables:
+            versions |= self._list(f"{table}/_versions")
+        remote = {n: stat for n, stat in self._list("").items() if not _is_version(n)}
+        remote |= versions
+        data = [n for n in remote if not _is_version(n) and not self._fresh(n, remote[n])]
+        manifests = sorted(n for n in versions if n.endswith(".manifest"))
+        manifests = [n for n in manifests if not self._fresh(n, remote[n])]
+        hints = [n for n in versions if not n.endswith(".manifest")]  # rewritten in place
+        for name in [*sorted(data), *manifests, *hints]:
             done.bytes += self._fetch(name)
             self._held[name] = remote[name]
             done.fetched += 1
         now = time.monotonic()
         for name in [n for n in self._held if n not in remote]:
+            # A manifest goes at once (a query holds its own in memory; a reset table's
+            # old ones would hide the new); files after ``drop_after``.
             since = self._gone_since.setdefault(name, now)
-            if now - since >= DROP_AFTER:
+            if _is_version(name) or now - since >= drop_after:
                 (self.directory / name).unlink(missing_ok=True)
                 del self._held[name]
-                del self._gone_since[name]
+                self._gone_since.pop(name, None)
                 done.dropped += 1
         for name in [n for n in self._gone_since if n in remote]:
             del self._gone_since[name]  # back (a name used again)
         return done
 
+    def _list_dirs(self) -> list[str]:
+        """The names directly under the index's prefix (its tables' directories)."""
+        from pyarrow import fs
+
+        try:
+            infos = self._fs.get_file_info(fs.FileSelector(self._root, recursive=False))
+        except FileNotFoundError:
+            return []
+        return [i.path[len(self._root) + 1 :] for i in infos if i.type == fs.FileType.Directory]
+
     def _fresh(self, name: str, stat: tuple[int, int]) -> bool:
         held = self._held.get(name)
-        if held is None or held[0] != stat[0]:
+        if held is None or held[0] != stat[0] or Path(name).name in MUTABLE:
             return False
         # A file of the same size left by an earlier run (mtime 0) counts as fresh: Lance
-        # never rewrites one; a newer mtime (a name rewritten) is fetched again.
+        # never rewrites a data file; a newer mtime (a name written again) is fetched.
         return held[1] == 0 or held[1] >= stat[1]
+
+    def drop_table(self, table: str) -> None:
+        """Forget the copy of ``table`` (its store tables were dropped and made again)."""
+        with self._lock:
+            prefix = f"{table}.lance/"
+            for name in [n for n in self._held if n.startswith(prefix)]:
+                del self._held[name]
+                self._gone_since.pop(name, None)
+            shutil.rmtree(self.directory / f"{table}.lance", ignore_errors=True)
 
     def _fetch(self, name: str) -> int:
         """Download ``name`` to a temporary file, then rename it into place."""
@@ -180,17 +245,24 @@ class ReadCache:
             self._thread.start()
 
     def stop(self) -> None:
+        """End the thread, then drop at once what the store no longer holds (an erase's
+        files must not outlive the last process that refreshes the copy)."""
         self._stop.set()
         if self._thread is not None:
             self._thread.join(60)
             self._thread = None
+        try:
+            with self._lock:
+                self._refresh(drop_after=0.0)
+        except Exception:
+            log.warning("a last refresh of the copy at %s failed", self.directory, exc_info=True)
 
     def _run(self, every: float) -> None:
         failing = False
         while not self._stop.wait(every):
             try:
                 self.refresh()
-            except Exception:  # searches fall back to the store itself meanwhile
+            except Exception:  # searches read the store itself once the copy is stale
                 if not failing:
                     log.warning(
                         "refreshing the local copy of the index %s at %s failed; retried "

@@ -282,10 +282,21 @@ def advisory_lock(engine: sa.Engine, name: str) -> Lock:
     return held
 
 
+#: TCP keepalives (seconds, count) of a lease's connection, set on the server's side:
+#: without them a holder whose host crashed or lost the network keeps the lock until
+#: the kernel's default (about two hours) gives its connection up.
+LEASE_KEEPALIVES = {
+    "tcp_keepalives_idle": 10,
+    "tcp_keepalives_interval": 5,
+    "tcp_keepalives_count": 4,
+}
+
+
 class AdvisoryLease:
     """A ``Lease`` on PostgreSQL: the session advisory lock named ``name``, taken with
     ``pg_try_advisory_lock`` on a connection kept for as long as it is held. The server
-    drops it when that connection does: the holder was killed, or lost the network."""
+    drops it when that connection does: at once when the holder is killed, within about
+    30 s (``LEASE_KEEPALIVES``) when its host crashed or lost the network."""
 
     def __init__(self, engine: sa.Engine, name: str) -> None:
         self._engine = engine
@@ -304,12 +315,18 @@ class AdvisoryLease:
                 self._held = None
                 return False
         conn = self._engine.connect()
+        taken = False
         try:
             taken = conn.execute(
                 sa.text("SELECT pg_try_advisory_lock(:key)"), {"key": self._key}
             ).scalar_one()
+            if taken:  # the server notices a holder gone silent (a crashed host) in ~30 s
+                for setting, value in LEASE_KEEPALIVES.items():
+                    conn.execute(sa.text(f"SET {setting} = {int(value)}"))
             conn.commit()
         except BaseException:
+            if taken:  # never back to the pool holding the lock
+                conn.invalidate()
             conn.close()
             raise
         if not taken:

@@ -500,7 +500,10 @@ class WritePath:
             writer = self.index.writer  # read once: a close() may clear it meanwhile
             if writer is not None:
                 writer.wake()
-            self.index.throttle()
+            try:
+                self.index.throttle()
+            except Exception:  # the write is committed: never fail it for this
+                log.warning("could not check how far behind the search index is", exc_info=True)
             return
         touched = [f.id for f in stored]
         touched += [f.supersedes_id for f in stored if f.supersedes_id]

@@ -119,6 +119,7 @@ def calls(ids: list[str], names: list[str], out: Path) -> dict[str, st.SearchStr
         "graph": call(),
         "history": call(fact_id),
         "index_backlog": call(),
+        "index_status": call(),
         "index_batch": call(),  # the block, not entered: it takes nothing to refuse
         "list_facts": call(
             **filters, metadata=META, limit=COUNT, cursor=st.one_of(st.none(), TEXT, ANY)

@@ -190,9 +190,16 @@ def test_a_read_cache_keeps_a_local_copy_that_searches_read_and_erases_reach(
         wait_for(lambda: bool(local_files_holding(copy, "peanuts")), "the copy to hold it")
         with open_s3(data, s3, uri, object_store=cached) as reader:
             wait_for(lambda: found(reader, "where does the user live?")[:1] == [CITY], "a find")
+            # That search read the copy (the index's own reader choice, looked at here).
+            assert reader._index.ready()._copy(FACTS) is not None
             writer.erase(allergy.id, "the user asked us to forget it")
             wait_for(lambda: not local_files_holding(copy, "peanuts"), "the copy to drop it")
             assert ALLERGY not in found(reader, "what is the user allergic to?")
+        # A rebuild drops and makes the tables again: the copy follows, searches work.
+        assert writer.reindex().facts == 2
+        assert found(writer, "where does the user live?")[0] == CITY
+        wait_for(lambda: writer._index.ready()._copy(FACTS) is not None, "a copy of the new")
+        assert found(writer, "where does the user live?")[0] == CITY
     assert s3.holding(uri, "peanuts") == []
 
 
