@@ -373,6 +373,11 @@ def _mib(size: float | None) -> str:
     return "none" if size is None else f"{size:.0f}"
 
 
+def _p50_p95(latency: dict[str, Any] | None) -> str:
+    """``p50 / p95`` in whole milliseconds, or ``-`` when nothing was timed."""
+    return "-" if not latency else f"{latency['p50_ms']:.0f} / {latency['p95_ms']:.0f}"
+
+
 def scale_out_table(result: dict[str, Any]) -> str:
     """One row per worker count (``scale_out.py``), then the projection and the failover."""
     fill = result["fill"]
@@ -392,13 +397,14 @@ def scale_out_table(result: dict[str, Any]) -> str:
         probed = f"{probe['p50_ms'] / 1000:.2f} / {probe['p95_ms'] / 1000:.2f}" if probe else "-"
         # The bound: in seconds since MAX_BEHIND; a result from before it had a queue length.
         bound = f" (bound {lag['behind_bound_s']:.0f})" if "behind_bound_s" in lag else ""
+        share = r["serialized"]["share"]
         lines.append(
             f"| {r['workers']} | {one['per_second']:.1f} | {one['per_second'] / first:.2f} | "
-            f"{one['latency']['p50_ms']:.0f} / {one['latency']['p95_ms']:.0f} | "
-            f"{r['serialized']['share']:.1%} | {probed} | "
+            f"{_p50_p95(one['latency'])} | "
+            f"{'-' if share is None else f'{share:.1%}'} | {probed} | "
             f"{lag['max_behind_s']:.1f}{bound} | "
             f"({search['searchers']} + {search['writers_meanwhile']}) "
-            f"{search['latency']['p50_ms']:.0f} / {search['latency']['p95_ms']:.0f} | "
+            f"{_p50_p95(search['latency'])} | "
             f"{'yes' if r['check']['ok'] else 'NO'} |"
         )
     projection = result.get("projection")
