@@ -7,17 +7,17 @@ data files, so this host keeps a copy of the index's files in a local directory 
 searches that copy. Writes still go to the object store, which stays the index every
 host shares.
 
-Lance never changes a file once written (but a hint naming the latest version): a
-commit adds data, deletion and index files, then a manifest naming them
-(``_versions/``). So a refresh lists the manifests first, then every other file, and
-downloads what it does not hold (each to a temporary name, then renamed into place):
-the other files first, then only the manifests of the first listing, so a manifest is
-never seen here before the files it names. A manifest the store dropped goes at once
-(a reset table's old versions would hide the new ones); another file goes once it has
-been gone for ``DROP_AFTER`` seconds (a query on an older version may still read it),
-and at once when the copy stops (``stop``). A thread refreshes every ``REFRESH_EVERY``
-seconds; ``SearchIndex`` reads the copy only while it was refreshed in the last
-``STALE_AFTER`` seconds, and the store itself otherwise.
+Lance never changes a file once written (but a hint naming the latest version, which the
+copy leaves out: Lance then lists the manifests it holds): a commit adds data, deletion
+and index files, then a manifest naming them (``_versions/``). So a refresh lists the
+manifests first, then every other file, and downloads what it does not hold (each to a
+temporary name, then renamed into place): the other files first, then only the manifests
+of the first listing, so a manifest is never seen here before the files it names. A
+manifest the store dropped goes at once (a reset table's old versions would hide the new
+ones); another file goes once it has been gone for ``DROP_AFTER`` seconds (a query on an
+older version may still read it), and at once when the copy stops (``stop``). A thread
+refreshes every ``REFRESH_EVERY`` seconds; ``SearchIndex`` reads the copy only while it
+was refreshed in the last ``STALE_AFTER`` seconds, and the store itself otherwise.
 """
 
 from __future__ import annotations
@@ -122,7 +122,9 @@ class ReadCache:
         shutil.rmtree(self.directory / PARTIAL_DIR, ignore_errors=True)  # a killed run's
         for path in self._local_files():  # what an earlier run left: data, by its size
             name = path.relative_to(self.directory).as_posix()
-            if not _is_version(name):  # a manifest's name is reused after a reset
+            if path.name in MUTABLE:  # never kept (see above)
+                path.unlink()
+            elif not _is_version(name):  # a manifest's name is reused after a reset
                 self._held[name] = (path.stat().st_size, 0)
 
     def refresh(self) -> Refreshed:
@@ -161,13 +163,15 @@ class ReadCache:
         versions: dict[str, tuple[int, int]] = {}
         for table in tables:
             versions |= self._list(f"{table}/_versions")
+        versions = {n: stat for n, stat in versions.items() if Path(n).name not in MUTABLE}
         remote = {n: stat for n, stat in self._list("").items() if not _is_version(n)}
         remote |= versions
         data = [n for n in remote if not _is_version(n) and not self._fresh(n, remote[n])]
         manifests = sorted(n for n in versions if n.endswith(".manifest"))
         manifests = [n for n in manifests if not self._fresh(n, remote[n])]
-        hints = [n for n in versions if not n.endswith(".manifest")]  # rewritten in place
-        for name in [*sorted(data), *manifests, *hints]:
+        # Not the hint naming the latest version: rewritten in place, it may name one
+        # this copy does not hold yet; without it, Lance lists the manifests held here.
+        for name in [*sorted(data), *manifests]:
             done.bytes += self._fetch(name)
             self._held[name] = remote[name]
             done.fetched += 1
