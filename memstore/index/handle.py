@@ -178,7 +178,7 @@ class IndexHandle:
         every namespace's queued changes; False when another process holds it. Raises
         (the thread logs it and backs off); the changes stay queued."""
         assert self.lease is not None
-        self.leading = False
+        self.leading = False  # until the lease answers (it may raise)
         self.leading = self.lease.hold()
         if self.leading:  # the lease asked again between batches: a lost one stops it
             outbox.sync(

@@ -62,8 +62,6 @@ class IndexWriter:
         self._apply = apply
         self._interval = interval
         self._follow = follow
-        #: Whether the last turn applied (this process led).
-        self.leading = False
         self._woken = threading.Event()
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
@@ -90,14 +88,14 @@ class IndexWriter:
 
     def _run(self) -> None:
         wait = self._interval
-        failing = False
+        failing = leading = False
         while True:
             # Read before the turn: the thread ends only after a turn that began once
             # stop was asked, so that turn sees every change queued before it.
             stopping = self._stopping.is_set()
             self._woken.clear()
             try:
-                self.leading = self._apply()
+                leading = self._apply()
             except Exception:  # the thread must outlive any one turn
                 if stopping:  # the store is closing (or closed): nothing retries now
                     log.warning(
@@ -124,7 +122,7 @@ class IndexWriter:
                 wait, failing = self._interval, False
             if stopping:
                 return
-            if failing or not self.leading:  # back off, or follow: only stop cuts it short
+            if failing or not leading:  # back off, or follow: only stop cuts it short
                 self._stopping.wait(wait if failing else self._follow)
             else:
                 self._woken.wait(wait)
