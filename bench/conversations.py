@@ -243,11 +243,22 @@ def score(store: memstore.Store, conv: Conversation, run: Run, matcher: Matcher)
 def score_traps(
     report: ConversationReport, traps: Sequence[Trap], positions: Sequence[int]
 ) -> list[dict[str, Any]]:
-    """Each trap's outcome in the second run."""
-    return [
-        {"kind": t.kind, "statement": t.statement, "outcome": _trap_outcome(report.candidates[p])}
-        for t, p in zip(traps, positions, strict=True)
-    ]
+    """Each trap's outcome in the second run: the outcome of the candidate put at its
+    position, found by what it says and where (the store adds candidates of its own: the
+    facts that corrections rewrite); "dropped" where the store wrote nothing for it (it
+    came from a sentence read as a correction, which the rewrite replaces)."""
+    unused = list(report.candidates)
+    out = []
+    for trap, _ in sorted(zip(traps, positions, strict=True), key=lambda pair: pair[1]):
+        said = (trap.statement, trap.turn, trap.quote)
+        at = next(
+            (i for i, c in enumerate(unused) if (c.statement, c.message, c.quote) == said), None
+        )
+        outcome = "dropped" if at is None else _trap_outcome(unused[at])
+        out.append({"kind": trap.kind, "statement": trap.statement, "outcome": outcome})
+        if at is not None:
+            del unused[: at + 1]
+    return out
 
 
 def _trap_outcome(candidate: Any) -> str:
@@ -340,9 +351,10 @@ def summarize(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "recall": _share(states["remembered"], len(expected)),
         "expected": {"total": len(expected), **dict(sorted(states.items())), "by_role": by_role},
         "traps_refused": _share(sum(t["outcome"] == "refused" for t in traps), len(traps)),
-        # Refused or held: not stored as verified (issue 59's three outcomes).
+        # Refused or held: not stored as verified (issue 59's three outcomes); or not
+        # written at all (dropped: read from a sentence that corrects a fact).
         "traps_not_verified": _share(
-            sum(t["outcome"] in ("refused", "held") for t in traps), len(traps)
+            sum(t["outcome"] in ("refused", "held", "dropped") for t in traps), len(traps)
         ),
         "traps": {"total": len(traps), "by_kind": by_kind},
         "corrections_reconciled": _share(reconciled, len(corrections)),

@@ -11,13 +11,14 @@ stored beside them and the answer names them.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from gate import Verdict
+from memstore.conversations import corrections
 from memstore.conversations.extractors import Candidate, EmbeddedExtractor, Extractor, fact_of
 from memstore.conversations.messages import Message, parse_messages
 from memstore.conversations.reconcile import replaced_by
@@ -96,15 +97,39 @@ def remember(
     store.limits.check_texts([turn.rendered() for turn in turns], "messages")
     extractor = extractor or EmbeddedExtractor()
     candidates = extractor.extract(turns)
-    store.limits.check_claims(len(candidates), "messages", "candidate facts extracted")
+    said = corrections.pending(turns)
+    store.limits.check_claims(len(candidates) + len(said), "messages", "candidate facts extracted")
     with store.index_batch():  # one index commit for the conversation, not one per fact
         outcomes = [
             _remember_one(store, c, turns, on_conflict, single_valued, context_turns, meta)
-            for c in candidates
+            for c in _in_turn_order(store, turns, candidates, said)
         ]
     if user_name is not None and any(o.fact is not None for o in outcomes):
         link_user(store, user_name.strip())  # now that both may be known
     return ConversationReport(extractor=extractor.name, messages=len(turns), candidates=outcomes)
+
+
+def _in_turn_order(
+    store: StoreLike,
+    turns: Sequence[Message],
+    candidates: Sequence[Candidate],
+    said: Sequence[tuple[int, corrections.Correction]],
+) -> Iterator[Candidate]:
+    """The candidates turn by turn, each turn's corrections first: read when their turn
+    comes (the fact a correction rewrites may come from an earlier turn of this call),
+    and in place of what the extractor read from the same sentence."""
+    by_turn: dict[int, list[Candidate]] = {}
+    for candidate in candidates:
+        by_turn.setdefault(candidate.message, []).append(candidate)
+    for index in sorted({*by_turn, *(i for i, _ in said)}):
+        done: list[corrections.Correction] = []
+        for at, correction in said:
+            if at == index and (found := corrections.corrected(store, turns, at, correction)):
+                done.append(correction)
+                yield found
+        for candidate in by_turn.get(index, ()):
+            if not any(corrections.within(candidate, turns, c) for c in done):
+                yield candidate
 
 
 def check_options(
@@ -192,6 +217,11 @@ def _remember_one(
         single_valued=single_valued,
         corroborated=corroborated,
     )
+    for fact_id, reason in reversed(candidate.replaces):  # what it corrects goes first
+        if fact_id in why:
+            old = [o for o in old if o.id != fact_id]
+        old.insert(0, store.get_fact(fact_id))
+        why[fact_id] = reason
     try:
         if old and on_conflict == "supersede":
             stored = store.supersede(old[0].id, fact)

@@ -45,6 +45,10 @@ class Candidate:
     also: tuple[int, ...] = field(default=())
     #: When it starts to hold, where the extractor knows (else the message's timestamp).
     valid_from: datetime | None = None
+    #: Texts read with it as uncited context (the evidence of a fact it corrects).
+    context: tuple[str, ...] = field(default=())
+    #: Facts it replaces once admitted, by id, each with the reason.
+    replaces: tuple[tuple[str, str], ...] = field(default=())
 
 
 @runtime_checkable
@@ -63,6 +67,7 @@ def fact_of(candidate: Candidate, messages: Sequence[Message], context_turns: in
     others = [i for i in (*candidate.also, *earlier) if i != candidate.message]
     evidence = [{"text": source.rendered(), "source": "conversation"}]
     evidence += [{"text": messages[i].rendered(), "source": "conversation"} for i in others]
+    evidence += [{"text": text, "source": "conversation"} for text in candidate.context]
     citations = [{"evidence": 0, "quote": candidate.quote}]
     citations += [{"evidence": n + 1} for n, i in enumerate(others) if i in candidate.also]
     fact: dict[str, Any] = {

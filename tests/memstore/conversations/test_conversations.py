@@ -335,3 +335,86 @@ def test_a_relative_moving_leaves_where_the_user_lives(words_store: Store) -> No
     [moved] = later.candidates
     assert moved.outcome == "stored" and moved.replaced == []
     assert words_store.get_fact(home.id).status == "verified"
+
+
+# -- corrections -------------------------------------------------------------------------
+
+
+@pytest.mark.both_databases
+def test_a_correction_rewrites_the_fact_it_corrects(words_store: Store) -> None:
+    first = words_store.remember_conversation(
+        [{"role": "user", "name": "Omar", "content": "I live at 14 Mill Lane, Hull."}]
+    )
+    old = first.candidates[0].fact
+    assert old is not None and old.statement == "Omar lives at 14 Mill Lane, Hull."
+    later = words_store.remember_conversation(
+        [{"role": "user", "name": "Omar", "content": "Thanks. Oops, it's 44 Mill Lane, not 14."}]
+    )
+    [fixed] = later.candidates  # the sentence's own reading ("it's ...") gives way to it
+    assert fixed.statement == "Omar lives at 44 Mill Lane, Hull."
+    assert fixed.outcome == "superseded" and fixed.replaced == [old.id]
+    assert fixed.reasons[old.id] == 'Omar corrected it: "Oops, it\'s 44 Mill Lane, not 14."'
+    assert fixed.quote == "Oops, it's 44 Mill Lane, not 14."
+    assert [f.statement for f in words_store.facts_about("Omar")] == [fixed.statement]
+    assert words_store.get_fact(old.id).status == "superseded"
+    assert words_store.get_fact(old.id).valid_to is not None
+    assert fixed.fact is not None
+    texts = [words_store.get_evidence(e).text for e in fixed.fact.evidence_ids]
+    assert texts == [  # the correction, cited, and what it corrects read with it
+        "Omar: Thanks. Oops, it's 44 Mill Lane, not 14.",
+        "Omar: I live at 14 Mill Lane, Hull.",
+    ]
+
+
+def test_a_correction_in_the_same_conversation_replaces_the_earlier_turn(
+    words_store: Store,
+) -> None:
+    report = words_store.remember_conversation(
+        [
+            {"role": "user", "name": "Ines", "content": "My piano lesson is on Thursday."},
+            {"role": "assistant", "content": "Noted."},
+            {"role": "user", "name": "Ines", "content": "Sorry, it's on Friday, not Thursday."},
+        ]
+    )
+    assert [(c.outcome, c.statement) for c in report.candidates] == [
+        ("stored", "Ines's piano lesson is on Thursday."),
+        ("superseded", "Ines's piano lesson is on Friday."),
+    ]
+    assert [f.statement for f in words_store.facts_about("Ines")] == [
+        "Ines's piano lesson is on Friday."
+    ]
+
+
+def test_a_correction_leaves_other_peoples_facts_and_unmatched_ones(words_store: Store) -> None:
+    words_store.remember_conversation(
+        [{"role": "user", "name": "Tom", "content": "I live in Leeds and I work at Acme."}]
+    )
+    report = words_store.remember_conversation(
+        [
+            {"role": "user", "name": "Maya", "content": "I live in York, not Leeds."},
+            {"role": "user", "name": "Maya", "content": "It's 6 pm, not 5 pm."},
+        ]
+    )
+    assert all(c.outcome != "superseded" for c in report.candidates)
+    assert sorted(f.statement for f in words_store.facts_about("Tom")) == [
+        "Tom lives in Leeds.",
+        "Tom works at Acme.",
+    ]
+
+
+def test_a_speaker_corrects_only_what_they_said(words_store: Store) -> None:
+    words_store.remember_conversation(
+        [{"role": "user", "name": "Ivy", "content": "My recital is on Sunday."}]
+    )
+    [said] = words_store.facts_about("Ivy")
+    report = words_store.remember_conversation(
+        [
+            {"role": "user", "name": "Ana", "content": "Ivy's recital is on Saturday, not Sunday."},
+            {"role": "user", "name": "Ivy", "content": "Oh, it's on Saturday, not Sunday."},
+        ]
+    )
+    anas, ivys = report.candidates
+    assert anas.statement == "Ana says Ivy's recital is on Saturday, not Sunday."  # her word
+    assert anas.replaced == []
+    assert (ivys.outcome, ivys.statement) == ("superseded", "Ivy's recital is on Saturday.")
+    assert ivys.replaced == [said.id]

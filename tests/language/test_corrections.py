@@ -1,0 +1,126 @@
+"""Corrections: the pair a sentence sets against each other, and the statement it rewrites."""
+
+from __future__ import annotations
+
+import pytest
+
+from language.corrections import Correction, corrections, substitute
+
+
+def rewrite(said: str, statement: str) -> str | None:
+    [found] = corrections(said)
+    return substitute(statement, found)
+
+
+@pytest.mark.parametrize(
+    ("said", "statement", "rewritten"),
+    [
+        # a number, and the words after it shared with the statement
+        (
+            "Oops, it's 44 Mill Lane, not 14.",
+            "Omar lives at 14 Mill Lane, Hull.",
+            "Omar lives at 44 Mill Lane, Hull.",
+        ),
+        # a weekday, a month, a date with its ordinal
+        (
+            "The review is on Friday, not Thursday.",
+            "Team review happens on Thursday.",
+            "Team review happens on Friday.",
+        ),
+        (
+            "Our lease ends in August, not July.",
+            "Lee says the lease ends in July.",
+            "Lee says the lease ends in August.",
+        ),
+        (
+            "Sorry, it was March 3, not the 4th.",
+            "The parcel arrived on March 4.",
+            "The parcel arrived on March 3.",
+        ),
+        (
+            "We meet on the 9th, not the 8th.",
+            "The choir meets on the 8th at 6 pm.",
+            "The choir meets on the 9th at 6 pm.",
+        ),
+        # number words, ordinals in words, thousands said short
+        ("It took five days, not two.", "The repair took two days.", "The repair took five days."),
+        (
+            "It's our fifth trip, not fourth.",
+            "Ana and Joe are on their fourth trip.",
+            "Ana and Joe are on their fifth trip.",
+        ),
+        (
+            "The quote is 9,500 euros, not 8.",
+            "The roof quote is 8,000 euros.",
+            "The roof quote is 9,500 euros.",
+        ),
+        # a code, a version, a plural weekday
+        ("I'm in room 4B, not 4A.", "Kim is in room 4A.", "Kim is in room 4B."),
+        ("We run 3.2.1, not 3.1.9.", "Prod runs 3.1.9.", "Prod runs 3.2.1."),
+        (
+            "Lessons are on Mondays now, not Fridays.",
+            "Zoe has lessons on Friday mornings.",
+            "Zoe has lessons on Monday mornings.",
+        ),
+        # a word, where its neighbours say which word stands for it
+        (
+            "The cast is on my left wrist, not the right.",
+            "Sam has a cast on Sam's right wrist.",
+            "Sam has a cast on Sam's left wrist.",
+        ),
+        (
+            "Let's do oak instead of pine.",
+            "The user wants pine flooring.",
+            "The user wants oak flooring.",
+        ),
+        ("It's not Hull but York.", "Dana lives in Hull.", "Dana lives in York."),
+    ],
+)
+def test_a_correction_rewrites_the_value_it_names(
+    said: str, statement: str, rewritten: str
+) -> None:
+    assert rewrite(said, statement) == rewritten
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "I still eat fish, just not meat.",
+        "Maya is not vegan.",
+        "I'm not only a nurse but also a teacher.",
+        "I like cats, but not dogs.",
+        "Is it Tuesday or not?",
+    ],
+)
+def test_a_denial_is_not_a_correction(said: str) -> None:
+    assert corrections(said) == []
+
+
+@pytest.mark.parametrize(
+    ("said", "statement"),
+    [
+        ("It's 44 Mill Lane, not 14.", "Omar lives in Hull."),  # no old value there
+        ("It's Friday, not Thursday.", "The party is on Thursday."[:0] + "Rent is 14 euros."),
+        ("It's 44 Mill Lane, not 14.", "Omar lives at 44 Mill Lane."),  # already right
+        ("It's a dog, not 14.", "Omar has 14 cats."),  # no number to stand for a number
+    ],
+)
+def test_no_rewrite_without_the_old_value_and_a_new_one_in_its_place(
+    said: str, statement: str
+) -> None:
+    assert rewrite(said, statement) is None
+
+
+def test_one_correction_a_sentence_with_where_it_is_said() -> None:
+    text = "Thanks! Sorry, the vet is on Monday, not Sunday. It's 5 pm, not 4 pm."
+    found = corrections(text)
+    assert [(c.new, c.old) for c in found] == [
+        ("Sorry, the vet is on Monday", "Sunday"),
+        ("It's 5 pm", "4 pm"),
+    ]
+    assert [text[c.start : c.end] for c in found] == [
+        "Sorry, the vet is on Monday, not Sunday.",
+        "It's 5 pm, not 4 pm.",
+    ]
+    assert substitute("The vet visit is at 4 pm.", found[1]) == "The vet visit is at 5 pm."
+    assert substitute("The vet visit is at 4 pm.", Correction("It's", "4 pm", 0, 0)) is None
