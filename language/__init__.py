@@ -6,7 +6,8 @@ Pure text in, spans and words out: no storage, no models of the gate. Sentences
 sentences; speakers (``language.speakers``) rewrite first person to the person who said
 it; fields (``language.fields``) read JSON and ``key: value`` records; values
 (``language.values``) normalise numbers (text2num, MIT), dates, times and rates;
-parsing (``language.parsing``) gives lemmas, names, roles and what each "not" denies,
+corrections (``language.corrections``) find "X, not Y" and rewrite the older statement;
+parsing (``language.parsing``) gives verbs, lemmas, names, roles and what each "not" denies,
 from spaCy's small English model (MIT, loaded on first use).
 """
 

@@ -81,6 +81,12 @@ def parse_many(texts: list[str]) -> list[Doc]:
         return docs
 
 
+def verb_in(text: str) -> bool:
+    """Whether the parser reads a verb (or an auxiliary) in ``text``: a statement has
+    one, an answer such as "Tuesdays and Sundays." does not."""
+    return any(token.pos_ in ("VERB", "AUX") for token in parse(text))
+
+
 @dataclass(frozen=True, slots=True)
 class Reading:
     """What the checks need of one sentence or claim."""

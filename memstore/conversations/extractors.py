@@ -23,8 +23,10 @@ from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
 from language import resolve_first_person, sentence_spans
-from language.clauses import clause_spans
+from language.clauses import clause_spans, has_verb
 from language.fields import fields
+from language.parsing import verb_in
+from language.pronouns import antecedent, resolve
 from language.speakers import FIRST_PERSON
 from memstore.conversations.messages import Message
 
@@ -92,7 +94,18 @@ _PLEASANTRY = re.compile(
 #: A pleasantry and its punctuation opening a statement ("Yes, I'm vegetarian.",
 #: "Thanks! I moved to Oslo."): taken off, the rest read on its own.
 _PLEASANTRY_OPENER = re.compile(
-    _PLEASANTRY.pattern + r"(?:\s*(?:there|so much|a lot))?\s*[,!.:;\u2014-]+\s*", re.I
+    _PLEASANTRY.pattern + r"(?:\s*(?:there|so much|a lot))?\s*[,!.:;\u2014-]+\s*"
+    # a greeting with whom it greets: "Hey coach,", "Hi Mr Brennan,", "Thanks all!"
+    r"|^(?:hi|hello|hey|thanks|thank you|morning|evening)(?:\s+[\w.'-]+){1,3}?\s*[,!:]+\s*",
+    re.I,
+)
+#: Asides that close a sentence and say nothing of the world ("..., just so you know.").
+_CLOSER = re.compile(
+    r"\s*[,;\u2014-]\s*(?:just so you know|fyi|btw|by the way|for the record|"
+    r"for what it's worth|if that helps|if you need it|if that matters|"
+    r"(?:so |and )?(?:that's|that is|which is|it's) (?:fine|ok|okay|great|good|perfect|all))"
+    r"\s*(?=[.!]*$)",
+    re.I,
 )
 #: Sentences opening with these ask or tell the listener to do something.
 _REQUEST = re.compile(
@@ -103,20 +116,40 @@ _REQUEST = re.compile(
 #: Hedged, conditional or second-hand sentences are not memories to write as fact.
 _HEDGE = re.compile(
     r"\b(?:if|maybe|perhaps|might|probably|possibly|unless|whether|i think|i guess|i suppose|"
-    r"i wonder|i'm not sure|not sure|i believe|i hope|i wish|i doubt|supposedly|apparently)\b",
+    r"i wonder|i'm not sure|not sure|i believe|i hope|i wish|i doubt|supposedly|apparently|"
+    r"would kill|would die|would love)\b",
     re.I,
 )
+#: Talk about the conversation itself: the speaker's slips, checks and changes of mind
+#: ("I forgot", "I got the date wrong", "I just checked"), and asking for service ("I'd
+#: like to book", "I need help with"); what they concern is said elsewhere.
+_META = re.compile(
+    r"^(?:i|we)\s+(?:just\s+|already\s+|also\s+|totally\s+|completely\s+)?(?:"
+    r"forgot|forget|misremembered|misspoke|misread|mixed (?:it|them|that|things) up|"
+    r"got (?:it|that|this|the [\w-]+|my [\w-]+|them) (?:wrong|mixed up)|changed (?:my|our) mind|"
+    r"(?:double-)?checked|meant|mean|(?:would|'d) like to|need help|needs help|"
+    r"want to (?:report|book|ask|check|know|change|cancel))\b"
+    r"|^(?:i'm|i am|we're|we are) (?:in|out|so sorry)\b|^(?:i'd|we'd|i would|we would) like to\b"
+    r"|^count (?:me|us) (?:in|out)\b",
+    re.I,
+)
+_THIRD_PERSON = re.compile(r"\b(?:he|she|him|her|his|hers)\b", re.I)
 #: Other parties a sentence may be about; the extractor cannot tell whom they mean.
 _AMBIGUOUS = re.compile(
     r"\b(?:you|your|yours|yourself|we|our|ours|us|ourselves|they|them|their|he|she|him|her|"
-    r"his|hers|it|its|this|that|these|those)\b",
+    r"his|hers|it|its)\b"
+    # "this", "that": the thing meant is elsewhere; "this sprint", "that day" name it
+    r"|\b(?:this|that|these|those)\b(?=\s*(?:[.,;:!?)]|$|'s\b|is\b|was\b|are\b|were\b|"
+    r"will\b|would\b|has\b|had\b|can\b|could\b|should\b|might\b|must\b|and\b|or\b|but\b|"
+    r"to\b|for\b|in\b|on\b|at\b|with\b|from\b|by\b|of\b|as\b|too\b|again\b))",
     re.I,
 )
 #: Openers that carry no fact ("Sorry, I should have said:", "Just so you know,", "Actually
 #: I ..."): taken off before a sentence is read, so they neither name its subject nor hide
 #: it (the cited quote keeps them).
 _OPENER = re.compile(
-    r"^(?:(?:sorry|actually|oh|oops|ah|well|also|so|anyway|btw|by the way|correction|update|"
+    r"^(?:(?:sorry|actually|oh no|oh dear|oh wait|oh|oops|ah|well|wait|hmm|right|also|so|"
+    r"anyway|btw|by the way|correction|update|"
     r"one more thing|i mean|i meant|i should have said|to be clear|just so you know|"
     r"for the record|fyi)\s*[,:;]\s*|(?:actually|also|so|oh|and|but|anyway)\s+(?=i\b|i'|my\b))+",
     re.I,
@@ -170,6 +203,10 @@ _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _OPAQUE_KEYS = frozenset(
     "id ids uuid guid url uri href link hash sha etag token checksum signature".split()
 )
+#: Keys that report the call's own action ("updated", "created", "ok") rather than a
+#: property of the record; with a yes/no value they say nothing to remember.
+_ACTION_DONE = re.compile(r"(?:\w+ )?(?:\w+ed|ok|success|succeeded|done)")
+_YES_NO = frozenset("yes no true false 1 0".split())
 #: Verbs of saying: "Bob said: ...", "Bob told me that ...".
 _REPORTED = re.compile(
     r"^(?P<who>[A-Z][\w'-]*(?: [A-Z][\w'-]*)*) (?:said|says|told me|tells me|mentioned|"
@@ -233,7 +270,8 @@ class EmbeddedExtractor:
             if message.role == "tool":
                 found += self._fields(message, index)
             elif message.role == "user":
-                found += self._statements(message, index)
+                asked = index > 0 and messages[index - 1].content.rstrip().endswith("?")
+                found += self._statements(message, index, asked)
         out: list[Candidate] = []
         seen: set[str] = set()
         for candidate in found:
@@ -242,12 +280,16 @@ class EmbeddedExtractor:
                 out.append(candidate)
         return out
 
-    def _statements(self, message: Message, index: int) -> list[Candidate | None]:
-        """A user turn's candidates, clause by clause (None where a clause holds none)."""
+    def _statements(
+        self, message: Message, index: int, asked: bool = False
+    ) -> list[Candidate | None]:
+        """A user turn's candidates, clause by clause (None where a clause holds none).
+        ``asked``: the turn before asked a question, which its first sentence may answer
+        without a verb ("About 20 km a week.")."""
         text = message.content
         return [
-            self._candidate(message, index, text[c_start:c_end])
-            for start, end in sentence_spans(text)
+            self._candidate(message, index, text[c_start:c_end], asked and n == 0, text[:c_start])
+            for n, (start, end) in enumerate(sentence_spans(text))
             if self._may_hold_facts(text[start:end])
             for c_start, c_end in clause_spans(text, start, end)
         ]
@@ -266,6 +308,8 @@ class EmbeddedExtractor:
                 continue  # not found as written: nothing to cite
             if found.key.rsplit(" ", 1)[-1] in _OPAQUE_KEYS:
                 continue  # an identifier or a link: a handle, not a fact to recall
+            if _ACTION_DONE.fullmatch(found.key) and value.lower() in _YES_NO:
+                continue  # "updated: true": what the tool just did, not the world
             quote = message.content[found.start : found.end]
             statement = f"{found.record} {found.key}: {value.rstrip('.')}."
             members = [(found.record, "record", "subject")]
@@ -282,19 +326,30 @@ class EmbeddedExtractor:
         plain = _OPENER.sub("", sentence.strip().replace("\u2019", "'"))
         return not (plain.endswith("?") or _HEDGE.search(plain))
 
-    def _candidate(self, message: Message, index: int, clause: str) -> Candidate | None:
+    def _candidate(
+        self, message: Message, index: int, clause: str, answer: bool = False, before: str = ""
+    ) -> Candidate | None:
+        """The clause's candidate, if it states one. ``answer``: it may answer a question
+        without a verb; ``before``: the turn's text before it, where "he" or "she" may
+        have been named."""
         plain = clause.strip().replace("\u2019", "'")
         while (opener := _PLEASANTRY_OPENER.match(plain)) and opener.end() < len(plain):
             plain = plain[opener.end() :]
         plain = _OPENER.sub("", plain).rstrip(",;: ")
+        plain = _CLOSER.sub("", plain)
         words = _WORD.findall(plain)
         if len(words) < 2 or plain.endswith("?") or _PLEASANTRY.match(plain):
             return None
+        if not answer and not has_verb(words) and not verb_in(plain):
+            return None  # a fragment ("Mike here.") that answers no question
         if _REQUEST.match(plain) or _HEDGE.search(plain):
             return None
-        if all(w.lower() in _EMPTY_WORDS for w in words):
+        if all(w.lower() in _EMPTY_WORDS for w in words) or _META.match(plain):
             return None  # about the conversation, not the world
         speaker = message.speaker
+        if _THIRD_PERSON.search(plain) and (person := antecedent(before, speaker)):
+            plain = resolve(plain, person) or plain  # "she did ..." after "my wife Anya"
+            words = _WORD.findall(plain)
         reported = _REPORTED.match(plain)
         first = bool(FIRST_PERSON.search(plain))
         if reported is not None:
@@ -320,6 +375,7 @@ class EmbeddedExtractor:
         if statement is None:
             return None
         statement = statement.rstrip("!") + ("" if statement.endswith(".") else ".")
+        statement = statement[:1].upper() + statement[1:]
         if _tautology(statement) or not members or len(_WORD.findall(statement)) < 3:
             return None
         return Candidate(statement, tuple(members), index, clause.strip(), relation)

@@ -29,7 +29,10 @@ def statements(content: str, name: str | None = "Dana") -> list[str]:
             "Hi! I'm Dana, I work as a nurse at St. Mary's Hospital in Leeds.",
             ["Dana works as a nurse at St. Mary's Hospital in Leeds."],
         ),
-        ("Dr. Okafor is my GP. I see her on Fridays.", ["Dr. Okafor is Dana's GP."]),
+        (
+            "Dr. Okafor is my GP. I see her on Fridays.",
+            ["Dr. Okafor is Dana's GP.", "Dana sees Dr. Okafor on Fridays."],
+        ),
         (
             "I moved to York last month; I work at York Hospital now.",
             ["Dana moved to York last month.", "Dana works at York Hospital now."],
@@ -67,10 +70,64 @@ def test_a_request_after_a_fact_does_not_hide_the_fact() -> None:
         "Actually, let me clarify that.",
         "I'm Dana.",
         "Hi, I'm Dana!",
+        "Oops, I mixed things up.",
+        "Oh no, I got the time wrong!",
+        "I just double-checked.",
+        "I'd like to book a room for Friday.",
+        "Count me in.",
+        "Lisbon and Porto.",  # a fragment that answers nothing
     ],
 )
 def test_talk_about_the_conversation_and_self_introductions_are_no_facts(content: str) -> None:
     assert statements(content) == []
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ("Hey doc, I sleep badly since May.", "Dana sleeps badly since May."),
+        ("Hi Ms Moreau, my boiler broke.", "Dana's boiler broke."),
+        ("I cycle to work, just so you know.", "Dana cycles to work."),
+        ("I start at 8 on Mondays, so that's fine.", "Dana starts at 8 on Mondays."),
+        ("Right, I speak Greek.", "Dana speaks Greek."),
+        ("I fixed this bug last week.", "Dana fixed this bug last week."),  # "this" names it
+    ],
+)
+def test_greetings_asides_and_demonstratives_leave_the_fact(content: str, expected: str) -> None:
+    assert statements(content) == [expected]
+
+
+def test_a_fragment_that_answers_a_question_is_kept() -> None:
+    turns = [
+        {"role": "assistant", "content": "Which days can you train?"},
+        {"role": "user", "name": "Dana", "content": "Mondays and Fridays. Not weekends."},
+    ]
+    found = EmbeddedExtractor().extract(parse_messages(turns))
+    assert [c.statement for c in found] == ["Dana says Mondays and Fridays."]
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (
+            "My brother Luis plays cello, he joined an orchestra in June.",
+            ["Dana's brother Luis plays cello.", "Dana says Luis joined an orchestra in June."],
+        ),
+        (
+            "My aunt Rosa lives in Faro. I visit her every summer.",
+            ["Dana's aunt Rosa lives in Faro.", "Dana visits Rosa every summer."],
+        ),
+        (
+            "Omar teaches maths. His school is in Hull.",
+            ["Dana says Omar teaches maths.", "Dana says Omar's school is in Hull."],
+        ),
+        # two people named, or a noun of the other gender: the pronoun stays unread
+        ("Omar and Lea came. He stayed late.", ["Dana says Omar and Lea came."]),
+        ("My husband Ben cooks. She bakes.", ["Dana's husband Ben cooks."]),
+    ],
+)
+def test_he_and_she_are_the_one_person_just_named(content: str, expected: list[str]) -> None:
+    assert statements(content) == expected
 
 
 def test_a_fact_with_a_meta_word_is_still_a_fact() -> None:

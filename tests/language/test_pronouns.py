@@ -1,0 +1,36 @@
+"""He and she: the one person a turn has just named as a subject."""
+
+from __future__ import annotations
+
+import pytest
+
+from language.pronouns import Person, antecedent, resolve
+
+
+@pytest.mark.parametrize(
+    ("before", "person"),
+    [
+        ("My sister Noor moved out. ", Person("Noor", "she")),
+        ("Kofi called this morning. ", Person("Kofi")),
+        ("Kofi and Ama called. ", None),  # two people
+        ("I called Kofi. ", None),  # named, but not as a subject
+        ("Maya likes tea. ", None),  # the speaker herself
+        ("I moved to Leeds. ", None),  # no person
+    ],
+)
+def test_the_antecedent_is_the_one_subject_named(before: str, person: Person | None) -> None:
+    assert antecedent(before, speaker="Maya") == person
+
+
+@pytest.mark.parametrize(
+    ("clause", "person", "resolved"),
+    [
+        ("she's a pilot.", Person("Noor", "she"), "Noor is a pilot."),
+        ("He's been to Oslo twice.", Person("Kofi"), "Kofi has been to Oslo twice."),
+        ("her flat is in Hove.", Person("Noor"), "Noor's flat is in Hove."),
+        ("I met him at work.", Person("Kofi"), "I met Kofi at work."),
+        ("he is a nurse.", Person("Noor", "she"), None),  # the other gender
+    ],
+)
+def test_pronouns_become_the_name(clause: str, person: Person, resolved: str | None) -> None:
+    assert resolve(clause, person) == resolved
