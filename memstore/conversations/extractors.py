@@ -133,6 +133,10 @@ _META = re.compile(
     r"|^count (?:me|us) (?:in|out)\b",
     re.I,
 )
+#: Openers of a statement about a thing ("The budget is ..."): kept as the speaker's.
+_ARTICLES = frozenset("The A An".split())
+#: First person plural: the speaker and others.
+_WE = re.compile(r"\b(?:we|we're|we've|we'd|we'll|our|ours|us|ourselves)\b", re.I)
 _THIRD_PERSON = re.compile(r"\b(?:he|she|him|her|his|hers)\b", re.I)
 #: Other parties a sentence may be about; the extractor cannot tell whom they mean.
 _AMBIGUOUS = re.compile(
@@ -157,7 +161,8 @@ _OPENER = re.compile(
 _NOT_NAMES = frozenset(
     "I The A An My This That These Those It He She They We You There Here Today Tomorrow "
     "Yesterday On In At For And But Or So Also Then Now Our Your His Her Their Its Just "
-    "Last Next Every Each Some No Not Yes Oh Well Anyway Actually Btw".split()
+    "Last Next Every Each Some No Not Yes Oh Well Anyway Actually Btw We're We've We'd We'll "
+    "Us Ours".split()
 )
 _WEEKDAYS = frozenset("Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split())
 _MONTHS = frozenset(
@@ -358,13 +363,24 @@ class EmbeddedExtractor:
             members = _entities(statement or "", None)
             if statement is not None:
                 members = [(speaker, "person", "speaker"), *_others(members, speaker)]
-        elif _AMBIGUOUS.search(plain):
+        elif _AMBIGUOUS.search(_WE.sub("", plain)):
             return None
+        elif _WE.search(plain):
+            # "We fly out on April 3": the speaker's words, "we" kept as said (the speaker
+            # and others the extractor cannot name).
+            mine = resolve_first_person(plain, speaker) if first else plain
+            said = None if mine is None else mine.rstrip(".!") + "."
+            statement = None if said is None else f"{_cap(speaker)} says {_lower_first(said)}"
+            members = [
+                (speaker, "person", "speaker"),
+                *_others(_entities(said or "", None), speaker),
+            ]
+            relation = None
         elif first:
             statement = resolve_first_person(plain, speaker)
             members = _entities(statement or "", speaker)
             relation = _relation(statement or "")
-        elif plain[0].isupper() and words[0] not in _NOT_NAMES:
+        elif plain[0].isupper() and (words[0] not in _NOT_NAMES or words[0] in _ARTICLES):
             # Said about someone or something else: kept as the speaker's statement.
             said = plain if plain.endswith((".", "!")) else plain + "."
             statement = f"{_cap(speaker)} says {_lower_first(said)}"
@@ -376,6 +392,7 @@ class EmbeddedExtractor:
             return None
         statement = statement.rstrip("!") + ("" if statement.endswith(".") else ".")
         statement = statement[:1].upper() + statement[1:]
+        statement = _introduced(statement)
         if _tautology(statement) or not members or len(_WORD.findall(statement)) < 3:
             return None
         return Candidate(statement, tuple(members), index, clause.strip(), relation)
@@ -403,6 +420,17 @@ def _others(members: Sequence[tuple[str, str, str]], speaker: str) -> list[tuple
     """``members`` without the speaker, the first of them the statement's subject."""
     out = [m for m in members if m[0].lower() != speaker.lower()]
     return [(n, k, "subject" if i == 0 and k != "time" else r) for i, (n, k, r) in enumerate(out)]
+
+
+def _introduced(statement: str) -> str:
+    """ "Jun is Jun, the recruiter." (from "I'm Jun, the recruiter"): "Jun is the
+    recruiter."; "Greg is Greg from CloudNine.": "Greg is from CloudNine."."""
+    m = re.fullmatch(
+        r"(.+?) is (?:called |named )?(.+?)(?:,\s*| (?=(?:from|at|with|of)\b))(.+)", statement
+    )
+    if m is None or m.group(1).lower() != m.group(2).lower():
+        return statement
+    return f"{m.group(1)} is {m.group(3)}"
 
 
 def _tautology(statement: str) -> bool:

@@ -103,13 +103,33 @@ def test_what_bob_says_about_himself_is_not_about_alice() -> None:
         "If I get the job I will move to Oslo.",
         "I think I left my keys at work.",
         "You told me the meeting was at 3.",
-        "We love hiking in the Alps.",
         "She is allergic to cats.",
         "Ok.",
     ],
 )
 def test_questions_requests_hedges_and_others_are_not_memories(content: str) -> None:
     assert statements({"role": "user", "name": "Alice", "content": content}) == []
+
+
+@pytest.mark.parametrize(
+    ("content", "statement"),
+    [
+        # "we": the speaker and others the extractor cannot name, kept as said
+        ("We love hiking in the Alps.", "Alice says we love hiking in the Alps."),
+        ("We're renting in Bath.", "Alice says we're renting in Bath."),
+        ("Our dog is called Pip.", "Alice says our dog is called Pip."),
+        ("I think we should go.", None),  # still hedged
+        ("We met them in Rome.", None),  # "them": whom?
+        # a thing said of the world: the speaker's statement
+        ("The deadline is May 2.", "Alice says the deadline is May 2."),
+        # a self-introduction says what follows the name
+        ("Hi, I'm Alice from Finance.", "Alice is from Finance."),
+        ("I'm Alice, the new tenant.", "Alice is the new tenant."),
+    ],
+)
+def test_we_and_the_world_are_the_speakers_words(content: str, statement: str | None) -> None:
+    found = statements({"role": "user", "name": "Alice", "content": content})
+    assert found == ([] if statement is None else [statement])
 
 
 @pytest.mark.parametrize(
