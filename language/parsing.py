@@ -160,12 +160,15 @@ def content_lemma(token: Token) -> str | None:
 def negations(span: Doc | Span) -> tuple[str | None, ...]:
     """What each "not" in ``span`` denies: None for the verb (a ``neg`` dependent, "never",
     "no longer"), or the lemma of the thing a negator attaches to ("no satay", "just not
-    meat") or a verb of ceasing ends ("quit Acme", "gave up coffee"): a denial of that
-    thing only, which a claim about something else does not contradict."""
+    meat"), a "-free" follows ("gluten-free") or a verb of ceasing ends ("quit Acme",
+    "gave up coffee"): a denial of that thing only, which a claim about something else
+    does not contradict."""
     found: list[str | None] = []
     for t in span:
         low = t.lower_
-        if t.dep_ == "neg" or low in NEGATORS:
+        if low == "free" and t.i >= 2 and t.nbor(-1).text == "-":
+            found.append(t.nbor(-2).lemma_.lower())  # "gluten-free": no gluten
+        elif t.dep_ == "neg" or low in NEGATORS:
             thing = t.head.pos_ in ("NOUN", "PROPN") and t.head is not t
             found.append(t.head.lemma_.lower() if thing else None)
         elif (t.lemma_.lower() in CESSATION and t.pos_ == "VERB") or (

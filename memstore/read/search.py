@@ -31,6 +31,9 @@ if TYPE_CHECKING:
 
 #: An expanded hit scores this fraction of the hit it was reached through.
 EXPANSION_DECAY = 0.5
+#: A held fact ranks as if its fused score were this fraction of it (``verified_first``):
+#: first on both sides (meaning and text) it ties a verified hit first on one.
+HELD_WEIGHT = 0.5
 
 
 @dataclass(frozen=True)
@@ -181,7 +184,7 @@ def search_facts(
         # SQL has the last word on status: another process may have changed it.
         rows = {row["id"]: row for row in scope.fact_rows(session, ranked.order, wanted)}
         page = ranked.page([i for i in ranked.order if i in rows], q.min_score, q.offset, q.k)
-        kept = verified_first(page, rows)
+        kept = verified_first(page, rows, ranked.fused)
         found = {f.id: f for f in scope.hydrate(session, [rows[i] for i in kept])}
     hits = [SearchHit(fact=found[i], score=ranked.fused[i], **ranked.sides[i]) for i in kept]
     if q.expand and hits:
@@ -189,12 +192,21 @@ def search_facts(
     return hits
 
 
-def verified_first(page: Sequence[str], rows: dict[str, Any]) -> list[str]:
-    """A page of hits, verified facts first: a held fact (stored ``unverified``) ranks
-    below every verified hit of the page, each side in its rank order. The page itself
-    is chosen by relevance alone, so a relevant held fact is never pushed off it by a
-    less relevant verified one."""
-    return sorted(page, key=lambda i: rows[i]["status"] != FactStatus.VERIFIED)
+def verified_first(
+    page: Sequence[str], rows: dict[str, Any], fused: dict[str, float]
+) -> list[str]:
+    """A page of hits, held facts (stored ``unverified``) demoted: each ranks as if its
+    fused score were ``HELD_WEIGHT`` of what it is, so it comes below a verified hit
+    about as relevant ("Maya has a peanut allergy" before a held "Maya is allergic to
+    shellfish", for a query about shellfish) and above one that matches far less. The
+    page itself is chosen by relevance alone, so a relevant held fact is never pushed
+    off it by a less relevant verified one."""
+
+    def weighted(i: str) -> float:
+        held = rows[i]["status"] != FactStatus.VERIFIED
+        return fused[i] * (HELD_WEIGHT if held else 1.0)
+
+    return sorted(page, key=lambda i: -weighted(i))
 
 
 def as_named(scope: Scope, query: str) -> str:

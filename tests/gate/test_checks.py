@@ -66,6 +66,10 @@ def test_polarity_refuses_an_added_not_and_reads_what_a_not_denies() -> None:
     coffee = "Maya: I gave up coffee last year."
     assert effects("Maya does not drink coffee.", coffee, "polarity") == set()
     assert effects("Maya drinks coffee.", coffee, "polarity") == {"doubt"}
+    # "-free" is a "not" of what it follows.
+    bread = "Aiko: I only buy gluten-free bread."
+    assert effects("Aiko buys no gluten.", bread, "polarity") == set()
+    assert effects("Aiko buys bread with gluten.", bread, "polarity") == {"doubt"}
 
 
 def test_names_refuse_a_name_the_evidence_never_mentions() -> None:
