@@ -192,9 +192,7 @@ def search_facts(
     return hits
 
 
-def verified_first(
-    page: Sequence[str], rows: dict[str, Any], fused: dict[str, float]
-) -> list[str]:
+def verified_first(page: Sequence[str], rows: dict[str, Any], fused: dict[str, float]) -> list[str]:
     """A page of hits, held facts (stored ``unverified``) demoted: each ranks as if its
     fused score were ``HELD_WEIGHT`` of what it is, so it comes below a verified hit
     about as relevant ("Maya has a peanut allergy" before a held "Maya is allergic to
