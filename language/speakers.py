@@ -38,7 +38,8 @@ _ALREADY_AGREED = frozenset("is was has does goes".split())
 #: "I" before a word no first-person verb is ("Type I diabetes", "I and II"): a
 #: numeral, or a sentence this cannot rewrite.
 _NUMERAL_I = re.compile(
-    r"\bI\s+(?:[a-z]+(?<![su]s)(?<=[a-z]s)|and|or|of|in|on|at|to|for|with|the|a|an)\b"
+    r"\bI\s+(?!(?:was|has|does|is)\b)"
+    r"(?:[a-z]+(?<![su]s)(?<=[a-z]s)|and|or|of|in|on|at|to|for|with|the|a|an)\b"
 )
 
 
@@ -88,6 +89,8 @@ def resolve_first_person(sentence: str, speaker: str) -> str | None:
     for pattern, repl in contractions:  # a name is not a template: escape its backslashes
         text = re.sub(pattern, repl.replace("\\", "\\\\"), text)
     adverbs = "|".join(sorted(ADVERBS))
+    # "My husband and I are": one of several subjects, the verb stays as it is.
+    text = re.sub(r"\b(and|or|nor)\s+I\b", lambda m: f"{m.group(1)} {speaker}", text)
     text = re.sub(rf"\bI((?:\s+(?:{adverbs}))*)\s+([A-Za-z']+)(\s+not\b)?", subject, text)
     text = re.sub(r"\b(?:my|mine)\b", lambda _m: possessive, text, flags=re.I)
     text = re.sub(r"\b(?:me|myself)\b", lambda _m: speaker, text)

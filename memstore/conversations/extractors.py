@@ -88,7 +88,8 @@ def fact_of(candidate: Candidate, messages: Sequence[Message], context_turns: in
 _WORD = re.compile(r"[A-Za-z][A-Za-z'\u2019-]*|\d[\d,.:/-]*")
 _PLEASANTRY = re.compile(
     r"^(?:hi|hello|hey|thanks|thank you|ok|okay|sure|great|cool|nice|bye|good (?:morning|night"
-    r"|evening|afternoon)|yes|no|yep|nope|lol|haha|sounds good|got it|perfect|awesome)\b",
+    r"|evening|afternoon)|yes|yeah|yup|no|yep|nope|lol|haha|wow|aww|omg|oh wow|sounds good|"
+    r"got it|perfect|awesome|absolutely|totally|exactly|definitely|indeed|true)\b",
     re.I,
 )
 #: A pleasantry and its punctuation opening a statement ("Yes, I'm vegetarian.",

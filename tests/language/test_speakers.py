@@ -17,6 +17,9 @@ from language.speakers import as_said
         ("I don't eat fish.", "Maya doesn't eat fish."),
         ("I never fly.", "Maya never flies."),
         ("Tom called me.", "Tom called Maya."),
+        ("I was thrilled.", "Maya was thrilled."),  # "I was" is no numeral
+        ("Tom and I live in Hove.", "Tom and Maya live in Hove."),  # one of two subjects
+        ("My sister and I are twins.", "Maya's sister and Maya are twins."),
     ],
 )
 def test_first_person_becomes_the_speaker(sentence: str, expected: str) -> None:

@@ -90,6 +90,8 @@ def test_talk_about_the_conversation_and_self_introductions_are_no_facts(content
         ("I cycle to work, just so you know.", "Dana cycles to work."),
         ("I start at 8 on Mondays, so that's fine.", "Dana starts at 8 on Mondays."),
         ("Right, I speak Greek.", "Dana speaks Greek."),
+        ("Yeah, I paint on Sundays.", "Dana paints on Sundays."),
+        ("Wow, I won the raffle!", "Dana won the raffle."),
         ("I fixed this bug last week.", "Dana fixed this bug last week."),  # "this" names it
     ],
 )
