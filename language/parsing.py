@@ -120,24 +120,8 @@ def read(span: Doc | Span) -> Reading:
         lemmas=lemmas,
         names=names(span),
         negations=negations(span),
-        subjects=tuple(
-            dict.fromkeys(
-                name_of(t)
-                for t in span
-                if t.dep_ in ("nsubj", "nsubjpass") and t.pos_ == "PROPN" and t.text[:1].isupper()
-            )
-        ),
-        subject=next(
-            (
-                name_of(t)
-                for t in span
-                if t.dep_ in ("nsubj", "nsubjpass")
-                and t.head.dep_ == "ROOT"
-                and t.pos_ == "PROPN"
-                and t.text[:1].isupper()
-            ),
-            None,
-        ),
+        subjects=tuple(dict.fromkeys(n for t in span if (n := subject_name(t)))),
+        subject=next((n for t in span if _of_root(t) and (n := subject_name(t))), None),
         order=tuple(t.lemma_.lower() for t in span),
         tokens=tuple(t.text for t in span),
         root=next((t.lemma_.lower() for t in span if t.dep_ == "ROOT" and t.pos_ == "VERB"), None),
@@ -184,7 +168,23 @@ def _ceased(verb: Token) -> list[str | None]:
     objects = [c for c in verb.children if c.dep_ in ("dobj", "xcomp", "pobj", "attr")]
     if not objects:
         return [None]
-    return [t.lemma_.lower() for o in objects for t in o.subtree if t.pos_ in CONTENT_POS]
+    return [
+        form
+        for o in objects
+        for t in o.subtree
+        if t.pos_ in CONTENT_POS
+        for form in _forms(t.lemma_.lower())
+    ]
+
+
+def _forms(lemma: str) -> tuple[str, ...]:
+    """A lemma and, for a noun made of a verb ("smoking"), the verb's likely lemmas
+    ("smoke", "smok"; "running": "run"), so "quit smoking" denies "Tom smokes"."""
+    if not lemma.endswith("ing") or len(lemma) < 6:
+        return (lemma,)
+    stem = lemma[:-3]
+    doubled = (stem[:-1],) if len(stem) > 2 and stem[-1] == stem[-2] else ()
+    return (lemma, stem, stem + "e", *doubled)
 
 
 def denies(reading: Reading, lemmas: frozenset[str]) -> bool:
@@ -213,6 +213,31 @@ def names(span: Doc | Span) -> tuple[str, ...]:
     if run:
         found.append(" ".join(run))
     return tuple(dict.fromkeys(found))
+
+
+_SUBJECT_DEPS = frozenset({"nsubj", "nsubjpass"})
+
+
+def subject_name(token: Token) -> str | None:
+    """The name ``token`` gives the subject of its verb, if it is one: a proper noun
+    ("Maya lives ..."), a name beside the subject's noun ("my wife Claire loves ..."),
+    or "the user" (first person read as said, where a turn has no name)."""
+    if token.dep_ in _SUBJECT_DEPS:
+        if any(c.dep_ == "poss" for c in token.children):
+            return None  # "the user's Spanish is decent": a thing of someone's
+        if token.pos_ == "PROPN" and token.text[:1].isupper():
+            return name_of(token)
+        if token.lower_ == "user" and any(c.lower_ == "the" for c in token.children):
+            return "the user"
+        return None
+    if token.dep_ == "appos" and token.head.dep_ in _SUBJECT_DEPS and token.pos_ == "PROPN":
+        return name_of(token) if token.text[:1].isupper() else None
+    return None
+
+
+def _of_root(token: Token) -> bool:
+    """Whether ``token`` (or the noun it stands beside) is the main verb's dependent."""
+    return (token.head.head if token.dep_ == "appos" else token.head).dep_ == "ROOT"
 
 
 def name_of(token: Token) -> str:

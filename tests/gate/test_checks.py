@@ -66,6 +66,7 @@ def test_polarity_refuses_an_added_not_and_reads_what_a_not_denies() -> None:
     coffee = "Maya: I gave up coffee last year."
     assert effects("Maya does not drink coffee.", coffee, "polarity") == set()
     assert effects("Maya drinks coffee.", coffee, "polarity") == {"doubt"}
+    assert effects("Maya smokes.", "Maya: I quit smoking in May.", "polarity") == {"doubt"}
     # "-free" is a "not" of what it follows.
     bread = "Aiko: I only buy gluten-free bread."
     assert effects("Aiko buys no gluten.", bread, "polarity") == set()
@@ -90,6 +91,22 @@ def test_speaker_refuses_what_one_person_said_given_to_another() -> None:
     assert [f.reason for f in found("Bob says Tom is a vegan.", vegan + "\nBob: Hi.")] == [
         "Maya said this, not Bob"
     ]
+
+
+def test_speaker_reads_the_user_and_a_name_beside_a_noun() -> None:
+    turn = "User: I'm allergic to penicillin. My brother Jonas lives in Graz."
+    assert [f.reason for f in found("Jonas is allergic to penicillin.", turn)] == [
+        "the evidence says this of the user, not of Jonas"
+    ]
+    assert effects("The user is allergic to penicillin.", turn, "speaker") == set()
+    wife = "User: My wife Ilse loves opera."
+    assert [f.reason for f in found("The user loves opera.", wife)] == [
+        "the evidence says this of Ilse, not of the user"
+    ]
+    assert effects("The user's wife Ilse loves opera.", wife, "speaker") == set()
+    # A thing of someone's is no one else: "the user's Dutch is fluent".
+    dutch = "User: I'm from Ghent; my Dutch is fluent but my French is rusty."
+    assert effects("The user speaks Dutch.", dutch, "speaker") == set()
 
 
 def test_direction_refuses_a_relation_turned_round() -> None:
