@@ -136,8 +136,13 @@ _META = re.compile(
 )
 #: Openers of a statement about a thing ("The budget is ..."): kept as the speaker's.
 _ARTICLES = frozenset("The A An".split())
-#: First person plural: the speaker and others.
-_WE = re.compile(r"\b(?:we|we're|we've|we'd|we'll|our|ours|us|ourselves)\b", re.I)
+#: Pronouns the extractor keeps as said in the speaker's statement ("we": the speaker
+#: and others; "they", "it", "she" where no one was just named).
+_UNNAMED = re.compile(
+    r"\b(?:we|we're|we've|we'd|we'll|our|ours|us|ourselves|they|they're|they've|they'd|"
+    r"they'll|them|their|theirs|he|she|him|her|his|hers|it|its|it's)\b",
+    re.I,
+)
 _THIRD_PERSON = re.compile(r"\b(?:he|she|him|her|his|hers)\b", re.I)
 #: Other parties a sentence may be about; the extractor cannot tell whom they mean.
 _AMBIGUOUS = re.compile(
@@ -163,7 +168,7 @@ _NOT_NAMES = frozenset(
     "I The A An My This That These Those It He She They We You There Here Today Tomorrow "
     "Yesterday On In At For And But Or So Also Then Now Our Your His Her Their Its Just "
     "Last Next Every Each Some No Not Yes Oh Well Anyway Actually Btw We're We've We'd We'll "
-    "Us Ours".split()
+    "Us Ours It's He's She's They're They've They'd Them Him Hers Theirs".split()
 )
 _WEEKDAYS = frozenset("Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split())
 _MONTHS = frozenset(
@@ -364,16 +369,24 @@ class EmbeddedExtractor:
             members = _entities(statement or "", None)
             if statement is not None:
                 members = [(speaker, "person", "speaker"), *_others(members, speaker)]
-        elif _AMBIGUOUS.search(_WE.sub("", plain)):
+        elif _AMBIGUOUS.search(_UNNAMED.sub("", plain)):
             return None
-        elif _WE.search(plain):
-            # "We fly out on April 3": the speaker's words, "we" kept as said (the speaker
-            # and others the extractor cannot name).
+        elif _UNNAMED.search(plain):
+            # "We fly out on April 3", "they loved the exhibit": the speaker's words, the
+            # pronoun kept as said (whom it means is not guessed at); "I fixed it": a
+            # statement about the speaker, "it" as said.
             mine = resolve_first_person(plain, speaker) if first else plain
             said = None if mine is None else mine.rstrip(".!") + "."
-            statement = None if said is None else f"{_cap(speaker)} says {_lower_first(said)}"
+            own = said is not None and said.startswith(_cap(speaker) + " ")
+            statement = (
+                said
+                if own
+                else None
+                if said is None
+                else (f"{_cap(speaker)} says {_lower_first(said)}")
+            )
             members = [
-                (speaker, "person", "speaker"),
+                (speaker, "person", "subject" if own else "speaker"),
                 *_others(_entities(said or "", None), speaker),
             ]
             relation = None
