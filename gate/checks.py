@@ -24,7 +24,7 @@ from typing import Literal
 
 from language.clauses import clause_spans
 from language.fields import fields, key_words
-from language.parsing import Reading, denies, parse_many, read
+from language.parsing import Reading, denies, parse_many, read_text
 from language.sentences import sentence_spans
 from language.values import MONTHS, WEEKDAYS, Value, digits, same, spoken, values
 
@@ -76,8 +76,8 @@ def check_many(pairs: Sequence[tuple[str, str]]) -> list[tuple[Finding, ...]]:
     docs = dict(zip(texts, parse_many(texts), strict=True))
     out = []
     for (claim, evidence), pieces in zip(pairs, units, strict=True):
-        said = [replace(read(docs[u]), speaker=speaker) for u, speaker in pieces.items()]
-        out.append(_findings(claim, read(docs[claim]), evidence, said))
+        said = [replace(read_text(u, docs[u]), speaker=speaker) for u, speaker in pieces.items()]
+        out.append(_findings(claim, read_text(claim, docs[claim]), evidence, said))
     return out
 
 

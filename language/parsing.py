@@ -112,6 +112,26 @@ class Reading:
     speaker: str | None = None
 
 
+#: Readings of whole parsed texts, newest last (``read_text``).
+_readings: OrderedDict[str, Reading] = OrderedDict()
+
+
+def read_text(text: str, doc: Doc) -> Reading:
+    """``read(doc)`` for the parse of ``text``, cached like the parse: a conversation's
+    turns are read again for every claim checked against them."""
+    with _lock:
+        found = _readings.get(text)
+        if found is not None:
+            _readings.move_to_end(text)
+            return found
+    reading = read(doc)
+    with _lock:
+        _readings[text] = reading
+        while len(_readings) > CACHE_SIZE:
+            _readings.popitem(last=False)
+    return reading
+
+
 def read(span: Doc | Span) -> Reading:
     """The content lemmas, names, polarity and subjects of ``span``."""
     lemmas = frozenset(lemma for t in span if (lemma := content_lemma(t)))

@@ -19,6 +19,7 @@ Identical statements are not conflicts: the store deduplicates them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection
 
 from gate import Verdict, VerdictStatus
@@ -97,6 +98,8 @@ def replaced_by(
             found.append(old)
             why[old.id] = f"{candidate.relation} holds one value at a time"
             continue
+        if not _shares_words(old.statement, source, subject):
+            continue  # the message says nothing of what it states: nothing to read
         verdict = store.verify_claim(old.statement, source)
         if (
             corroborated is not None
@@ -113,6 +116,23 @@ def replaced_by(
                 else f"the new message contradicts it (p1 {verdict.p1:.2f} < p0 {verdict.p0:.2f})"
             )
     return found, why
+
+
+_WORDS = re.compile(r"[a-z0-9][a-z0-9'-]{3,}")
+#: Words too common to say two texts speak of the same thing.
+_COMMON = frozenset(
+    """that this with from have has had been were will would about there their they
+    them what when where which your just also says said user""".split()
+)
+
+
+def _shares_words(statement: str, message: str, subject: str) -> bool:
+    """Whether ``message`` uses a word of ``statement`` (of four letters or more, not its
+    subject's name, not a common word): without one it cannot contradict or confirm it."""
+    own = {w for w in _WORDS.findall(subject.lower())}
+    words = {w for w in _WORDS.findall(statement.lower()) if w not in _COMMON} - own
+    said = set(_WORDS.findall(message.lower()))
+    return bool(words & said) or any(w[:5] in {s[:5] for s in said} for w in words if len(w) > 5)
 
 
 def _written_from(store: StoreLike, fact: FactPublic, source: str) -> bool:

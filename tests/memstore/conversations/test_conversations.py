@@ -305,6 +305,31 @@ def test_a_contradiction_the_verifier_finds_supersedes(data_dir: Path) -> None:
         assert [f.statement for f in store.facts_about("Maya")] == ["Maya can't stand cilantro."]
 
 
+def test_a_message_about_something_else_is_not_read_against_a_fact(data_dir: Path) -> None:
+    """A verifier that finds every old fact contradicted by every new turn: a turn that
+    shares no word with the fact is not asked about it."""
+
+    def verifier(claim: str, context: str) -> float:
+        said = "bikes to work" in context or "grows cilantro" in context  # read as said
+        if claim == "Maya loves cilantro." and said:
+            return 0.02  # with the turn scrubbed (p0), the rule below answers
+        return supports_its_own_words(claim, context)
+
+    gate = Gate(ScriptedBackend(verifier), REFUSE_UNGROUNDED)  # type: ignore[arg-type]
+    with memstore.open(data_dir, namespace="user:maya", gate=gate) as store:
+        store.remember_conversation(
+            [{"role": "user", "name": "Maya", "content": "I love cilantro."}]
+        )
+        [other] = store.remember_conversation(
+            [{"role": "user", "name": "Maya", "content": "I bike to work."}]
+        ).candidates
+        assert other.outcome == "stored" and other.replaced == []
+        [again] = store.remember_conversation(
+            [{"role": "user", "name": "Maya", "content": "I grow cilantro at home."}]
+        ).candidates
+        assert again.outcome == "superseded"  # this one speaks of cilantro: it is read
+
+
 def test_bad_options_are_refused_before_anything_is_written(words_store: Store) -> None:
     said = [{"role": "user", "name": "Alice", "content": "I'm allergic to peanuts."}]
     with pytest.raises(InvalidInput, match="on_conflict"):
