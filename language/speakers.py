@@ -154,6 +154,21 @@ def as_said(text: str) -> str:
     return _TURN.sub(turn, text)
 
 
+def turn_label(text: str) -> tuple[str, int] | None:
+    """(speaker, where their words start) of a text that is one labelled turn ("Caroline:
+    I went to a support group."), else None: no label, a label that names no one
+    ("Note:", "Q:", "User:"), or several turns in one text."""
+    match = _TURN.match(text)
+    if match is None:
+        return None
+    who = match.group("who")
+    if who.lower() in _NO_ONE or who.lower() in _ROLES or len(who) < 2:
+        return None
+    if any(_TURN.match(line) for line in text[match.end() :].splitlines()[1:]):
+        return None  # a transcript of several turns: not one speaker's
+    return who, match.start("said")
+
+
 def _rewritable(sentence: str) -> bool:
     """A statement in the speaker's own first person: not a question, and quoting or
     reporting no one else."""

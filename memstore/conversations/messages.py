@@ -4,8 +4,9 @@ Messages come as agent frameworks send them: OpenAI chat messages (``content`` a
 string, a list of content parts or null; ``tool_calls`` on an assistant turn;
 ``tool_call_id`` on a tool result; the ``developer`` role) and mem0's
 ``{"role", "content"}``. Fields memstore does not read are ignored, not refused. A
-user turn without a ``name`` is the namespace's user's when the call names one
-(``user_name``), else "the user".
+turn without a ``name`` whose text is one labelled turn ("Caroline: ...") is that
+person's; another user turn without a ``name`` is the namespace's user's when the call
+names one (``user_name``), else "the user".
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from pydantic import (
     model_validator,
 )
 
+from language.speakers import turn_label
 from memstore.errors import InvalidInput
 from memstore.schemas import UTCDatetime, _name
 from memstore.storage.tables import MAX_EVIDENCE_CHARS, MAX_NAME_CHARS
@@ -147,6 +149,22 @@ class Message(BaseModel):
         return self.timestamp
 
 
+def _as_labelled(message: Message) -> Message:
+    """A user or assistant turn without a ``name`` whose text is one labelled turn
+    ("Caroline: I went to a support group.", as transcripts and mem0's examples send
+    them) is that person's: the label becomes its ``name`` and a user turn's, the text
+    after it its content."""
+    if message.name is not None or message.role not in ("user", "assistant"):
+        return message
+    found = turn_label(message.content)
+    if found is None:
+        return message
+    who, start = found
+    return message.model_copy(
+        update={"name": who, "role": "user", "content": message.content[start:]}
+    )
+
+
 def parse_messages(
     messages: Iterable[Message | Mapping[str, Any]] | Any, user_name: str | None = None
 ) -> list[Message]:
@@ -174,6 +192,7 @@ def parse_messages(
                 raw = Message.model_validate(dict(raw))
             except ValidationError as exc:
                 raise InvalidInput.from_validation(exc, prefix=f"messages.{i}") from None
+        raw = _as_labelled(raw)
         if user_name is not None and raw.role == "user" and raw.name is None:
             raw = raw.model_copy(update={"name": user_name})
         out.append(raw)

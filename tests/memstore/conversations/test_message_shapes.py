@@ -96,6 +96,32 @@ def test_user_turns_without_a_name_are_the_named_users() -> None:
         assert err.value.field == "user_name"
 
 
+def test_a_turn_labelled_in_its_text_is_the_labels_speakers() -> None:
+    turns = parse_messages(
+        [
+            {"role": "user", "content": "Caroline: I went to a pottery class yesterday."},
+            {"role": "assistant", "content": "Melanie: I painted a lake last year."},
+            {"role": "user", "content": "Note: call the bank."},  # a label of no one
+            {"role": "user", "name": "Ana", "content": "Bo: hi"},  # a name wins
+            {"role": "user", "content": "Caroline: Hi!\nMelanie: Hello."},  # two turns
+        ],
+        "Maya",
+    )
+    assert [(m.speaker, m.role) for m in turns] == [
+        ("Caroline", "user"),
+        ("Melanie", "user"),
+        ("Maya", "user"),
+        ("Ana", "user"),
+        ("Maya", "user"),
+    ]
+    assert turns[0].rendered() == "Caroline: I went to a pottery class yesterday."
+    found = EmbeddedExtractor().extract(turns[:2])
+    assert [c.statement for c in found] == [
+        "Caroline went to a pottery class yesterday.",
+        "Melanie painted a lake last year.",
+    ]
+
+
 def test_a_message_model_ignores_fields_it_does_not_read() -> None:
     message = Message.model_validate({**MEM0_TURN, "mood": "happy", "id": "msg_1"})
     assert message.content == "I'm allergic to peanuts." and not hasattr(message, "mood")
