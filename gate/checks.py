@@ -393,8 +393,8 @@ def _speaker(claim: Reading, about: Reading | None) -> list[Finding]:
             )
         ]
     said_of = [s for s in about.subjects if not _overlaps(s, subject)]
-    if not said_of or len(said_of) < len(about.subjects):
-        return []  # no one else, or the claim's subject is a subject there too
+    if not said_of:
+        return []
     if not any(_overlaps(n, subject) for n in about.names):
         return [
             Finding(

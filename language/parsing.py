@@ -240,24 +240,15 @@ _SUBJECT_DEPS = frozenset({"nsubj", "nsubjpass"})
 
 def subject_name(token: Token) -> str | None:
     """The name ``token`` gives the subject of its verb, if it is one: a proper noun
-    ("Maya lives ..."), a name beside the subject's noun ("my wife Claire loves ..."),
-    or "the user" (first person read as said, where a turn has no name)."""
-    if token.dep_ in _SUBJECT_DEPS:
-        if any(c.dep_ == "poss" for c in token.children):
-            return None  # "the user's Spanish is decent": a thing of someone's
-        if token.pos_ == "PROPN" and token.text[:1].isupper():
-            return name_of(token)
-        if token.lower_ == "user" and any(c.lower_ == "the" for c in token.children):
-            return "the user"
-        return None
-    if token.dep_ == "appos" and token.head.dep_ in _SUBJECT_DEPS and token.pos_ == "PROPN":
-        return name_of(token) if token.text[:1].isupper() else None
+    ("Maya lives ...")."""
+    if token.dep_ in _SUBJECT_DEPS and token.pos_ == "PROPN" and token.text[:1].isupper():
+        return name_of(token)
     return None
 
 
 def _of_root(token: Token) -> bool:
-    """Whether ``token`` (or the noun it stands beside) is the main verb's dependent."""
-    return (token.head.head if token.dep_ == "appos" else token.head).dep_ == "ROOT"
+    """Whether ``token`` is the main verb's dependent."""
+    return token.head.dep_ == "ROOT"
 
 
 def name_of(token: Token) -> str:

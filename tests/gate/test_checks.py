@@ -93,6 +93,11 @@ def test_speaker_refuses_what_one_person_said_given_to_another() -> None:
     ]
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="a known gap: reading 'the user' as a subject was reverted under the decision "
+    "rule (docs/verifier-decision-rule.md, third score: one more true fact refused)",
+)
 def test_speaker_reads_the_user_and_a_name_beside_a_noun() -> None:
     turn = "User: I'm allergic to penicillin. My brother Jonas lives in Graz."
     assert [f.reason for f in found("Jonas is allergic to penicillin.", turn)] == [
