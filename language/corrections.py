@@ -22,21 +22,27 @@ from functools import lru_cache
 from language.sentences import sentence_spans
 from language.values import MONTHS, WEEKDAYS, digits
 
-#: "<new>, not <old>" (the comma, semicolon or dash sets the two apart: "Maya is not
-#: vegan" denies, it corrects nothing), "<new> instead of <old>", "<new> rather than
-#: <old>"; the old part runs to the end of its clause.
-_NEW_NOT_OLD = re.compile(
-    r"^(?P<new>.*?\w.*?)(?:\s*[,;]|\s+\u2014|\s+-)\s+(?:and\s+)?(?P<how>not)\s+"
-    r"(?P<old>(?:[^,;.!?()\u2014]|[.,](?=\w))+?)\s*(?:anymore|any\s+more|any\s+longer)?\s*(?:[,;.!?)\u2014](?!\w)|$)"
-    r"|^(?P<new2>.*?\w.*?),?\s+(?:instead\s+of|rather\s+than)\s+"
-    r"(?P<old2>(?:[^,;.!?()\u2014]|[.,](?=\w))+?)\s*(?:[,;.!?)\u2014](?!\w)|$)",
+#: Between the two: "<new>, not <old>" (a comma, semicolon or dash sets them apart:
+#: "Maya is not vegan" denies, it corrects nothing), "<new> instead of <old>", "<new>
+#: rather than <old>".
+_SEPARATOR = re.compile(
+    r"(?:\s*[,;]|\s+\u2014|\s+-)\s+(?:and\s+)?(?P<not>not)\s+(?!only\b|just\b|merely\b)"
+    r"|,?\s+(?P<instead>instead\s+of|rather\s+than)\s+",
     re.I,
 )
 #: "not <old> but <new>".
 _NOT_OLD_BUT_NEW = re.compile(
-    r"\bnot\s+(?!only\b|just\b|merely\b)(?P<old>[^,;.!?]+?),?\s+but\s+(?P<new>[^,;.!?]+?)\s*(?:[,;.!?]|$)",
+    r"\bnot\s+(?!only\b|just\b|merely\b)(?P<old>[^,;.!?]+?),?\s+but\s+(?P<new>[^,;.!?]+?)"
+    r"\s*(?:[,;.!?]|$)",
     re.I,
 )
+#: Where the old part ends: its clause's punctuation (a full stop inside "v2.14.0" or
+#: "3.5" is no end).
+_CLAUSE_END = re.compile(r"[,;!?()\u2014]|\.(?!\w)")
+_TRAILING = re.compile(r"\s+(?:anymore|any\s+more|any\s+longer|now)\s*$", re.I)
+#: A sentence longer than this is not read for a correction (they are short; the
+#: patterns stay cheap).
+MAX_SENTENCE_CHARS = 400
 #: "<word>, not": words that make the "not" deny rather than set a value against another
 #: ("fish, just not meat", "a cat, but not a dog", "tea, if not coffee").
 _NOT_A_CORRECTION = re.compile(
@@ -66,6 +72,13 @@ _ORDINAL = re.compile(r"^(\d+)(?:st|nd|rd|th)$")
 _THOUSANDS = re.compile(r"^(\d{1,3}(?:,\d{3})+)$")
 #: The most words a corrected value may span (a date, an address, a name).
 MAX_VALUE_WORDS = 6
+#: The most words of the new clause read for the words that stand for the old value.
+MAX_CLAUSE_WORDS = 40
+#: Words of a correction that say it is one, not what it is about.
+_NOT_TOPICS = frozenset(
+    """sorry correction correct mistake wrong wait actually oops misremembered misspoke
+    meant mean change changed update updated earlier before said told says""".split()
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +92,9 @@ class Correction:
     #: The sentence that says it: its span in the text.
     start: int
     end: int
+    #: How it is said: "not" ("X, not Y"), "instead" ("X instead of Y"), "but" ("not Y
+    #: but X").
+    how: str = "not"
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,60 +112,90 @@ def corrections(text: str) -> list[Correction]:
         sentence = text[start:end].replace("\u2019", "'")
         pair = _pair(sentence)
         if pair is not None:
-            found.append(Correction(pair[0], pair[1], start, end))
+            found.append(Correction(pair[0], pair[1], start, end, pair[2]))
     return found
 
 
-def _pair(sentence: str) -> tuple[str, str] | None:
-    """(new, old) of a sentence that sets one value against another, else None."""
+def _pair(sentence: str) -> tuple[str, str, str] | None:
+    """(new, old, how) of a sentence that sets one value against another, else None."""
+    if len(sentence) > MAX_SENTENCE_CHARS:
+        return None
     m = _NOT_OLD_BUT_NEW.search(sentence)
     if m is not None:
-        return m.group("new").strip(), m.group("old").strip()
+        return _checked(m.group("new"), m.group("old"), "but")
     if _NOT_A_CORRECTION.search(sentence):
         return None
-    m = _NEW_NOT_OLD.match(sentence)
-    if m is None:
+    m = _SEPARATOR.search(sentence)
+    if m is None or not any(c.isalnum() for c in sentence[: m.start()]):
         return None
-    new = (m.group("new") or m.group("new2")).strip()
-    old = (m.group("old") or m.group("old2")).strip()
+    rest = sentence[m.end() :]
+    end = _CLAUSE_END.search(rest)
+    old = _TRAILING.sub("", rest[: end.start() if end else len(rest)])
+    return _checked(sentence[: m.start()], old, "instead" if m.group("instead") else "not")
+
+
+def _checked(new: str, old: str, how: str) -> tuple[str, str, str] | None:
+    new, old = new.strip(), old.strip()
     if not _tokens(old) or len(_tokens(old)) > MAX_VALUE_WORDS:
         return None
-    return new, old
+    return new, old, how
+
+
+@dataclass(frozen=True, slots=True)
+class Rewrite:
+    """An older statement with a correction put in: the new statement, and the words
+    taken out and put in their place."""
+
+    statement: str
+    removed: str
+    put: str
 
 
 def substitute(statement: str, correction: Correction) -> str | None:
+    """``statement`` rewritten by ``correction`` (``rewrite``), or None."""
+    found = rewrite(statement, correction)
+    return None if found is None else found.statement
+
+
+def rewrite(statement: str, correction: Correction) -> Rewrite | None:
     """``statement`` with ``correction.old`` replaced by the words of ``correction.new``
-    that stand in its place, or None where the statement does not hold the old value or
-    no words of the new clause stand for it (or they say the same)."""
+    that stand in its place, or None where the statement does not hold the old value,
+    no words of the new clause stand for it, they say the same, or nothing ties the
+    correction to the statement: the new clause shares no word with it, its words do
+    not stand beside the same words, and the old value is not one that names a thing on
+    its own ("quartz" in "granite instead of quartz", a code such as "3B"; a bare
+    number or day never does: "The meeting is at 3, not 2" does not touch "Priya has 2
+    kids")."""
     olds = _core(_tokens(correction.old))
-    news = _tokens(correction.new)
+    news = _tokens(correction.new)[-MAX_CLAUSE_WORDS:]
     said = _tokens(statement)
     if not olds or not news or not said:
         return None
-    window = _find(said, olds)
-    if window is None:
-        return None
-    i, j = window
-    best: tuple[tuple[int, int, int], int, int] | None = None
-    for length in range(1, min(len(news), j - i + 2) + 1):
-        for k in range(max(0, len(news) - 8), len(news) - length + 1):
-            core = news[k : k + length]
-            if not _stands_for(core, said[i:j]):
-                continue
-            context = _agree(news, k, k + length, said, i, j)
-            score = (context, -abs(length - (j - i)), k)
-            if best is None or score > best[0]:
-                best = (score, k, k + length)
+    best: tuple[tuple[int, int, int, int], int, int, int, int] | None = None
+    for i, j in _places(said, olds, news):
+        for length in range(1, min(len(news), j - i + 2) + 1):
+            for k in range(len(news) - length + 1):
+                if not _stands_for(news[k : k + length], said[i:j]):
+                    continue
+                context = _agree(news, k, k + length, said, i, j)
+                score = (context, -abs(length - (j - i)), k, i)
+                if best is None or score > best[0]:
+                    best = (score, k, k + length, i, j)
     if best is None:
         return None
-    _, k, m = best
+    (context, *_), k, m, i, j = best
+    if [t.norm for t in news[k:m]] == [t.norm for t in said[i:j]]:
+        return None
+    own = [t for t in news[:k] + news[m:] if _topical(t)]
+    topic = _shares_topic(news, k, m, said)
+    if not _tied(correction.how, olds, news[k:m], context, topic, bool(own)):
+        return None
     text = correction.new[news[k].start : news[m - 1].end]
     if m - k == 1 == j - i and _kind(news[k]) == "weekday" == _kind(said[i]):
         # "on Mondays now, not Fridays" in "on Friday mornings": the statement's number
         text = news[k].norm.capitalize() + ("s" if said[i].text.endswith("s") else "")
-    if [t.norm for t in news[k:m]] == [t.norm for t in said[i:j]]:
-        return None
-    return statement[: said[i].start] + text + statement[said[j - 1].end :]
+    removed = statement[said[i].start : said[j - 1].end]
+    return Rewrite(statement[: said[i].start] + text + statement[said[j - 1].end :], removed, text)
 
 
 def _tokens(text: str) -> list[_Token]:
@@ -186,19 +232,71 @@ def _core(tokens: list[_Token]) -> list[_Token]:
     return tokens
 
 
-def _find(said: list[_Token], olds: list[_Token]) -> tuple[int, int] | None:
-    """Where ``olds`` stands in ``said`` (the last place), compared as normalised; a
-    number alone also matches its thousands ("not 18" for "18,000")."""
+def _places(said: list[_Token], olds: list[_Token], news: list[_Token]) -> list[tuple[int, int]]:
+    """Every place ``olds`` stands in ``said``, compared as normalised; a number alone
+    also matches its thousands ("not 18" for "18,000") where the new clause gives a
+    number as large."""
     n = len(olds)
     want = [t.norm for t in olds]
-    for i in range(len(said) - n, -1, -1):
-        if [t.norm for t in said[i : i + n]] == want:
-            return i, i + n
-    if n == 1 and want[0].isdigit():
-        for i in range(len(said) - 1, -1, -1):
-            if said[i].norm in {want[0] + "000", want[0] + "000000"}:
-                return i, i + 1
-    return None
+    found = [
+        (i, i + n) for i in range(len(said) - n + 1) if [t.norm for t in said[i : i + n]] == want
+    ]
+    if found or n != 1 or not want[0].isdigit():
+        return found
+    large = any(t.norm.isdigit() and int(t.norm) >= 1000 for t in news)
+    thousands = {want[0] + "000", want[0] + "000000"}
+    return [(i, i + 1) for i, t in enumerate(said) if large and t.norm in thousands]
+
+
+def _tied(
+    how: str, olds: list[_Token], core: list[_Token], context: int, topic: bool, own: bool
+) -> bool:
+    """Whether a correction is tied to the statement it would rewrite: the new clause
+    shares a word with it; or the old value names a thing on its own (a code such as
+    "3B", a date or address of several words, a word set against another with "instead
+    of", a name with "not ... but"); or the words around the two values agree (two of
+    them for a bare number or day, one where the correction names nothing of its own,
+    as in "it's on Friday, not Thursday", and for anything else). Words alone ("a morning
+    person") are tied only by the words around them. ``own``: the new clause has words
+    of its own besides the value ("the dentist is on ...")."""
+    valued = any(_kind(t) != "word" for t in olds)
+    if topic or any(_kind(t) == "code" for t in olds) or (len(olds) > 1 and valued):
+        return True
+    bare = _kind(olds[0]) in ("number", "weekday", "month")
+    if context >= (2 if bare and own else 1):
+        return True
+    if how == "instead":
+        return not bare
+    return how == "but" and not bare and core[0].text[:1].isupper()
+
+
+def _shares_topic(news: list[_Token], k: int, m: int, said: list[_Token]) -> bool:
+    """Whether the new clause, its new value aside, uses a word of the statement ("the
+    budget is 20,000 dollars" and "the kitchen budget is 18,000 dollars")."""
+    mine = {_stem(t.norm) for t in news[:k] + news[m:] if _topical(t)}
+    return bool(mine & {_stem(t.norm) for t in said if _topical(t)})
+
+
+def _topical(token: _Token) -> bool:
+    return (
+        len(token.norm) > 2
+        and token.norm not in _FUNCTION
+        and token.norm not in _NOT_TOPICS
+        and not token.norm.isdigit()
+    )
+
+
+def _stem(word: str) -> str:
+    """A word's first letters, a plural, past or -ing ending left out ("meets" and
+    "meet", "deployed" and "deploy")."""
+    if re.search(r"(?:s|x|z|ch|sh)es$", word):
+        word = word[:-2]
+    else:
+        for ending in ("ing", "ed", "s"):
+            if word.endswith(ending) and len(word) - len(ending) >= 3:
+                word = word[: -len(ending)]
+                break
+    return word[:5]
 
 
 def _kind(token: _Token) -> str:

@@ -30,6 +30,16 @@ _MALE = frozenset(
     fiancé stepfather stepson stepbrother man boy""".split()
 )
 _SHE = frozenset("she her hers".split())
+#: Nouns for a person: where one is said without a name ("my dad"), "he" may be them.
+_PERSON_NOUNS = (
+    _FEMALE
+    | _MALE
+    | frozenset(
+        """friend partner boss manager colleague coworker neighbour neighbor doctor
+        teacher coach cousin kid child son baby parent roommate flatmate landlord tenant
+        client customer lawyer nurse dentist vet plumber driver sibling""".split()
+    )
+)
 _SUBJECT = frozenset({"nsubj", "nsubjpass"})
 
 
@@ -45,6 +55,8 @@ def antecedent(text: str, speaker: str | None = None) -> Person | None:
     """The one person ``text`` names as a subject (not ``speaker``), else None."""
     found: dict[str, Literal["he", "she"] | None] = {}
     for token in parse(text):
+        if _unnamed_person(token):
+            found[f"\u0000{token.i}"] = None  # "my dad": a person with no name given
         if token.pos_ != "PROPN" or token.dep_ == "compound":
             continue
         first = token
@@ -61,7 +73,15 @@ def antecedent(text: str, speaker: str | None = None) -> Person | None:
     if len(found) != 1:
         return None
     [(name, gender)] = found.items()
-    return Person(name, gender)
+    return None if name.startswith("\u0000") else Person(name, gender)
+
+
+def _unnamed_person(token: Token) -> bool:
+    """A noun for a person, said without a name ("my dad", "her boss")."""
+    if token.pos_ != "NOUN" or token.lemma_.lower() not in _PERSON_NOUNS:
+        return False
+    named = any(c.dep_ in ("appos", "compound") and c.pos_ == "PROPN" for c in token.children)
+    return not named and token.dep_ != "compound"
 
 
 def resolve(clause: str, person: Person) -> str | None:
@@ -70,6 +90,9 @@ def resolve(clause: str, person: Person) -> str | None:
     one ``antecedent`` found for the person."""
     name, gender = person.name, person.gender
     doc = parse(clause)
+    said = {t.lower_ for t in doc if t.pos_ == "PRON"}
+    if said & {"he", "him", "his"} and said & _SHE:
+        return None  # both "he" and "she": two people, one of them not named
     out: list[str] = []
     for i, token in enumerate(doc):
         low = token.lower_

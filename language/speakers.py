@@ -118,7 +118,11 @@ _ROLES = {
 _NO_ONE = frozenset(
     "system tool function developer note notes subject re fwd from to cc bcc date time "
     "update edit status summary error warning info debug question answer reply response "
-    "ps tldr fyi tip todo example step result output input log source title".split()
+    "ps tldr fyi tip todo example step result output input log source title correction "
+    "reminder important urgent context background agenda goal goals task tasks plan idea "
+    "ideas issue problem fix solution request reason details detail feedback follow-up "
+    "update updates news heads-up btw also addendum clarification nb caution quote "
+    "location address phone email time place when where who what why how".split()
 )
 #: A sentence that quotes or reports someone else: its "I" may be theirs.
 _OTHERS_WORDS = re.compile(

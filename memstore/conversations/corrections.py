@@ -6,16 +6,17 @@ said: among the active facts the speaker is a member of (about themselves, and
 "<speaker> says ..."), newest first, the first whose statement holds the wrong value in
 a place the right one can stand becomes a new candidate: that statement with the value
 replaced ("Priya lives at 21 Elm Street, Leeds."), citing the correction and reading
-the corrected fact's evidence as context, which it replaces once the gate admits it. A
-correction that matches no remembered fact changes nothing (the extractor's own reading
-of the sentence stands).
+the corrected fact's evidence as context, which it replaces once the gate admits it; the
+extractor's reading of the clause that states the correction gives way to it. A
+correction that matches nothing the speaker said changes nothing (the extractor's own
+reading of the sentence stands).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from language.corrections import Correction, corrections, substitute
+from language.corrections import Correction, corrections, rewrite
 from memstore.conversations.extractors import Candidate
 from memstore.conversations.messages import Message
 from memstore.conversations.storelike import StoreLike
@@ -44,16 +45,21 @@ def corrected(
     turn = turns[index]
     sentence = turn.content[correction.start : correction.end]
     for fact in _said_by(store, turn.speaker):
-        statement = substitute(fact.statement, correction)
-        if statement is None:
+        found = rewrite(fact.statement, correction)
+        if found is None:
             continue
         context = tuple(
             store.get_evidence(evidence_id).text for evidence_id in fact.evidence_ids[:2]
         )
         reason = f'{turn.speaker} corrected it: "{_short(sentence)}"'
+        removed = found.removed.lower()
+        members = tuple(  # a member that was the old value is the new one
+            (found.put if name.lower() == removed else name, kind, role)
+            for name, kind, role in ((m.name, m.kind, m.role) for m in fact.members)
+        )
         return Candidate(
-            statement,
-            tuple((m.name, m.kind, m.role) for m in fact.members),
+            found.statement,
+            members,
             index,
             sentence,
             fact.relation,
@@ -64,19 +70,33 @@ def corrected(
 
 
 def _said_by(store: StoreLike, speaker: str) -> list[FactPublic]:
-    """The active facts the speaker is a member of (what they said of themselves, and
-    "<speaker> says ..."), newest first."""
+    """The active facts the speaker said, newest first: those naming them as the one who
+    said it ("<speaker> says ..."), and, where no one is named so, those whose first
+    member they are (what the extractor read from their own first person). "Tom says
+    Priya drinks coffee" and "Tom's sister Priya ..." are Tom's to correct, not Priya's."""
     try:
-        return list(store.facts_about(speaker, limit=MAX_READ))
+        found = store.facts_about(speaker, limit=MAX_READ)
     except NotFound:
         return []
+    own = speaker.lower()
+    out = []
+    for fact in found:
+        sayers = [m.name.lower() for m in fact.members if m.role == "speaker"]
+        first = fact.members[0].name.lower() if fact.members else None
+        if (sayers and own in sayers) or (not sayers and first == own):
+            out.append(fact)
+    return out
 
 
 def within(candidate: Candidate, turns: Sequence[Message], correction: Correction) -> bool:
-    """Whether ``candidate`` was read from the sentence that states ``correction``."""
+    """Whether ``candidate`` is the extractor's reading of the clause that states
+    ``correction`` (in its sentence, and holding the value corrected): the rewrite takes
+    its place, whatever the gate then decides. Other clauses of the sentence stay."""
     content = turns[candidate.message].content
     at = content.find(candidate.quote)
-    return at >= 0 and correction.start <= at < correction.end
+    if at < 0 or not correction.start <= at < correction.end:
+        return False
+    return correction.old.lower() in candidate.quote.lower()
 
 
 def _short(text: str, most: int = 160) -> str:

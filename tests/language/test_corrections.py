@@ -99,6 +99,46 @@ def test_a_denial_is_not_a_correction(said: str) -> None:
 @pytest.mark.parametrize(
     ("said", "statement"),
     [
+        # a bare number or day, nothing around it alike, no word in common: not this fact
+        ("The meeting is at 3, not 2.", "Priya has 2 kids."),
+        ("The dentist is on Tuesday, not Monday.", "Priya goes to yoga on Monday evenings."),
+        ("We went in May, not June.", "Priya was born in June."),
+        ("I have two cats, not one.", "Priya has one brother."),
+        ("I have 2 kids, not 1.", "Priya earns 1,000 a month."),  # not its thousands
+        # "not ... but" between clauses says something else
+        ("It's not cheap but it's worth it.", "Priya says the gym is cheap."),
+        ("I'm not a morning person but I run at 6.", "Priya is a morning person."),
+    ],
+)
+def test_a_correction_leaves_a_statement_it_is_not_tied_to(said: str, statement: str) -> None:
+    assert rewrite(said, statement) is None
+
+
+@pytest.mark.parametrize(
+    ("said", "statement", "rewritten"),
+    [
+        # of two places that hold the value, the one whose neighbours agree
+        (
+            "It's 21 Elm Street, not 12.",
+            "Priya lives at 12 Elm Street, flat 12.",
+            "Priya lives at 21 Elm Street, flat 12.",
+        ),
+        # the value the old one's neighbours point at, however far back in the clause
+        (
+            "I moved to Berlin in 2019 with my partner and our two dogs, not 2018.",
+            "Priya moved to Berlin in 2018.",
+            "Priya moved to Berlin in 2019.",
+        ),
+        ("I like tea, not coffee.", "Maya likes coffee.", "Maya likes tea."),
+    ],
+)
+def test_a_correction_finds_its_place(said: str, statement: str, rewritten: str) -> None:
+    assert rewrite(said, statement) == rewritten
+
+
+@pytest.mark.parametrize(
+    ("said", "statement"),
+    [
         ("It's 44 Mill Lane, not 14.", "Omar lives in Hull."),  # no old value there
         ("It's Friday, not Thursday.", "The party is on Thursday."[:0] + "Rent is 14 euros."),
         ("It's 44 Mill Lane, not 14.", "Omar lives at 44 Mill Lane."),  # already right
@@ -124,3 +164,11 @@ def test_one_correction_a_sentence_with_where_it_is_said() -> None:
     ]
     assert substitute("The vet visit is at 4 pm.", found[1]) == "The vet visit is at 5 pm."
     assert substitute("The vet visit is at 4 pm.", Correction("It's", "4 pm", 0, 0)) is None
+
+
+def test_a_long_sentence_is_not_read_for_a_correction() -> None:
+    from language.corrections import MAX_SENTENCE_CHARS
+
+    filler = "and then " * (MAX_SENTENCE_CHARS // 9)
+    assert corrections(f"It's 21 Elm Street {filler}, not 12.") == []
+    assert corrections("It's 21 Elm Street, not 12.") != []

@@ -16,6 +16,8 @@ from language.pronouns import Person, antecedent, resolve
         ("I called Kofi. ", None),  # named, but not as a subject
         ("Maya likes tea. ", None),  # the speaker herself
         ("I moved to Leeds. ", None),  # no person
+        ("Sarah met my dad. ", None),  # "he" may be the dad, whose name is not given
+        ("My dad called. ", None),
     ],
 )
 def test_the_antecedent_is_the_one_subject_named(before: str, person: Person | None) -> None:
@@ -30,6 +32,7 @@ def test_the_antecedent_is_the_one_subject_named(before: str, person: Person | N
         ("her flat is in Hove.", Person("Noor"), "Noor's flat is in Hove."),
         ("I met him at work.", Person("Kofi"), "I met Kofi at work."),
         ("he is a nurse.", Person("Noor", "she"), None),  # the other gender
+        ("She is his boss.", Person("Anna"), None),  # "she" and "his": two people
     ],
 )
 def test_pronouns_become_the_name(clause: str, person: Person, resolved: str | None) -> None:

@@ -465,3 +465,42 @@ def test_a_speaker_corrects_only_what_they_said(words_store: Store) -> None:
     assert anas.replaced == []
     assert (ivys.outcome, ivys.statement) == ("superseded", "Ivy's recital is on Saturday.")
     assert ivys.replaced == [said.id]
+
+
+def test_a_correction_rewrites_what_the_speaker_said_not_what_was_said_of_them(
+    words_store: Store,
+) -> None:
+    words_store.remember_conversation(
+        [
+            {"role": "user", "name": "Maya", "content": "I work at Acme."},
+            {"role": "user", "name": "Tom", "content": "My sister Maya swims at Acme."},
+        ]
+    )
+    said_of_her = [f for f in words_store.facts_about("Maya") if f.statement.startswith("Tom")]
+    report = words_store.remember_conversation(
+        [{"role": "user", "name": "Maya", "content": "Sorry, I work at Globex, not Acme."}]
+    )
+    [fixed] = report.candidates
+    assert fixed.statement == "Maya works at Globex."
+    assert fixed.fact is not None
+    assert [m.name for m in fixed.fact.members] == ["Maya", "Globex"]  # not Acme
+    assert [words_store.get_fact(f.id).status for f in said_of_her] == ["verified"]  # Tom's
+
+
+def test_a_correction_keeps_the_other_clauses_of_its_sentence(words_store: Store) -> None:
+    words_store.remember_conversation(
+        [{"role": "user", "name": "Maya", "content": "My flat is number 12."}]
+    )
+    report = words_store.remember_conversation(
+        [
+            {
+                "role": "user",
+                "name": "Maya",
+                "content": "I moved to Leeds last week and my flat is number 21, not 12.",
+            }
+        ]
+    )
+    assert sorted(c.statement for c in report.candidates) == [
+        "Maya moved to Leeds last week.",
+        "Maya's flat is number 21.",
+    ]

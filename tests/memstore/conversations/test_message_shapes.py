@@ -102,6 +102,7 @@ def test_a_turn_labelled_in_its_text_is_the_labels_speakers() -> None:
             {"role": "user", "content": "Caroline: I went to a pottery class yesterday."},
             {"role": "assistant", "content": "Melanie: I painted a lake last year."},
             {"role": "user", "content": "Note: call the bank."},  # a label of no one
+            {"role": "user", "content": "Correction: I live at 21 Elm Street."},
             {"role": "user", "name": "Ana", "content": "Bo: hi"},  # a name wins
             {"role": "user", "content": "Caroline: Hi!\nMelanie: Hello."},  # two turns
         ],
@@ -110,6 +111,7 @@ def test_a_turn_labelled_in_its_text_is_the_labels_speakers() -> None:
     assert [(m.speaker, m.role) for m in turns] == [
         ("Caroline", "user"),
         ("Melanie", "user"),
+        ("Maya", "user"),
         ("Maya", "user"),
         ("Ana", "user"),
         ("Maya", "user"),
