@@ -378,13 +378,10 @@ class EmbeddedExtractor:
             mine = resolve_first_person(plain, speaker) if first else plain
             said = None if mine is None else mine.rstrip(".!") + "."
             own = said is not None and said.startswith(_cap(speaker) + " ")
-            statement = (
-                said
-                if own
-                else None
-                if said is None
-                else (f"{_cap(speaker)} says {_lower_first(said)}")
-            )
+            if said is None or own:
+                statement = said
+            else:
+                statement = f"{_cap(speaker)} says {_lower_first(said)}"
             members = [
                 (speaker, "person", "subject" if own else "speaker"),
                 *_others(_entities(said or "", None), speaker),
