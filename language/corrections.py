@@ -3,7 +3,7 @@
 People correct what they said by stating the right value beside the wrong one: "it's
 21 Elm Street, not 12", "the test is on Tuesday, not Monday", "make it granite instead
 of quartz", "not the 14th but the 15th". ``corrections`` finds the pair (what is now
-said, what it replaces) in a text; ``substitute`` puts the new value in an older
+said, what it replaces) in a text; ``rewrite`` puts the new value in an older
 statement in the place of the old one, reading the two in parallel: the old value is
 found in the statement (numbers, ordinals and number words compared as numbers, so
 "the 18th" is "November 18" and "three" is "three weeks"), and the words of the new
@@ -149,12 +149,6 @@ class Rewrite:
     statement: str
     removed: str
     put: str
-
-
-def substitute(statement: str, correction: Correction) -> str | None:
-    """``statement`` rewritten by ``correction`` (``rewrite``), or None."""
-    found = rewrite(statement, correction)
-    return None if found is None else found.statement
 
 
 def rewrite(statement: str, correction: Correction) -> Rewrite | None:

@@ -141,7 +141,7 @@ def read(span: Doc | Span) -> Reading:
         names=names(span),
         negations=negations(span),
         subjects=tuple(dict.fromkeys(n for t in span if (n := subject_name(t)))),
-        subject=next((n for t in span if _of_root(t) and (n := subject_name(t))), None),
+        subject=next((n for t in span if t.head.dep_ == "ROOT" and (n := subject_name(t))), None),
         order=tuple(t.lemma_.lower() for t in span),
         tokens=tuple(t.text for t in span),
         root=next((t.lemma_.lower() for t in span if t.dep_ == "ROOT" and t.pos_ == "VERB"), None),
@@ -244,11 +244,6 @@ def subject_name(token: Token) -> str | None:
     if token.dep_ in _SUBJECT_DEPS and token.pos_ == "PROPN" and token.text[:1].isupper():
         return name_of(token)
     return None
-
-
-def _of_root(token: Token) -> bool:
-    """Whether ``token`` is the main verb's dependent."""
-    return token.head.dep_ == "ROOT"
 
 
 def name_of(token: Token) -> str:

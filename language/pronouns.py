@@ -54,9 +54,9 @@ class Person:
 def antecedent(text: str, speaker: str | None = None) -> Person | None:
     """The one person ``text`` names as a subject (not ``speaker``), else None."""
     found: dict[str, Literal["he", "she"] | None] = {}
+    unnamed = 0  # people said without a name ("my dad"): "he" may be one of them
     for token in parse(text):
-        if _unnamed_person(token):
-            found[f"\u0000{token.i}"] = None  # "my dad": a person with no name given
+        unnamed += _unnamed_person(token)
         if token.pos_ != "PROPN" or token.dep_ == "compound":
             continue
         first = token
@@ -70,10 +70,10 @@ def antecedent(text: str, speaker: str | None = None) -> Person | None:
             continue
         noun = head.lemma_.lower() if head is not None else None
         found[name] = "she" if noun in _FEMALE else "he" if noun in _MALE else found.get(name)
-    if len(found) != 1:
+    if len(found) != 1 or unnamed:
         return None
     [(name, gender)] = found.items()
-    return None if name.startswith("\u0000") else Person(name, gender)
+    return Person(name, gender)
 
 
 def _unnamed_person(token: Token) -> bool:

@@ -26,7 +26,7 @@ from language import resolve_first_person, sentence_spans
 from language.clauses import clause_spans, has_verb
 from language.fields import fields
 from language.parsing import verb_in
-from language.pronouns import antecedent, resolve
+from language.pronouns import PRONOUNS, antecedent, resolve
 from language.speakers import FIRST_PERSON
 from memstore.conversations.messages import Message
 
@@ -143,7 +143,7 @@ _UNNAMED = re.compile(
     r"they'll|them|their|theirs|he|she|him|her|his|hers|it|its|it's)\b",
     re.I,
 )
-_THIRD_PERSON = re.compile(r"\b(?:he|she|him|her|his|hers)\b", re.I)
+_THIRD_PERSON = re.compile(r"\b(?:" + "|".join(sorted(PRONOUNS)) + r")\b", re.I)
 #: Other parties a sentence may be about; the extractor cannot tell whom they mean.
 _AMBIGUOUS = re.compile(
     r"\b(?:you|your|yours|yourself|we|our|ours|us|ourselves|they|them|their|he|she|him|her|"

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 #: An expanded hit scores this fraction of the hit it was reached through.
 EXPANSION_DECAY = 0.5
-#: A held fact ranks as if its fused score were this fraction of it (``verified_first``):
+#: A held fact ranks as if its fused score were this fraction of it (``demote_held``):
 #: first on both sides (meaning and text) it ties a verified hit first on one.
 HELD_WEIGHT = 0.5
 
@@ -184,7 +184,7 @@ def search_facts(
         # SQL has the last word on status: another process may have changed it.
         rows = {row["id"]: row for row in scope.fact_rows(session, ranked.order, wanted)}
         page = ranked.page([i for i in ranked.order if i in rows], q.min_score, q.offset, q.k)
-        kept = verified_first(page, rows, ranked.fused)
+        kept = demote_held(page, rows, ranked.fused)
         found = {f.id: f for f in scope.hydrate(session, [rows[i] for i in kept])}
     hits = [SearchHit(fact=found[i], score=ranked.fused[i], **ranked.sides[i]) for i in kept]
     if q.expand and hits:
@@ -192,7 +192,7 @@ def search_facts(
     return hits
 
 
-def verified_first(page: Sequence[str], rows: dict[str, Any], fused: dict[str, float]) -> list[str]:
+def demote_held(page: Sequence[str], rows: dict[str, Any], fused: dict[str, float]) -> list[str]:
     """A page of hits, held facts (stored ``unverified``) demoted: each ranks as if its
     fused score were ``HELD_WEIGHT`` of what it is, so it comes below a verified hit
     about as relevant ("Maya has a peanut allergy" before a held "Maya is allergic to

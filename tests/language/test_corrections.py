@@ -4,12 +4,19 @@ from __future__ import annotations
 
 import pytest
 
-from language.corrections import Correction, corrections, substitute
+from language.corrections import Correction, corrections
+from language.corrections import rewrite as rewritten_by
 
 
 def rewrite(said: str, statement: str) -> str | None:
     [found] = corrections(said)
     return substitute(statement, found)
+
+
+def substitute(statement: str, correction: Correction) -> str | None:
+    """The statement ``correction`` rewrites ``statement`` into, or None."""
+    found = rewritten_by(statement, correction)
+    return None if found is None else found.statement
 
 
 @pytest.mark.parametrize(
