@@ -1,6 +1,6 @@
 """Clauses: a sentence split where two statements were joined.
 
-A sentence is split at ``; ``, ``, and ``, ``, but ``, `` and `` and at a bare comma
+A sentence is split at ``; ``, ``, and ``, ``, but ``, `` and ``, a dash (" - ", "\u2014") and at a bare comma
 (a comma splice: "I'm Dana, I work as a nurse") when the part before has its own verb
 and does not open with a subordinating word ("When I moved, I sold my car" stays
 whole), and the part after starts with a subject (a pronoun, a determiner, a name or
@@ -17,7 +17,7 @@ import re
 
 from language.sentences import strip_span
 
-_CONNECTOR = re.compile(r";\s+|,\s+(?:and|but)\s+|\s+and\s+|,\s+")
+_CONNECTOR = re.compile(r";\s+|,\s+(?:and|but)\s+|\s+and\s+|,\s+|\s+[-\u2013\u2014]\s+|\u2014")
 _PROTECTED = re.compile(r"\"[^\"]*\"|\u201c[^\u201d]*\u201d|\([^)]*\)|\[[^\]]*\]")
 _MARKER = re.compile(r"\[[^\]\n]{1,60}\]")
 _CONTRACTION = re.compile(r"(?:i|we|you|he|she|it|they|that|there|who)'(?:s|re|ve|ll|d|m)")

@@ -2,10 +2,12 @@
 
 "My wife Anya runs too, she did the Berlin marathon last year": "she" is Anya. A turn
 that names one person as the subject of a clause (a name, or a name set beside a noun
-for a person: "my best friend Chloe") and then says "he", "she", "him", "her", "his"
-or "hers" means that person; where it names two or more, or none, or a noun for a
-person of the other gender ("my husband Tom ... she"), the pronoun stays unresolved
-and the extractor leaves the sentence alone. Roles come from spaCy's parser
+for a person: "my best friend Chloe") or as an owner ("I'm Leo's mum", "Leo's test is
+on Monday") and then says "he", "she", "him", "her", "his" or "hers" means that person;
+where it names two or more, or none, or a person without a name ("Anna's husband", but
+not the speaker's own "I'm Leo's mum"), or a noun for a person of the other gender ("my
+husband Tom ... she"), the pronoun stays unresolved and the extractor leaves the
+sentence alone. Roles come from spaCy's parser
 (``language.parsing``); "they", "it" and "we" are never resolved (too often a group or
 a thing).
 """
@@ -63,7 +65,8 @@ def antecedent(text: str, speaker: str | None = None) -> Person | None:
         while first.dep_ == "conj" and first.head is not first:  # "Tom and Ana came"
             first = first.head
         head = first.head if first.dep_ == "appos" else None
-        if first.dep_ not in _SUBJECT and (head is None or head.dep_ not in _SUBJECT):
+        subject = first.dep_ in _SUBJECT or (head is not None and head.dep_ in _SUBJECT)
+        if not subject and first.dep_ != "poss":  # "Leo's test", "I'm Leo's mum"
             continue
         name = _full_name(token)
         if speaker is not None and name.lower() == speaker.lower():
@@ -81,7 +84,14 @@ def _unnamed_person(token: Token) -> bool:
     if token.pos_ != "NOUN" or token.lemma_.lower() not in _PERSON_NOUNS:
         return False
     named = any(c.dep_ in ("appos", "compound") and c.pos_ == "PROPN" for c in token.children)
-    return not named and token.dep_ != "compound"
+    return not named and token.dep_ != "compound" and not _speaker_is(token)
+
+
+def _speaker_is(token: Token) -> bool:
+    """The noun says who the speaker is ("I'm Leo's mum"): no one else."""
+    return token.dep_ == "attr" and any(
+        c.dep_ in _SUBJECT and c.lower_ == "i" for c in token.head.children
+    )
 
 
 def resolve(clause: str, person: Person) -> str | None:

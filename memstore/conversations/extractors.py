@@ -130,7 +130,8 @@ _META = re.compile(
     r"got (?:it|that|this|the [\w-]+|my [\w-]+|them) (?:wrong|mixed up)|changed (?:my|our) mind|"
     r"(?:double-)?checked|meant|mean|(?:would|'d) like to|need help|needs help|"
     r"want to (?:report|book|ask|check|know|change|cancel))\b"
-    r"|^(?:i'm|i am|we're|we are) (?:in|out|so sorry)\b|^(?:i'd|we'd|i would|we would) like to\b"
+    r"|^(?:i'm|i am|we're|we are) (?:(?:in|out)\W*$|so sorry\b)"
+    r"|^(?:i'd|we'd|i would|we would) like to\b"
     r"|^count (?:me|us) (?:in|out)\b",
     re.I,
 )

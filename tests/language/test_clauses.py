@@ -25,6 +25,11 @@ def clauses(text: str) -> list[str]:
             ["Tom lives in Oslo", "he works at Equinor."],
         ),
         ("I moved to Seattle and I love it.", ["I moved to Seattle", "I love it."]),
+        (
+            "I ran a race last Saturday - it was really rewarding.",
+            ["I ran a race last Saturday", "it was really rewarding."],
+        ),
+        ("We land on the 3rd\u2014Kenji booked it.", ["We land on the 3rd", "Kenji booked it."]),
         # Whole: one statement, whatever its commas.
         ("When I moved, I sold my car.", ["When I moved, I sold my car."]),
         ("Paris, the capital, is big.", ["Paris, the capital, is big."]),
@@ -34,6 +39,8 @@ def clauses(text: str) -> list[str]:
         ),
         ("In 2010, Acme moved to Berlin.", ["In 2010, Acme moved to Berlin."]),
         ("I like tea, coffee and cake.", ["I like tea, coffee and cake."]),
+        ("Pages 3 - 5 are missing.", ["Pages 3 - 5 are missing."]),
+        ("I read it - twice - last week.", ["I read it - twice - last week."]),
         ("I was born in 1990 and grew up in Leeds.", ["I was born in 1990 and grew up in Leeds."]),
         ('She said "I left, I quit" twice.', ['She said "I left, I quit" twice.']),
     ],

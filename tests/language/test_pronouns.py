@@ -1,4 +1,4 @@
-"""He and she: the one person a turn has just named as a subject."""
+"""He and she: the one person a turn has just named as a subject or an owner."""
 
 from __future__ import annotations
 
@@ -18,6 +18,9 @@ from language.pronouns import Person, antecedent, resolve
         ("I moved to Leeds. ", None),  # no person
         ("Sarah met my dad. ", None),  # "he" may be the dad, whose name is not given
         ("My dad called. ", None),
+        ("Hi, I'm Leo's mum. Sorry, ", Person("Leo")),  # an owner; the mum is the speaker
+        ("Leo's test is on Monday. ", Person("Leo")),
+        ("Anna's husband called. ", None),  # "he" may be the husband
     ],
 )
 def test_the_antecedent_is_the_one_subject_named(before: str, person: Person | None) -> None:

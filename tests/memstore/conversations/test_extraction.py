@@ -129,10 +129,26 @@ def test_a_fragment_that_answers_a_question_is_kept() -> None:
             ["Dana says Omar and Lea came.", "Dana says he stayed late."],
         ),
         ("My husband Ben cooks. She bakes.", ["Dana's husband Ben cooks.", "Dana says she bakes."]),
+        # the speaker says whose mother she is: "his" is the son
+        (
+            "Hi, I'm Leo's mum. His test is on Tuesday.",
+            ["Dana is Leo's mum.", "Dana says Leo's test is on Tuesday."],
+        ),
     ],
 )
 def test_he_and_she_are_the_one_person_just_named(content: str, expected: list[str]) -> None:
     assert statements(content) == expected
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ("I'm in year 10 at Hillside School.", "Dana is in year 10 at Hillside School."),
+        ("I ran a race on Saturday - it was fun.", "Dana ran a race on Saturday."),
+    ],
+)
+def test_in_and_a_dash_do_not_hide_a_fact(content: str, expected: str) -> None:
+    assert statements(content)[0] == expected
 
 
 def test_a_fact_with_a_meta_word_is_still_a_fact() -> None:
