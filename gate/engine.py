@@ -138,6 +138,12 @@ class Gate:
         self._cache_lock = threading.Lock()
         self.metrics = GateMetrics()
 
+    @property
+    def caches(self) -> bool:
+        """Whether the verifier's answers are kept (``cache_size``, ``cache_ttl``): asking
+        about many claims in one call first makes their later one-by-one checks cheap."""
+        return self._cache is not None
+
     def _read(self, items: Sequence[ContextItem]) -> Sequence[ContextItem]:
         """The evidence as the verifier reads it (see ``speakers``)."""
         return as_said(items) if self.speakers else items

@@ -110,9 +110,26 @@ def blocks(text: str) -> list[tuple[int, int]]:
     return found
 
 
+#: Texts up to this long (a turn of a conversation, read again as the context of each
+#: later turn's facts) keep their sentences in a cache of ``CACHED_TEXTS``.
+CACHED_CHARS = 2_000
+CACHED_TEXTS = 4_096
+
+
 def sentence_spans(text: str) -> list[tuple[int, int]]:
     """``(start, end)`` of each sentence of ``text``, in order, without surrounding space;
     a span holds at least one letter or digit."""
+    if len(text) <= CACHED_CHARS:
+        return list(_cached_spans(text))
+    return _spans(text)
+
+
+@lru_cache(maxsize=CACHED_TEXTS)
+def _cached_spans(text: str) -> tuple[tuple[int, int], ...]:
+    return tuple(_spans(text))
+
+
+def _spans(text: str) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
     for block_start, block_end in blocks(text):
         # Lines of one block are wrapped prose: pysbd would end a sentence at each break.

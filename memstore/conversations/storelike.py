@@ -19,6 +19,8 @@ class StoreLike(Protocol):
 
     namespace: str
     limits: Limits
+    #: The store's write hook (its ``gate``, where it has one, says whether it caches).
+    hook: Any
 
     def add_fact(self, *args: Any, **kwargs: Any) -> FactPublic: ...
     def supersede(self, *args: Any, **kwargs: Any) -> FactPublic: ...

@@ -307,6 +307,11 @@ def reverify_hook(hook: WriteHook, gate: Gate | str | None, policy: GatePolicy |
     return GateHook(gate_of(gate), policy_of(policy))
 
 
+def caches(hook: WriteHook) -> bool:
+    """Whether the hook's gate keeps the verifier's answers (``Gate.caches``)."""
+    return isinstance(hook, GateHook) and hook.gate.caches
+
+
 def check_claim(hook: WriteHook, limits: Limits, check: ClaimCheck) -> Verdict:
     """The gate's verdict on a claim, from a store with this write hook: its own gate,
     or the process-wide embedded gate when its writes are not gated."""

@@ -504,3 +504,18 @@ def test_a_correction_keeps_the_other_clauses_of_its_sentence(words_store: Store
         "Maya moved to Leeds last week.",
         "Maya's flat is number 21.",
     ]
+
+
+def test_a_conversation_asks_the_verifier_about_its_candidates_together(tmp_path: Path) -> None:
+    # One call for all candidates first, then each write finds its answers kept: half of
+    # the verifier's lookups are hits (one by one, none would be).
+    gate = Gate("embedded")
+    turns = [
+        {"role": "user", "name": "Dana", "content": "I work as a nurse in Leeds."},
+        {"role": "user", "name": "Dana", "content": "My sister Noor plays cello."},
+        {"role": "user", "name": "Dana", "content": "I drive a blue Volvo."},
+    ]
+    with memstore.open(tmp_path / "m", gate=gate) as store:
+        report = store.remember_conversation(turns)
+    assert len(report.candidates) == 3
+    assert gate.metrics.as_dict()["cache_hit_rate"] == pytest.approx(0.5)
