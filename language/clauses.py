@@ -1,14 +1,14 @@
 """Clauses: a sentence split where two statements were joined.
 
-A sentence is split at ``; ``, ``, and ``, ``, but ``, `` and ``, a dash (" - ", "\u2014") and at a bare comma
-(a comma splice: "I'm Dana, I work as a nurse") when the part before has its own verb
-and does not open with a subordinating word ("When I moved, I sold my car" stays
-whole), and the part after starts with a subject (a pronoun, a determiner, a name or
-a number) and has a verb soon after, or is a request ("..., please remember that").
-Verbs are found from word lists, ``-ed`` endings and ``-s`` endings right after a
-subject, so some are missed. Shared-subject
-coordination ("He was born in 1950 and died in 2000") stays whole; the subject is
-never copied. Text inside quotes or brackets is never split.
+A sentence is split at ``; ``, ``, and ``, ``, but ``, `` and ``, a dash (" - ",
+"\u2014") and at a bare comma (a comma splice: "I'm Dana, I work as a nurse") when the
+part before has its own verb and does not open with a subordinating word ("When I moved,
+I sold my car" stays whole), and the part after starts with a subject (a pronoun, a
+determiner, a name or a number) and has a verb soon after, or is a request ("..., please
+remember that"). Verbs are found from word lists, ``-ed`` endings and ``-s`` endings
+right after a subject, so some are missed. Shared-subject coordination ("He was born in
+1950 and died in 2000") stays whole; the subject is never copied. Text inside quotes or
+brackets is never split.
 """
 
 from __future__ import annotations
