@@ -192,6 +192,33 @@ def rewrite(statement: str, correction: Correction) -> Rewrite | None:
     return Rewrite(statement[: said[i].start] + text + statement[said[j - 1].end :], removed, text)
 
 
+def restates(statement: str, correction: Correction) -> bool:
+    """Whether ``correction``'s new clause says ``statement`` again with another value
+    ("I last used it the day before yesterday, not yesterday" and "Ahmed last used it at
+    a petrol station yesterday"): the statement holds the old value and the new clause
+    shares a word with it besides (a value of several words ``rewrite`` cannot place
+    then replaces the statement whole)."""
+    olds = _core(_tokens(correction.old))
+    news = _tokens(correction.new)[-MAX_CLAUSE_WORDS:]
+    said = _tokens(statement)
+    if not olds or not _places(said, olds, news):
+        return False
+    value = {t.norm for t in olds}
+    mine = {_stem(t.norm) for t in news if _topical(t) and t.norm not in value}
+    return bool(mine & {_stem(t.norm) for t in said if _topical(t) and t.norm not in value})
+
+
+def without_old(statement: str, correction: Correction) -> str:
+    """``statement`` without the part that names the old value (", not yesterday",
+    " instead of quartz"), where it holds one."""
+    pattern = (
+        r"(?:\s*[,;]|\s+\u2014|\s+-)?\s+(?:and\s+)?(?:not|instead\s+of|rather\s+than)\s+"
+        + re.escape(correction.old)
+        + r"(?=\W*$|[,;.!?])"
+    )
+    return re.sub(pattern, "", statement, count=1, flags=re.I)
+
+
 def _tokens(text: str) -> list[_Token]:
     return [
         _Token(m.group(0), _norm(m.group(0)), m.start(), m.end())

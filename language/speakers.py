@@ -18,7 +18,8 @@ MODALS = frozenset(
 )
 ADVERBS = frozenset(
     "never always usually often really also still just only sometimes rarely already even "
-    "mostly finally recently now no longer".split()
+    "mostly finally recently now no longer last first once currently generally normally "
+    "occasionally actually mainly hardly barely seldom regularly".split()
 )
 #: Common irregular past tenses (kept as they are after a third-person subject).
 PAST = frozenset(

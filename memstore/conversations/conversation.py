@@ -138,13 +138,24 @@ def _in_turn_order(
         by_turn.setdefault(candidate.message, []).append(candidate)
     for index in sorted({*by_turn, *(i for i, _ in said)}):
         done: list[corrections.Correction] = []
+        unplaced: list[corrections.Correction] = []  # no statement takes the new value
         for at, correction in said:
-            if at == index and (found := corrections.corrected(store, turns, at, correction)):
+            if at != index:
+                continue
+            if found := corrections.corrected(store, turns, at, correction):
                 done.append(correction)
                 yield found
+            else:
+                unplaced.append(correction)
         for candidate in by_turn.get(index, ()):
-            if not any(corrections.within(candidate, turns, c) for c in done):
-                yield candidate
+            if any(corrections.within(candidate, turns, c) for c in done):
+                continue
+            restated = (
+                corrections.restated(store, turns, candidate, c)
+                for c in unplaced
+                if corrections.within(candidate, turns, c)
+            )
+            yield next((r for r in restated if r is not None), candidate)
 
 
 def check_options(

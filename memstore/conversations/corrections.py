@@ -7,16 +7,19 @@ said: among the active facts the speaker is a member of (about themselves, and
 a place the right one can stand becomes a new candidate: that statement with the value
 replaced ("Priya lives at 21 Elm Street, Leeds."), citing the correction and reading
 the corrected fact's evidence as context, which it replaces once the gate admits it; the
-extractor's reading of the clause that states the correction gives way to it. A
-correction that matches nothing the speaker said changes nothing (the extractor's own
-reading of the sentence stands).
+extractor's reading of the clause that states the correction gives way to it. Where no
+statement can take the new value in place of the old ("the day before yesterday, not
+yesterday"), the extractor's reading of the correcting clause replaces the speaker's
+fact that it says again with the old value. A correction that matches nothing the
+speaker said changes nothing (the extractor's own reading of the sentence stands).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
-from language.corrections import Correction, corrections, rewrite
+from language.corrections import Correction, corrections, restates, rewrite, without_old
 from memstore.conversations.extractors import Candidate
 from memstore.conversations.messages import Message
 from memstore.conversations.storelike import StoreLike
@@ -48,9 +51,7 @@ def corrected(
         found = rewrite(fact.statement, correction)
         if found is None:
             continue
-        context = tuple(
-            store.get_evidence(evidence_id).text for evidence_id in fact.evidence_ids[:2]
-        )
+        context = _evidence(store, fact)
         reason = f'{turn.speaker} corrected it: "{_short(sentence)}"'
         removed = found.removed.lower()
         members = tuple(  # a member that was the old value is the new one
@@ -67,6 +68,33 @@ def corrected(
             replaces=((fact.id, reason),),
         )
     return None
+
+
+def restated(
+    store: StoreLike, turns: Sequence[Message], candidate: Candidate, correction: Correction
+) -> Candidate | None:
+    """Where no older statement can take the new value in place of the old ("the day
+    before yesterday, not yesterday"), the extractor's reading of the correcting clause
+    replaces the speaker's newest fact that it says again with the old value
+    (``language.corrections.restates``), the part naming the old value left out; None
+    where there is none."""
+    turn = turns[candidate.message]
+    for fact in _said_by(store, turn.speaker):
+        if not restates(fact.statement, correction):
+            continue
+        sentence = turn.content[correction.start : correction.end]
+        return replace(
+            candidate,
+            statement=without_old(candidate.statement, correction),
+            context=_evidence(store, fact),
+            replaces=((fact.id, f'{turn.speaker} corrected it: "{_short(sentence)}"'),),
+        )
+    return None
+
+
+def _evidence(store: StoreLike, fact: FactPublic) -> tuple[str, ...]:
+    """The texts of the first evidence a fact cites: the context its correction reads."""
+    return tuple(store.get_evidence(evidence_id).text for evidence_id in fact.evidence_ids[:2])
 
 
 def _said_by(store: StoreLike, speaker: str) -> list[FactPublic]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from language.corrections import Correction, corrections
+from language.corrections import Correction, corrections, restates, without_old
 from language.corrections import rewrite as rewritten_by
 
 
@@ -179,3 +179,31 @@ def test_a_long_sentence_is_not_read_for_a_correction() -> None:
     filler = "and then " * (MAX_SENTENCE_CHARS // 9)
     assert corrections(f"It's 21 Elm Street {filler}, not 12.") == []
     assert corrections("It's 21 Elm Street, not 12.") != []
+
+
+@pytest.mark.parametrize(
+    ("said", "statement", "again"),
+    [
+        (
+            "Actually, I last used it the day before yesterday, not yesterday.",
+            "Ahmed last used it at a petrol station yesterday.",
+            True,
+        ),
+        ("It was two weeks ago, not last week.", "Omar sold the car last week.", False),
+        ("I sold the car two weeks ago, not last week.", "Omar sold the car last week.", True),
+        ("I sold the car two weeks ago, not last week.", "Omar met Ines last week.", False),
+        ("I sold the car two weeks ago, not last week.", "Omar sold the car in May.", False),
+    ],
+)
+def test_a_correction_may_say_a_statement_again(said: str, statement: str, again: bool) -> None:
+    # again: the old value is in the statement, and a word besides is in both
+    [correction] = corrections(said)
+    assert restates(statement, correction) is again
+
+
+def test_the_part_naming_the_old_value_is_left_out() -> None:
+    [correction] = corrections("I sold the car two weeks ago, not last week.")
+    assert without_old("Omar sold the car two weeks ago, not last week.", correction) == (
+        "Omar sold the car two weeks ago."
+    )
+    assert without_old("Omar sold the car.", correction) == "Omar sold the car."

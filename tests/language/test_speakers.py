@@ -16,6 +16,8 @@ from language.speakers import as_said
         ("My manager is Priya Shah.", "Maya's manager is Priya Shah."),
         ("I don't eat fish.", "Maya doesn't eat fish."),
         ("I never fly.", "Maya never flies."),
+        ("I last used it on Monday.", "Maya last used it on Monday."),  # "last": no verb
+        ("I first met Tom in 2010.", "Maya first met Tom in 2010."),
         ("Tom called me.", "Tom called Maya."),
         ("I was thrilled.", "Maya was thrilled."),  # "I was" is no numeral
         ("Tom and I live in Hove.", "Tom and Maya live in Hove."),  # one of two subjects

@@ -432,6 +432,26 @@ def test_a_correction_in_the_same_conversation_replaces_the_earlier_turn(
     ]
 
 
+def test_a_correction_that_says_the_fact_again_replaces_it(words_store: Store) -> None:
+    # "the day before yesterday" cannot stand in for "yesterday" word by word: the
+    # correcting clause, said again in full, replaces the fact instead
+    report = words_store.remember_conversation(
+        [
+            {"role": "user", "name": "Ahmed", "content": "I last used it at a cafe yesterday."},
+            {
+                "role": "user",
+                "name": "Ahmed",
+                "content": "Actually, I last used it the day before yesterday, not yesterday.",
+            },
+        ]
+    )
+    [old, new] = report.candidates
+    assert new.statement == "Ahmed last used it the day before yesterday."
+    assert new.outcome == "superseded" and old.fact is not None
+    assert new.replaced == [old.fact.id]
+    assert [f.statement for f in words_store.facts_about("Ahmed")] == [new.statement]
+
+
 def test_a_correction_leaves_other_peoples_facts_and_unmatched_ones(words_store: Store) -> None:
     words_store.remember_conversation(
         [{"role": "user", "name": "Tom", "content": "I live in Leeds and I work at Acme."}]
