@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
@@ -211,6 +211,8 @@ RELATIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
 )
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+#: A value that identifies a thing: a code with a digit ("ONB-42", "88213"), not a date.
+_IDENTIFIER = re.compile(r"(?!\d{4}-\d{2}-\d{2})(?=[^\s]*\d)[\w#/.-]{2,40}")
 #: Field keys (their last word) that hold handles, not facts: ids, links, hashes.
 _OPAQUE_KEYS = frozenset(
     "id ids uuid guid url uri href link hash sha etag token checksum signature".split()
@@ -278,9 +280,10 @@ class EmbeddedExtractor:
 
     def extract(self, messages: Sequence[Message]) -> list[Candidate]:
         found: list[Candidate | None] = []
+        records: dict[str, str] = {}  # "Epic ONB-42" -> "Onboarding redesign"
         for index, message in enumerate(messages):
             if message.role == "tool":
-                found += self._fields(message, index)
+                found += self._fields(message, index, records)
             elif message.role == "user":
                 asked = index > 0 and messages[index - 1].content.rstrip().endswith("?")
                 found += self._statements(message, index, asked)
@@ -307,12 +310,21 @@ class EmbeddedExtractor:
         ]
 
     @staticmethod
-    def _fields(message: Message, index: int) -> list[Candidate]:
+    def _fields(message: Message, index: int, records: dict[str, str]) -> list[Candidate]:
         """A tool's result read as fields (``language.fields``): one statement per field,
         "<record> <key>: <value>.", citing the span that states it. The field that names
-        the record says nothing more, nor do ids, links and hashes."""
+        the record says nothing more, nor do ids, links and hashes. A record an earlier
+        result named otherwise keeps that name (``records``: {"epic": "ONB-42", "title":
+        "Onboarding redesign"}, then {"epic": "ONB-42", "due": ...}: both "Onboarding
+        redesign"), so a changed value replaces the old one."""
         out: list[Candidate] = []
-        for found in fields(message.content):
+        read = fields(message.content)
+        for found in read:  # an identifier ("ONB-42", "88213") names its record
+            value = found.value
+            if _IDENTIFIER.fullmatch(value) and value.lower() not in found.record.lower():
+                records.setdefault(f"{found.key.capitalize()} {value}", found.record)
+        for found in read:
+            found = replace(found, record=records.get(found.record, found.record))
             value = found.value.strip()
             if not value or value.lower() in found.record.lower() or len(value) > 200:
                 continue

@@ -7,6 +7,8 @@ A candidate replaces an active fact about the same subject when
   each statement starts with, not in the possessive: "Maya's sister Ines lives in
   Porto" is not where Maya lives, and moving her sister does not move Maya) and their
   statements differ, or
+- both are a field of the same record read from a tool's result ("Ticket M-902 unit:
+  3B." and, later, "Ticket M-902 unit: 3C."): a field holds one value at a time, or
 - the gate, reading the old fact against the candidate's source message, finds it
   contradicted (p1 below the contradiction threshold and below p0, or a check that
   refutes it: "I'm no longer vegetarian" against "Maya is vegetarian").
@@ -85,8 +87,13 @@ def replaced_by(
     single = candidate.relation in single_valued and said_of(
         candidate.statement, subject, candidate.relation
     )
+    field = _field(candidate.statement) if candidate.members[0][1] == "record" else None
     for old in olds:
         if same_statement(old.statement, candidate.statement):
+            continue
+        if field is not None and old.members[0].kind == "record" and _field(old.statement) == field:
+            found.append(old)
+            why[old.id] = "a tool's later result gives this field another value"
             continue
         if (
             single
@@ -116,6 +123,13 @@ def replaced_by(
                 else f"the new message contradicts it (p1 {verdict.p1:.2f} < p0 {verdict.p0:.2f})"
             )
     return found, why
+
+
+def _field(statement: str) -> str | None:
+    """The "<record> <key>" of a statement read from a tool's field ("Order 88213 status:
+    shipped."), in normalised words."""
+    record_key, colon, _value = statement.partition(": ")
+    return normalize_key(record_key) if colon else None
 
 
 _WORDS = re.compile(r"[a-z0-9][a-z0-9'-]{3,}")

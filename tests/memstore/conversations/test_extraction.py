@@ -267,6 +267,26 @@ def test_a_tool_result_becomes_facts_citing_its_fields(words_store: Store) -> No
     ]
 
 
+def test_a_later_tool_result_replaces_the_field_it_changes(words_store: Store) -> None:
+    # the second result names the epic by its id alone: it is the record the first named
+    turns = [
+        {
+            "role": "tool",
+            "content": '{"epic": "ONB-42", "title": "Onboarding redesign", "due": "2027-01-15"}',
+        },
+        {"role": "user", "name": "Olivia", "content": "The due date moves to January 29."},
+        {"role": "tool", "content": '{"epic": "ONB-42", "due": "2027-01-29"}'},
+    ]
+    report = words_store.remember_conversation(turns)
+    by_statement = {c.statement: c for c in report.candidates}
+    old = by_statement["Onboarding redesign due: 2027-01-15."]
+    new = by_statement["Onboarding redesign due: 2027-01-29."]
+    assert old.fact is not None and new.outcome == "superseded"
+    assert new.replaced == [old.fact.id]
+    assert "Onboarding redesign epic: ONB-42." in by_statement
+    assert words_store.get_fact(old.fact.id).status == "superseded"
+
+
 def test_a_relatives_manager_is_not_the_users(words_store: Store) -> None:
     turns = [
         {"role": "user", "name": "Maya", "content": "My manager is Priya Shah."},
