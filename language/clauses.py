@@ -146,6 +146,6 @@ def is_verb(found: list[str], i: int) -> bool:
     if found[i][0].islower() and len(word) > 2 and word.endswith("s") and not word.endswith("ss"):
         if i >= 1 and (found[i - 1].lower() in _SINGULAR_SUBJECTS or found[i - 1][0].isupper()):
             return True
-        if i >= 2 and found[i - 2].lower() in DETERMINERS:
-            return True
+        if any(found[j].lower() in DETERMINERS for j in range(max(0, i - 3), i - 1)):
+            return True  # "the price rises", "the reindex migration lands"
     return False

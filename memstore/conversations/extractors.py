@@ -361,6 +361,8 @@ class EmbeddedExtractor:
             plain = plain[opener.end() :]
         plain = _OPENER.sub("", plain).rstrip(",;: ")
         plain = _CLOSER.sub("", plain)
+        if plain.split(" ", 1)[0] in ("the", "a", "an"):  # "Sorry, correction: the ..."
+            plain = plain[0].upper() + plain[1:]
         words = _WORD.findall(plain)
         if len(words) < 2 or plain.endswith("?") or _PLEASANTRY.match(plain):
             return None

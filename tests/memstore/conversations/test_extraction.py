@@ -93,6 +93,10 @@ def test_talk_about_the_conversation_and_self_introductions_are_no_facts(content
         ("Yeah, I paint on Sundays.", "Dana paints on Sundays."),
         ("Wow, I won the raffle!", "Dana won the raffle."),
         ("I fixed this bug last week.", "Dana fixed this bug last week."),  # "this" names it
+        (
+            "Sorry, correction: the reindex migration lands on Wednesday.",
+            "Dana says the reindex migration lands on Wednesday.",
+        ),
     ],
 )
 def test_greetings_asides_and_demonstratives_leave_the_fact(content: str, expected: str) -> None:
