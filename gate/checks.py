@@ -31,7 +31,7 @@ from language.values import MONTHS, WEEKDAYS, Value, digits, same, spoken, value
 Effect = Literal["refute", "doubt", "support"]
 
 #: Names of the checks, in the order their findings are reported.
-CHECKS = ("values", "polarity", "names", "speaker", "direction", "things", "words")
+CHECKS = ("values", "polarity", "names", "speaker", "direction", "things", "words", "fields")
 
 #: Share of a claim's content words a sentence must hold to be "the sentence the claim
 #: is about" (below it, no sentence is, and the polarity and speaker checks stay quiet).
@@ -140,7 +140,29 @@ def _findings(
     found += _speaker(said, about)
     if not any(f.effect == "refute" for f in found):
         found += _words(said, evidence, sentences, about)
+        found += _field_stated(claim, evidence)
     return tuple(found)
+
+
+def _field_stated(claim: str, evidence: str) -> list[Finding]:
+    """Support where the claim is a field of a record in the evidence, said as the
+    extractor says a tool's result: "<record> <key>: <value>." ("Order 88213 status:
+    shipped." from ``{"order_id": "88213", "status": "shipped"}``), word for word."""
+    if ": " not in claim:
+        return []
+    wanted = _plain(claim)
+    for block in evidence.split("\n\n"):
+        body = block.strip()
+        label = _LABEL.match(body)
+        for f in fields(body[label.end() :] if label else body):
+            if _plain(f"{f.record} {key_words(f.key)}: {f.value}") == wanted:
+                said = f"{f.key}: {f.value}"
+                return [Finding("fields", "support", f'the record states it: "{_short(said)}"')]
+    return []
+
+
+def _plain(text: str) -> str:
+    return " ".join(text.lower().rstrip(" .").split())
 
 
 def _about(claim: Reading, sentences: list[Reading], wordy: bool = False) -> Reading | None:

@@ -4,7 +4,8 @@ Three outcomes: **verified** (accepted, not flagged), **held** (accepted and fla
 stored ``unverified``, never shown as verified) and **refused** (not accepted). A
 check that refutes the claim refuses it whatever the verifier says; a check in doubt,
 or a verifier below ``verify_p1``, holds it (docs/verifier-decision-rule.md, Three
-outcomes).
+outcomes), unless the claim is a record's field as the evidence writes it (the
+``fields`` check: "Order 88213 status: shipped." from a tool's JSON).
 """
 
 from __future__ import annotations
@@ -120,7 +121,8 @@ def _judged(
         return _held(verdict, doubt.reason, doubt.check)
     if verdict.flagged:
         return verdict
-    if p1 < policy.verify_p1:
+    stated = any(f.check == "fields" and f.effect == "support" for f in findings)
+    if p1 < policy.verify_p1 and not stated:  # a record's field, as written, needs no model
         return _held(
             verdict,
             f"the verifier is unsure: p1 {p1:.2f}, a verified fact needs {policy.verify_p1:.2f}",

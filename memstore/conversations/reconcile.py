@@ -107,6 +107,8 @@ def replaced_by(
             continue
         if not _shares_words(old.statement, source, subject):
             continue  # the message says nothing of what it states: nothing to read
+        if _UNRESOLVED.search(old.statement):
+            continue  # whom "it" or "they" meant is not known: nothing to contradict
         verdict = store.verify_claim(old.statement, source)
         if (
             corroborated is not None
@@ -132,7 +134,9 @@ def _field(statement: str) -> str | None:
     return normalize_key(record_key) if colon else None
 
 
-_WORDS = re.compile(r"[a-z0-9][a-z0-9'-]{3,}")
+_WORDS = re.compile(r"\b[a-z0-9][a-z0-9-]{3,}\b(?!')")
+#: A pronoun kept as said ("Priya says it never arrived."): the fact names no one thing.
+_UNRESOLVED = re.compile(r"\b(?:it|its|they|them|their|he|him|his|she|her|we|us|our)\b", re.I)
 #: Words too common to say two texts speak of the same thing.
 _COMMON = frozenset(
     """that this with from have has had been were will would about there their they

@@ -143,6 +143,22 @@ def test_fields_of_a_record_are_read_as_words_with_their_values() -> None:
     assert effects("Invoice INV-2231 was paid on 12 October 2026.", record, "values") == {"refute"}
 
 
+def test_a_field_said_as_the_record_writes_it_is_supported_and_verified() -> None:
+    from gate import GatePolicy
+    from gate.policy import decide
+
+    record = "Orders: " + json.dumps({"order_id": "88213", "status": "shipped"})
+    assert effects("Order 88213 status: shipped.", record, "fields") == {"support"}
+    assert effects("Order 88213 status: lost.", record, "fields") == set()
+    assert effects("Order 88214 status: shipped.", record, "fields") == set()
+    assert effects("Order 88213 shipped.", record, "fields") == set()  # not a field's words
+    policy = GatePolicy()
+    below = policy.verify_p1 - 0.2  # the verifier unsure, the record plain
+    stated = found("Order 88213 status: shipped.", record)
+    assert decide(0.1, below, 0.5, policy, stated).outcome == "verified"
+    assert decide(0.1, below, 0.5, policy).outcome == "held"
+
+
 def test_a_claim_the_evidence_states_is_supported_in_one_sentence() -> None:
     [support] = found("Maya likes tea.", TEA)
     assert (support.check, support.effect) == ("words", "support")

@@ -452,6 +452,26 @@ def test_a_correction_that_says_the_fact_again_replaces_it(words_store: Store) -
     assert [f.statement for f in words_store.facts_about("Ahmed")] == [new.statement]
 
 
+def test_a_fact_whose_it_is_unknown_is_not_contradicted(store: Store) -> None:
+    # "his arrived fine" would contradict "it never arrived" were "it" his parcel; whether
+    # it is, nothing says: the older fact is not read against the new message
+    from memstore.conversations.reconcile import replaced_by
+
+    old = store.add_fact(
+        {
+            "statement": "Priya says it never arrived.",
+            "members": [{"name": "Priya", "kind": "person", "role": "speaker"}],
+            "evidence": ["Priya: It never arrived."],
+        }
+    )
+    said = "My husband Dev ordered a monitor arm and his arrived fine."
+    new = Candidate(
+        "Priya's husband Dev ordered a monitor arm.", (("Priya", "person", "subject"),), 0, said
+    )
+    assert store.verify_claim(old.statement, f"Priya: {said}").outcome == "refused"
+    assert replaced_by(store, new, f"Priya: {said}") == ([], {})
+
+
 def test_a_correction_leaves_other_peoples_facts_and_unmatched_ones(words_store: Store) -> None:
     words_store.remember_conversation(
         [{"role": "user", "name": "Tom", "content": "I live in Leeds and I work at Acme."}]
