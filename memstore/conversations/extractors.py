@@ -23,6 +23,7 @@ from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
 from language import resolve_first_person, sentence_spans
+from language.answers import answered
 from language.clauses import clause_spans, has_verb
 from language.fields import fields
 from language.parsing import verb_in
@@ -285,8 +286,7 @@ class EmbeddedExtractor:
             if message.role == "tool":
                 found += self._fields(message, index, records)
             elif message.role == "user":
-                asked = index > 0 and messages[index - 1].content.rstrip().endswith("?")
-                found += self._statements(message, index, asked)
+                found += self._statements(message, index, _question(messages, index))
         out: list[Candidate] = []
         seen: set[str] = set()
         for candidate in found:
@@ -296,14 +296,14 @@ class EmbeddedExtractor:
         return out
 
     def _statements(
-        self, message: Message, index: int, asked: bool = False
+        self, message: Message, index: int, question: str | None = None
     ) -> list[Candidate | None]:
         """A user turn's candidates, clause by clause (None where a clause holds none).
-        ``asked``: the turn before asked a question, which its first sentence may answer
+        ``question``: what the turn before asked, which its first sentence may answer
         without a verb ("About 20 km a week.")."""
         text = message.content
         return [
-            self._candidate(message, index, text[c_start:c_end], asked and n == 0, text[:c_start])
+            self._candidate(message, index, text[c_start:c_end], question, text[:c_start], n == 0)
             for n, (start, end) in enumerate(sentence_spans(text))
             if self._may_hold_facts(text[start:end])
             for c_start, c_end in clause_spans(text, start, end)
@@ -351,11 +351,19 @@ class EmbeddedExtractor:
         return not (plain.endswith("?") or _HEDGE.search(plain))
 
     def _candidate(
-        self, message: Message, index: int, clause: str, answer: bool = False, before: str = ""
+        self,
+        message: Message,
+        index: int,
+        clause: str,
+        question: str | None = None,
+        before: str = "",
+        first: bool = True,
     ) -> Candidate | None:
-        """The clause's candidate, if it states one. ``answer``: it may answer a question
-        without a verb; ``before``: the turn's text before it, where "he" or "she" may
-        have been named."""
+        """The clause's candidate, if it states one. ``question``: what the turn before
+        asked, which the clause may answer without a verb ("Two months." to "What's your
+        notice period?" says "Ravi's notice period is two months."); ``before``: the
+        turn's text before it, where "he" or "she" may have been named; ``first``: it is
+        in the turn's first sentence."""
         plain = clause.strip().replace("\u2019", "'")
         while (opener := _PLEASANTRY_OPENER.match(plain)) and opener.end() < len(plain):
             plain = plain[opener.end() :]
@@ -364,15 +372,20 @@ class EmbeddedExtractor:
         if plain.split(" ", 1)[0] in ("the", "a", "an"):  # "Sorry, correction: the ..."
             plain = plain[0].upper() + plain[1:]
         words = _WORD.findall(plain)
+        speaker = message.speaker
+        if question is not None and (said := answered(question, plain, speaker, first=first)):
+            members = _entities(said, speaker)
+            return Candidate(
+                said, tuple(members), index, clause.strip(), _relation(said), (index - 1,)
+            )
         if len(words) < 2 or plain.endswith("?") or _PLEASANTRY.match(plain):
             return None
-        if not answer and not has_verb(words) and not verb_in(plain):
+        if (question is None or not first) and not has_verb(words) and not verb_in(plain):
             return None  # a fragment ("Mike here.") that answers no question
         if _REQUEST.match(plain) or _HEDGE.search(plain):
             return None
         if all(w.lower() in _EMPTY_WORDS for w in words) or _META.match(plain):
             return None  # about the conversation, not the world
-        speaker = message.speaker
         if _THIRD_PERSON.search(plain) and (person := antecedent(before, speaker)):
             plain = resolve(plain, person) or plain  # "she did ..." after "my wife Anya"
             words = _WORD.findall(plain)
@@ -435,6 +448,17 @@ class EmbeddedExtractor:
         if resolved is None or _AMBIGUOUS.search(resolved):
             return None
         return f"{_cap(speaker)} says {who} said {_lower_first(resolved)}"
+
+
+def _question(messages: Sequence[Message], index: int) -> str | None:
+    """The question the turn before ``index`` ends with, put by someone else; else None."""
+    if index == 0:
+        return None
+    before = messages[index - 1]
+    if before.speaker == messages[index].speaker or not before.content.rstrip().endswith("?"):
+        return None
+    spans = sentence_spans(before.content)
+    return before.content[spans[-1][0] : spans[-1][1]] if spans else None
 
 
 def _relation(statement: str) -> str | None:

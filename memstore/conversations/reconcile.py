@@ -136,7 +136,7 @@ def _field(statement: str) -> str | None:
 
 _WORDS = re.compile(r"\b[a-z0-9][a-z0-9-]{3,}\b(?!')")
 #: A pronoun kept as said ("Priya says it never arrived."): the fact names no one thing.
-_UNRESOLVED = re.compile(r"\b(?:it|its|they|them|their|he|him|his|she|her|we|us|our)\b", re.I)
+_UNRESOLVED = re.compile(r"\b(?:it|its|they|them|their|he|him|his|she|her|we|us|our)\b(?!-)")
 #: Words too common to say two texts speak of the same thing.
 _COMMON = frozenset(
     """that this with from have has had been were will would about there their they

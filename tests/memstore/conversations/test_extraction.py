@@ -103,6 +103,18 @@ def test_greetings_asides_and_demonstratives_leave_the_fact(content: str, expect
     assert statements(content) == [expected]
 
 
+def test_a_short_answer_is_read_with_the_question_it_answers() -> None:
+    turns = [
+        {"role": "user", "name": "Jun", "content": "Thanks. What's your notice period?"},
+        {"role": "user", "name": "Ravi", "content": "Two months. Sorry, it's three months."},
+    ]
+    found = EmbeddedExtractor().extract(parse_messages(turns))
+    assert [(c.statement, c.message, c.also) for c in found] == [
+        ("Ravi's notice period is two months.", 1, (0,)),  # the question is cited too
+        ("Ravi's notice period is three months.", 1, (0,)),
+    ]
+
+
 def test_a_fragment_that_answers_a_question_is_kept() -> None:
     turns = [
         {"role": "assistant", "content": "Which days can you train?"},

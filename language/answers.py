@@ -1,0 +1,90 @@
+"""A short answer read with the question it answers.
+
+"What's your notice period?" answered "Two months." says "Ravi's notice period is two
+months."; "How far do you run?" answered "About 20 km a week." says "Dmitri runs about 20
+km a week."; "When is your test?" answered "It's on Monday." says "Leo's test is on
+Monday.". Only questions put to the one who answers ("your", "you") in these shapes are
+read: what, when or where is your <thing>; which <thing> are you in, at or from; how
+many <things>, how much, how far, how often, where or when do you <verb>. Anything else
+(a yes or no, "what do you do?", a question about someone else) stays unread: the
+answer is then kept as said.
+"""
+
+from __future__ import annotations
+
+import re
+
+from language.parsing import verb_in
+from language.speakers import third_person
+
+#: "What's your notice period?", "When is your test again?"
+_YOUR = re.compile(
+    r"^(?:and|so|ok|okay)?,?\s*(?:what|when|where)(?:'s|\s+is|\s+was)\s+your\s+"
+    r"(?P<thing>[a-z][a-z' -]{0,40}?)(?:\s+again)?\s*\?$",
+    re.I,
+)
+#: "Which flat are you in?"
+_WHICH = re.compile(
+    r"^(?:and|so|ok|okay)?,?\s*which\s+(?P<thing>[a-z][a-z -]{0,30}?)\s+are\s+you\s+"
+    r"(?P<prep>in|at|on|from|with)(?:\s+again)?\s*\?$",
+    re.I,
+)
+#: "How many hosts do you monitor?", "How far do you run?", "Where do you work?"
+_DO_YOU = re.compile(
+    r"^(?:and|so|ok|okay)?,?\s*(?:how\s+(?:many|much)\s+[a-z][a-z -]{0,30}?|how\s+far|"
+    r"how\s+often|where|when)\s+do\s+you\s+(?P<verb>[a-z]+)(?P<rest>(?:\s+[a-z]+){0,2}?)"
+    r"\s*\?$",
+    re.I,
+)
+#: "It's on Monday.": the answer's "it" is the thing asked about.
+_IT_IS = re.compile(r"^(?:it's|it is|it was)\s+", re.I)
+#: Verbs too vague to say what the answer means ("what do you do?").
+_VAGUE = frozenset("do have get make think mean need want".split())
+#: An answer longer than this is a statement of its own, not a short answer.
+MAX_ANSWER_WORDS = 10
+
+
+def answered(question: str, answer: str, speaker: str, *, first: bool = True) -> str | None:
+    """The statement ``answer`` makes as the answer to ``question``, said of ``speaker``;
+    None where the question is not one of the shapes read, or the answer is no short one
+    (a sentence with a subject of its own, or over ``MAX_ANSWER_WORDS`` words). Past the
+    answer's ``first`` sentence, only "it's ..." answers ("Two months. Sorry, it's
+    three months.")."""
+    question = " ".join(question.replace("\u2019", "'").split())
+    said = " ".join(answer.replace("\u2019", "'").split()).rstrip(".!")
+    it = _IT_IS.match(said)
+    if it:
+        said = said[it.end() :]
+    if not said or len(said.split()) > MAX_ANSWER_WORDS or said.endswith("?"):
+        return None
+    if not it and (not first or verb_in(said)):
+        return None  # "I work at Acme.": a statement of its own
+    value = _lower_first(said)
+    if m := _YOUR.match(question):
+        return f"{speaker}'s {m.group('thing').strip()} is {value}."
+    if it:
+        return None  # "it" is the thing asked about only after "what is your ..."
+    if m := _WHICH.match(question):
+        return f"{speaker} is {m.group('prep').lower()} {value}."
+    if (m := _DO_YOU.match(question)) and m.group("verb").lower() not in _VAGUE:
+        rest = m.group("rest").strip()
+        verb = third_person(m.group("verb").lower())
+        return f"{speaker} {verb}{' ' + rest if rest else ''} {value}."
+    return None
+
+
+def _lower_first(text: str) -> str:
+    """The answer's first word in lower case, unless it is a name or a code ("Flat 3B"
+    stays; "Two months" -> "two months")."""
+    first = text.split(" ", 1)[0]
+    if first[:1].isupper() and first[1:].islower() and first.lower() in _COMMON_OPENERS:
+        return text[:1].lower() + text[1:]
+    return text
+
+
+#: Words that open a short answer in capitals only because they open it.
+_COMMON_OPENERS = frozenset(
+    """about around roughly almost nearly over under just only maybe one two three four
+    five six seven eight nine ten eleven twelve a an the every each on in at since from
+    by before after until till last next this mostly usually twice once""".split()
+)

@@ -1,0 +1,46 @@
+"""A short answer read with the question it answers."""
+
+from __future__ import annotations
+
+import pytest
+
+from language.answers import answered
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "statement"),
+    [
+        ("What's your notice period?", "Two months.", "Ravi's notice period is two months."),
+        ("When is your test again?", "It's on Monday.", "Ravi's test is on Monday."),
+        ("What is your date of birth?", "March 3, 1988.", "Ravi's date of birth is March 3, 1988."),
+        ("Which flat are you in?", "Flat 3B.", "Ravi is in Flat 3B."),
+        ("How far do you run?", "About 20 km a week.", "Ravi runs about 20 km a week."),
+        ("How many hosts do you monitor?", "Around 400.", "Ravi monitors around 400."),
+        ("Where do you work?", "At Acme in Leeds.", "Ravi works at Acme in Leeds."),
+    ],
+)
+def test_a_short_answer_says_what_was_asked(question: str, answer: str, statement: str) -> None:
+    assert answered(question, answer, "Ravi") == statement
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("Where do you work?", "I work at Acme."),  # a statement of its own
+        ("What do you do?", "Nursing."),  # too vague to say what it means
+        ("Is that right?", "Yes."),  # not a question read
+        ("What is her name?", "Ana."),  # not put to the one who answers
+        ("How far do you run?", "It's far."),  # "it" is the thing only after "your ..."
+        ("What's your budget?", "Well, it depends on a lot of things we have not decided."),
+    ],
+)
+def test_other_answers_are_not_read(question: str, answer: str) -> None:
+    assert answered(question, answer, "Ravi") is None
+
+
+def test_past_the_first_sentence_only_it_answers() -> None:
+    question = "What's your notice period?"
+    assert answered(question, "Two months.", "Ravi", first=False) is None
+    assert answered(question, "it's three months.", "Ravi", first=False) == (
+        "Ravi's notice period is three months."
+    )
