@@ -165,14 +165,20 @@ def rewrite(statement: str, correction: Correction) -> Rewrite | None:
     said = _tokens(statement)
     if not olds or not news or not said:
         return None
-    best: tuple[tuple[int, int, int, int], int, int, int, int] | None = None
+    best: tuple[tuple[int, bool, int, int, int], int, int, int, int] | None = None
     for i, j in _places(said, olds, news):
         for length in range(1, min(len(news), j - i + 2) + 1):
             for k in range(len(news) - length + 1):
                 if not _stands_for(news[k : k + length], said[i:j]):
                     continue
                 context = _agree(news, k, k + length, said, i, j)
-                score = (context, -abs(length - (j - i)), k, i)
+                # a value cut short leaves a word of its own behind ("tree" of "tree nuts")
+                whole = (
+                    k + length == len(news)
+                    or news[k + length].norm in _FUNCTION
+                    or (j < len(said) and news[k + length].norm == said[j].norm)
+                )
+                score = (context, whole, -abs(length - (j - i)), k, i)
                 if best is None or score > best[0]:
                     best = (score, k, k + length, i, j)
     if best is None:

@@ -163,7 +163,8 @@ _OPENER = re.compile(
     r"^(?:(?:sorry|actually|oh no|oh dear|oh wait|oh|oops|ah|well|wait|hmm|right|also|so|"
     r"anyway|btw|by the way|correction|update|"
     r"one more thing|i mean|i meant|i should have said|to be clear|just so you know|"
-    r"for the record|fyi)\s*[,:;]\s*|(?:actually|also|so|oh|and|but|anyway)\s+(?=i\b|i'|my\b))+",
+    r"for the record|fyi)\s*[,:;]\s*|(?:actually|also|so|oh|and|but|anyway)\s+"
+    r"(?=i\b|i'|my\b|it\b|it'|that's\b|we\b|we'|our\b))+",
     re.I,
 )
 _NOT_NAMES = frozenset(

@@ -137,6 +137,12 @@ def test_a_correction_leaves_a_statement_it_is_not_tied_to(said: str, statement:
             "Priya moved to Berlin in 2019.",
         ),
         ("I like tea, not coffee.", "Maya likes coffee.", "Maya likes tea."),
+        # the whole value, not its first word ("tree" would leave "nuts" behind)
+        (
+            "I'm allergic to tree nuts, not peanuts.",
+            "Maya is allergic to peanuts.",
+            "Maya is allergic to tree nuts.",
+        ),
     ],
 )
 def test_a_correction_finds_its_place(said: str, statement: str, rewritten: str) -> None:

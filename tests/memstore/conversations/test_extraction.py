@@ -92,6 +92,7 @@ def test_talk_about_the_conversation_and_self_introductions_are_no_facts(content
         ("Right, I speak Greek.", "Dana speaks Greek."),
         ("Yeah, I paint on Sundays.", "Dana paints on Sundays."),
         ("Wow, I won the raffle!", "Dana won the raffle."),
+        ("And it's done.", "Dana says it's done."),  # "And" opens it, says nothing
         ("I fixed this bug last week.", "Dana fixed this bug last week."),  # "this" names it
         (
             "Sorry, correction: the reindex migration lands on Wednesday.",
