@@ -56,3 +56,5 @@ def check_text(value: str) -> str:
 
 #: Who a user's turns are when no name is known (``conversations.messages``).
 THE_USER = "the user"
+#: The source of a conversation's turns stored as evidence (``remember_conversation``).
+CONVERSATION_SOURCE = "conversation"

@@ -601,7 +601,8 @@ class Store(Closing):
         """The memories relevant to ``query`` as a block for a prompt, one line each (the
         statement, when it held, confidence, source), best first, within ``budget_tokens``
         (counted with the MiniLM tokenizer); of the ``k`` best active facts (or
-        ``statuses``) whose relevance reaches ``min_score``. No match: an empty block
+        ``statuses``) whose relevance reaches ``min_score``; where none does, the stored
+        conversation turns that do, quoted (``turns``). No match: an empty block
         (``memstore.read.recall``)."""
         q, budget = inputs.recall_query(query, budget_tokens, k, entity, statuses, as_of, min_score)
         wanted = inputs.read_statuses(q.statuses, q.as_of)

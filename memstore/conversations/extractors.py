@@ -30,6 +30,7 @@ from language.parsing import verb_in
 from language.pronouns import PRONOUNS, antecedent, resolve
 from language.speakers import FIRST_PERSON
 from memstore.conversations.messages import Message
+from memstore.names import CONVERSATION_SOURCE
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,9 +69,9 @@ def fact_of(candidate: Candidate, messages: Sequence[Message], context_turns: in
     source = messages[candidate.message]
     earlier = range(max(0, candidate.message - context_turns), candidate.message)
     others = [i for i in (*candidate.also, *earlier) if i != candidate.message]
-    evidence = [{"text": source.rendered(), "source": "conversation"}]
-    evidence += [{"text": messages[i].rendered(), "source": "conversation"} for i in others]
-    evidence += [{"text": text, "source": "conversation"} for text in candidate.context]
+    evidence = [{"text": source.rendered(), "source": CONVERSATION_SOURCE}]
+    evidence += [{"text": messages[i].rendered(), "source": CONVERSATION_SOURCE} for i in others]
+    evidence += [{"text": text, "source": CONVERSATION_SOURCE} for text in candidate.context]
     citations = [{"evidence": 0, "quote": candidate.quote}]
     citations += [{"evidence": n + 1} for n, i in enumerate(others) if i in candidate.also]
     fact: dict[str, Any] = {

@@ -161,7 +161,9 @@ class Recalled(BaseModel):
 
     text: str = Field(
         description="One line per memory, best first: the statement, when it held, "
-        "confidence and source. Empty when nothing relevant is remembered."
+        "confidence and source; where no memory is relevant, the stored conversation "
+        "turns that are, quoted with who said them (what was said, not a checked fact). "
+        "Empty when nothing relevant is remembered."
     )
     facts: list[RecalledFact] = Field(description="The memories the text shows, in its order.")
     tokens: int = Field(description="The text's length in tokens (the MiniLM tokenizer's).")

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -253,3 +254,31 @@ def test_async_store_recalls_off_the_event_loop(tmp_path: Path) -> None:
             return (await store.recall(RELATED)).text
 
     assert anyio.run(main).startswith(f"- {PEANUTS} (")
+
+
+def test_where_no_memory_covers_a_question_the_turns_said_are_quoted(tmp_path: Path) -> None:
+    gate = Gate(ScriptedBackend(supports_its_own_words), REFUSE_UNGROUNDED)
+    with memstore.open(tmp_path / "m", "user:ravi", gate=gate) as store:
+        store.remember_conversation(
+            [
+                {"role": "user", "name": "Ravi", "content": "Is the office close to the Spire?"},
+                {"role": "assistant", "content": "Yes, a five-minute walk from the Spire."},
+                {"role": "user", "name": "Ravi", "content": "I drink green tea every morning."},
+            ]
+        )  # one fact (the tea); the turns before it are stored as its context
+        covered = store.recall("What does Ravi drink?")
+        assert [h.fact.statement for h in covered.hits] == ["Ravi drinks green tea every morning."]
+        assert covered.turns == []  # a memory answers: no turn is quoted
+        found = store.recall("How far is the office from the Spire?")
+        assert found.hits == [] and len(found.turns) == len(found.text.splitlines()) >= 1
+        first = re.sub(
+            r"recorded \d{4}-\d{2}-\d{2}\)$", "recorded <day>)", found.text.splitlines()[0]
+        )
+        assert first in (
+            '- Ravi said: "Is the office close to the Spire?" (a stored turn, recorded <day>)',
+            '- Assistant said: "Yes, a five-minute walk from the Spire." (a stored turn, '
+            "recorded <day>)",
+        )
+        assert found.tokens == count_tokens(found.text)
+        assert store.recall("How far is the office from the Spire?", entity="Ravi").turns == []
+        assert store.recall(UNRELATED).text == ""
