@@ -16,7 +16,8 @@ Each conversation runs twice, each time into a fresh store:
    stored, is active no more, and the new one is); active facts that match no expected
    memory; each question through ``Store.search`` (hit@1 and hit@5: an active fact that
    matches the expected answer among the first 1 or 5) and ``Store.recall`` (the answer
-   among the memories its block shows).
+   among the memories its block shows; or, where no memory reached its threshold, the
+   answer's turn among the turns it quotes).
 2. **with the traps**: the same candidates replayed (the extractor is not asked again)
    with each trap inserted before the first candidate from a later turn, so the gate
    reads the trap against the turn it claims and the store as it was then. A trap counts
@@ -215,8 +216,12 @@ def score(store: memstore.Store, conv: Conversation, run: Run, matcher: Matcher)
         ranks = [i for i, h in enumerate(hits) if found(answer, [h.fact])]
         row: dict[str, Any] = {"rank": ranks[0] + 1 if ranks else None}
         if hasattr(store, "recall"):
-            shown = store.recall(q.query).hits
-            row["in_recall"] = any(found(answer, [h.fact]) for h in shown)
+            recalled = store.recall(q.query)
+            row["in_recall"] = any(found(answer, [h.fact]) for h in recalled.hits)
+            said = " ".join(conv.messages[answer.turn].content.split())
+            row["turn_in_recall"] = any(
+                said[:60] in " ".join(t.text.split()) for t in recalled.turns
+            )
         questions[q.query] = row
 
     unexpected = [
@@ -337,6 +342,7 @@ def summarize(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     at1 = sum(q["rank"] == 1 for q in questions)
     at_k = sum(q["rank"] is not None for q in questions)
     recalled = sum(bool(q.get("in_recall")) for q in questions)
+    quoted = sum(bool(q.get("in_recall") or q.get("turn_in_recall")) for q in questions)
     candidates: Counter[str] = Counter()
     for r in rows:
         candidates.update(r["candidates"])
@@ -368,6 +374,10 @@ def summarize(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
             "search_hit_at_1": _share(at1, len(questions)),
             f"search_hit_at_{SEARCH_K}": _share(at_k, len(questions)),
             "recall_hit": _share(recalled, len(questions))
+            if any("in_recall" in q for q in questions)
+            else None,
+            # the answer as a fact, or, where no fact reached min_score, its turn quoted
+            "recall_hit_or_turn": _share(quoted, len(questions))
             if any("in_recall" in q for q in questions)
             else None,
         },

@@ -256,6 +256,14 @@ def conversations_table(result: dict[str, Any]) -> str:
     )
     row("questions: answer in `recall`", lambda r: f"{r['questions']['recall_hit']:.2f}")
     row(
+        "... or its turn quoted there",
+        lambda r: (
+            f"{r['questions']['recall_hit_or_turn']:.2f}"
+            if r["questions"].get("recall_hit_or_turn") is not None
+            else "-"
+        ),
+    )
+    row(
         "active facts matching no expected memory",
         lambda r: (
             f"{r['unexpected_active']['share']:.2f} "
