@@ -1,4 +1,5 @@
-"""He and she resolved to the one person a turn has just named as a subject.
+"""Pronouns resolved: he and she to the one person a turn has just named, "it" to the one
+thing.
 
 "My wife Anya runs too, she did the Berlin marathon last year": "she" is Anya. A turn
 that names one person as the subject of a clause (a name, or a name set beside a noun
@@ -8,12 +9,16 @@ where it names two or more, or none, or a person without a name ("Anna's husband
 not the speaker's own "I'm Leo's mum"), or a noun for a person of the other gender ("my
 husband Tom ... she"), the pronoun stays unresolved and the extractor leaves the
 sentence alone. Roles come from spaCy's parser
-(``language.parsing``); "they", "it" and "we" are never resolved (too often a group or
-a thing).
+(``language.parsing``). An "it" that opens a clause is the one thing the sentence before
+named ("I'm on the search migration. It should land on Thursday."), where it named one
+(not a person, a time or a name) and the "it" stands for something ("It's raining", "it
+was the cache that broke" do not). "They" and "we" are never resolved (too often a
+group).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -124,3 +129,59 @@ def _full_name(token: Token) -> str:
     """The name with the words compounded onto it ("Mr Lefèvre")."""
     parts = [t for t in token.lefts if t.dep_ == "compound" and t.pos_ == "PROPN"]
     return " ".join([*(t.text for t in parts), token.text])
+
+
+#: Nouns of time and place-holders that "it" does not stand for ("this morning").
+_NOT_THINGS = frozenset(
+    """morning afternoon evening night day week month year time moment minute hour today
+    tomorrow yesterday weekend thing lot bit way kind sort""".split()
+)
+#: "It's raining", "it's been a while", "it's hard to say", "it's time to go": an "it"
+#: that stands for nothing said before.
+_EMPTY_IT = re.compile(
+    r"^it(?:'s|\s+is|\s+was|\s+will\s+be|\s+has\s+been)\s+(?:\w+\s+)?(?:to|that|for\s+\w+\s+to)\b"
+    r"|^it(?:'s|\s+is|\s+was)\s+(?:been|raining|snowing|sunny|cold|hot|warm|late|early|"
+    r"time|getting|going\s+to|about|like|not\s+like|fine|ok|okay|true)\b"
+    # "It was the cache that broke": a cleft, its "it" stands for what follows
+    r"|^it(?:'s|\s+is|\s+was)\s+(?:\S+\s+){1,4}?(?:that|who|which)\b",
+    re.I,
+)
+
+
+def thing(before: str) -> str | None:
+    """The one thing the last sentence of ``before`` names, for an "it" that opens the
+    next clause ("I'm on the search reindex migration. It should land on Thursday.": "the
+    search reindex migration"), else None: none, or two or more (a person, a time or a
+    name is no thing; "a" becomes "the")."""
+    doc = parse(before.strip())
+    sentences = list(doc.sents)
+    if not sentences:
+        return None
+    found = [
+        chunk
+        for chunk in sentences[-1].noun_chunks
+        if chunk.root.pos_ == "NOUN"
+        and chunk.root.lemma_.lower() not in _NOT_THINGS | _PERSON_NOUNS
+        and chunk.root.dep_ != "npadvmod"
+    ]
+    if len(found) != 1:
+        return None
+    words = [t.text_with_ws for t in found[0]]
+    if found[0][0].lower_ in ("a", "an"):
+        words[0] = "the "
+    return "".join(words).strip()
+
+
+def resolve_it(clause: str, named: str) -> str | None:
+    """``clause`` with the "it" that opens it as ``named`` ("It should land on Thursday"
+    -> "the search reindex migration should land on Thursday"); None where it opens
+    with no such "it", or with one that stands for nothing ("It's raining")."""
+    text = clause.strip()
+    if _EMPTY_IT.match(text):
+        return None
+    match = re.match(r"it(?:'s|\s+is)\b|it\b", text, re.I)
+    if match is None:
+        return None
+    said = match.group(0).lower()
+    head = f"{named} is" if said in ("it's", "it is") else named
+    return head + text[match.end() :]

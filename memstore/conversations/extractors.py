@@ -27,7 +27,7 @@ from language.answers import answered
 from language.clauses import clause_spans, has_verb
 from language.fields import fields
 from language.parsing import verb_in
-from language.pronouns import PRONOUNS, antecedent, resolve
+from language.pronouns import PRONOUNS, antecedent, resolve, resolve_it, thing
 from language.speakers import FIRST_PERSON
 from memstore.conversations.messages import Message
 from memstore.names import CONVERSATION_SOURCE
@@ -146,6 +146,7 @@ _UNNAMED = re.compile(
     r"they'll|them|their|theirs|he|she|him|her|his|hers|it|its|it's)\b",
     re.I,
 )
+_IT = re.compile(r"it\b", re.I)
 _THIRD_PERSON = re.compile(r"\b(?:" + "|".join(sorted(PRONOUNS)) + r")\b", re.I)
 #: Other parties a sentence may be about; the extractor cannot tell whom they mean.
 _AMBIGUOUS = re.compile(
@@ -390,6 +391,9 @@ class EmbeddedExtractor:
             return None  # about the conversation, not the world
         if _THIRD_PERSON.search(plain) and (person := antecedent(before, speaker)):
             plain = resolve(plain, person) or plain  # "she did ..." after "my wife Anya"
+            words = _WORD.findall(plain)
+        if _IT.match(plain) and (named := thing(before)) and (it := resolve_it(plain, named)):
+            plain = it[0].upper() + it[1:]  # "It should land ..." after "the migration"
             words = _WORD.findall(plain)
         reported = _REPORTED.match(plain)
         first = bool(FIRST_PERSON.search(plain))

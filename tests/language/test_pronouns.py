@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from language.pronouns import Person, antecedent, resolve
+from language.pronouns import Person, antecedent, resolve, resolve_it, thing
 
 
 @pytest.mark.parametrize(
@@ -40,3 +40,33 @@ def test_the_antecedent_is_the_one_subject_named(before: str, person: Person | N
 )
 def test_pronouns_become_the_name(clause: str, person: Person, resolved: str | None) -> None:
     assert resolve(clause, person) == resolved
+
+
+@pytest.mark.parametrize(
+    ("before", "named"),
+    [
+        ("I'm on the search reindex migration. ", "the search reindex migration"),
+        ("I bought a new phone for my mom. ", "the new phone"),  # "a" is "the"; a mom no thing
+        ("I went to a support group yesterday and ", "the support group"),  # a time no thing
+        ("I finished the report on the new pricing. ", None),  # two things
+        ("I met Tom. ", None),  # a name: a person, maybe
+        ("", None),
+    ],
+)
+def test_it_is_the_one_thing_just_named(before: str, named: str | None) -> None:
+    assert thing(before) == named
+
+
+@pytest.mark.parametrize(
+    ("clause", "resolved"),
+    [
+        ("It should land on Thursday.", "the report should land on Thursday."),
+        ("it's in the garage.", "the report is in the garage."),
+        ("It's raining again.", None),  # an "it" that stands for nothing said
+        ("It's hard to say.", None),
+        ("It was the cache that broke.", None),  # a cleft
+        ("I liked it.", None),  # not the clause's opening "it"
+    ],
+)
+def test_an_opening_it_becomes_the_thing(clause: str, resolved: str | None) -> None:
+    assert resolve_it(clause, "the report") == resolved

@@ -146,6 +146,18 @@ def test_a_fragment_that_answers_a_question_is_kept() -> None:
             ["Dana says Omar and Lea came.", "Dana says he stayed late."],
         ),
         ("My husband Ben cooks. She bakes.", ["Dana's husband Ben cooks.", "Dana says she bakes."]),
+        # "it" is the one thing the sentence before named; a time or a person is none
+        (
+            "I'm on the search migration. It should land on Thursday.",
+            [
+                "Dana is on the search migration.",
+                "Dana says the search migration should land on Thursday.",
+            ],
+        ),
+        (
+            "I saw the report and the slides. It was long.",
+            ["Dana saw the report and the slides.", "Dana says it was long."],
+        ),
         # the speaker says whose mother she is: "his" is the son
         (
             "Hi, I'm Leo's mum. His test is on Tuesday.",
