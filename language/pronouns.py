@@ -179,7 +179,7 @@ def resolve_it(clause: str, named: str) -> str | None:
     text = clause.strip()
     if _EMPTY_IT.match(text):
         return None
-    match = re.match(r"it(?:'s|\s+is)\b|it\b", text, re.I)
+    match = re.match(r"[Ii]t(?:'s|\s+is)\b|[Ii]t(?=\s)", text)
     if match is None:
         return None
     said = match.group(0).lower()

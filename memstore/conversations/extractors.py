@@ -146,7 +146,7 @@ _UNNAMED = re.compile(
     r"they'll|them|their|theirs|he|she|him|her|his|hers|it|its|it's)\b",
     re.I,
 )
-_IT = re.compile(r"it\b", re.I)
+_IT = re.compile(r"[Ii]t(?:'s|\s)")
 _THIRD_PERSON = re.compile(r"\b(?:" + "|".join(sorted(PRONOUNS)) + r")\b", re.I)
 #: Other parties a sentence may be about; the extractor cannot tell whom they mean.
 _AMBIGUOUS = re.compile(

@@ -66,6 +66,7 @@ def test_it_is_the_one_thing_just_named(before: str, named: str | None) -> None:
         ("It's hard to say.", None),
         ("It was the cache that broke.", None),  # a cleft
         ("I liked it.", None),  # not the clause's opening "it"
+        ("IT-2291 is down.", None),  # a code, not "it"
     ],
 )
 def test_an_opening_it_becomes_the_thing(clause: str, resolved: str | None) -> None:
