@@ -147,6 +147,8 @@ _EMPTY_IT = re.compile(
     re.I,
 )
 
+_CORRECTING = re.compile(r"[,;]\s*not\b|\binstead of\b|\brather than\b", re.I)
+
 
 def thing(before: str) -> str | None:
     """The one thing the last sentence of ``before`` names, for an "it" that opens the
@@ -163,7 +165,8 @@ def thing(before: str) -> str | None:
         if chunk.root.pos_ == "NOUN"
         and chunk.root.lemma_.lower() not in _NOT_THINGS | _PERSON_NOUNS
         and chunk.root.dep_ != "npadvmod"
-    ]
+        and not any(t.like_num or any(c.isdigit() for c in t.text) for t in chunk)
+    ]  # a date or a number ("the 18th") is a value, not a thing
     if len(found) != 1:
         return None
     words = [t.text_with_ws for t in found[0]]
@@ -177,8 +180,8 @@ def resolve_it(clause: str, named: str) -> str | None:
     -> "the search reindex migration should land on Thursday"); None where it opens
     with no such "it", or with one that stands for nothing ("It's raining")."""
     text = clause.strip()
-    if _EMPTY_IT.match(text):
-        return None
+    if _EMPTY_IT.match(text) or _CORRECTING.search(text):
+        return None  # "it's 17, not 18": the "it" of a correction is the value
     match = re.match(r"[Ii]t(?:'s|\s+is)\b|[Ii]t(?=\s)", text)
     if match is None:
         return None

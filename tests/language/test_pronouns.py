@@ -50,6 +50,8 @@ def test_pronouns_become_the_name(clause: str, person: Person, resolved: str | N
         ("I went to a support group yesterday and ", "the support group"),  # a time no thing
         ("I finished the report on the new pricing. ", None),  # two things
         ("I met Tom. ", None),  # a name: a person, maybe
+        ("Sorry, it was November 17, not the 18th. ", None),  # a date is no thing
+        ("I took six photos. ", None),  # nor a number of them
         ("", None),
     ],
 )
@@ -67,6 +69,7 @@ def test_it_is_the_one_thing_just_named(before: str, named: str | None) -> None:
         ("It was the cache that broke.", None),  # a cleft
         ("I liked it.", None),  # not the clause's opening "it"
         ("IT-2291 is down.", None),  # a code, not "it"
+        ("It was the 17th, not the 18th.", None),  # a correction's "it" is the value
     ],
 )
 def test_an_opening_it_becomes_the_thing(clause: str, resolved: str | None) -> None:
