@@ -23,7 +23,7 @@ from difflib import SequenceMatcher
 from typing import Literal
 
 from language.clauses import clause_spans
-from language.fields import fields, key_words
+from language.fields import fields, key_words, stated
 from language.parsing import Reading, denies, parse_many, read_text
 from language.sentences import sentence_spans
 from language.values import MONTHS, WEEKDAYS, Value, digits, same, spoken, values
@@ -155,7 +155,7 @@ def _field_stated(claim: str, evidence: str) -> list[Finding]:
         body = block.strip()
         label = _LABEL.match(body)
         for f in fields(body[label.end() :] if label else body):
-            if _plain(f"{f.record} {key_words(f.key)}: {f.value}") == wanted:
+            if _plain(stated(f.record, f.key, f.value)) == wanted:
                 said = f"{f.key}: {f.value}"
                 return [Finding("fields", "support", f'the record states it: "{_short(said)}"')]
     return []

@@ -36,6 +36,12 @@ class Field:
     end: int
 
 
+def stated(record: str, key: str, value: str) -> str:
+    """A field said as a statement, the one way the extractor writes it and the gate's
+    ``fields`` check reads it: "<record> <key>: <value>." ("Order 88213 status: shipped.")."""
+    return f"{record} {key}: {value.rstrip('.')}."
+
+
 def key_words(key: str) -> str:
     """A key as words: snake_case, kebab-case, dotted and camelCase split, lower case."""
     spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", key)

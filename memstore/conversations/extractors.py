@@ -25,7 +25,7 @@ from typing import Any, Protocol, runtime_checkable
 from language import resolve_first_person, sentence_spans
 from language.answers import answered
 from language.clauses import clause_spans, has_verb
-from language.fields import fields
+from language.fields import fields, stated
 from language.parsing import verb_in
 from language.pronouns import PRONOUNS, antecedent, resolve, resolve_it, thing
 from language.speakers import FIRST_PERSON
@@ -338,7 +338,7 @@ class EmbeddedExtractor:
             if _ACTION_DONE.fullmatch(found.key) and value.lower() in _YES_NO:
                 continue  # "updated: true": what the tool just did, not the world
             quote = message.content[found.start : found.end]
-            statement = f"{found.record} {found.key}: {value.rstrip('.')}."
+            statement = stated(found.record, found.key, value)
             members = [(found.record, "record", "subject")]
             if _DATE.fullmatch(value[:10]):
                 members.append((value[:10], "time", "when"))
