@@ -13,6 +13,8 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from language.people import PERSON_NOUNS
+
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token
 
@@ -110,6 +112,28 @@ class Reading:
     slots: tuple[tuple[str, str, str], ...] = ()
     #: Who said it, where it is a turn of a conversation ("Maya: ...").
     speaker: str | None = None
+    #: Each verb's own clause (``clauses``): who its subject is, its words, its "not".
+    clauses: tuple[Clause, ...] = ()
+    #: What a contrasting "not" denies ("21 Elm Street, not 12": "12"); also in ``negations``.
+    contrasted: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Clause:
+    """One verb's own clause, without the clauses it governs ("I think | she left"):
+    who its subject is (``agents``), its content lemmas, and whether its verb is denied
+    ("I don't drink", "No fever", "never")."""
+
+    agents: tuple[str, ...]
+    lemmas: frozenset[str]
+    denied: bool
+    text: str
+    #: The word that says what the clause says of its subject: its verb ("adopt"), or
+    #: for "be" and "have" what follows ("vegetarian" in "I'm not vegetarian", "fever"
+    #: in "has a fever" and in "No fever.").
+    predicate: str | None = None
+    #: Whether its subject is a passive one ("was ranked").
+    passive: bool = False
 
 
 #: Readings of whole parsed texts, newest last (``read_text``).
@@ -150,7 +174,172 @@ def read(span: Doc | Span) -> Reading:
             for t in span
             if t.pos_ in ("NOUN", "PROPN")
         ),
+        clauses=clauses(span),
+        contrasted=tuple(
+            str(lemma) for t in span if _contrast(t) for lemma in _contrasted(t, span)
+        ),
     )
+
+
+#: Dependencies that open a clause of its own under a verb (its words are not the verb's).
+_CLAUSE_DEPS = frozenset({"ccomp", "advcl", "relcl", "conj", "parataxis", "csubj", "acl"})
+_PREDICATES = frozenset({"VERB", "AUX", "ADJ"})
+#: Words that deny the verb they attach to.
+_VERB_NEGATORS = frozenset("not n't never no cannot nor neither".split())
+#: Subjects that deny the clause for everyone ("No one was hurt").
+_NOBODY = frozenset("nobody nothing none".split())
+#: First and third person subjects as ``Clause.agents`` writes them.
+FIRST_PERSON = "I"
+THIRD_PERSON = frozenset({"he", "she", "they"})
+
+
+def clauses(span: Doc | Span) -> tuple[Clause, ...]:
+    """The clause of each verb in ``span``: the main verb's first, then each governed one's."""
+    heads = sorted(  # the main verb's clause first
+        (t for t in span if t.dep_ == "ROOT" or (t.dep_ in _CLAUSE_DEPS and t.pos_ in _PREDICATES)),
+        key=lambda t: (t.dep_ != "ROOT", t.i),
+    )
+    own = {h.i: h for h in heads}
+    out = []
+    for head in heads:
+        tokens = _own_tokens(head, own)
+        agents = _agents(head)
+        if not agents and head.dep_ == "conj" and head.head.i in own:  # "I eat, but don't drink"
+            agents = _agents(head.head)
+        denied = any(_denies_verb(t, head) for t in tokens)
+        lemmas = frozenset(lemma for t in tokens if (lemma := content_lemma(t)))
+        predicate = _predicate(head)
+        ceased = _ceased_verb(head)
+        if ceased is not None and not denied:  # "I quit smoking": I no longer smoke
+            lemmas, predicate, denied = lemmas | set(_forms(ceased)), ceased, True
+        out.append(
+            Clause(
+                agents=agents,
+                lemmas=lemmas,
+                denied=denied,
+                text=head.doc[min(t.i for t in tokens) : max(t.i for t in tokens) + 1].text,
+                predicate=predicate,
+                passive=any(c.dep_ == "nsubjpass" for c in head.children),
+            )
+        )
+    return tuple(out)
+
+
+def _ceased_verb(head: Token) -> str | None:
+    """What a verb of ceasing stops doing, where it is a verb made a noun ("quit
+    smoking", "gave up drinking"): the clause then denies that verb."""
+    lemma = head.lemma_.lower()
+    if lemma not in CESSATION and not (
+        lemma == "give" and any(c.lower_ == "up" for c in head.children)
+    ):
+        return None
+    done = next((c for c in head.children if c.dep_ in ("dobj", "xcomp")), None)
+    if done is None or not done.lower_.endswith("ing"):
+        return None
+    return done.lemma_.lower()
+
+
+def same_predicate(said: str | None, clause: Clause) -> bool:
+    """Whether a claim's predicate ``said`` is the clause's ("smoke" and "smoking")."""
+    return (
+        said is not None
+        and clause.predicate is not None
+        and (said == clause.predicate or said in _forms(clause.predicate))
+    )
+
+
+#: Verbs whose complement says what they say ("is vegetarian", "has a fever").
+_LIGHT_VERBS = frozenset({"be", "have", "get", "become", "remain", "stay", "feel", "seem"})
+_COMPLEMENTS = ("acomp", "attr", "dobj", "oprd", "xcomp")
+
+
+def _predicate(head: Token) -> str | None:
+    lemma = head.lemma_.lower()
+    if head.pos_ in ("NOUN", "PROPN", "ADJ") or lemma not in _LIGHT_VERBS:
+        return lemma
+    complement = next((c for c in head.children if c.dep_ in _COMPLEMENTS), None)
+    return complement.lemma_.lower() if complement is not None else None
+
+
+def _own_tokens(head: Token, heads: dict[int, Token]) -> list[Token]:
+    """``head`` and its dependents, not entering another clause's head."""
+    found, todo = [], [head]
+    while todo:
+        t = todo.pop()
+        found.append(t)
+        todo += [c for c in t.children if c.i not in heads]
+    return found
+
+
+def _denies_verb(token: Token, head: Token) -> bool:
+    """Whether ``token`` (of the clause of ``head``) denies the clause: a "not", "never"
+    or "no longer" of the verb or its predicate, "no" before a noun that is the whole
+    clause ("No fever."), a subject "no one"; not a thing's denial ("just not meat")
+    nor a contrast ("Berlin, not Munich")."""
+    if _contrast(token):
+        return False
+    if token.dep_ in _SUBJECT_DEPS and token.head.i == head.i:
+        return token.lower_ in _NOBODY or any(c.lower_ == "no" for c in token.children)
+    if (token.lower_ not in _VERB_NEGATORS and token.dep_ != "neg") or token.dep_ == "intj":
+        return False  # "Oh no, ...", "No, only this card": an answer, not a denial
+    target = token.head
+    return target.i == head.i or target.pos_ not in ("NOUN", "PROPN", "NUM", "PRON")
+
+
+def _contrast(token: Token) -> bool:
+    """A "not" that sets a thing against the one before it: "21 Elm Street, not 12"."""
+    return token.lower_ == "not" and token.i > 0 and token.nbor(-1).text in (",", "\u2013", "-")
+
+
+def _agents(head: Token) -> tuple[str, ...]:
+    """Who the subject of ``head`` is: a name ("Maya", "my wife Elena"), ``FIRST_PERSON``
+    ("I"), "he", "she" or "they", "the user", "my <noun>" for a person the speaker has
+    without a name ("my husband"), or "<name>'s <noun>" for a person or thing someone
+    has ("Priya's dad", "Leo's subject"); several where the subject is "A and B"."""
+    found: list[str] = []
+    for subject in (c for c in head.children if c.dep_ in _SUBJECT_DEPS):
+        for t in [subject, *(c for c in subject.children if c.dep_ == "conj")]:
+            if (who := _agent(t)) is not None:
+                found.append(who)
+    return tuple(dict.fromkeys(found))
+
+
+def _opening_name(token: Token) -> bool:
+    """A singular noun that opens its sentence capitalised with no determiner: a name the
+    tagger took for a word ("Grace works until 6", "Biscuit is on a diet")."""
+    return (
+        token.tag_ == "NN"
+        and token.text[:1].isupper()
+        and token.i == token.sent.start
+        and not any(c.dep_ in ("det", "poss", "amod", "compound") for c in token.children)
+    )
+
+
+def _agent(token: Token) -> str | None:
+    low = token.lower_
+    if token.pos_ == "PRON":
+        if low == "i":
+            return FIRST_PERSON
+        return low if low in THIRD_PERSON else None
+    if token.pos_ == "PROPN" and token.text[:1].isupper():
+        return name_of(token)
+    if _opening_name(token):
+        return token.text
+    named = next((c for c in token.children if c.dep_ == "appos" and c.pos_ == "PROPN"), None)
+    if named is not None:  # "my wife Elena"
+        return name_of(named)
+    lemma = token.lemma_.lower()
+    if lemma == "user" and any(c.lower_ == "the" for c in token.children):
+        return "the user"
+    owner = next((c for c in token.children if c.dep_ == "poss"), None)
+    if owner is None or token.pos_ != "NOUN":
+        return None
+    if owner.lower_ in ("my", "our"):
+        return f"my {lemma}" if lemma in PERSON_NOUNS else None
+    if owner.pos_ == "PROPN" or owner.lemma_.lower() == "user":
+        whose = "the user" if owner.lemma_.lower() == "user" else name_of(owner)
+        return f"{whose}'s {lemma}"  # "Priya's dad", "the user's sister"
+    return None
 
 
 def content_lemma(token: Token) -> str | None:
@@ -172,7 +361,9 @@ def negations(span: Doc | Span) -> tuple[str | None, ...]:
         low = t.lower_
         if low == "free" and t.i >= 2 and t.nbor(-1).text == "-":
             found.append(t.nbor(-2).lemma_.lower())  # "gluten-free": no gluten
-        elif t.dep_ == "neg" or low in NEGATORS:
+        elif _contrast(t):
+            found += _contrasted(t, span)
+        elif (t.dep_ == "neg" or low in NEGATORS) and t.dep_ != "intj":  # not "Oh no, ..."
             thing = t.head.pos_ in ("NOUN", "PROPN") and t.head is not t
             found.append(t.head.lemma_.lower() if thing else None)
         elif (t.lemma_.lower() in CESSATION and t.pos_ == "VERB") or (
@@ -180,6 +371,26 @@ def negations(span: Doc | Span) -> tuple[str | None, ...]:
         ):
             found += _ceased(t)
     return tuple(found)
+
+
+def _contrasted(negator: Token, span: Doc | Span) -> list[str]:
+    """What a contrasting "not" denies: the words after it that the rest of ``span``
+    does not say ("It's June 27, not June 20" denies 20; "four weeks, not three" three;
+    "not the left" left; "only for me, not for Ruth" Ruth), none where it repeats them all."""
+    run = []
+    for t in (t for t in span if t.i > negator.i):
+        if t.pos_ == "ADP" and not run and t.i == negator.i + 1:
+            continue  # "not for Ruth", "not on Tuesday"
+        if t.pos_ not in ("NUM", "PROPN", "NOUN", "ADJ", "DET", "PRON"):
+            break
+        run.append(t)
+    said = {
+        lemma
+        for t in span
+        if not (negator.i < t.i <= (run[-1].i if run else negator.i))
+        and (lemma := content_lemma(t))
+    }
+    return [lemma for t in run if (lemma := content_lemma(t)) and lemma not in said]
 
 
 def _ceased(verb: Token) -> list[str | None]:

@@ -23,30 +23,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from language.parsing import parse
+from language.people import FEMALE, MALE, PERSON_NOUNS
 
 if TYPE_CHECKING:
     from spacy.tokens import Token
 
 PRONOUNS = frozenset("he she him her his hers".split())
-_FEMALE = frozenset(
-    """wife mother mum mom daughter sister aunt niece grandmother grandma girlfriend
-    fiancee fiancée stepmother stepdaughter stepsister lady woman girl""".split()
-)
-_MALE = frozenset(
-    """husband father dad son brother uncle nephew grandfather grandpa boyfriend fiance
-    fiancé stepfather stepson stepbrother man boy""".split()
-)
 _SHE = frozenset("she her hers".split())
-#: Nouns for a person: where one is said without a name ("my dad"), "he" may be them.
-_PERSON_NOUNS = (
-    _FEMALE
-    | _MALE
-    | frozenset(
-        """friend partner boss manager colleague coworker neighbour neighbor doctor
-        teacher coach cousin kid child son baby parent roommate flatmate landlord tenant
-        client customer lawyer nurse dentist vet plumber driver sibling""".split()
-    )
-)
 _SUBJECT = frozenset({"nsubj", "nsubjpass"})
 
 
@@ -77,7 +60,7 @@ def antecedent(text: str, speaker: str | None = None) -> Person | None:
         if speaker is not None and name.lower() == speaker.lower():
             continue
         noun = head.lemma_.lower() if head is not None else None
-        found[name] = "she" if noun in _FEMALE else "he" if noun in _MALE else found.get(name)
+        found[name] = "she" if noun in FEMALE else "he" if noun in MALE else found.get(name)
     if len(found) != 1 or unnamed:
         return None
     [(name, gender)] = found.items()
@@ -86,7 +69,7 @@ def antecedent(text: str, speaker: str | None = None) -> Person | None:
 
 def _unnamed_person(token: Token) -> bool:
     """A noun for a person, said without a name ("my dad", "her boss")."""
-    if token.pos_ != "NOUN" or token.lemma_.lower() not in _PERSON_NOUNS:
+    if token.pos_ != "NOUN" or token.lemma_.lower() not in PERSON_NOUNS:
         return False
     named = any(c.dep_ in ("appos", "compound") and c.pos_ == "PROPN" for c in token.children)
     return not named and token.dep_ != "compound" and not _speaker_is(token)
@@ -163,7 +146,7 @@ def thing(before: str) -> str | None:
         chunk
         for chunk in sentences[-1].noun_chunks
         if chunk.root.pos_ == "NOUN"
-        and chunk.root.lemma_.lower() not in _NOT_THINGS | _PERSON_NOUNS
+        and chunk.root.lemma_.lower() not in _NOT_THINGS | PERSON_NOUNS
         and chunk.root.dep_ != "npadvmod"
         and not any(t.like_num or any(c.isdigit() for c in t.text) for t in chunk)
     ]  # a date or a number ("the 18th") is a value, not a thing

@@ -66,7 +66,7 @@ def test_polarity_refuses_an_added_not_and_reads_what_a_not_denies() -> None:
     coffee = "Maya: I gave up coffee last year."
     assert effects("Maya does not drink coffee.", coffee, "polarity") == set()
     assert effects("Maya drinks coffee.", coffee, "polarity") == {"doubt"}
-    assert effects("Maya smokes.", "Maya: I quit smoking in May.", "polarity") == {"doubt"}
+    assert effects("Maya smokes.", "Maya: I quit smoking in May.", "polarity") == {"refute"}
     # "-free" is a "not" of what it follows.
     bread = "Aiko: I only buy gluten-free bread."
     assert effects("Aiko buys no gluten.", bread, "polarity") == set()
@@ -93,11 +93,6 @@ def test_speaker_refuses_what_one_person_said_given_to_another() -> None:
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a known gap: reading 'the user' as a subject was reverted under the decision "
-    "rule (docs/verifier-decision-rule.md, third score: one more true fact refused)",
-)
 def test_speaker_reads_the_user_and_a_name_beside_a_noun() -> None:
     turn = "User: I'm allergic to penicillin. My brother Jonas lives in Graz."
     assert [f.reason for f in found("Jonas is allergic to penicillin.", turn)] == [
@@ -112,6 +107,82 @@ def test_speaker_reads_the_user_and_a_name_beside_a_noun() -> None:
     # A thing of someone's is no one else: "the user's Dutch is fluent".
     dutch = "User: I'm from Ghent; my Dutch is fluent but my French is rusty."
     assert effects("The user speaks Dutch.", dutch, "speaker") == set()
+
+
+def test_speaker_reads_who_each_clause_is_said_of() -> None:
+    """The subject of the clause that holds the claim's words is who it is said of: a
+    speaker's own "I", a name beside a noun, "my husband", "he"."""
+    turn = (
+        "Tom\u00e1s: I'm allergic to sulfa drugs. My wife Elena is allergic to penicillin, not me."
+    )
+    assert [f.reason for f in found("Elena is allergic to sulfa drugs.", turn)] == [
+        "the evidence says this of Tom\u00e1s, not of Elena"
+    ]
+    assert effects("Tom\u00e1s is allergic to penicillin.", turn, "speaker") == {"refute"}
+    assert effects("Tom\u00e1s is allergic to sulfa drugs.", turn, "speaker") == set()
+    assert effects("Elena is allergic to penicillin.", turn, "speaker") == set()
+    husband = "Priya: My husband Dev ordered a monitor arm last week."
+    assert effects("Priya ordered a monitor arm.", husband, "speaker") == {"refute"}
+    assert effects("Dev ordered a monitor arm.", husband, "speaker") == set()
+    dad = "Priya: My dad ordered a monitor arm."
+    assert [f.reason for f in found("Priya ordered a monitor arm.", dad)] == [
+        "the evidence says this of Priya's dad, not of Priya"
+    ]
+    reported = "Carlos: He said he is insured with AXA."
+    assert effects("Carlos is insured with AXA.", reported, "speaker") == {"refute"}
+    # In the user's own turn a name is someone else; in a tool's, it may be the user.
+    claire = "User: Wonderful. Claire can't eat shellfish, by the way."
+    assert effects("The user cannot eat shellfish.", claire, "speaker") == {"refute"}
+    assert effects("Claire cannot eat shellfish.", claire, "speaker") == set()
+    record = "Crm: Maya Lopez prefers email."
+    assert effects("The user prefers email.", record, "speaker") == set()
+
+
+def test_speaker_leaves_relations_and_the_other_voice_alone() -> None:
+    # "Kofi is the user's roommate" is a relation between two people, not a deed of Kofi's.
+    roommate = "User: I share a flat with my roommate Kofi."
+    assert effects("Kofi is the user's roommate.", roommate, "speaker") == set()
+    # A passive claim's subject is the active sentence's object, not its subject.
+    ranked = "The American Film Institute ranked Bogart the greatest male star."
+    assert effects("Bogart was ranked the greatest male star.", ranked, "speaker") == set()
+
+
+def test_polarity_refuses_what_a_clause_denies_of_its_own_verb() -> None:
+    intake = "Tom\u00e1s: No fever. I take lisinopril every morning."
+    assert effects("Tom\u00e1s has a fever.", intake, "polarity") == {"refute"}
+    assert effects("Tom\u00e1s takes lisinopril.", intake, "polarity") == set()
+    noah = "Noah: I'm not vegetarian, but I'm fine with it."
+    [denied] = [f for f in found("Noah is vegetarian.", noah) if f.check == "polarity"]
+    assert (denied.effect, denied.reason) == (
+        "refute",
+        'the evidence says "not": "Noah is not vegetarian"',
+    )
+    assert effects("Noah is fine with it.", noah, "polarity") == set()
+    assert effects("Maya eats meat.", "Maya: I no longer eat meat.", "polarity") == {"refute"}
+    # A "not" of another verb of the sentence denies nothing the claim says.
+    widow = "John Lennon's widow, Yoko Ono, did not approve the musical."
+    assert "refute" not in effects("Yoko Ono is John Lennon's widow.", widow, "polarity")
+    # "Oh no" is no denial.
+    oh = "User: Oh no, I forgot the anniversary dinner."
+    assert effects("The user forgot the anniversary dinner.", oh, "polarity") == set()
+
+
+def test_polarity_reads_a_contrast_as_a_not_of_the_thing_set_aside() -> None:
+    flat = "Priya: Sorry, my mistake, it's 21 Elm Street, not 12."
+    [wrong] = [f for f in found("Priya lives at 12 Elm Street.", flat) if f.check == "polarity"]
+    assert (wrong.effect, wrong.reason) == (
+        "refute",
+        'the evidence says "not 12": "Sorry, Priya\'s mistake, it\'s 21 Elm Street, not 12."',
+    )
+    assert effects("Priya lives at 21 Elm Street.", flat, "polarity") == set()
+    date = "Amelia: It's June 27, not June 20."
+    assert effects("The wedding is on June 20.", date, "polarity") == {"refute"}
+    assert effects("The wedding is on June 27.", date, "polarity") == set()
+    budget = "User: My manager Oleksandr signed off on the budget, but only for me, not for Ruth."
+    assert (
+        effects("Oleksandr did not sign off on the budget for Ruth.", budget, "polarity") == set()
+    )
+    assert effects("Oleksandr signed off on the budget for Ruth.", budget, "polarity") == {"refute"}
 
 
 def test_direction_refuses_a_relation_turned_round() -> None:
