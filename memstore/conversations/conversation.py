@@ -103,7 +103,8 @@ def remember(
     with store.index_batch():  # one index commit for the conversation, not one per fact
         outcomes = [
             _remember_one(store, c, turns, on_conflict, single_valued, context_turns, meta)
-            for c in _in_turn_order(store, turns, candidates, said)
+            for c, stale in _in_turn_order(store, turns, candidates, said)
+            if not stale or _refused(store, c, turns, context_turns)
         ]
     if user_name is not None and any(o.fact is not None for o in outcomes):
         link_user(store, user_name.strip())  # now that both may be known
@@ -124,15 +125,31 @@ def _ask_together(
         return  # the write of the candidate at fault says what is wrong with it
 
 
+def _refused(
+    store: StoreLike, candidate: Candidate, turns: Sequence[Message], context_turns: int
+) -> bool:
+    """Whether the gate refuses ``candidate`` (asked without writing): a fact that says
+    what a correction set aside is written only to be refused, with its reason in the
+    audit log; one the gate would let in is left out, as the correction's rewrite
+    replaces it."""
+    try:
+        [admission] = store.check_facts([fact_of(candidate, turns, context_turns)])
+    except MemstoreError:
+        return False
+    return admission is not None and not admission.accepted
+
+
 def _in_turn_order(
     store: StoreLike,
     turns: Sequence[Message],
     candidates: Sequence[Candidate],
     said: Sequence[tuple[int, corrections.Correction]],
-) -> Iterator[Candidate]:
+) -> Iterator[tuple[Candidate, bool]]:
     """The candidates turn by turn, each turn's corrections first: read when their turn
     comes (the fact a correction rewrites may come from an earlier turn of this call),
-    and in place of what the extractor read from the same sentence."""
+    and in place of what the extractor read from the same sentence; each with whether it
+    states the value a correction set aside ("three weeks" from "four weeks, not three"),
+    which only the gate's refusal writes."""
     by_turn: dict[int, list[Candidate]] = {}
     for candidate in candidates:
         by_turn.setdefault(candidate.message, []).append(candidate)
@@ -144,18 +161,21 @@ def _in_turn_order(
                 continue
             if found := corrections.corrected(store, turns, at, correction):
                 done.append(correction)
-                yield found
+                yield found, False
             else:
                 unplaced.append(correction)
         for candidate in by_turn.get(index, ()):
-            if any(corrections.within(candidate, turns, c) for c in done):
+            placed = [c for c in done if corrections.within(candidate, turns, c)]
+            if placed:
+                if any(corrections.states_old(candidate, c) for c in placed):
+                    yield candidate, True
                 continue
             restated = (
                 corrections.restated(store, turns, candidate, c)
                 for c in unplaced
                 if corrections.within(candidate, turns, c)
             )
-            yield next((r for r in restated if r is not None), candidate)
+            yield next((r for r in restated if r is not None), candidate), False
 
 
 def check_options(

@@ -16,6 +16,7 @@ speaker said changes nothing (the extractor's own reading of the sentence stands
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -125,6 +126,16 @@ def within(candidate: Candidate, turns: Sequence[Message], correction: Correctio
     if at < 0 or not correction.start <= at < correction.end:
         return False
     return correction.old.lower() in candidate.quote.lower()
+
+
+def states_old(candidate: Candidate, correction: Correction) -> bool:
+    """Whether ``candidate`` states the value ``correction`` set aside as if it held
+    ("... for three weeks" from "four weeks ago, not three"), not as the value denied."""
+    old = re.escape(correction.old.lower())
+    statement = candidate.statement.lower()
+    said = re.search(rf"(?<!\w){old}(?!\w)", statement)
+    denied = re.search(rf"\b(?:not|instead of|rather than)\s+(?:the\s+)?{old}(?!\w)", statement)
+    return said is not None and denied is None
 
 
 def _short(text: str, most: int = 160) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -411,6 +412,41 @@ def test_a_correction_rewrites_the_fact_it_corrects(words_store: Store) -> None:
         "Omar: Thanks. Oops, it's 44 Mill Lane, not 14.",
         "Omar: I live at 14 Mill Lane, Hull.",
     ]
+
+
+class ReadsTheCorrectionTwice:
+    """An extractor that reads a correction's sentence both ways, as an LLM can: with the
+    value it sets aside and with the value it gives."""
+
+    name = "reads-twice"
+
+    def extract(self, messages: Sequence[Message]) -> list[Candidate]:
+        quote = messages[0].content
+        omar = (("Omar", "person", "subject"),)
+        return [
+            Candidate("Omar lives at 14 Mill Lane.", omar, 0, quote),
+            Candidate("Omar lives at 44 Mill Lane.", omar, 0, quote),
+        ]
+
+
+def test_a_fact_stating_what_a_correction_set_aside_is_refused(data_dir: Path) -> None:
+    gate = Gate(ScriptedBackend(supports_its_own_words))  # the default policy: checks on
+    with memstore.open(data_dir, gate=gate) as store:
+        store.remember_conversation(
+            [{"role": "user", "name": "Omar", "content": "I live at 14 Mill Lane, Hull."}]
+        )
+        said = "Oops, it's 44 Mill Lane, not 14."
+        report = store.remember_conversation(
+            [{"role": "user", "name": "Omar", "content": said}], extractor=ReadsTheCorrectionTwice()
+        )
+    rewrite, stale = report.candidates  # the value given is the rewrite's, left out here
+    assert (rewrite.statement, rewrite.outcome) == (
+        "Omar lives at 44 Mill Lane, Hull.",
+        "superseded",
+    )
+    assert (stale.statement, stale.outcome) == ("Omar lives at 14 Mill Lane.", "refused")
+    assert stale.rejection is not None
+    assert stale.rejection.reason == f'the evidence says "not 14": "{said}"'
 
 
 def test_a_correction_in_the_same_conversation_replaces_the_earlier_turn(
