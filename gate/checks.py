@@ -422,17 +422,24 @@ def _fold(text: str) -> str:
 def _speaker(
     claim: Reading, about: Reading | None, sentences: list[Reading], evidence: str
 ) -> list[Finding]:
-    """What the evidence says of one person must not be claimed of another: every
-    clause that holds the claim's words has someone else as its subject ("My wife Elena
-    is allergic to penicillin" for "Tomás is allergic ..."; Tomás's own "I'm allergic to
-    sulfa drugs" for "Elena is allergic ..."), or the sentence the claim is about names
-    someone else as its subject and never the claim's own subject."""
-    if about is None:
-        return []
-    held = None if claim.root in SAYING else _held_by(claim, sentences, evidence)
-    if held:
-        return [Finding("speaker", "refute", held)]
-    if claim.subject is None:
+    """What the evidence says of one person must not be claimed of another: the
+    sentence the claim is about names someone else as its subject and never the
+    claim's own subject (refused); or every clause that holds the claim's words has
+    someone else as its subject ("My wife Elena is allergic to penicillin" for "Tomás is
+    allergic ..."; Tomás's own "I'm allergic to sulfa drugs" for "Elena is allergic
+    ..."): held, for on the test split this reading refused a true claim as often as a
+    false one (docs/verifier-decision-rule.md, fourth score)."""
+    found = _said_of(claim, about)
+    if found or about is None or claim.root in SAYING:
+        return found
+    held = _held_by(claim, sentences, evidence)
+    return [Finding("speaker", "doubt", held)] if held else []
+
+
+def _said_of(claim: Reading, about: Reading | None) -> list[Finding]:
+    """The sentence the claim is about names someone else as its subject and never the
+    claim's own subject; "Maya says ..." is checked against who said it."""
+    if about is None or claim.subject is None:
         return []
     subject = claim.subject  # of the main verb: not a subordinate clause's
     if claim.root in SAYING and about.speaker is not None:
@@ -450,7 +457,7 @@ def _speaker(
             )
         ]
     said_of = [s for s in about.subjects if not _overlaps(s, subject)]
-    if not said_of or held == "":  # a clause says it of the claim's subject
+    if not said_of:
         return []
     if not any(_overlaps(n, subject) for n in about.names):
         return [

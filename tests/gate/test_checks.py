@@ -93,14 +93,21 @@ def test_speaker_refuses_what_one_person_said_given_to_another() -> None:
     ]
 
 
-def test_speaker_reads_the_user_and_a_name_beside_a_noun() -> None:
+def reasons(claim: str, evidence: str, name: str) -> list[str]:
+    return [f.reason for f in found(claim, evidence) if f.check == name]
+
+
+def test_speaker_holds_what_the_user_said_of_themself_given_to_another() -> None:
+    """Held, not refused: on the test split this reading refused a true claim as often as
+    a false one (docs/verifier-decision-rule.md, fourth score)."""
     turn = "User: I'm allergic to penicillin. My brother Jonas lives in Graz."
-    assert [f.reason for f in found("Jonas is allergic to penicillin.", turn)] == [
+    assert effects("Jonas is allergic to penicillin.", turn, "speaker") == {"doubt"}
+    assert reasons("Jonas is allergic to penicillin.", turn, "speaker") == [
         "the evidence says this of the user, not of Jonas"
     ]
     assert effects("The user is allergic to penicillin.", turn, "speaker") == set()
     wife = "User: My wife Ilse loves opera."
-    assert [f.reason for f in found("The user loves opera.", wife)] == [
+    assert reasons("The user loves opera.", wife, "speaker") == [
         "the evidence says this of Ilse, not of the user"
     ]
     assert effects("The user's wife Ilse loves opera.", wife, "speaker") == set()
@@ -111,28 +118,29 @@ def test_speaker_reads_the_user_and_a_name_beside_a_noun() -> None:
 
 def test_speaker_reads_who_each_clause_is_said_of() -> None:
     """The subject of the clause that holds the claim's words is who it is said of: a
-    speaker's own "I", a name beside a noun, "my husband", "he"."""
+    speaker's own "I", a name beside a noun, "my husband", "he"; a claim said of
+    someone else is held."""
     turn = (
         "Tom\u00e1s: I'm allergic to sulfa drugs. My wife Elena is allergic to penicillin, not me."
     )
-    assert [f.reason for f in found("Elena is allergic to sulfa drugs.", turn)] == [
+    assert reasons("Elena is allergic to sulfa drugs.", turn, "speaker") == [
         "the evidence says this of Tom\u00e1s, not of Elena"
     ]
-    assert effects("Tom\u00e1s is allergic to penicillin.", turn, "speaker") == {"refute"}
+    assert effects("Tom\u00e1s is allergic to penicillin.", turn, "speaker") == {"doubt"}
     assert effects("Tom\u00e1s is allergic to sulfa drugs.", turn, "speaker") == set()
     assert effects("Elena is allergic to penicillin.", turn, "speaker") == set()
     husband = "Priya: My husband Dev ordered a monitor arm last week."
-    assert effects("Priya ordered a monitor arm.", husband, "speaker") == {"refute"}
+    assert effects("Priya ordered a monitor arm.", husband, "speaker") == {"doubt"}
     assert effects("Dev ordered a monitor arm.", husband, "speaker") == set()
     dad = "Priya: My dad ordered a monitor arm."
-    assert [f.reason for f in found("Priya ordered a monitor arm.", dad)] == [
+    assert reasons("Priya ordered a monitor arm.", dad, "speaker") == [
         "the evidence says this of Priya's dad, not of Priya"
     ]
     reported = "Carlos: He said he is insured with AXA."
-    assert effects("Carlos is insured with AXA.", reported, "speaker") == {"refute"}
+    assert effects("Carlos is insured with AXA.", reported, "speaker") == {"doubt"}
     # In the user's own turn a name is someone else; in a tool's, it may be the user.
     claire = "User: Wonderful. Claire can't eat shellfish, by the way."
-    assert effects("The user cannot eat shellfish.", claire, "speaker") == {"refute"}
+    assert effects("The user cannot eat shellfish.", claire, "speaker") == {"doubt"}
     assert effects("Claire cannot eat shellfish.", claire, "speaker") == set()
     record = "Crm: Maya Lopez prefers email."
     assert effects("The user prefers email.", record, "speaker") == set()
