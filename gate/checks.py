@@ -23,6 +23,7 @@ from difflib import SequenceMatcher
 from typing import Literal
 
 from language.clauses import clause_spans
+from language.corrections import corrections, rewrite
 from language.fields import fields, key_words, stated
 from language.parsing import (
     FIRST_PERSON,
@@ -41,7 +42,17 @@ from language.values import MONTHS, WEEKDAYS, Value, digits, same, spoken, value
 Effect = Literal["refute", "doubt", "support"]
 
 #: Names of the checks, in the order their findings are reported.
-CHECKS = ("values", "polarity", "names", "speaker", "direction", "things", "words", "fields")
+CHECKS = (
+    "values",
+    "polarity",
+    "names",
+    "speaker",
+    "direction",
+    "things",
+    "words",
+    "fields",
+    "corrected",
+)
 
 #: Share of a claim's content words a sentence must hold to be "the sentence the claim
 #: is about" (below it, no sentence is, and the polarity and speaker checks stay quiet).
@@ -151,7 +162,35 @@ def _findings(
     if not any(f.effect == "refute" for f in found):
         found += _words(said, evidence, sentences, about)
         found += _field_stated(claim, evidence)
+        found += _corrected(claim, evidence, sentences)
     return tuple(found)
+
+
+def _corrected(claim: str, evidence: str, sentences: list[Reading]) -> list[Finding]:
+    """Support where the claim is a sentence of the evidence with a value its speaker
+    corrected put in ("Yuki is in Flat 3B." and "It's 3C, not 3B." give "Yuki is in Flat
+    3C."), rewritten as the conversation's corrections rewrite (``language.corrections``),
+    word for word."""
+    if not _CORRECTING.search(evidence):
+        return []
+    wanted = _plain(claim)
+    for fix in corrections(evidence):
+        for sentence in sentences:
+            redone = rewrite(sentence.text, fix)
+            if redone is not None and _plain(redone.statement) == wanted:
+                said = _short(evidence[fix.start : fix.end])
+                return [
+                    Finding(
+                        "corrected",
+                        "support",
+                        f'the evidence corrects "{redone.removed}" to "{redone.put}": "{said}"',
+                    )
+                ]
+    return []
+
+
+#: Words a correction is said with (``language.corrections`` reads which).
+_CORRECTING = re.compile(r"\bnot\b|\binstead\b|\brather than\b", re.I)
 
 
 def _field_stated(claim: str, evidence: str) -> list[Finding]:

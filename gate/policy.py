@@ -4,8 +4,10 @@ Three outcomes: **verified** (accepted, not flagged), **held** (accepted and fla
 stored ``unverified``, never shown as verified) and **refused** (not accepted). A
 check that refutes the claim refuses it whatever the verifier says; a check in doubt,
 or a verifier below ``verify_p1``, holds it (docs/verifier-decision-rule.md, Three
-outcomes), unless the claim is a record's field as the evidence writes it (the
-``fields`` check: "Order 88213 status: shipped." from a tool's JSON).
+outcomes), unless the claim is said as the evidence writes it: a record's field (the
+``fields`` check: "Order 88213 status: shipped." from a tool's JSON), or a sentence with
+its speaker's correction put in (``corrected``: "Yuki is in Flat 3C." from "I'm in Flat
+3B." and "It's 3C, not 3B.").
 """
 
 from __future__ import annotations
@@ -121,8 +123,8 @@ def _judged(
         return _held(verdict, doubt.reason, doubt.check)
     if verdict.flagged:
         return verdict
-    stated = any(f.check == "fields" and f.effect == "support" for f in findings)
-    if p1 < policy.verify_p1 and not stated:  # a record's field, as written, needs no model
+    stated = any(f.check in _AS_WRITTEN and f.effect == "support" for f in findings)
+    if p1 < policy.verify_p1 and not stated:  # said as written, it needs no model
         return _held(
             verdict,
             f"the verifier is unsure: p1 {p1:.2f}, a verified fact needs {policy.verify_p1:.2f}",
@@ -131,6 +133,11 @@ def _judged(
     if support is not None and verdict.reason is None:
         return verdict.model_copy(update={"reason": support.reason, "check": support.check})
     return verdict
+
+
+#: Checks whose support verifies a grounded claim below ``verify_p1``: a record's field
+#: as written, a sentence with its speaker's correction put in.
+_AS_WRITTEN = frozenset({"fields", "corrected"})
 
 
 def _unsure(

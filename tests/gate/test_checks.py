@@ -238,6 +238,27 @@ def test_a_field_said_as_the_record_writes_it_is_supported_and_verified() -> Non
     assert decide(0.1, below, 0.5, policy).outcome == "held"
 
 
+def test_a_sentence_with_its_speakers_correction_put_in_is_supported_and_verified() -> None:
+    from gate import GatePolicy
+    from gate.policy import decide
+
+    said = "Yuki: I'm in Flat 3B.\n\nYuki: Sorry, wrong flat. It's 3C, not 3B."
+    [corrected] = [f for f in found("Yuki is in Flat 3C.", said) if f.check == "corrected"]
+    assert (corrected.effect, corrected.reason) == (
+        "support",
+        'the evidence corrects "3B" to "3C": "It\'s 3C, not 3B."',
+    )
+    assert effects("Yuki is in Flat 3D.", said, "corrected") == set()
+    assert effects("Yuki is in Flat 3B.", said, "corrected") == set()
+    assert effects("Yuki lives in 3C.", said, "corrected") == set()  # not the sentence's words
+    policy = GatePolicy()
+    below = policy.verify_p1 - 0.2
+    assert decide(0.1, below, 0.5, policy, found("Yuki is in Flat 3C.", said)).outcome == (
+        "verified"
+    )
+    assert decide(0.1, below, 0.5, policy).outcome == "held"
+
+
 def test_a_claim_the_evidence_states_is_supported_in_one_sentence() -> None:
     [support] = found("Maya likes tea.", TEA)
     assert (support.check, support.effect) == ("words", "support")
