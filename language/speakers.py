@@ -23,7 +23,7 @@ ADVERBS = frozenset(
 )
 #: Common irregular past tenses (kept as they are after a third-person subject).
 PAST = frozenset(
-    "went had was got made took saw left met bought came began ran ate drank wrote gave found "
+    "went had was did got made took saw left met bought came began ran ate drank wrote gave found "
     "told thought lost became felt kept sold spent built taught caught brought fell flew grew "
     "knew quit won wore broke chose drove forgot heard hid held hurt led lent paid put rode "
     "rang sent set shut sang sat slept spoke stood stole swam threw understood woke".split()
@@ -64,7 +64,7 @@ def third_person(verb: str) -> str:
 def resolve_first_person(sentence: str, speaker: str) -> str | None:
     """The sentence with "I", "me" and "my" replaced by ``speaker``; None where a first-
     person word is left that this cannot rewrite."""
-    text = sentence.replace("\u2019", "'")
+    text = _without_emphatic_self(sentence.replace("\u2019", "'"))
     possessive = f"{speaker}'s"
     if _NUMERAL_I.search(text):
         return None  # "I" may be a numeral here: not rewritten, not guessed at
@@ -94,6 +94,7 @@ def resolve_first_person(sentence: str, speaker: str) -> str | None:
     text = re.sub(r"\b(and|or|nor)\s+I\b", lambda m: f"{m.group(1)} {speaker}", text)
     text = re.sub(rf"\bI((?:\s+(?:{adverbs}))*)\s+([A-Za-z']+)(\s+not\b)?", subject, text)
     text = re.sub(r"\b(?:my|mine)\b", lambda _m: possessive, text, flags=re.I)
+    text = re.sub(r"\b(?:all )?by myself\b", "alone", text)  # "I live by myself"
     text = re.sub(r"\b(?:me|myself)\b", lambda _m: speaker, text)
     if FIRST_PERSON.search(text):
         return None
@@ -101,6 +102,25 @@ def resolve_first_person(sentence: str, speaker: str) -> str | None:
     if text.startswith(speaker[0].lower() + speaker[1:]) and speaker[0].islower():
         text = speaker[0].upper() + text[1:]
     return text if text.endswith((".", "!")) else text + "."
+
+
+def _without_emphatic_self(text: str) -> str:
+    """``text`` without an emphatic "myself" ("I used to work at Datadog myself" -> "I
+    used to work at Datadog"): it adds no one, and "Greg ... Datadog Greg" would read
+    as a name. A reflexive one ("I hurt myself", "by myself") stays."""
+    if "myself" not in text.lower():
+        return text
+    from language.parsing import parse  # spaCy, only for the sentences that need it
+
+    cut = [
+        t for t in parse(text) if t.lower_ == "myself" and t.dep_ in ("appos", "npadvmod", "advmod")
+    ]
+    for token in reversed(cut):
+        start = token.idx
+        while start > 0 and text[start - 1] == " ":
+            start -= 1
+        text = text[:start] + text[token.idx + len(token.text) :]
+    return text
 
 
 #: "Maya: I live in Leeds." A turn's speaker, its colon, then what they said.

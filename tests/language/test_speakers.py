@@ -22,6 +22,15 @@ from language.speakers import as_said
         ("I was thrilled.", "Maya was thrilled."),  # "I was" is no numeral
         ("Tom and I live in Hove.", "Tom and Maya live in Hove."),  # one of two subjects
         ("My sister and I are twins.", "Maya's sister and Maya are twins."),
+        ("I did the shopping.", "Maya did the shopping."),
+        # An emphatic "myself" adds no one ("... at Datadog Maya" would read as a name).
+        (
+            "I used to work at Datadog myself, so I know it.",
+            "Maya used to work at Datadog, so Maya knows it.",
+        ),
+        ("I've been at the company six years myself.", "Maya has been at the company six years."),
+        ("I hurt myself running.", "Maya hurt Maya running."),
+        ("I live by myself.", "Maya lives alone."),
     ],
 )
 def test_first_person_becomes_the_speaker(sentence: str, expected: str) -> None:
