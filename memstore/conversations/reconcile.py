@@ -87,11 +87,16 @@ def replaced_by(
     single = candidate.relation in single_valued and said_of(
         candidate.statement, subject, candidate.relation
     )
-    field = _field(candidate.statement) if candidate.members[0][1] == "record" else None
+    record = candidate.members[0]
+    field = _field(candidate.statement, record[0]) if record[1] == "record" else None
     for old in olds:
         if same_statement(old.statement, candidate.statement):
             continue
-        if field is not None and old.members[0].kind == "record" and _field(old.statement) == field:
+        if (
+            field is not None
+            and old.members[0].kind == "record"
+            and _field(old.statement, old.members[0].name) == field
+        ):
             found.append(old)
             why[old.id] = "a tool's later result gives this field another value"
             continue
@@ -127,11 +132,15 @@ def replaced_by(
     return found, why
 
 
-def _field(statement: str) -> str | None:
+def _field(statement: str, record: str) -> str | None:
     """The "<record> <key>" of a statement read from a tool's field ("Order 88213 status:
-    shipped."), in normalised words."""
-    record_key, colon, _value = statement.partition(": ")
-    return normalize_key(record_key) if colon else None
+    shipped."), in normalised words; the key is read after the record's name, which may
+    hold a colon of its own ("Event Book club: Klara and the Sun date: 2026-12-14.")."""
+    rest = statement[len(record) :] if statement.startswith(record) else statement
+    key, colon, _value = rest.partition(": ")
+    if not colon:
+        return None
+    return normalize_key(f"{record} {key}" if rest is not statement else key)
 
 
 _WORDS = re.compile(r"\b[a-z0-9][a-z0-9-]{3,}\b(?!')")

@@ -316,6 +316,22 @@ def test_a_later_tool_result_replaces_the_field_it_changes(words_store: Store) -
     assert words_store.get_fact(old.fact.id).status == "superseded"
 
 
+def test_fields_of_a_record_named_with_a_colon_replace_only_their_own(words_store: Store) -> None:
+    event = '{"event": "Book club: Klara and the Sun", "date": "2026-12-14", "time": "19:00"}'
+    turns = [
+        {"role": "tool", "content": event},
+        {"role": "tool", "content": event.replace("12-14", "12-15")},
+    ]
+    report = words_store.remember_conversation(turns)
+    replaced = {
+        c.statement: [words_store.get_fact(i).statement for i in c.replaced]
+        for c in report.candidates
+        if c.outcome == "superseded"
+    }
+    record = "Event Book club: Klara and the Sun"
+    assert replaced == {f"{record} date: 2026-12-15.": [f"{record} date: 2026-12-14."]}
+
+
 def test_a_relatives_manager_is_not_the_users(words_store: Store) -> None:
     turns = [
         {"role": "user", "name": "Maya", "content": "My manager is Priya Shah."},
