@@ -377,7 +377,7 @@ def _contrasted(negator: Token, span: Doc | Span) -> list[str]:
     """What a contrasting "not" denies: the words after it that the rest of ``span``
     does not say ("It's June 27, not June 20" denies 20; "four weeks, not three" three;
     "not the left" left; "only for me, not for Ruth" Ruth), none where it repeats them all."""
-    run = []
+    run: list[Token] = []
     for t in (t for t in span if t.i > negator.i):
         if t.pos_ == "ADP" and not run and t.i == negator.i + 1:
             continue  # "not for Ruth", "not on Tuesday"
