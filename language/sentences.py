@@ -135,7 +135,7 @@ def _spans(text: str) -> list[tuple[int, int]]:
         # Lines of one block are wrapped prose: pysbd would end a sentence at each break.
         block = text[block_start:block_end].replace("\r", " ").replace("\n", " ")
         first = len(spans)  # a close moves back only within its block
-        for part_start, part_end in _segments(block):
+        for part_start, part_end in _block_segments(block):
             start, end = block_start + part_start, block_start + part_end
             start, end = strip_span(text, start, end)
             closing = _LEADING_CLOSE.match(text, start, end)
@@ -145,6 +145,17 @@ def _spans(text: str) -> list[tuple[int, int]]:
             if start < end:
                 spans.append((start, end))
     return [(s, e) for s, e in spans if any(ch.isalnum() for ch in text[s:e])]
+
+
+def _block_segments(block: str) -> tuple[tuple[int, int], ...] | list[tuple[int, int]]:
+    """``_segments`` of a block, kept for blocks up to ``CACHED_CHARS``: a conversation's
+    evidence is its turns, one block each, read again in every later fact's context."""
+    return _cached_segments(block) if len(block) <= CACHED_CHARS else _segments(block)
+
+
+@lru_cache(maxsize=CACHED_TEXTS)
+def _cached_segments(block: str) -> tuple[tuple[int, int], ...]:
+    return tuple(_segments(block))
 
 
 def _closes(text: str, before: tuple[int, int], close: str) -> bool:
