@@ -3,11 +3,13 @@
 "What's your notice period?" answered "Two months." says "Ravi's notice period is two
 months."; "How far do you run?" answered "About 20 km a week." says "Dmitri runs about 20
 km a week."; "When is your test?" answered "It's on Monday." says "Leo's test is on
-Monday.". Only questions put to the one who answers ("your", "you") in these shapes are
-read: what, when or where is your <thing>; which <thing> are you in, at or from; how
-many <things>, how much, how far, how often, where or when do you <verb>. Anything else
-(a yes or no, "what do you do?", a question about someone else) stays unread: the
-answer is then kept as said.
+Monday."; "Your salary expectation is 95k, correct?" answered "Yes." says it is 95k,
+answered "Actually it's 105k now." says it is 105k now. Only questions put to the one
+who answers ("your", "you") in these shapes are read: what, when or where is your
+<thing>; your <thing> is <value>, right; which <thing> are you in, at or from; how many
+<things>, how much, how far, how often, where or when do you <verb>. Anything else (a
+yes or no to another question, "what do you do?", a question about someone else) stays
+unread: the answer is then kept as said.
 """
 
 from __future__ import annotations
@@ -36,6 +38,14 @@ _DO_YOU = re.compile(
     r"\s*\?$",
     re.I,
 )
+#: "Your salary expectation is 95k, correct?": a value put to the one who answers.
+_CONFIRM = re.compile(
+    r"^(?:and|so|ok|okay)?,?\s*your\s+(?P<thing>[a-z][a-z' -]{0,40}?)\s+(?:is|was)\s+"
+    r"(?P<value>[^,?]{1,40}?),?\s+(?:correct|right|yes|is that (?:right|correct))\s*\?$",
+    re.I,
+)
+#: Answers that say yes to the value put.
+_YES = re.compile(r"^(?:yes|yep|yeah|correct|that's (?:right|correct)|right|exactly)$", re.I)
 #: "It's on Monday.": the answer's "it" is the thing asked about.
 _IT_IS = re.compile(r"^(?:it's|it is|it was)\s+", re.I)
 #: Verbs too vague to say what the answer means ("what do you do?").
@@ -52,6 +62,11 @@ def answered(question: str, answer: str, speaker: str, *, first: bool = True) ->
     three months.")."""
     question = " ".join(question.replace("\u2019", "'").split())
     said = " ".join(answer.replace("\u2019", "'").split()).rstrip(".!")
+    put = _CONFIRM.match(question)
+    if put and first and _YES.match(said):  # "Yes." to "Your test is on Monday, right?"
+        return f"{speaker}'s {put.group('thing').strip()} is {put.group('value').strip()}."
+    if _YES.match(said) or said.lower() in ("no", "nope"):
+        return None  # a yes or no answers no "what" question
     it = _IT_IS.match(said)
     if it:
         said = said[it.end() :]
@@ -62,6 +77,8 @@ def answered(question: str, answer: str, speaker: str, *, first: bool = True) ->
     value = _lower_first(said)
     if m := _YOUR.match(question):
         return f"{speaker}'s {m.group('thing').strip()} is {value}."
+    if put and it:  # "Actually it's 105k now." to "Your salary expectation is 95k, correct?"
+        return f"{speaker}'s {put.group('thing').strip()} is {value}."
     if it:
         return None  # "it" is the thing asked about only after "what is your ..."
     if m := _WHICH.match(question):

@@ -17,6 +17,14 @@ from language.answers import answered
         ("How far do you run?", "About 20 km a week.", "Ravi runs about 20 km a week."),
         ("How many hosts do you monitor?", "Around 400.", "Ravi monitors around 400."),
         ("Where do you work?", "At Acme in Leeds.", "Ravi works at Acme in Leeds."),
+        # a value put to the one who answers: said yes to, or corrected
+        ("Your salary expectation is 95k, correct?", "Yes.", "Ravi's salary expectation is 95k."),
+        (
+            "Your salary expectation is 95k, correct?",
+            "it's 105k now",
+            "Ravi's salary expectation is 105k now.",
+        ),
+        ("Your flight is on Friday, right?", "That's right.", "Ravi's flight is on Friday."),
     ],
 )
 def test_a_short_answer_says_what_was_asked(question: str, answer: str, statement: str) -> None:
@@ -32,6 +40,9 @@ def test_a_short_answer_says_what_was_asked(question: str, answer: str, statemen
         ("What is her name?", "Ana."),  # not put to the one who answers
         ("How far do you run?", "It's far."),  # "it" is the thing only after "your ..."
         ("What's your budget?", "Well, it depends on a lot of things we have not decided."),
+        ("What's your notice period?", "Yes."),  # a yes answers no "what" question
+        ("Your salary expectation is 95k, correct?", "No."),  # no says nothing of the new value
+        ("Your salary expectation is 95k, correct?", "Two months."),  # no "it's": unread
     ],
 )
 def test_other_answers_are_not_read(question: str, answer: str) -> None:
