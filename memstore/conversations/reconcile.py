@@ -9,6 +9,9 @@ A candidate replaces an active fact about the same subject when
   statements differ, or
 - both are a field of the same record read from a tool's result ("Ticket M-902 unit:
   3B." and, later, "Ticket M-902 unit: 3C."): a field holds one value at a time, or
+- the candidate is the fact said again with another value (a number, a date, a time)
+  in a message that takes something back ("Two months. Sorry, I checked my contract,
+  it's three months."), or
 - the gate, reading the old fact against the candidate's source message, finds it
   contradicted (p1 below the contradiction threshold and below p0, or a check that
   refutes it: "I'm no longer vegetarian" against "Maya is vegetarian").
@@ -25,6 +28,7 @@ import re
 from collections.abc import Collection
 
 from gate import Verdict, VerdictStatus
+from language.values import MONTHS, WEEKDAYS
 from memstore import defaults
 from memstore.conversations.extractors import Candidate
 from memstore.conversations.storelike import StoreLike
@@ -100,6 +104,10 @@ def replaced_by(
             found.append(old)
             why[old.id] = "a tool's later result gives this field another value"
             continue
+        if _SELF_CORRECTION.search(source) and _value_restated(old.statement, candidate.statement):
+            found.append(old)  # "Two months. Sorry, I checked, it's three months."
+            why[old.id] = f"said again with another value: {_short(source)}"
+            continue
         if (
             single
             and old.relation == candidate.relation
@@ -130,6 +138,50 @@ def replaced_by(
                 else f"the new message contradicts it (p1 {verdict.p1:.2f} < p0 {verdict.p0:.2f})"
             )
     return found, why
+
+
+#: Words a speaker takes back what they just said with.
+_SELF_CORRECTION = re.compile(
+    r"\b(?:sorry|actually|i mean|i misspoke|correction|my mistake|scratch that|make that|"
+    r"wait|rather)\b",
+    re.I,
+)
+#: The most words a restated value may take, before and after.
+MAX_VALUE_WORDS = 3
+
+
+def _value_restated(old: str, new: str) -> bool:
+    """Whether ``new`` is ``old`` said again with another value: the same words around
+    one run of at most ``MAX_VALUE_WORDS`` words, a value (a number, a date, a time) in
+    each ("Ravi's notice period is two months." and "... is three months.")."""
+    a = re.findall(r"[\w'-]+", old.lower())
+    b = re.findall(r"[\w'-]+", new.lower())
+    head = 0
+    while head < min(len(a), len(b)) and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(a), len(b)) - head and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    was, now = a[head : len(a) - tail], b[head : len(b) - tail]
+    if head < 2 or not was or not now or max(len(was), len(now)) > MAX_VALUE_WORDS:
+        return False
+    return all(_VALUE_WORD.fullmatch(w) for w in was + now)
+
+
+#: A word that is (part of) a value: digits ("3B", "18:00"), a number or ordinal in
+#: words, a month, a weekday, am or pm.
+_VALUE_WORD = re.compile(
+    r"[\w:.-]*\d[\w:.-]*|(?:a|an|half|dozen|hundred|thousand|million|am|pm|"
+    r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|"
+    r"fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|"
+    r"eighty|ninety|first|second|third|fifth|eighth|ninth|twelfth|twentieth|thirtieth)"
+    r"(?:th|s)?|" + "|".join(sorted(m.lower() for m in (*MONTHS, *WEEKDAYS))) + r")"
+)
+
+
+def _short(text: str, most: int = 160) -> str:
+    said = " ".join(text.split())
+    return f'"{said}"' if len(said) <= most else f'"{said[: most - 1]}\u2026"'
 
 
 def _field(statement: str, record: str) -> str | None:

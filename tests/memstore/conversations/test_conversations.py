@@ -414,6 +414,32 @@ def test_a_correction_rewrites_the_fact_it_corrects(words_store: Store) -> None:
     ]
 
 
+def test_a_value_said_again_in_a_message_that_takes_it_back_replaces_it(
+    words_store: Store,
+) -> None:
+    report = words_store.remember_conversation(
+        [
+            {"role": "assistant", "content": "What's your notice period?"},
+            {
+                "role": "user",
+                "name": "Ravi",
+                "content": "Two months. Sorry, I checked my contract, it's three months.",
+            },
+        ]
+    )
+    by_statement = {c.statement: c for c in report.candidates}
+    first = by_statement["Ravi's notice period is two months."]
+    then = by_statement["Ravi's notice period is three months."]
+    assert first.fact is not None and then.outcome == "superseded"
+    assert then.replaced == [first.fact.id]
+    assert then.reasons[first.fact.id].startswith("said again with another value: ")
+    # Without a word that takes it back, two values stand side by side.
+    kept = words_store.remember_conversation(
+        [{"role": "user", "name": "Omar", "content": "I have 2 cats. I have 3 dogs."}]
+    )
+    assert [c.outcome for c in kept.candidates] == ["stored", "stored"]
+
+
 class ReadsTheCorrectionTwice:
     """An extractor that reads a correction's sentence both ways, as an LLM can: with the
     value it sets aside and with the value it gives."""
