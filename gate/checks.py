@@ -16,28 +16,20 @@ from __future__ import annotations
 
 import contextlib
 import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from difflib import SequenceMatcher
 from typing import Literal
 
+from gate.subjects import denied, said_of_someone_else
 from language.clauses import clause_spans
 from language.corrections import corrections, rewrite
 from language.fields import fields, key_words, stated
-from language.parsing import (
-    FIRST_PERSON,
-    THIRD_PERSON,
-    Clause,
-    Reading,
-    denies,
-    parse_many,
-    read_text,
-    same_predicate,
-)
-from language.people import PERSON_NOUNS, is_role
+from language.parsing import Reading, denies, parse_many, read_text
+from language.people import fold, overlaps
 from language.sentences import sentence_spans
-from language.values import MONTHS, WEEKDAYS, Value, digits, same, spoken, values
+from language.speakers import LABEL
+from language.values import CALENDAR_WORDS, Value, digits, same, spoken, valued, values
 
 Effect = Literal["refute", "doubt", "support"]
 
@@ -68,8 +60,6 @@ MAX_UNITS = 300
 #: 100,000 of evidence; sentence splitting and parsing grow with it, and the checks run
 #: outside the verifier's deadline).
 MAX_CHECKED_CHARS = 20_000
-#: Words that are values, not names (the values check compares them).
-_CALENDAR = frozenset(MONTHS) | frozenset(WEEKDAYS) | frozenset(w + "s" for w in WEEKDAYS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +106,7 @@ def _units(evidence: str) -> dict[str, str | None]:
 
     speaker = None
     for start, end in sentence_spans(evidence):
-        label = _LABEL.match(evidence, start, end)
+        label = LABEL.match(evidence, start, end)
         if label:  # "Maya: ..." is read as what Maya said, and Maya said it
             speaker, start = label.group("speaker"), label.end()
         elif evidence.rfind("\n", 0, start) > evidence.rfind(":", 0, start):
@@ -126,7 +116,7 @@ def _units(evidence: str) -> dict[str, str | None]:
             add(evidence[a:b], speaker)
     if "\n" in evidence.strip():
         for line in evidence.splitlines():
-            label = _LABEL.match(line)
+            label = LABEL.match(line)
             add(line, label.group("speaker") if label else None)
     for f in fields(evidence):
         if _sentence(f.value) or len(f.value.split()) > MAX_VALUE_WORDS:
@@ -141,11 +131,6 @@ def _sentence(text: str) -> bool:
     return len(text.split()) > 2 and text.rstrip().endswith((".", "!", "?"))
 
 
-#: A turn's speaker label ("Maya: ", "Dr. Okonkwo: "), left out of what is parsed.
-_LABEL = re.compile(
-    r"(?P<speaker>(?:[A-Z][\w.'-]*|@[\w.-]+)(?: [A-Z][\w.'-]*){0,3})"
-    r"(?: \([^)\n]{1,40}\))?:[ \t]+(?=\S)"
-)
 #: Verbs that report what someone said ("Maya says Tom is a vegan").
 SAYING = frozenset("say tell mention claim report add write state note explain".split())
 
@@ -202,7 +187,7 @@ def _field_stated(claim: str, evidence: str) -> list[Finding]:
     wanted = _plain(claim)
     for block in evidence.split("\n\n"):
         body = block.strip()
-        label = _LABEL.match(body)
+        label = LABEL.match(body)
         for f in fields(body[label.end() :] if label else body):
             if _plain(stated(f.record, f.key, f.value)) == wanted:
                 said = f"{f.key}: {f.value}"
@@ -218,21 +203,12 @@ def _about(claim: Reading, sentences: list[Reading], wordy: bool = False) -> Rea
     """The sentence that holds most of the claim's content words (None below ``ABOUT``);
     ``wordy``: counting words only, not values (numbers, dates, times), which is how the
     values check finds the sentence whose value a claim changed."""
-    lemmas = frozenset(w for w in claim.lemmas if not _valued(w)) if wordy else claim.lemmas
+    lemmas = frozenset(w for w in claim.lemmas if not valued(w)) if wordy else claim.lemmas
     if not lemmas or not sentences:
         return None
     best = max(sentences, key=lambda s: (len(lemmas & s.lemmas), -len(s.lemmas)))
     share = len(lemmas & best.lemmas) / len(lemmas)
     return best if share >= ABOUT else None
-
-
-def _valued(lemma: str) -> bool:
-    """A word that is (part of) a value: digits, a month or weekday, am/pm."""
-    return (
-        any(c.isdigit() for c in lemma)
-        or lemma in _CALENDAR
-        or lemma in {"am", "pm", "a.m.", "p.m."}
-    )
 
 
 def _values(claim: str, evidence: str, about: Reading | None) -> list[Finding]:
@@ -382,9 +358,9 @@ def _polarity(claim: Reading, about: Reading | None, sentences: list[Reading]) -
     if about is None:
         return []
     says_not = denies(claim, claim.lemmas)
-    denied = None if says_not else _denied(claim, sentences)
-    if denied is not None:
-        return [Finding("polarity", "refute", f'the evidence says "not": "{_short(denied)}"')]
+    clause = None if says_not else denied(claim, sentences)
+    if clause is not None:
+        return [Finding("polarity", "refute", f'the evidence says "not": "{_short(clause)}"')]
     if says_not == denies(about, claim.lemmas):
         return []
     if not says_not:
@@ -421,9 +397,9 @@ def _names(claim: Reading, evidence: str) -> list[Finding]:
     low = evidence.lower()
     found = []
     for name in claim.names:
-        if _named(name, low) or name.lower() in _CALENDAR:
+        if _named(name, low) or name.lower() in CALENDAR_WORDS:
             continue
-        subject = any(_overlaps(name, s) for s in claim.subjects)
+        subject = any(overlaps(name, s) for s in claim.subjects)
         effect: Effect = "doubt" if subject and _PRONOUN.search(evidence) else "refute"
         found.append(Finding("names", effect, f"the evidence never mentions {name}"))
     return found
@@ -435,11 +411,11 @@ _PRONOUN = re.compile(r"\b(?:he|she|they|him|her|them|his|hers|their|it|its)\b",
 def _named(name: str, low: str) -> bool:
     """Whether the evidence (lower case) names ``name``: by any of its words (accents
     folded, titles aside), as a whole word, so "the Red Sox" names "Boston Red Sox"."""
-    text = _fold(low)
+    text = fold(low)
     words = [
         w
-        for w in re.findall(r"[a-z0-9']+", _fold(name.lower()).replace("'s", ""))
-        if w not in _TITLES and w not in _CALENDAR and (len(w) > 2 or w.isdigit())
+        for w in re.findall(r"[a-z0-9']+", fold(name.lower()).replace("'s", ""))
+        if w not in _TITLES and w not in CALENDAR_WORDS and (len(w) > 2 or w.isdigit())
     ]
     if not words:
         return True
@@ -451,11 +427,6 @@ _TITLES = frozenset(
     "the user mr mrs ms dr prof sir dame queen king prince princess count lord lady saint st "
     "of and de la le von van".split()
 )
-
-
-def _fold(text: str) -> str:
-    """``text`` without accents ("Vázquez" -> "Vazquez")."""
-    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
 
 
 def _speaker(
@@ -471,7 +442,7 @@ def _speaker(
     found = _said_of(claim, about)
     if found or about is None or claim.root in SAYING:
         return found
-    held = _held_by(claim, sentences, evidence)
+    held = said_of_someone_else(claim, sentences, evidence)
     return [Finding("speaker", "doubt", held)] if held else []
 
 
@@ -482,7 +453,7 @@ def _said_of(claim: Reading, about: Reading | None) -> list[Finding]:
         return []
     subject = claim.subject  # of the main verb: not a subordinate clause's
     if claim.root in SAYING and about.speaker is not None:
-        if _overlaps(about.speaker, subject) or _named(subject, about.text.lower()):
+        if overlaps(about.speaker, subject) or _named(subject, about.text.lower()):
             return []  # "Maya says ...": Maya's turn says it, or reports what Maya said
         return [Finding("speaker", "refute", f"{about.speaker} said this, not {subject}")]
     turned = _turned(claim, about, subject)
@@ -495,18 +466,18 @@ def _said_of(claim: Reading, about: Reading | None) -> list[Finding]:
                 f'"{claim.root}", not {subject}',
             )
         ]
-    said_of = [s for s in about.subjects if not _overlaps(s, subject)]
+    said_of = [s for s in about.subjects if not overlaps(s, subject)]
     if not said_of:
         return []
-    if not any(_overlaps(n, subject) for n in about.names):
+    if not any(overlaps(n, subject) for n in about.names):
         return [
             Finding(
                 "speaker", "refute", f"the evidence says this of {said_of[0]}, not of {subject}"
             )
         ]
-    others = [n for n in claim.names if not _overlaps(n, subject)]
-    swapped = [s for s in said_of if any(_overlaps(s, n) for n in others)]
-    if swapped and not any(_overlaps(s, subject) for s in about.subjects):
+    others = [n for n in claim.names if not overlaps(n, subject)]
+    swapped = [s for s in said_of if any(overlaps(s, n) for n in others)]
+    if swapped and not any(overlaps(s, subject) for s in about.subjects):
         return [
             Finding(
                 "direction",
@@ -515,179 +486,6 @@ def _said_of(claim: Reading, about: Reading | None) -> list[Finding]:
             )
         ]
     return []
-
-
-def _person(claim: Reading) -> str | None:
-    """Who the claim is about: the one named subject of its main verb ("Maya", "the
-    user"), else None (also for a relation between people: "Kofi is Maya's roommate")."""
-    if not claim.clauses or len(claim.clauses[0].agents) != 1:
-        return None
-    if claim.lemmas & PERSON_NOUNS:  # "Kofi is the user's roommate": a relation, not a deed
-        return None
-    who = claim.clauses[0].agents[0]
-    return None if who == FIRST_PERSON or who in THIRD_PERSON or who.startswith("my ") else who
-
-
-def _holding(claim: Reading, person: str, sentences: list[Reading]) -> list[tuple[Clause, Reading]]:
-    """The evidence's clauses that hold every word of the claim but its subject's and
-    its values, each with the sentence it is in."""
-    words = _name_words(person) | {"user"}
-    wanted = frozenset(w for w in claim.lemmas if _fold(w) not in words and not _valued(w))
-    if not wanted:
-        return []
-    return [(c, s) for s in _stated(sentences) for c in s.clauses if wanted <= c.lemmas]
-
-
-def _held_by(claim: Reading, sentences: list[Reading], evidence: str) -> str | None:
-    """Where clauses of the evidence hold the claim's words: "" when one says it of the
-    claim's subject (or of someone these rules cannot place), else why it is said of
-    someone else; None where no clause holds them."""
-    person = _person(claim)
-    if person is None:
-        return None
-    holding = _holding(claim, person, sentences)
-    if not holding:
-        return None
-    apart = _apart(person, sentences, evidence)
-    reasons = []
-    voice = claim.clauses[0].passive
-    for clause, sentence in holding:
-        if clause.passive != voice:  # "X ranked Bogart" says nothing of X by Bogart's claim
-            return ""
-        other = _someone_else(clause, sentence.speaker, person, apart)
-        if other is None:
-            return ""
-        reasons.append(other)
-    return reasons[0]
-
-
-def _apart(person: str, sentences: list[Reading], evidence: str) -> bool:
-    """Whether the evidence speaks of ``person`` as someone other than the user: named
-    as someone's ("my sister Marta", "the user's teacher, Señora Vidal"), or the subject
-    of a clause in the user's own turn ("Claire can't eat shellfish")."""
-    first = re.escape(person.split()[0])
-    if re.search(_INTRODUCED.format(first), evidence, re.I) is not None:
-        return True
-    return any(
-        _overlaps(agent, person)
-        for s in sentences
-        if s.speaker is not None and s.speaker.lower() in _USER_LABELS
-        for c in s.clauses
-        for agent in c.agents
-        if agent != FIRST_PERSON and agent not in THIRD_PERSON and "'s " not in agent
-    )
-
-
-_INTRODUCED = r"\b(?:my|our|\w+'s)\s+(?:[\w-]+\s+){{0,2}}?[\w-]+,?\s+(?:[A-Z]\w*\.?\s+)?{}\b"
-#: Turn labels of the user's own turns.
-_USER_LABELS = frozenset({"user", "human"})
-
-
-def _someone_else(clause: Clause, speaker: str | None, person: str, apart: bool) -> str | None:
-    """Why ``clause`` is said of someone other than ``person``, or None where it is said
-    of them or these rules cannot tell (a turn labelled "user" may be Maya's, unless it
-    speaks of Maya: ``apart``)."""
-    if not clause.agents:
-        return None
-    for agent in clause.agents:
-        other = _other(agent, speaker, person, apart)
-        if other is None:
-            return None
-    return other
-
-
-def _other(agent: str, speaker: str | None, person: str, apart: bool) -> str | None:
-    if "'s " in person:  # "Karen's favourite subject": someone's thing
-        return _not_theirs(agent, person)
-    is_user = person.lower() == "the user"
-    user_turn = speaker is not None and speaker.lower() in _USER_LABELS
-    if agent.lower() == "the user" and user_turn:
-        agent = FIRST_PERSON  # the user's own turn, its "I" read as said
-    if agent == FIRST_PERSON:
-        if speaker is None:
-            return None
-        if is_role(speaker):
-            if is_user:
-                return (
-                    None
-                    if user_turn
-                    else f"the evidence says this of the {speaker.lower()}, not of the user"
-                )
-            if user_turn and not apart:
-                return None  # the user may be the person named
-            return f"the evidence says this of the {speaker.lower()}, not of {person}"
-        if _overlaps(speaker, person):
-            return None
-        return f"the evidence says this of {speaker}, not of {person}"
-    speakers_own = speaker is not None and (_overlaps(speaker, person) or (is_user and user_turn))
-    if agent in THIRD_PERSON:
-        return (
-            f'the evidence says this of someone its speaker calls "{agent}", not of {person}'
-            if speakers_own
-            else None
-        )
-    if agent.startswith("my "):
-        whose = "the user" if speaker is None or is_role(speaker) else speaker
-        return (
-            f"the evidence says this of {whose}'s {agent[3:]}, not of {person}"
-            if speakers_own
-            else None
-        )
-    if "'s " in agent:  # "Priya's dad": not Priya
-        owner = agent.split("'s ")[0]
-        own = _overlaps(owner, person) or (is_user and owner.lower() == "the user")
-        return f"the evidence says this of {agent}, not of {person}" if own else None
-    if _overlaps(agent, person) or (is_user and agent.lower() == "the user"):
-        return None
-    if (is_user or agent.lower() == "the user") and not speakers_own:
-        return None  # a name and "the user" may be one person; not in the user's own turn
-    return f"the evidence says this of {agent}, not of {person}"
-
-
-def _not_theirs(agent: str, person: str) -> str | None:
-    """Why ``agent`` ("Leo's subject") is not ``person`` ("Karen's subject"): the same
-    thing of another owner; None where it is theirs or another thing."""
-    if "'s " not in agent:
-        return None
-    owner, thing = person.split("'s ", 1)
-    their_owner, their_thing = agent.split("'s ", 1)
-    if (
-        thing != their_thing
-        or _overlaps(owner, their_owner)
-        or owner.lower() == their_owner.lower()
-    ):
-        return None
-    return f"the evidence says this of {agent}, not of {person}"
-
-
-def _denied(claim: Reading, sentences: list[Reading]) -> str | None:
-    """The text of a clause that denies the claim: every clause that says the claim's
-    predicate with its words, of its subject or of no one these rules can place, denies
-    it ("No fever.", "I'm not vegetarian", "I quit smoking")."""
-    person = _person(claim) or ""
-    words = _name_words(person) | {"user"} if person else set()
-    wanted = frozenset(w for w in claim.lemmas if _fold(w) not in words)
-    if not wanted or not claim.clauses:
-        return None
-    said = claim.clauses[0].predicate
-    holding = [
-        c
-        for s in _stated(sentences)
-        for c in s.clauses
-        if wanted <= c.lemmas
-        and same_predicate(said, c)  # not a "not" of another verb ("Ono did not approve")
-        and not (person and _someone_else(c, s.speaker, person, False))
-    ]
-    if not holding or not all(c.denied for c in holding):
-        return None
-    return min((c.text for c in holding), key=len)
-
-
-def _stated(sentences: list[Reading]) -> list[Reading]:
-    """The pieces of evidence that state something, read without a turn's label: not
-    questions ("Any fever?"), not whole labelled lines ("Priya: ...", read as parsed
-    with "Priya" a subject; its sentences are pieces of their own)."""
-    return [s for s in sentences if not s.text.rstrip().endswith("?") and not _LABEL.match(s.text)]
 
 
 def _turned(claim: Reading, about: Reading, subject: str) -> str | None:
@@ -701,19 +499,9 @@ def _turned(claim: Reading, about: Reading, subject: str) -> str | None:
         return None
     for other in claim.names:
         word = other.lower().split()[0]
-        if not _overlaps(other, subject) and word in about.order[:verb]:
+        if not overlaps(other, subject) and word in about.order[:verb]:
             return other
     return None
-
-
-def _overlaps(a: str, b: str) -> bool:
-    """Whether two names share a word ("Helga" and "Helga Lindqvist", "@maya" and
-    "Maya"), accents folded."""
-    return bool(_name_words(a) & _name_words(b))
-
-
-def _name_words(name: str) -> set[str]:
-    return set(re.findall(r"[a-z0-9]+", _fold(name.lower())))
 
 
 def _words(
@@ -765,7 +553,7 @@ _TIME_WORDS = frozenset(
 
 
 def _timely(lemma: str) -> bool:
-    return lemma in _TIME_WORDS or lemma in _CALENDAR or lemma.rstrip("s") in _CALENDAR
+    return lemma in _TIME_WORDS or lemma in CALENDAR_WORDS or lemma.rstrip("s") in CALENDAR_WORDS
 
 
 def _value_words(text: str) -> frozenset[str]:

@@ -3,6 +3,9 @@ the gender some of them give, and the labels of turns that name a role, not a pe
 
 from __future__ import annotations
 
+import re
+import unicodedata
+
 FEMALE = frozenset(
     """wife mother mum mom daughter sister aunt niece grandmother grandma girlfriend
     fiancee fiancée stepmother stepdaughter stepsister lady woman girl""".split()
@@ -28,3 +31,19 @@ ROLES = frozenset("user assistant system tool human ai bot agent developer".spli
 def is_role(label: str) -> bool:
     """Whether a turn's label names a role ("User", "assistant"), not a person."""
     return label.strip().lower() in ROLES
+
+
+def fold(text: str) -> str:
+    """``text`` without accents ("Vázquez" -> "Vazquez")."""
+    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+
+
+def overlaps(a: str, b: str) -> bool:
+    """Whether two names share a word ("Helga" and "Helga Lindqvist", "@maya" and
+    "Maya"), accents folded."""
+    return bool(name_words(a) & name_words(b))
+
+
+def name_words(name: str) -> set[str]:
+    """The words of a name, lower case, accents folded ("Vázquez" -> {"vazquez"})."""
+    return set(re.findall(r"[a-z0-9]+", fold(name.lower())))

@@ -123,6 +123,11 @@ def _without_emphatic_self(text: str) -> str:
     return text
 
 
+#: A turn's speaker label ("Maya: ", "Dr. Okonkwo: "), left out of what is parsed.
+LABEL = re.compile(
+    r"(?P<speaker>(?:[A-Z][\w.'-]*|@[\w.-]+)(?: [A-Z][\w.'-]*){0,3})"
+    r"(?: \([^)\n]{1,40}\))?:[ \t]+(?=\S)"
+)
 #: "Maya: I live in Leeds." A turn's speaker, its colon, then what they said.
 _TURN = re.compile(
     r"^(?P<lead>[ \t]*(?P<who>[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,3}):[ \t]+)(?P<said>.+)$", re.M

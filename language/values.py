@@ -267,3 +267,16 @@ def spoken(value: Value) -> str:
     if value.per:
         return f"{value.text} per {_period(value.per)}"
     return value.text
+
+
+#: Months and weekdays as words (and weekdays in the plural, "Sundays").
+CALENDAR_WORDS = frozenset(MONTHS) | frozenset(WEEKDAYS) | frozenset(w + "s" for w in WEEKDAYS)
+
+
+def valued(lemma: str) -> bool:
+    """A word that is (part of) a value: digits, a month or weekday, am/pm."""
+    return (
+        any(c.isdigit() for c in lemma)
+        or lemma in CALENDAR_WORDS
+        or lemma in {"am", "pm", "a.m.", "p.m."}
+    )

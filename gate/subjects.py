@@ -1,0 +1,192 @@
+"""Who a claim is about, and who each clause of its evidence is said of.
+
+The gate's ``speaker`` and ``polarity`` checks (``gate.checks``) read the evidence clause
+by clause (``language.parsing.clauses``): the subject of each clause is a person (a
+turn's "I" is its speaker; "my wife Elena" is Elena; "my husband" and "Priya's dad" are
+not Priya; "he" in Priya's own turn is not Priya) or a thing someone has ("Leo's
+favourite subject"). A claim is said of someone else where every clause that holds its
+words is; denied where every clause that says its predicate of its subject denies it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from language.parsing import FIRST_PERSON, THIRD_PERSON, Clause, Reading, same_predicate
+from language.people import PERSON_NOUNS, fold, is_role, name_words, overlaps
+from language.speakers import LABEL
+from language.values import valued
+
+
+def _person(claim: Reading) -> str | None:
+    """Who the claim is about: the one named subject of its main verb ("Maya", "the
+    user"), else None (also for a relation between people: "Kofi is Maya's roommate")."""
+    if not claim.clauses or len(claim.clauses[0].agents) != 1:
+        return None
+    if claim.lemmas & PERSON_NOUNS:  # "Kofi is the user's roommate": a relation, not a deed
+        return None
+    who = claim.clauses[0].agents[0]
+    return None if who == FIRST_PERSON or who in THIRD_PERSON or who.startswith("my ") else who
+
+
+def _holding(claim: Reading, person: str, sentences: list[Reading]) -> list[tuple[Clause, Reading]]:
+    """The evidence's clauses that hold every word of the claim but its subject's and
+    its values, each with the sentence it is in."""
+    words = name_words(person) | {"user"}
+    wanted = frozenset(w for w in claim.lemmas if fold(w) not in words and not valued(w))
+    if not wanted:
+        return []
+    return [(c, s) for s in _stated(sentences) for c in s.clauses if wanted <= c.lemmas]
+
+
+def said_of_someone_else(claim: Reading, sentences: list[Reading], evidence: str) -> str | None:
+    """Where clauses of the evidence hold the claim's words: "" when one says it of the
+    claim's subject (or of someone these rules cannot place), else why it is said of
+    someone else; None where no clause holds them."""
+    person = _person(claim)
+    if person is None:
+        return None
+    holding = _holding(claim, person, sentences)
+    if not holding:
+        return None
+    apart = _apart(person, sentences, evidence)
+    reasons = []
+    voice = claim.clauses[0].passive
+    for clause, sentence in holding:
+        if clause.passive != voice:  # "X ranked Bogart" says nothing of X by Bogart's claim
+            return ""
+        other = _someone_else(clause, sentence.speaker, person, apart)
+        if other is None:
+            return ""
+        reasons.append(other)
+    return reasons[0]
+
+
+def _apart(person: str, sentences: list[Reading], evidence: str) -> bool:
+    """Whether the evidence speaks of ``person`` as someone other than the user: named
+    as someone's ("my sister Marta", "the user's teacher, Señora Vidal"), or the subject
+    of a clause in the user's own turn ("Claire can't eat shellfish")."""
+    first = re.escape(person.split()[0])
+    if re.search(_INTRODUCED.format(first), evidence, re.I) is not None:
+        return True
+    return any(
+        overlaps(agent, person)
+        for s in sentences
+        if s.speaker is not None and s.speaker.lower() in _USERLABELS
+        for c in s.clauses
+        for agent in c.agents
+        if agent != FIRST_PERSON and agent not in THIRD_PERSON and "'s " not in agent
+    )
+
+
+_INTRODUCED = r"\b(?:my|our|\w+'s)\s+(?:[\w-]+\s+){{0,2}}?[\w-]+,?\s+(?:[A-Z]\w*\.?\s+)?{}\b"
+#: Turn labels of the user's own turns.
+_USERLABELS = frozenset({"user", "human"})
+
+
+def _someone_else(clause: Clause, speaker: str | None, person: str, apart: bool) -> str | None:
+    """Why ``clause`` is said of someone other than ``person``, or None where it is said
+    of them or these rules cannot tell (a turn labelled "user" may be Maya's, unless it
+    speaks of Maya: ``apart``)."""
+    if not clause.agents:
+        return None
+    for agent in clause.agents:
+        other = _other(agent, speaker, person, apart)
+        if other is None:
+            return None
+    return other
+
+
+def _other(agent: str, speaker: str | None, person: str, apart: bool) -> str | None:
+    """Why ``agent`` (a clause's subject, as ``language.parsing.clauses`` writes it) in a
+    turn of ``speaker`` is not ``person``; None where it is, or may be."""
+    if "'s " in person:  # "Karen's favourite subject": someone's thing
+        return _not_theirs(agent, person)
+    is_user = person.lower() == "the user"
+    user_turn = speaker is not None and speaker.lower() in _USERLABELS
+    if agent.lower() == "the user" and user_turn:
+        agent = FIRST_PERSON  # the user's own turn, its "I" read as said
+    if agent == FIRST_PERSON:
+        if speaker is None:
+            return None
+        if is_role(speaker):
+            if is_user:
+                return (
+                    None
+                    if user_turn
+                    else f"the evidence says this of the {speaker.lower()}, not of the user"
+                )
+            if user_turn and not apart:
+                return None  # the user may be the person named
+            return f"the evidence says this of the {speaker.lower()}, not of {person}"
+        if overlaps(speaker, person):
+            return None
+        return f"the evidence says this of {speaker}, not of {person}"
+    speakers_own = speaker is not None and (overlaps(speaker, person) or (is_user and user_turn))
+    if agent in THIRD_PERSON:
+        return (
+            f'the evidence says this of someone its speaker calls "{agent}", not of {person}'
+            if speakers_own
+            else None
+        )
+    if agent.startswith("my "):
+        whose = "the user" if speaker is None or is_role(speaker) else speaker
+        return (
+            f"the evidence says this of {whose}'s {agent[3:]}, not of {person}"
+            if speakers_own
+            else None
+        )
+    if "'s " in agent:  # "Priya's dad": not Priya
+        owner = agent.split("'s ")[0]
+        own = overlaps(owner, person) or (is_user and owner.lower() == "the user")
+        return f"the evidence says this of {agent}, not of {person}" if own else None
+    if overlaps(agent, person) or (is_user and agent.lower() == "the user"):
+        return None
+    if (is_user or agent.lower() == "the user") and not speakers_own:
+        return None  # a name and "the user" may be one person; not in the user's own turn
+    return f"the evidence says this of {agent}, not of {person}"
+
+
+def _not_theirs(agent: str, person: str) -> str | None:
+    """Why ``agent`` ("Leo's subject") is not ``person`` ("Karen's subject"): the same
+    thing of another owner; None where it is theirs or another thing."""
+    if "'s " not in agent:
+        return None
+    owner, thing = person.split("'s ", 1)
+    their_owner, their_thing = agent.split("'s ", 1)
+    if thing != their_thing or overlaps(owner, their_owner) or owner.lower() == their_owner.lower():
+        return None
+    return f"the evidence says this of {agent}, not of {person}"
+
+
+def denied(claim: Reading, sentences: list[Reading]) -> str | None:
+    """The text of a clause that denies the claim: every clause that says the claim's
+    predicate with its words, of its subject or of no one these rules can place, denies
+    it ("No fever.", "I'm not vegetarian", "I quit smoking")."""
+    person = _person(claim) or ""
+    words = name_words(person) | {"user"} if person else set()
+    wanted = frozenset(w for w in claim.lemmas if fold(w) not in words)
+    if not wanted or not claim.clauses:
+        return None
+    said = claim.clauses[0].predicate
+    holding = [
+        c
+        for s in _stated(sentences)
+        for c in s.clauses
+        if wanted <= c.lemmas
+        and same_predicate(said, c)  # not a "not" of another verb ("Ono did not approve")
+        and not (person and _someone_else(c, s.speaker, person, False))
+    ]
+    if not holding or not all(c.denied for c in holding):
+        return None
+    return min((c.text for c in holding), key=len)
+
+
+def _stated(sentences: list[Reading]) -> list[Reading]:
+    """The pieces of evidence that state something, read without a turn's label: not
+    questions ("Any fever?"), not whole labelled lines ("Priya: ...", read as parsed
+    with "Priya" a subject; its sentences are pieces of their own)."""
+    return [s for s in sentences if not s.text.rstrip().endswith("?") and not LABEL.match(s.text)]
+
+
+__all__ = ["denied", "said_of_someone_else"]
