@@ -113,10 +113,18 @@ class Ranking:
 
 
 def reciprocal_rank_fusion(rankings: Iterable[Ranking], k: int = 60) -> dict[str, float]:
-    """score(id) = sum over rankings of 1 / (k + rank), ranks from 1 (Cormack et al. 2009)."""
+    """score(id) = sum over rankings of 1 / (k + rank), ranks from 1 (Cormack et al. 2009).
+    Rows a side scores the same share the best rank among them: the order the side
+    lists a tie in (a full-text index's, which varies from one build to the next) does
+    not decide the fused order."""
     fused: dict[str, float] = {}
     for ranking in rankings:
-        for rank, item in enumerate(ranking.ids, start=1):
+        rank, previous = 0, None
+        scored = len(ranking.scores) == len(ranking.ids)  # else each row its own rank
+        for position, item in enumerate(ranking.ids, start=1):
+            score = ranking.scores[position - 1] if scored else position
+            if position == 1 or score != previous:
+                rank, previous = position, score
             fused[item] = fused.get(item, 0.0) + 1.0 / (k + rank)
     return fused
 

@@ -104,8 +104,14 @@ def rank(handle: IndexHandle, table: str, query: str, mode: str, where: Filter, 
         with index_errors(handle):
             return relevance(index, table, vector, ids)
 
-    # Equal fused scores (first on one side, second on the other) go by meaning.
-    order = sorted(fused, key=lambda i: (-fused[i], -sides[i].get("similarity", -1.0), i))
+    # Equal fused scores (first on one side, second on the other; a tie on one side) go
+    # by meaning: the vector side's similarity, else (found by text alone) the relevance
+    # read for it.
+    def meaning(i: str) -> tuple[float, float, float, str]:
+        side = sides[i]
+        return (-fused[i], -side.get("similarity", -1.0), -side.get("relevance", -1.0), i)
+
+    order = sorted(fused, key=meaning)
     return Ranked(order, fused, sides, rate)
 
 

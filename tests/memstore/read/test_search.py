@@ -34,7 +34,7 @@ from gate.backends.embedded import shared_encoder
 from memstore import InvalidInput, MemstoreError, Store
 from memstore.index.embeddings import MiniLM
 from memstore.index.lance import SCALAR_INDEXES, SearchIndex
-from memstore.index.rows import CHUNKS, FACTS, ChunkDoc, Filter
+from memstore.index.rows import CHUNKS, FACTS, ChunkDoc, Filter, Ranking, reciprocal_rank_fusion
 from memstore.write.duplicates import CANDIDATES, near_duplicates
 
 NS = "user:alice"
@@ -824,3 +824,14 @@ def test_an_index_made_before_its_scalar_indexes_gets_them_at_maintenance_not_on
             allergic = store.search("allergic peanuts", 5, mode=mode, relation="allergic_to")
             assert [h.fact.id for h in allergic] == [peanuts.id], mode
         assert store.search("works at Acme", 5, statuses=["retracted"]) == []
+
+
+def test_rows_a_side_scores_the_same_share_a_rank_in_the_fusion() -> None:
+    # The full-text side lists a tie (b and c, scored alike) in an order of its own.
+    text = Ranking(["a", "b", "c", "d"], [3.0, 2.0, 2.0, 1.0])
+    turned = Ranking(["a", "c", "b", "d"], [3.0, 2.0, 2.0, 1.0])
+    fused, fused_turned = reciprocal_rank_fusion([text]), reciprocal_rank_fusion([turned])
+    assert fused == fused_turned
+    assert fused["b"] == fused["c"] == 1 / 62 and fused["d"] == 1 / 64
+    # Without scores, each row has its own rank.
+    assert reciprocal_rank_fusion([Ranking(["a", "b"], [])]) == {"a": 1 / 61, "b": 1 / 62}
