@@ -12,8 +12,9 @@ sentence alone. Roles come from spaCy's parser
 (``language.parsing``). An "it" that opens a clause is the one thing the sentence before
 named ("I'm on the search migration. It should land on Thursday."), where it named one
 (not a person, a time or a name) and the "it" stands for something ("It's raining", "it
-was the cache that broke" do not). "They" and "we" are never resolved (too often a
-group).
+was the cache that broke" do not). A "there" is the one place the turn named after a
+preposition ("I'm joining from Osaka, I live there": in Osaka). "They" and "we" are never
+resolved (too often a group).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING, Literal
 
 from language.parsing import parse
 from language.people import FEMALE, MALE, PERSON_NOUNS
+from language.values import MONTHS, WEEKDAYS
 
 if TYPE_CHECKING:
     from spacy.tokens import Token
@@ -171,3 +173,45 @@ def resolve_it(clause: str, named: str) -> str | None:
     said = match.group(0).lower()
     head = f"{named} is" if said in ("it's", "it is") else named
     return head + text[match.end() :]
+
+
+#: Prepositions that place something ("in Leeds", "at Stripe", "from Osaka").
+_PLACING = frozenset({"in", "at", "from", "to", "near"})
+#: "there" that stands for a place: not "there is ..." (which places nothing).
+_THERE = re.compile(r"\bthere\b(?!\s*(?:'s|is|are|was|were|will|would|has|have|had)\b)", re.I)
+
+
+def place(before: str) -> tuple[str, str] | None:
+    """The one place ``before`` names after a preposition ("at Stripe", "from Osaka"),
+    for a "there" that follows, with the preposition to say it with ("in" for "from" and
+    "to": "I'm joining from Osaka, I live there" lives in Osaka); None where it names
+    none or several (a month or a day is no place)."""
+    found: dict[str, str] = {}
+    for token in parse(before.strip()):
+        placed = token
+        while placed.dep_ == "conj" and placed.head.i != placed.i:  # "to Leeds and York"
+            placed = placed.head
+        prep = placed.head
+        if (
+            token.pos_ != "PROPN"
+            or placed.dep_ != "pobj"
+            or prep.lower_ not in _PLACING
+            or token.lower_ in MONTHS
+            or token.lower_ in WEEKDAYS
+        ):
+            continue
+        name = " ".join([*(c.text for c in token.lefts if c.dep_ == "compound"), token.text])
+        found[name] = prep.lower_ if prep.lower_ in ("in", "at") else "in"
+    if len(found) != 1:
+        return None
+    [(name, prep)] = found.items()
+    return prep, name
+
+
+def resolve_there(clause: str, where: tuple[str, str]) -> str | None:
+    """``clause`` with its one "there" as the place ``where`` ("I live there" -> "I live
+    in Osaka"); None where it has none, or only the "there" of "there is"."""
+    if len(_THERE.findall(clause)) != 1:
+        return None
+    prep, name = where
+    return _THERE.sub(f"{prep} {name}", clause, count=1)

@@ -27,7 +27,15 @@ from language.answers import answered
 from language.clauses import clause_spans, has_verb
 from language.fields import fields, stated
 from language.parsing import verb_in
-from language.pronouns import PRONOUNS, antecedent, resolve, resolve_it, thing
+from language.pronouns import (
+    PRONOUNS,
+    antecedent,
+    place,
+    resolve,
+    resolve_it,
+    resolve_there,
+    thing,
+)
 from language.speakers import FIRST_PERSON
 from memstore.conversations.messages import Message
 from memstore.names import CONVERSATION_SOURCE
@@ -147,6 +155,7 @@ _UNNAMED = re.compile(
     re.I,
 )
 _IT = re.compile(r"[Ii]t(?:'s|\s)")
+_THERE = re.compile(r"\bthere\b", re.I)
 _THIRD_PERSON = re.compile(r"\b(?:" + "|".join(sorted(PRONOUNS)) + r")\b", re.I)
 #: Other parties a sentence may be about; the extractor cannot tell whom they mean.
 _AMBIGUOUS = re.compile(
@@ -394,6 +403,13 @@ class EmbeddedExtractor:
             words = _WORD.findall(plain)
         if _IT.match(plain) and (named := thing(before)) and (it := resolve_it(plain, named)):
             plain = it[0].upper() + it[1:]  # "It should land ..." after "the migration"
+            words = _WORD.findall(plain)
+        if (
+            _THERE.search(plain)
+            and (where := place(before))
+            and (at := resolve_there(plain, where))
+        ):
+            plain = at  # "I live there" after "I'm joining from Osaka"
             words = _WORD.findall(plain)
         reported = _REPORTED.match(plain)
         first = bool(FIRST_PERSON.search(plain))

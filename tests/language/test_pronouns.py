@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from language.pronouns import Person, antecedent, resolve, resolve_it, thing
+from language.pronouns import Person, antecedent, place, resolve, resolve_it, resolve_there, thing
 
 
 @pytest.mark.parametrize(
@@ -74,3 +74,25 @@ def test_it_is_the_one_thing_just_named(before: str, named: str | None) -> None:
 )
 def test_an_opening_it_becomes_the_thing(clause: str, resolved: str | None) -> None:
     assert resolve_it(clause, "the report") == resolved
+
+
+@pytest.mark.parametrize(
+    ("before", "where"),
+    [
+        ("I'm joining from Osaka,", ("in", "Osaka")),
+        ("I'm a senior engineer at Stripe, on the billing team.", ("at", "Stripe")),
+        ("I moved to Lisbon in March and", ("in", "Lisbon")),  # a month is no place
+        ("I went to Leeds and York.", None),  # two places
+        ("I work from home.", None),  # no name
+    ],
+)
+def test_there_is_the_one_place_just_named(before: str, where: tuple[str, str] | None) -> None:
+    assert place(before) == where
+
+
+def test_a_there_becomes_the_place_and_there_is_stays() -> None:
+    assert resolve_there("I live there.", ("in", "Osaka")) == "I live in Osaka."
+    assert resolve_there("I've been there four years.", ("at", "Stripe")) == (
+        "I've been at Stripe four years."
+    )
+    assert resolve_there("There is a gym nearby.", ("in", "Osaka")) is None

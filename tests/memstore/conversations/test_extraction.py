@@ -163,6 +163,11 @@ def test_a_fragment_that_answers_a_question_is_kept() -> None:
             "Hi, I'm Leo's mum. His test is on Tuesday.",
             ["Dana is Leo's mum.", "Dana says Leo's test is on Tuesday."],
         ),
+        # "there" is the one place just named
+        (
+            "I'm joining from Osaka, I live there.",
+            ["Dana is joining from Osaka.", "Dana lives in Osaka."],
+        ),
     ],
 )
 def test_he_and_she_are_the_one_person_just_named(content: str, expected: list[str]) -> None:
