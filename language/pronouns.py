@@ -204,8 +204,8 @@ def place(before: str) -> tuple[str, str] | None:
         found[name] = prep.lower_ if prep.lower_ in ("in", "at") else "in"
     if len(found) != 1:
         return None
-    [(name, prep)] = found.items()
-    return prep, name
+    [(named, said_with)] = found.items()
+    return said_with, named
 
 
 def resolve_there(clause: str, where: tuple[str, str]) -> str | None:
