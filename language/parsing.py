@@ -159,11 +159,12 @@ def read_text(text: str, doc: Doc) -> Reading:
 def read(span: Doc | Span) -> Reading:
     """The content lemmas, names, polarity and subjects of ``span``."""
     lemmas = frozenset(lemma for t in span if (lemma := content_lemma(t)))
+    denied, contrasted = _negations(span)
     return Reading(
         text=span.text,
         lemmas=lemmas,
         names=names(span),
-        negations=negations(span),
+        negations=denied,
         subjects=tuple(dict.fromkeys(n for t in span if (n := subject_name(t)))),
         subject=next((n for t in span if t.head.dep_ == "ROOT" and (n := subject_name(t))), None),
         order=tuple(t.lemma_.lower() for t in span),
@@ -175,9 +176,7 @@ def read(span: Doc | Span) -> Reading:
             if t.pos_ in ("NOUN", "PROPN")
         ),
         clauses=clauses(span),
-        contrasted=tuple(
-            str(lemma) for t in span if _contrast(t) for lemma in _contrasted(t, span)
-        ),
+        contrasted=contrasted,
     )
 
 
@@ -356,13 +355,21 @@ def negations(span: Doc | Span) -> tuple[str | None, ...]:
     meat"), a "-free" follows ("gluten-free") or a verb of ceasing ends ("quit Acme",
     "gave up coffee"): a denial of that thing only, which a claim about something else
     does not contradict."""
+    return _negations(span)[0]
+
+
+def _negations(span: Doc | Span) -> tuple[tuple[str | None, ...], tuple[str, ...]]:
+    """``negations(span)``, and of them what a contrast denies ("21, not 12": "12")."""
     found: list[str | None] = []
+    contrasted: list[str] = []
     for t in span:
         low = t.lower_
         if low == "free" and t.i >= 2 and t.nbor(-1).text == "-":
             found.append(t.nbor(-2).lemma_.lower())  # "gluten-free": no gluten
         elif _contrast(t):
-            found += _contrasted(t, span)
+            these = _contrasted(t, span)
+            contrasted += these
+            found += these
         elif (t.dep_ == "neg" or low in NEGATORS) and t.dep_ != "intj":  # not "Oh no, ..."
             thing = t.head.pos_ in ("NOUN", "PROPN") and t.head is not t
             found.append(t.head.lemma_.lower() if thing else None)
@@ -370,7 +377,7 @@ def negations(span: Doc | Span) -> tuple[str | None, ...]:
             t.lemma_.lower() == "give" and any(c.lower_ == "up" for c in t.children)
         ):
             found += _ceased(t)
-    return tuple(found)
+    return tuple(found), tuple(contrasted)
 
 
 def _contrasted(negator: Token, span: Doc | Span) -> list[str]:

@@ -53,7 +53,7 @@ def corrected(
         if found is None:
             continue
         context = _evidence(store, fact)
-        reason = f'{turn.speaker} corrected it: "{_short(sentence)}"'
+        reason = f'{turn.speaker} corrected it: "{short(sentence)}"'
         removed = found.removed.lower()
         members = tuple(  # a member that was the old value is the new one
             (found.put if name.lower() == removed else name, kind, role)
@@ -88,7 +88,7 @@ def restated(
             candidate,
             statement=without_old(candidate.statement, correction),
             context=_evidence(store, fact),
-            replaces=((fact.id, f'{turn.speaker} corrected it: "{_short(sentence)}"'),),
+            replaces=((fact.id, f'{turn.speaker} corrected it: "{short(sentence)}"'),),
         )
     return None
 
@@ -138,6 +138,7 @@ def states_old(candidate: Candidate, correction: Correction) -> bool:
     return said is not None and denied is None
 
 
-def _short(text: str, most: int = 160) -> str:
+def short(text: str, most: int = 160) -> str:
+    """``text`` on one line, cut to ``most`` characters (for a reason a person reads)."""
     said = " ".join(text.split())
     return said if len(said) <= most else said[: most - 1] + "\u2026"

@@ -30,6 +30,7 @@ from collections.abc import Collection
 from gate import Verdict, VerdictStatus
 from language.values import MONTHS, WEEKDAYS
 from memstore import defaults
+from memstore.conversations.corrections import short
 from memstore.conversations.extractors import Candidate
 from memstore.conversations.storelike import StoreLike
 from memstore.errors import NotFound
@@ -106,7 +107,7 @@ def replaced_by(
             continue
         if _SELF_CORRECTION.search(source) and _value_restated(old.statement, candidate.statement):
             found.append(old)  # "Two months. Sorry, I checked, it's three months."
-            why[old.id] = f"said again with another value: {_short(source)}"
+            why[old.id] = f'said again with another value: "{short(source)}"'
             continue
         if (
             single
@@ -177,11 +178,6 @@ _VALUE_WORD = re.compile(
     r"eighty|ninety|first|second|third|fifth|eighth|ninth|twelfth|twentieth|thirtieth)"
     r"(?:th|s)?|" + "|".join(sorted(m.lower() for m in (*MONTHS, *WEEKDAYS))) + r")"
 )
-
-
-def _short(text: str, most: int = 160) -> str:
-    said = " ".join(text.split())
-    return f'"{said}"' if len(said) <= most else f'"{said[: most - 1]}\u2026"'
 
 
 def _field(statement: str, record: str) -> str | None:
