@@ -643,11 +643,12 @@ class Store(Closing):
         return self._index.sync()
 
     def index_batch(self) -> AbstractContextManager[None]:
-        """``with store.index_batch(): ...``: facts written inside are searchable when the
-        block ends, indexed together (one index commit instead of one per write: a loop of
-        ``add_fact`` runs several times faster). Reads inside see them in SQL, not yet in
-        ``search``; a crash inside leaves them queued for the next open."""
-        return self._writes.index_batch()
+        """``with store.index_batch(): ...``: facts written (or retracted, reviewed)
+        inside are searchable as such when the block ends, indexed together (one index
+        commit instead of one per write: a loop of ``add_fact`` runs several times
+        faster). Reads inside see them in SQL, not yet in ``search``; a crash inside
+        leaves them queued for the next open."""
+        return self._index.batch()
 
     def index_backlog(self) -> int:
         """Changes of this namespace queued for the search index but not yet in it."""

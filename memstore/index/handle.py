@@ -9,8 +9,10 @@ from __future__ import annotations
 import logging
 import os
 import re
+import threading
 import time
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -127,6 +129,28 @@ class IndexHandle:
         self.leading = False
         #: What the background thread applied while it led (``memstore index-worker``).
         self.applied = outbox.Synced()
+        #: Per thread, inside ``batch``: the targeted changes held back (targets, their
+        #: vectors). Per thread: a Store is shared by a server's request threads.
+        self._local = threading.local()
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Apply the targeted changes asked for inside (``apply_queued(targets)``: writes,
+        retractions, reviews) as one change when the block ends: one LanceDB commit, not
+        one per call. SQL and the outbox hold each change at its commit as always; a
+        crash inside leaves them queued for the next open."""
+        if getattr(self._local, "held", None) is not None:  # nested: the outer block applies
+            yield
+            return
+        held: tuple[list[str], dict[str, Any]] = ([], {})
+        self._local.held = held
+        try:
+            yield
+        finally:
+            self._local.held = None
+            targets, vectors = held
+            if targets:
+                self.apply_queued(list(dict.fromkeys(targets)), vectors)
 
     def start_writer(self) -> None:
         """Leave new facts' index changes to a background thread (``memstore.index.writer``):
@@ -302,8 +326,13 @@ class IndexHandle:
         """Apply queued index changes (only ``targets`` / ``namespace`` / ``kind`` ones,
         when given).
         A failure is logged, never raised: SQL already holds the change, and it stays
-        queued for a replay."""
+        queued for a replay. Inside ``batch``, targeted changes wait for its end."""
         if self.index is None or self.problem is not None:
+            return
+        held = getattr(self._local, "held", None)
+        if held is not None and targets is not None and namespace is None and kind is None:
+            held[0].extend(targets)
+            held[1].update(vectors or {})
             return
         try:
             outbox.sync(

@@ -23,10 +23,8 @@ and no ``as_of`` read returns it.
 from __future__ import annotations
 
 import logging
-import threading
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -110,27 +108,6 @@ class WritePath:
     limits: Limits
     near_duplicate: float | None
     policy: Callable[[], schedule.ReverifyPolicy]
-    #: Per thread, inside ``index_batch``: the index changes held back (``held``: targets,
-    #: their vectors). Per thread: a Store is shared by a server's request threads.
-    _local: threading.local = field(default_factory=threading.local, init=False, repr=False)
-
-    @contextmanager
-    def index_batch(self) -> Iterator[None]:
-        """Index what is written inside as one change when the block ends (one LanceDB
-        commit, not one per write). SQL and the outbox hold each write at its commit as
-        always; a crash inside leaves the changes queued for the next open."""
-        if getattr(self._local, "held", None) is not None:  # nested: the outer block applies
-            yield
-            return
-        held: tuple[list[str], dict[str, Any]] = ([], {})
-        self._local.held = held
-        try:
-            yield
-        finally:
-            self._local.held = None
-            targets, vectors = held
-            if targets:
-                self.index.apply_queued(list(dict.fromkeys(targets)), vectors)
 
     def check_gated(self, hook: WriteHook, count: int, field: str, what: str = "facts") -> None:
         """That the gate may check ``count`` claims in one call (``Ungated`` checks none)."""
@@ -521,12 +498,7 @@ class WritePath:
                     fact.near_duplicates = duplicates
         except Exception:
             log.warning("near-duplicate check failed for %d new facts", len(stored), exc_info=True)
-        held = getattr(self._local, "held", None)
-        if held is not None:
-            held[0].extend(touched)
-            held[1].update(vectors)
-            return
-        self.index.apply_queued(touched, vectors)
+        self.index.apply_queued(touched, vectors)  # at the end of an ``index_batch``
 
 
 def close_open_fact(

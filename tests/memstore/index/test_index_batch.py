@@ -13,8 +13,13 @@ from memstore.index.rows import FACTS
 
 
 def indexed_ids(data_dir: Path) -> set[str]:
-    table = lancedb.connect(str(data_dir / "index")).open_table(FACTS)
-    return set(table.to_arrow().column("id").to_pylist())
+    return set(indexed_statuses(data_dir))
+
+
+def indexed_statuses(data_dir: Path) -> dict[str, str]:
+    rows = lancedb.connect(str(data_dir / "index")).open_table(FACTS).to_arrow()
+    ids, statuses = rows.column("id").to_pylist(), rows.column("status").to_pylist()
+    return dict(zip(ids, statuses, strict=True))
 
 
 def test_facts_written_in_a_batch_are_indexed_when_it_ends(data_dir: Path) -> None:
@@ -62,3 +67,17 @@ def test_a_batch_holds_back_only_its_own_threads_writes(data_dir: Path) -> None:
             indexed = indexed_ids(data_dir)
             assert other[0] in indexed and inside.id not in indexed
         assert inside.id in indexed_ids(data_dir)
+
+
+def test_a_retraction_in_a_batch_reaches_the_index_when_it_ends(data_dir: Path) -> None:
+    with memstore.open(data_dir, NS, hook=memstore.Ungated(), embedder=HashedWords()) as store:
+        kept = store.add_fact(**works_at("Ana", "Anacorp"))
+        gone = store.add_fact(**works_at("Bo", "Bocorp"))
+        with store.index_batch():
+            store.retract(gone.id, "wrong")
+            assert store.index_backlog() > 0  # held back: queued meanwhile
+            assert indexed_statuses(data_dir)[gone.id] == gone.status
+        assert store.index_backlog() == 0
+        statuses = indexed_statuses(data_dir)
+        assert statuses[gone.id] == "retracted" and statuses[kept.id] == kept.status
+        assert gone.id not in [h.fact.id for h in store.search("Bocorp", 5)]
