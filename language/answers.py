@@ -4,10 +4,12 @@
 months."; "How far do you run?" answered "About 20 km a week." says "Dmitri runs about 20
 km a week."; "When is your test?" answered "It's on Monday." says "Leo's test is on
 Monday."; "Your salary expectation is 95k, correct?" answered "Yes." says it is 95k,
-answered "Actually it's 105k now." says it is 105k now. Only questions put to the one
-who answers ("your", "you") in these shapes are read: what, when or where is your
-<thing>; your <thing> is <value>, right; which <thing> are you in, at or from; how many
-<things>, how much, how far, how often, where or when do you <verb>. Anything else (a
+answered "Actually it's 105k now." says it is 105k now; "How many hosts do you monitor?"
+answered "It's closer to 600." says "Lena monitors closer to 600." (an "it's" answers an
+amount only with a number). Only questions put to the one who answers ("your", "you")
+in these shapes are read: what, when or where is your <thing>; your <thing> is <value>,
+right; which <thing> are you in, at or from; how many <things>, how much, how far, how
+often, where or when do you <verb>. Anything else (a
 yes or no to another question, "what do you do?", a question about someone else) stays
 unread: the answer is then kept as said.
 """
@@ -48,6 +50,14 @@ _CONFIRM = re.compile(
 _YES = re.compile(r"^(?:yes|yep|yeah|correct|that's (?:right|correct)|right|exactly)$", re.I)
 #: "It's on Monday.": the answer's "it" is the thing asked about.
 _IT_IS = re.compile(r"^(?:it's|it is|it was)\s+", re.I)
+#: "How many hosts do you monitor?": answered "It's about 600." as well as "About 600."
+_AMOUNT = re.compile(r"^(?:and|so|ok|okay)?,?\s*how\s+(?:many|much|far|often)\b", re.I)
+#: A number in digits or words: what an "it's ..." answer to ``_AMOUNT`` must hold.
+_NUMBER = re.compile(
+    r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
+    r"forty|fifty|hundred|thousand|dozen|once|twice)\b",
+    re.I,
+)
 #: Verbs too vague to say what the answer means ("what do you do?").
 _VAGUE = frozenset("do have get make think mean need want".split())
 #: An answer longer than this is a statement of its own, not a short answer.
@@ -79,8 +89,8 @@ def answered(question: str, answer: str, speaker: str, *, first: bool = True) ->
         return f"{speaker}'s {m.group('thing').strip()} is {value}."
     if put and it:  # "Actually it's 105k now." to "Your salary expectation is 95k, correct?"
         return f"{speaker}'s {put.group('thing').strip()} is {value}."
-    if it:
-        return None  # "it" is the thing asked about only after "what is your ..."
+    if it and not (_AMOUNT.match(question) and _NUMBER.search(value)):
+        return None  # "it" is the thing asked about after "what is your ...", "how many"
     if m := _WHICH.match(question):
         return f"{speaker} is {m.group('prep').lower()} {value}."
     if (m := _DO_YOU.match(question)) and m.group("verb").lower() not in _VAGUE:

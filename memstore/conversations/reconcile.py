@@ -11,7 +11,8 @@ A candidate replaces an active fact about the same subject when
   3B." and, later, "Ticket M-902 unit: 3C."): a field holds one value at a time, or
 - the candidate is the fact said again with another value (a number, a date, a time)
   in a message that takes something back ("Two months. Sorry, I checked my contract,
-  it's three months."), or
+  it's three months."; "Around 400 hosts. Sorry, it's closer to 600 hosts since the
+  migration.": hedge words aside, the new one may say a little more after it), or
 - the gate, reading the old fact against the candidate's source message, finds it
   contradicted (p1 below the contradiction threshold and below p0, or a check that
   refutes it: "I'm no longer vegetarian" against "Maya is vegetarian").
@@ -164,9 +165,41 @@ def _value_restated(old: str, new: str) -> bool:
     while tail < min(len(a), len(b)) - head and a[-1 - tail] == b[-1 - tail]:
         tail += 1
     was, now = a[head : len(a) - tail], b[head : len(b) - tail]
-    if head < 2 or not was or not now or max(len(was), len(now)) > MAX_VALUE_WORDS:
+    if head < 2 or not was or not now:
         return False
-    return all(_VALUE_WORD.fullmatch(w) for w in was + now)
+    if max(len(was), len(now)) <= MAX_VALUE_WORDS and all(
+        _VALUE_WORD.fullmatch(w) for w in was + now
+    ):
+        return True
+    # "Lena monitors around 400 hosts." and "... closer to 600 hosts since the last
+    # migration.": a value said about (its hedge words aside), then the same words, the
+    # new one saying a little more after them
+    i, j = _past_value(a, head), _past_value(b, head)
+    if i is None or j is None or a[head:i] == b[head:j]:
+        return False
+    rest_a, rest_b = a[i:], b[j:]
+    return rest_b[: len(rest_a)] == rest_a and len(rest_b) - len(rest_a) <= MAX_ADDED_WORDS
+
+
+#: Words that hedge a value ("around 400", "closer to 600", "just over two").
+_ABOUT = frozenset(
+    """about around roughly nearly almost approximately approx some just over under
+    closer close nearer near to more less than at least most maybe""".split()
+)
+#: The most words the new statement may add after the value and the words it shares.
+MAX_ADDED_WORDS = 6
+
+
+def _past_value(words: list[str], start: int) -> int | None:
+    """Where the value starting at ``start`` (hedge words, then at most
+    ``MAX_VALUE_WORDS`` value words) ends; None where none starts there."""
+    i = start
+    while i < len(words) and words[i] in _ABOUT:
+        i += 1
+    end = i
+    while end < len(words) and end - i < MAX_VALUE_WORDS and _VALUE_WORD.fullmatch(words[end]):
+        end += 1
+    return end if end > i else None
 
 
 #: A word that is (part of) a value: digits ("3B", "18:00"), a number or ordinal in

@@ -16,6 +16,7 @@ from language.answers import answered
         ("Which flat are you in?", "Flat 3B.", "Ravi is in Flat 3B."),
         ("How far do you run?", "About 20 km a week.", "Ravi runs about 20 km a week."),
         ("How many hosts do you monitor?", "Around 400.", "Ravi monitors around 400."),
+        ("How many cats do you own?", "It's three now.", "Ravi owns three now."),
         ("Where do you work?", "At Acme in Leeds.", "Ravi works at Acme in Leeds."),
         # a value put to the one who answers: said yes to, or corrected
         ("Your salary expectation is 95k, correct?", "Yes.", "Ravi's salary expectation is 95k."),
@@ -38,7 +39,8 @@ def test_a_short_answer_says_what_was_asked(question: str, answer: str, statemen
         ("What do you do?", "Nursing."),  # too vague to say what it means
         ("Is that right?", "Yes."),  # not a question read
         ("What is her name?", "Ana."),  # not put to the one who answers
-        ("How far do you run?", "It's far."),  # "it" is the thing only after "your ..."
+        ("How far do you run?", "It's far."),  # "it" is no amount: the thing only after "your"
+        ("Where do you work?", "It's in Leeds."),  # nor is "it" where
         ("What's your budget?", "Well, it depends on a lot of things we have not decided."),
         ("What's your notice period?", "Yes."),  # a yes answers no "what" question
         ("Your salary expectation is 95k, correct?", "No."),  # no says nothing of the new value
@@ -55,3 +57,11 @@ def test_past_the_first_sentence_only_it_answers() -> None:
     assert answered(question, "it's three months.", "Ravi", first=False) == (
         "Ravi's notice period is three months."
     )
+
+
+def test_past_the_first_sentence_it_answers_how_many_with_a_number() -> None:
+    question = "How many people do you manage?"
+    assert answered(question, "it's nearer to 15 since the reorg", "Ravi", first=False) == (
+        "Ravi manages nearer to 15 since the reorg."
+    )
+    assert answered(question, "it's a lot of work", "Ravi", first=False) is None

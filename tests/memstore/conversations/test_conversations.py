@@ -433,6 +433,22 @@ def test_a_value_said_again_in_a_message_that_takes_it_back_replaces_it(
     assert first.fact is not None and then.outcome == "superseded"
     assert then.replaced == [first.fact.id]
     assert then.reasons[first.fact.id].startswith("said again with another value: ")
+    # A value said about ("About 12", "nearer to 15"), the new one saying a little more.
+    hedged = words_store.remember_conversation(
+        [
+            {"role": "assistant", "content": "How many people do you manage?"},
+            {
+                "role": "user",
+                "name": "Ines",
+                "content": "About 12 people. Sorry, my mistake, it's nearer to 15 people since "
+                "the reorg.",
+            },
+        ]
+    )
+    [about, nearer] = hedged.candidates
+    assert about.statement == "Ines manages about 12 people."
+    assert nearer.statement == "Ines manages nearer to 15 people since the reorg."
+    assert about.fact is not None and nearer.replaced == [about.fact.id]
     # Without a word that takes it back, two values stand side by side.
     kept = words_store.remember_conversation(
         [{"role": "user", "name": "Omar", "content": "I have 2 cats. I have 3 dogs."}]
