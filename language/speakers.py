@@ -8,8 +8,13 @@ manager" is "Alice's manager". A rewrite that would leave a first-person word be
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
+from language.parsing import parse
 from language.sentences import sentence_spans
+
+if TYPE_CHECKING:
+    from spacy.tokens import Token
 
 FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself)\b", re.I)
 MODALS = frozenset(
@@ -32,7 +37,16 @@ PAST = frozenset(
 _PRESENT_EED = frozenset(
     "need feed bleed breed speed seed heed weed proceed succeed exceed".split()
 )
-_IRREGULAR_PRESENT = {"have": "has", "do": "does", "go": "goes", "am": "is", "be": "is"}
+_IRREGULAR_PRESENT = {
+    "have": "has",
+    "do": "does",
+    "go": "goes",
+    "am": "is",
+    "be": "is",
+    "don't": "doesn't",
+    "haven't": "hasn't",
+    "aren't": "isn't",
+}
 #: Verb forms that already follow "he" or "she" as they are.
 _ALREADY_AGREED = frozenset("is was has does goes".split())
 #: "Type I diabetes", "World War I": a capital word right before "I" makes it a numeral.
@@ -71,12 +85,7 @@ def resolve_first_person(sentence: str, speaker: str) -> str | None:
 
     def subject(m: re.Match[str]) -> str:
         adverbs, verb, negation = m.group(1), m.group(2), m.group(3) or ""
-        if verb.lower() == "don't":
-            verb = "doesn't"
-        elif verb.lower() == "do" and negation:
-            verb = "does"
-        else:
-            verb = third_person(verb)
+        verb = "does" if verb.lower() == "do" and negation else third_person(verb)
         return f"{speaker}{adverbs} {verb}{negation}"
 
     contractions = [
@@ -98,10 +107,60 @@ def resolve_first_person(sentence: str, speaker: str) -> str | None:
     text = re.sub(r"\b(?:me|myself)\b", lambda _m: speaker, text)
     if FIRST_PERSON.search(text):
         return None
-    text = text.strip()
+    text = _agree_conjoined(text.strip(), speaker)
     if text.startswith(speaker[0].lower() + speaker[1:]) and speaker[0].islower():
         text = speaker[0].upper() + text[1:]
     return text if text.endswith((".", "!")) else text + "."
+
+
+#: A verb that may share the subject of the one before it ("... and need to ...").
+_CONJOINED = re.compile(r"\b(?:and|or|but|then)\s+(?:[a-z]+\s+)?[a-z]+\b")
+
+
+def _agree_conjoined(text: str, speaker: str) -> str:
+    """Verbs that share the speaker's subject with the verb before them, in the third
+    person too ("Aiko is getting a new kitchen and need ..." -> "... and needs ...")."""
+    if not _CONJOINED.search(text):
+        return text
+    doc = parse(text)
+    name = speaker.split()[-1].lower()
+    edits: list[tuple[int, int, str]] = []
+    for token in doc:
+        if token.dep_ != "conj" or token.pos_ not in ("VERB", "AUX"):
+            continue
+        if any(c.dep_ in ("nsubj", "nsubjpass", "expl") for c in token.children):
+            continue  # a subject of its own: "... and they need"
+        head = token.head
+        while head.dep_ == "conj" and head.head is not head:
+            head = head.head
+        subjects = [c for c in head.children if c.dep_ in ("nsubj", "nsubjpass")]
+        if len(subjects) != 1 or subjects[0].text.lower() != name:
+            continue
+        if any(c.dep_ == "conj" for c in subjects[0].children):
+            continue  # "Aiko and Ben live ... and work ...": theirs, plural
+        auxes = [c for c in token.children if c.dep_ in ("aux", "auxpass")]
+        if auxes:  # "... and have been since": its own auxiliary, if that is finite
+            target = auxes[0] if auxes[0].tag_ == "VBP" else None
+        elif token.tag_ == "VBP" or (token.tag_ == "VB" and _finite(head)):
+            target = token  # "... and need", "lives ... and work": not "can swim and dive"
+        else:
+            target = None
+        if target is not None:
+            edits.append((target.idx, target.idx + len(target.text), third_person(target.text)))
+    for start, end, word in reversed(edits):
+        text = text[:start] + word + text[end:]
+    return text
+
+
+def _finite(verb: Token) -> bool:
+    """Whether ``verb`` is a present tense of its own ("lives"), or a form of "be" or
+    "have" makes it one ("is moving"), so a bare verb joined to it is no infinitive
+    under "does", "can" or "will"."""
+    if verb.tag_ == "VBZ":
+        return True
+    return any(
+        c.dep_ == "aux" and c.tag_ == "VBZ" and c.lemma_ in ("be", "have") for c in verb.children
+    )
 
 
 def _without_emphatic_self(text: str) -> str:

@@ -99,7 +99,10 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z'\u2019-]*|\d[\d,.:/-]*")
 _PLEASANTRY = re.compile(
     r"^(?:hi|hello|hey|thanks|thank you|ok|okay|sure|great|cool|nice|bye|good (?:morning|night"
     r"|evening|afternoon)|yes|yeah|yup|no|yep|nope|lol|haha|wow|aww|omg|oh wow|sounds good|"
-    r"got it|perfect|awesome|absolutely|totally|exactly|definitely|indeed|true)\b",
+    r"got it|perfect|awesome|absolutely|totally|exactly|definitely|indeed|true|understood|"
+    r"noted|fine|alright|all right|will do|of course|"
+    # a verdict on what was just said, its "that" left out ("Sounds ambitious but okay.")
+    r"sounds|looks|seems)\b",
     re.I,
 )
 #: A pleasantry and its punctuation opening a statement ("Yes, I'm vegetarian.",
@@ -107,7 +110,9 @@ _PLEASANTRY = re.compile(
 _PLEASANTRY_OPENER = re.compile(
     _PLEASANTRY.pattern + r"(?:\s*(?:there|so much|a lot))?\s*[,!.:;\u2014-]+\s*"
     # a greeting with whom it greets: "Hey coach,", "Hi Mr Brennan,", "Thanks all!"
-    r"|^(?:hi|hello|hey|thanks|thank you|morning|evening)(?:\s+[\w.'-]+){1,3}?\s*[,!:]+\s*",
+    r"|^(?:hi|hello|hey|thanks|thank you|morning|evening)(?:\s+[\w.'-]+){1,3}?\s*[,!:]+\s*"
+    # who is speaking: "Grace here:", "Mike Rossi here,"
+    r"|^(?-i:[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?)\s+here\s*[,:;!\u2014-]+\s*",
     re.I,
 )
 #: Asides that close a sentence and say nothing of the world ("..., just so you know.").

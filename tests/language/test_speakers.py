@@ -31,6 +31,16 @@ from language.speakers import as_said
         ("I've been at the company six years myself.", "Maya has been at the company six years."),
         ("I hurt myself running.", "Maya hurt Maya running."),
         ("I live by myself.", "Maya lives alone."),
+        ("I haven't read it yet.", "Maya hasn't read it yet."),
+        # A verb that shares the subject agrees with it too; one under "can" or "does" not.
+        ("I live in Hull and work at a bakery.", "Maya lives in Hull and works at a bakery."),
+        ("I'm moving house and need a van.", "Maya is moving house and needs a van."),
+        ("I don't smoke and rarely drink.", "Maya doesn't smoke and rarely drinks."),
+        ("I was ill and have been off since.", "Maya was ill and has been off since."),
+        ("I can swim and dive.", "Maya can swim and dive."),
+        ("I don't smoke or drink.", "Maya doesn't smoke or drink."),
+        ("I cook and he cleans.", "Maya cooks and he cleans."),
+        ("Tom and I cook and clean.", "Tom and Maya cook and clean."),
     ],
 )
 def test_first_person_becomes_the_speaker(sentence: str, expected: str) -> None:

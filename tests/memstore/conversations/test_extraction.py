@@ -76,6 +76,9 @@ def test_a_request_after_a_fact_does_not_hide_the_fact() -> None:
         "I'd like to book a room for Friday.",
         "Count me in.",
         "Lisbon and Porto.",  # a fragment that answers nothing
+        "Understood, no problem at all.",
+        "Sounds ambitious but okay.",  # a verdict on what was said, "that" left out
+        "Looks great to me!",
     ],
 )
 def test_talk_about_the_conversation_and_self_introductions_are_no_facts(content: str) -> None:
@@ -98,6 +101,9 @@ def test_talk_about_the_conversation_and_self_introductions_are_no_facts(content
             "Sorry, correction: the reindex migration lands on Wednesday.",
             "Dana says the reindex migration lands on Wednesday.",
         ),
+        ("Dana here: I run the bakery on Kay Street.", "Dana runs the bakery on Kay Street."),
+        ("Noted, I paint on Sundays.", "Dana paints on Sundays."),
+        ("I moved last year and haven't unpacked.", "Dana moved last year and hasn't unpacked."),
     ],
 )
 def test_greetings_asides_and_demonstratives_leave_the_fact(content: str, expected: str) -> None:
