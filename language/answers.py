@@ -70,6 +70,11 @@ def answered(question: str, answer: str, speaker: str, *, first: bool = True) ->
     (a sentence with a subject of its own, or over ``MAX_ANSWER_WORDS`` words). Past the
     answer's ``first`` sentence, only "it's ..." answers ("Two months. Sorry, it's
     three months.")."""
+    said = _answered(question, answer, speaker, first)
+    return None if said is None else said[:1].upper() + said[1:]  # "the user's ..." opens one
+
+
+def _answered(question: str, answer: str, speaker: str, first: bool) -> str | None:
     question = " ".join(question.replace("\u2019", "'").split())
     said = " ".join(answer.replace("\u2019", "'").split()).rstrip(".!")
     put = _CONFIRM.match(question)

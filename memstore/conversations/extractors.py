@@ -403,9 +403,14 @@ class EmbeddedExtractor:
             return None
         if all(w.lower() in _EMPTY_WORDS for w in words) or _META.match(plain):
             return None  # about the conversation, not the world
-        if _THIRD_PERSON.search(plain) and (person := antecedent(before, speaker)):
+        # "she" is the one the turn named before, or the question it answers did ("How
+        # old is Biscuit?" - "She's six."); if both name someone, no one is guessed at
+        context = f"{question}\n{before}" if question else before
+        also: tuple[int, ...] = ()  # the question, cited where it named "she"
+        if _THIRD_PERSON.search(plain) and (person := antecedent(context, speaker)):
             plain = resolve(plain, person) or plain  # "she did ..." after "my wife Anya"
             words = _WORD.findall(plain)
+            also = (index - 1,) if person.name not in before else ()
         if _IT.match(plain) and (named := thing(before)) and (it := resolve_it(plain, named)):
             plain = it[0].upper() + it[1:]  # "It should land ..." after "the migration"
             words = _WORD.findall(plain)
@@ -461,7 +466,7 @@ class EmbeddedExtractor:
         statement = _introduced(statement)
         if _tautology(statement) or not members or len(_WORD.findall(statement)) < 3:
             return None
-        return Candidate(statement, tuple(members), index, clause.strip(), relation)
+        return Candidate(statement, tuple(members), index, clause.strip(), relation, also)
 
     @staticmethod
     def _reported(match: re.Match[str], speaker: str) -> str | None:

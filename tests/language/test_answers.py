@@ -59,6 +59,11 @@ def test_past_the_first_sentence_only_it_answers() -> None:
     )
 
 
+def test_an_answer_opens_with_a_capital_whoever_answers() -> None:
+    said = answered("What's your level?", "Around A2.", "the user")
+    assert said == "The user's level is around A2."
+
+
 def test_past_the_first_sentence_it_answers_how_many_with_a_number() -> None:
     question = "How many people do you manage?"
     assert answered(question, "it's nearer to 15 since the reorg", "Ravi", first=False) == (

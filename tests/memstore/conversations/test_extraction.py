@@ -122,6 +122,22 @@ def test_a_short_answer_is_read_with_the_question_it_answers() -> None:
     ]
 
 
+def test_she_may_be_the_one_the_question_answered_named() -> None:
+    turns = [
+        {"role": "assistant", "content": "Got it. How old is Pepper, and what breed?"},
+        {"role": "user", "name": "Dana", "content": "She's a 3-year-old collie. She loves water."},
+        {"role": "assistant", "content": "Do Tom and Ana walk her?"},
+        {"role": "user", "name": "Dana", "content": "Yes, she walks with them daily."},
+    ]
+    found = EmbeddedExtractor().extract(parse_messages(turns))
+    assert [(c.statement, c.message, c.also) for c in found] == [
+        ("Dana says Pepper is a 3-year-old collie.", 1, (0,)),  # the question is cited too
+        ("Dana says Pepper loves water.", 1, (0,)),
+        # two people named: whom "she" means is not guessed at
+        ("Dana says she walks with them daily.", 3, ()),
+    ]
+
+
 def test_a_fragment_that_answers_a_question_is_kept() -> None:
     turns = [
         {"role": "assistant", "content": "Which days can you train?"},
