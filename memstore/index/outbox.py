@@ -20,7 +20,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from itertools import pairwise
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import sqlalchemy as sa
 from sqlmodel import Session, col, func, select
@@ -196,22 +196,34 @@ def sync(
     return done
 
 
+class Queued(NamedTuple):
+    """One queued outbox row, as ``_queued`` reads it."""
+
+    id: int
+    kind: str
+    target_id: str
+
+
 def _queued(
     sessions: Sessions,
     namespace: str | None,
     targets: Collection[str] | None,
     kind: OutboxKind | None = None,
     batch: int = SYNC_BATCH,
-) -> list[IndexOutbox]:
+) -> list[Queued]:
     with sessions() as session:
-        query = select(IndexOutbox).order_by(col(IndexOutbox.id)).limit(batch)
+        query = (  # plain rows, not ORM objects: a sync reads up to ``batch`` of them
+            select(IndexOutbox.id, IndexOutbox.kind, IndexOutbox.target_id)
+            .order_by(col(IndexOutbox.id))
+            .limit(batch)
+        )
         if namespace is not None:
             query = query.where(IndexOutbox.namespace == namespace)
         if kind is not None:
             query = query.where(IndexOutbox.kind == kind)
         if targets is not None:
             query = query.where(col(IndexOutbox.target_id).in_(list(targets)))
-        return list(session.exec(query).all())
+        return [Queued(int(i or 0), k, t) for i, k, t in session.exec(query).all()]
 
 
 def rebuild(
