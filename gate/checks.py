@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import contextlib
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from difflib import SequenceMatcher
@@ -80,16 +82,31 @@ def check_many(pairs: Sequence[tuple[str, str]]) -> list[tuple[Finding, ...]]:
     """The findings for many (claim, evidence) pairs, parsed in one batch. Each claim
     and evidence is read up to ``MAX_CHECKED_CHARS``: the checks' work per write is
     bounded like the verifier's (beyond it, a claim the rest states is held, for the
-    ``words`` check finds it nowhere)."""
+    ``words`` check finds it nowhere). The findings of recent pairs are kept: a write
+    the gate was asked about before (``Store.check_facts``) is not read again."""
     pairs = [(c[:MAX_CHECKED_CHARS], e[:MAX_CHECKED_CHARS]) for c, e in pairs]
-    units = [_units(evidence) for _, evidence in pairs]
-    texts = [claim for claim, _ in pairs] + [u for us in units for u in us]
+    with _found_lock:
+        known = {pair: _found[pair] for pair in pairs if pair in _found}
+    todo = [pair for pair in dict.fromkeys(pairs) if pair not in known]
+    units = [_units(evidence) for _, evidence in todo]
+    texts = [claim for claim, _ in todo] + [u for us in units for u in us]
     docs = dict(zip(texts, parse_many(texts), strict=True))
-    out = []
-    for (claim, evidence), pieces in zip(pairs, units, strict=True):
+    for (claim, evidence), pieces in zip(todo, units, strict=True):
         said = [replace(read_text(u, docs[u]), speaker=speaker) for u, speaker in pieces.items()]
-        out.append(_findings(claim, read_text(claim, docs[claim]), evidence, said))
-    return out
+        known[claim, evidence] = _findings(claim, read_text(claim, docs[claim]), evidence, said)
+    with _found_lock:
+        for pair in pairs:
+            _found[pair] = known[pair]
+            _found.move_to_end(pair)
+        while len(_found) > FOUND_KEPT:
+            _found.popitem(last=False)
+    return [known[pair] for pair in pairs]
+
+
+#: How many (claim, evidence) pairs' findings are kept, newest last (``check_many``).
+FOUND_KEPT = 2048
+_found: OrderedDict[tuple[str, str], tuple[Finding, ...]] = OrderedDict()
+_found_lock = threading.Lock()
 
 
 def _units(evidence: str) -> dict[str, str | None]:

@@ -295,3 +295,23 @@ def test_a_refuting_check_refuses_even_when_the_verifier_fails() -> None:
     assert refused.reason == "the evidence says 10, not 3" and refused.p1 is None
     pending = gate.check("Maya has been vegetarian for ten years.", [VEGETARIAN])
     assert pending.status == VerdictStatus.VERIFIER_ERROR and pending.accepted
+
+
+def test_findings_of_recent_pairs_are_kept_and_the_keep_is_bounded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import gate.checks as checks
+
+    monkeypatch.setattr(checks, "FOUND_KEPT", 2)
+    monkeypatch.setattr(checks, "_found", checks.OrderedDict())
+    pairs = [
+        ("Maya lives in Leeds.", "Maya: I live in York."),
+        ("Maya lives in York.", "Maya: I live in York."),
+        ("Maya lives in Leeds.", "Maya: I live in York."),  # the same pair twice
+    ]
+    first = checks.check_many(pairs)
+    assert first[0] == first[2] and first[0] != first[1]
+    assert list(checks._found) == [pairs[1], pairs[0]]  # newest last, each once
+    checks.check_many([("Tom is 30.", "Tom: I'm 31.")])
+    assert list(checks._found) == [pairs[0], ("Tom is 30.", "Tom: I'm 31.")]
+    assert checks.check_many(pairs[:2]) == first[:2]  # the same findings, kept or not
