@@ -6,6 +6,7 @@ import hashlib
 import re
 import unicodedata
 
+from memstore.storage.tables import CONVERSATION_SOURCE as CONVERSATION_SOURCE
 from memstore.storage.tables import MAX_NAMESPACE_CHARS
 
 _NAMESPACE = re.compile(rf"[A-Za-z0-9][A-Za-z0-9_.:@/+-]{{0,{MAX_NAMESPACE_CHARS - 1}}}")
@@ -56,5 +57,3 @@ def check_text(value: str) -> str:
 
 #: Who a user's turns are when no name is known (``conversations.messages``).
 THE_USER = "the user"
-#: The source of a conversation's turns stored as evidence (``remember_conversation``).
-CONVERSATION_SOURCE = "conversation"

@@ -25,7 +25,7 @@ from memstore.audit import labels
 from memstore.index import outbox
 from memstore.storage import db
 from memstore.storage.tables import (
-    INLINE_SOURCE,
+    FIXED_SOURCES,
     AuditHead,
     Citation,
     Entity,
@@ -228,7 +228,7 @@ def _drop_unheld_evidence(
             select(Evidence).where(Evidence.namespace == namespace, col(Evidence.id).in_(chunk))
         ):
             rows[r.id] = r
-    sources = sorted({r.source for r in rows.values() if r.source != INLINE_SOURCE})
+    sources = sorted({r.source for r in rows.values() if r.source not in FIXED_SOURCES})
     for chunk in db.chunks(sources):
         for r in session.exec(
             select(Evidence).where(Evidence.namespace == namespace, col(Evidence.source).in_(chunk))
@@ -252,13 +252,13 @@ def _drop_unheld_evidence(
                 )
             )
         )
-    kept_sources = {rows[i].source for i in cited if rows[i].source != INLINE_SOURCE}
+    kept_sources = {rows[i].source for i in cited if rows[i].source not in FIXED_SOURCES}
     drop = [
         r
         for r in rows.values()
-        if r.id not in cited and (r.source == INLINE_SOURCE or r.source not in kept_sources)
+        if r.id not in cited and (r.source in FIXED_SOURCES or r.source not in kept_sources)
     ]
-    gone_sources = sorted({r.source for r in drop if r.source != INLINE_SOURCE})
+    gone_sources = sorted({r.source for r in drop if r.source not in FIXED_SOURCES})
     for chunk in db.chunks(gone_sources):
         session.exec(
             sa.delete(EvidenceSource).where(

@@ -30,6 +30,7 @@ from memstore.index.rows import CHUNKS, FACTS, ChunkDoc, FactDoc
 from memstore.metadata import tokens
 from memstore.storage import db
 from memstore.storage.tables import (
+    FIXED_SOURCES,
     OPEN_STATUSES,
     Citation,
     Erasure,
@@ -339,7 +340,8 @@ def chunk_docs(session: Session, ids: Collection[str]) -> list[ChunkDoc]:
 
 def current_ids(session: Session, rows: Collection[Evidence]) -> set[str]:
     """Which of these rows are what their source holds now: the version the last fetch
-    found, or, for a source never fetched (inline text included), its newest version."""
+    found, or, for a source never fetched, its newest version; inline texts and
+    conversation turns (``FIXED_SOURCES``) always."""
     fetched: dict[tuple[str, str], str] = {}
     newest: dict[tuple[str, str], int] = {}
     for namespace in {r.namespace for r in rows}:
@@ -361,6 +363,8 @@ def current_ids(session: Session, rows: Collection[Evidence]) -> set[str]:
                 newest[(namespace, source)] = version
 
     def current(row: Evidence) -> bool:
+        if row.source in FIXED_SOURCES:  # each text its own: no newer version replaces it
+            return True
         key = (row.namespace, row.source)
         return fetched[key] == row.id if key in fetched else newest.get(key) == row.version
 
@@ -376,13 +380,11 @@ def live_ids(session: Session, rows: Collection[Evidence]) -> set[str]:
     source counts as one: when a live fact cites any version of it, every version
     does (history rows name the older versions they checked).
     """
-    from memstore.storage.tables import INLINE_SOURCE
-
     live: set[str] = set()
     for namespace in {r.namespace for r in rows}:
         mine = [r for r in rows if r.namespace == namespace]
         versions: dict[str, str] = {r.id: r.source for r in mine}
-        sources = sorted({r.source for r in mine} - {INLINE_SOURCE})
+        sources = sorted({r.source for r in mine} - FIXED_SOURCES)
         for chunk in db.chunks(sources):
             for evidence_id, source in session.exec(
                 select(Evidence.id, Evidence.source).where(
@@ -404,7 +406,7 @@ def live_ids(session: Session, rows: Collection[Evidence]) -> set[str]:
                     superseded.setdefault(fact_id, set()).add(evidence_id)
         for fact_id in _live_facts(session, superseded):
             backed |= superseded[fact_id]
-        backed_sources = {versions[e] for e in backed} - {INLINE_SOURCE}
+        backed_sources = {versions[e] for e in backed} - FIXED_SOURCES
         live.update(r.id for r in mine if r.id in backed or (r.source in backed_sources))
     return live
 

@@ -36,7 +36,7 @@ from memstore.reverify.source_policy import (
     no_public_address,
     source_kind,
 )
-from memstore.write.evidence import INLINE_SOURCE
+from memstore.storage.tables import FIXED_SOURCES
 
 log = logging.getLogger(__name__)
 
@@ -123,8 +123,8 @@ class Providers:
 
     def fetch(self, source: str, previous: Validators = Validators()) -> Fetched:
         """The current state of ``source``."""
-        if source == INLINE_SOURCE:
-            return Fetched(Outcome.UNCHANGED, reason="inline evidence does not change")
+        if source in FIXED_SOURCES:
+            return Fetched(Outcome.UNCHANGED, reason=f"{source} evidence does not change")
         refusal = self.policy.refusal(source)
         if refusal is not None:
             return _refused(refusal, previous)

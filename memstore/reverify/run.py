@@ -38,7 +38,7 @@ from memstore.reverify.providers import Outcome, Providers
 from memstore.storage import db
 from memstore.storage.schedule import ReverifyPolicy, count_due
 from memstore.storage.tables import (
-    INLINE_SOURCE,
+    FIXED_SOURCES,
     OPEN_STATUSES,
     Citation,
     Evidence,
@@ -305,7 +305,7 @@ class Reverifier:
 
     def _refresh(self, batch_sources: set[str]) -> None:
         """Fetch every source of the batch not fetched yet in this run; store new versions."""
-        todo = sorted(s for s in batch_sources if s != INLINE_SOURCE and s not in self._refreshed)
+        todo = sorted(batch_sources - FIXED_SOURCES - set(self._refreshed))
         if not todo:
             return
         with self.session() as session:
@@ -329,7 +329,7 @@ class Reverifier:
             old = move.evidence
             now = (
                 sources.unchanged(old)
-                if old.source == INLINE_SOURCE
+                if old.source in FIXED_SOURCES
                 else self._refreshed[old.source]
             )
             plan.fetch_ms += self._fetch_ms.pop(old.source, 0.0)  # a source's fetch counts once

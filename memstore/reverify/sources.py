@@ -17,7 +17,7 @@ from sqlmodel import Session, col, select
 from memstore.index import outbox
 from memstore.reverify.providers import Fetched, Outcome, Validators
 from memstore.storage.tables import (
-    INLINE_SOURCE,
+    FIXED_SOURCES,
     MAX_EVIDENCE_CHARS,
     Evidence,
     EvidenceSource,
@@ -106,7 +106,7 @@ def _version(session: Session, namespace: str, source: str, text: str) -> tuple[
     found = stored_version(session, namespace, source, digest)
     if found is not None:
         return session.get_one(Evidence, found), False
-    assert source != INLINE_SOURCE, "inline evidence is never refreshed"
+    assert source not in FIXED_SOURCES, "inline evidence and conversation turns are never refreshed"
     row = next_version(session, namespace, source, text, digest)
     session.add(row)
     session.flush()

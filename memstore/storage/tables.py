@@ -226,6 +226,11 @@ def content_hash(text: str) -> str:
 
 #: The ``source`` of evidence given inline with a write (not fetched from a source).
 INLINE_SOURCE = "inline"
+#: The ``source`` of a conversation's turns stored as evidence (``remember_conversation``).
+CONVERSATION_SOURCE = "conversation"
+#: Sources whose texts are fixed as given: each text is a piece of its own (version 1,
+#: always current), never a version of another one, never fetched again.
+FIXED_SOURCES = frozenset({INLINE_SOURCE, CONVERSATION_SOURCE})
 
 
 class Evidence(SQLModel, table=True):

@@ -15,7 +15,13 @@ from memstore.index import outbox
 from memstore.schemas import CitationCreate, FactCreate
 from memstore.storage import db
 from memstore.storage.scope import Scope
-from memstore.storage.tables import INLINE_SOURCE, Evidence, OutboxKind, content_hash, new_id
+from memstore.storage.tables import (
+    FIXED_SOURCES,
+    Evidence,
+    OutboxKind,
+    content_hash,
+    new_id,
+)
 from memstore.write.hook import Candidate, CitedSpan, EvidenceItem
 
 
@@ -169,10 +175,11 @@ def next_version(
     evidence_id: str | None = None,
 ) -> Evidence:
     """A new evidence row (not yet added) holding ``text`` as the next version of
-    ``source``: one past its latest stored version. Inline evidence never changes, so
-    each of its texts is version 1. The one place evidence versions are counted."""
+    ``source``: one past its latest stored version. Inline evidence and conversation
+    turns never change (``FIXED_SOURCES``), so each of their texts is version 1. The one
+    place evidence versions are counted."""
     version = 1
-    if source != INLINE_SOURCE:
+    if source not in FIXED_SOURCES:
         db.flush_in_table_order(session)  # versions added in this transaction count too
         latest = session.exec(
             select(func.max(Evidence.version)).where(
@@ -261,7 +268,7 @@ def persist(
         if existing is not None:
             remap[item.id] = existing
             continue
-        if plain is not None and item.source == INLINE_SOURCE:  # always version 1
+        if plain is not None and item.source in FIXED_SOURCES:  # always version 1
             plain.setdefault(Evidence, []).append(
                 db.plain_row(
                     Evidence,

@@ -19,7 +19,7 @@ from memstore.schemas import ErasurePublic
 from memstore.storage.scope import Scope
 from memstore.storage.sqlite_log import ErasedTextLog
 from memstore.storage.tables import (
-    INLINE_SOURCE,
+    FIXED_SOURCES,
     Citation,
     Evidence,
     Fact,
@@ -110,7 +110,7 @@ def queue_chain_evidence(session: Session, namespace: str, fact_id: str) -> list
     sources = set(
         session.exec(
             select(Evidence.source).where(
-                col(Evidence.id).in_(cited), Evidence.source != INLINE_SOURCE
+                col(Evidence.id).in_(cited), col(Evidence.source).not_in(FIXED_SOURCES)
             )
         )
     )

@@ -637,3 +637,50 @@ def test_a_conversation_asks_the_verifier_about_its_candidates_together(tmp_path
         report = store.remember_conversation(turns)
     assert len(report.candidates) == 3
     assert gate.metrics.as_dict()["cache_hit_rate"] == pytest.approx(0.5)
+
+
+def test_each_turn_is_evidence_of_its_own_not_a_version_of_the_last(words_store: Store) -> None:
+    # Turns are no versions of one text: a later conversation leaves the earlier turns
+    # current (found by evidence search as it is by default), and queues none of them.
+    first = words_store.remember_conversation(
+        [{"role": "user", "name": "Maya", "content": "I keep bees in Hexham."}]
+    )
+    words_store.remember_conversation(
+        [
+            {"role": "user", "name": "Maya", "content": "I play the oboe."},
+            {"role": "user", "name": "Maya", "content": "I grow leeks."},
+        ]
+    )
+    assert words_store.index_backlog() == 0
+    cited = [
+        words_store.get_evidence(e) for c in first.candidates if c.fact for e in c.fact.evidence_ids
+    ]
+    assert cited and all(e.source == "conversation" and e.version == 1 for e in cited)
+    hits = words_store.search_evidence("bees in Hexham", 3)  # current versions only
+    assert hits and hits[0].evidence_id == cited[0].id
+
+
+def test_erasing_a_fact_from_a_conversation_erases_its_turn(words_store: Store) -> None:
+    # A turn is no version of the others: erasing the one fact citing it erases it, while
+    # the turns other facts cite stay.
+    report = words_store.remember_conversation(
+        [
+            {"role": "user", "name": "Maya", "content": "I play the oboe."},
+            {"role": "user", "name": "Maya", "content": "I keep bees in Hexham."},
+        ]
+    )
+    oboe, bees = (c.fact for c in report.candidates)  # bees cites the oboe turn too
+    assert bees is not None and oboe is not None
+    words_store.erase(bees.id, "asked to forget it")
+    with pytest.raises(memstore.NotFound):
+        words_store.get_evidence(bees.evidence_ids[0])
+    assert words_store.get_evidence(oboe.evidence_ids[0]).text == "Maya: I play the oboe."
+
+
+def test_facts_from_a_conversation_are_re_verified_against_their_turns(words_store: Store) -> None:
+    words_store.remember_conversation(
+        [{"role": "user", "name": "Maya", "content": "I keep bees in Hexham."}]
+    )
+    assert words_store.mark_due() == 1
+    [checked] = words_store.reverify().checks
+    assert (checked.outcome, checked.verdict) == ("verified", "grounded")  # no source to fetch
