@@ -49,15 +49,19 @@ def corrected(
     turn = turns[index]
     sentence = turn.content[correction.start : correction.end]
     for fact in _said_by(store, turn.speaker):
+        if not _states(fact.statement, correction.old):
+            continue  # "... on Tuesday, not Monday" said already: nothing to put right
         found = rewrite(fact.statement, correction)
         if found is None:
             continue
         context = _evidence(store, fact)
         reason = f'{turn.speaker} corrected it: "{short(sentence)}"'
         removed = found.removed.lower()
-        members = tuple(  # a member that was the old value is the new one
-            (found.put if name.lower() == removed else name, kind, role)
-            for name, kind, role in ((m.name, m.kind, m.role) for m in fact.members)
+        members = tuple(  # a member that was the old value is the new one (once)
+            dict.fromkeys(
+                (found.put if name.lower() == removed else name, kind, role)
+                for name, kind, role in ((m.name, m.kind, m.role) for m in fact.members)
+            )
         )
         return Candidate(
             found.statement,
@@ -81,7 +85,7 @@ def restated(
     where there is none."""
     turn = turns[candidate.message]
     for fact in _said_by(store, turn.speaker):
-        if not restates(fact.statement, correction):
+        if not _states(fact.statement, correction.old) or not restates(fact.statement, correction):
             continue
         sentence = turn.content[correction.start : correction.end]
         return replace(
@@ -131,8 +135,14 @@ def within(candidate: Candidate, turns: Sequence[Message], correction: Correctio
 def states_old(candidate: Candidate, correction: Correction) -> bool:
     """Whether ``candidate`` states the value ``correction`` set aside as if it held
     ("... for three weeks" from "four weeks ago, not three"), not as the value denied."""
-    old = re.escape(correction.old.lower())
-    statement = candidate.statement.lower()
+    return _states(candidate.statement, correction.old)
+
+
+def _states(statement: str, value: str) -> bool:
+    """Whether ``statement`` says ``value`` as holding, not as the one denied ("... on
+    Tuesday, not Monday" does not state Monday)."""
+    old = re.escape(value.lower())
+    statement = statement.lower()
     said = re.search(rf"(?<!\w){old}(?!\w)", statement)
     denied = re.search(rf"\b(?:not|instead of|rather than)\s+(?:the\s+)?{old}(?!\w)", statement)
     return said is not None and denied is None

@@ -684,3 +684,33 @@ def test_facts_from_a_conversation_are_re_verified_against_their_turns(words_sto
     assert words_store.mark_due() == 1
     [checked] = words_store.reverify().checks
     assert (checked.outcome, checked.verdict) == ("verified", "grounded")  # no source to fetch
+
+
+def test_a_correction_leaves_a_statement_that_already_says_it(data_dir: Path) -> None:
+    # Karen's "Tuesday, not Monday" is stored as said; her correction read again must not
+    # "correct" it into "Tuesday, not Tuesday" (with Tuesday twice a member, it once
+    # failed the whole call).
+    with memstore.open(data_dir, hook=memstore.Ungated()) as store:
+        said = store.add_fact(
+            {
+                "statement": "Karen says Leo's test is on Tuesday, not Monday.",
+                "members": [
+                    {"name": "Karen", "kind": "person", "role": "speaker"},
+                    {"name": "Leo", "kind": "person", "role": "subject"},
+                    {"name": "Tuesday", "kind": "time", "role": "when"},
+                    {"name": "Monday", "kind": "time", "role": "when"},
+                ],
+                "evidence": ["Karen: Sorry, his test is on Tuesday, not Monday."],
+            }
+        )
+        report = store.remember_conversation(
+            [
+                {
+                    "role": "user",
+                    "name": "Karen",
+                    "content": "Sorry, Leo's test is on Tuesday, not Monday.",
+                }
+            ]
+        )
+        assert not any("not Tuesday" in c.statement for c in report.candidates)
+        assert store.get_fact(said.id).status == "unverified"  # nothing to put right
