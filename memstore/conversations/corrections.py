@@ -49,7 +49,7 @@ def corrected(
     turn = turns[index]
     sentence = turn.content[correction.start : correction.end]
     for fact in _said_by(store, turn.speaker):
-        if not _states(fact.statement, correction.old):
+        if _denies(fact.statement, correction.old):
             continue  # "... on Tuesday, not Monday" said already: nothing to put right
         found = rewrite(fact.statement, correction)
         if found is None:
@@ -85,7 +85,7 @@ def restated(
     where there is none."""
     turn = turns[candidate.message]
     for fact in _said_by(store, turn.speaker):
-        if not _states(fact.statement, correction.old) or not restates(fact.statement, correction):
+        if _denies(fact.statement, correction.old) or not restates(fact.statement, correction):
             continue
         sentence = turn.content[correction.start : correction.end]
         return replace(
@@ -142,10 +142,15 @@ def _states(statement: str, value: str) -> bool:
     """Whether ``statement`` says ``value`` as holding, not as the one denied ("... on
     Tuesday, not Monday" does not state Monday)."""
     old = re.escape(value.lower())
-    statement = statement.lower()
-    said = re.search(rf"(?<!\w){old}(?!\w)", statement)
-    denied = re.search(rf"\b(?:not|instead of|rather than)\s+(?:the\s+)?{old}(?!\w)", statement)
-    return said is not None and denied is None
+    said = re.search(rf"(?<!\w){old}(?!\w)", statement.lower())
+    return said is not None and not _denies(statement, value)
+
+
+def _denies(statement: str, value: str) -> bool:
+    """Whether ``statement`` sets ``value`` aside ("... on Tuesday, not Monday")."""
+    old = re.escape(value.lower())
+    pattern = rf"\b(?:not|instead of|rather than)\s+(?:the\s+)?{old}(?!\w)"
+    return re.search(pattern, statement.lower()) is not None
 
 
 def short(text: str, most: int = 160) -> str:
