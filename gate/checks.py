@@ -15,6 +15,7 @@ read as the turn's speaker), fields (JSON and ``key: value`` read as words), val
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import re
 import threading
 from collections import OrderedDict
@@ -85,28 +86,38 @@ def check_many(pairs: Sequence[tuple[str, str]]) -> list[tuple[Finding, ...]]:
     ``words`` check finds it nowhere). The findings of recent pairs are kept: a write
     the gate was asked about before (``Store.check_facts``) is not read again."""
     pairs = [(c[:MAX_CHECKED_CHARS], e[:MAX_CHECKED_CHARS]) for c, e in pairs]
+    keys = [_key(pair) for pair in pairs]
     with _found_lock:
-        known = {pair: _found[pair] for pair in pairs if pair in _found}
-    todo = [pair for pair in dict.fromkeys(pairs) if pair not in known]
-    units = [_units(evidence) for _, evidence in todo]
-    texts = [claim for claim, _ in todo] + [u for us in units for u in us]
+        known = {key: _found[key] for key in keys if key in _found}
+    todo = {key: pair for key, pair in zip(keys, pairs, strict=True) if key not in known}
+    units = [_units(evidence) for _, evidence in todo.values()]
+    texts = [claim for claim, _ in todo.values()] + [u for us in units for u in us]
     docs = dict(zip(texts, parse_many(texts), strict=True))
-    for (claim, evidence), pieces in zip(todo, units, strict=True):
+    for (key, (claim, evidence)), pieces in zip(todo.items(), units, strict=True):
         said = [replace(read_text(u, docs[u]), speaker=speaker) for u, speaker in pieces.items()]
-        known[claim, evidence] = _findings(claim, read_text(claim, docs[claim]), evidence, said)
+        known[key] = _findings(claim, read_text(claim, docs[claim]), evidence, said)
     with _found_lock:
-        for pair in pairs:
-            _found[pair] = known[pair]
-            _found.move_to_end(pair)
+        for key in keys:
+            _found[key] = known[key]
+            _found.move_to_end(key)
         while len(_found) > FOUND_KEPT:
             _found.popitem(last=False)
-    return [known[pair] for pair in pairs]
+    return [known[key] for key in keys]
 
 
-#: How many (claim, evidence) pairs' findings are kept, newest last (``check_many``).
+#: How many (claim, evidence) pairs' findings are kept, newest last (``check_many``),
+#: by a digest of the pair: the texts themselves are not kept.
 FOUND_KEPT = 2048
-_found: OrderedDict[tuple[str, str], tuple[Finding, ...]] = OrderedDict()
+_found: OrderedDict[bytes, tuple[Finding, ...]] = OrderedDict()
 _found_lock = threading.Lock()
+
+
+def _key(pair: tuple[str, str]) -> bytes:
+    claim, evidence = pair
+    digest = hashlib.blake2b(claim.encode(), digest_size=16)
+    digest.update(b"\0")
+    digest.update(evidence.encode())
+    return digest.digest()
 
 
 def _units(evidence: str) -> dict[str, str | None]:
