@@ -173,10 +173,47 @@ def _findings(
     found += _names(said, evidence)
     found += _speaker(said, about, sentences, evidence)
     if not any(f.effect == "refute" for f in found):
+        found += _set_aside(said, claim, evidence, sentences)
+    if not any(f.effect == "refute" for f in found):
         found += _words(said, evidence, sentences, about)
         found += _field_stated(claim, evidence)
         found += _corrected(claim, evidence, sentences)
     return tuple(found)
+
+
+def _set_aside(claim: Reading, text: str, evidence: str, sentences: list[Reading]) -> list[Finding]:
+    """Refuted where the claim holds a value the evidence corrects ("The migration lands
+    on Thursday." against "... lands on Wednesday, not Thursday."), read as the
+    conversation's corrections read it (``language.corrections.rewrite``, which asks that
+    something tie the two), and the correcting sentence shares a word with the claim
+    besides the value. An earlier sentence that states the old value does not save the
+    claim. Left to the other checks: a claim with a "not" of its own ("... on 2.2.9 but
+    not on 2.3.1"), and a correction of who ("Elena is allergic, not Tomás" says nothing
+    of what else Tomás is)."""
+    if not _CORRECTING.search(evidence) or _DENYING.search(text):
+        return []
+    for fix in corrections(evidence):
+        redone = rewrite(text, fix)
+        if redone is None or any(overlaps(who, redone.removed) for who in _who(claim)):
+            continue
+        removed = {w.lower() for w in _WORD.findall(redone.removed)}
+        shared = [
+            s
+            for s in sentences
+            if s.text in evidence[fix.start : fix.end] and (claim.lemmas & s.lemmas) - removed
+        ]
+        if shared:
+            said = _short(evidence[fix.start : fix.end])
+            return [
+                Finding("corrected", "refute", f'the evidence sets "{fix.old}" aside: "{said}"')
+            ]
+    return []
+
+
+def _who(claim: Reading) -> list[str]:
+    """Whom the claim is about: its named subject, or its first clause's."""
+    agents = claim.clauses[0].agents if claim.clauses else ()
+    return [w for w in (claim.subject, *agents) if w]
 
 
 def _corrected(claim: str, evidence: str, sentences: list[Reading]) -> list[Finding]:
@@ -204,6 +241,9 @@ def _corrected(claim: str, evidence: str, sentences: list[Reading]) -> list[Find
 
 #: Words a correction is said with (``language.corrections`` reads which).
 _CORRECTING = re.compile(r"\bnot\b|\binstead\b|\brather than\b", re.I)
+_WORD = re.compile(r"\w+")
+#: A claim that denies or contrasts something itself.
+_DENYING = re.compile(r"\bnot\b|n't\b|\bnever\b|\bno\b|\binstead\b|\brather than\b", re.I)
 
 
 def _field_stated(claim: str, evidence: str) -> list[Finding]:

@@ -147,9 +147,10 @@ def _in_turn_order(
 ) -> Iterator[tuple[Candidate, bool]]:
     """The candidates turn by turn, each turn's corrections first: read when their turn
     comes (the fact a correction rewrites may come from an earlier turn of this call),
-    and in place of what the extractor read from the same sentence; each with whether it
-    states the value a correction set aside ("three weeks" from "four weeks, not three"),
-    which only the gate's refusal writes."""
+    and in place of what the extractor read from the same sentence. What the extractor
+    read there other than the correction as said ("Maya's cough started three weeks
+    ago." from "four weeks ago, not three"; a value misheard) comes with True: only
+    the gate's refusal writes it."""
     by_turn: dict[int, list[Candidate]] = {}
     for candidate in candidates:
         by_turn.setdefault(candidate.message, []).append(candidate)
@@ -167,8 +168,8 @@ def _in_turn_order(
         for candidate in by_turn.get(index, ()):
             placed = [c for c in done if corrections.within(candidate, turns, c)]
             if placed:
-                if any(corrections.states_old(candidate, c) for c in placed):
-                    yield candidate, True
+                if not any(corrections.sets_aside(candidate, c) for c in placed):
+                    yield candidate, True  # not the correction as said: a misreading
                 continue
             restated = (
                 corrections.restated(store, turns, candidate, c)

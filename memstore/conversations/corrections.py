@@ -132,18 +132,10 @@ def within(candidate: Candidate, turns: Sequence[Message], correction: Correctio
     return correction.old.lower() in candidate.quote.lower()
 
 
-def states_old(candidate: Candidate, correction: Correction) -> bool:
-    """Whether ``candidate`` states the value ``correction`` set aside as if it held
-    ("... for three weeks" from "four weeks ago, not three"), not as the value denied."""
-    return _states(candidate.statement, correction.old)
-
-
-def _states(statement: str, value: str) -> bool:
-    """Whether ``statement`` says ``value`` as holding, not as the one denied ("... on
-    Tuesday, not Monday" does not state Monday)."""
-    old = re.escape(value.lower())
-    said = re.search(rf"(?<!\w){old}(?!\w)", statement.lower())
-    return said is not None and not _denies(statement, value)
+def sets_aside(candidate: Candidate, correction: Correction) -> bool:
+    """Whether ``candidate`` says the correction as said: it sets the old value aside
+    ("... on Tuesday, not Monday")."""
+    return _denies(candidate.statement, correction.old)
 
 
 def _denies(statement: str, value: str) -> bool:

@@ -259,6 +259,52 @@ def test_a_sentence_with_its_speakers_correction_put_in_is_supported_and_verifie
     assert decide(0.1, below, 0.5, policy).outcome == "held"
 
 
+def test_a_claim_holding_a_value_its_evidence_later_corrects_is_refused() -> None:
+    from gate import GatePolicy
+    from gate.policy import decide
+
+    said = (
+        "Ines: The quarterly review is on the 9th.\n\n"
+        "Ines: Apologies, the quarterly review is on the 11th, not the 9th."
+    )
+    [set_aside] = [
+        f for f in found("The quarterly review is on the 9th.", said) if f.effect == "refute"
+    ]
+    assert (set_aside.check, set_aside.reason) == (
+        "corrected",
+        'the evidence sets "the 9th" aside: '
+        '"Ines: Apologies, the quarterly review is on the 11th, not the 9th."',
+    )
+    policy = GatePolicy()
+    grounded = decide(0.9, 0.95, 0.5, policy, found("The quarterly review is on the 9th.", said))
+    assert grounded.outcome == "refused"  # the verifier reads the first sentence: support
+    assert effects("The quarterly review is on the 11th.", said, "corrected") == {"support"}
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence"),
+    [
+        # what else is said of the day set aside: the correcting sentence shares no word
+        (
+            "Ines's brother arrives on the 9th.",
+            "Ines: We meet on the 11th, not the 9th. My brother arrives on the 9th.",
+        ),
+        # a correction of who says nothing else of the one set aside
+        (
+            "Ravi is allergic to latex.",
+            "Ravi: I'm allergic to latex.\n\nRavi: Ravi's son Arjun is allergic to nuts, not Ravi.",
+        ),
+        # a claim with a "not" of its own is left to the polarity check
+        (
+            "The fix is in 4.1 but not in 4.0.",
+            "Ops: It ships in 4.1, not in 4.0.",
+        ),
+    ],
+)
+def test_a_correction_refutes_only_the_claims_it_ties_to(claim: str, evidence: str) -> None:
+    assert effects(claim, evidence, "corrected") <= {"support"}
+
+
 def test_a_claim_the_evidence_states_is_supported_in_one_sentence() -> None:
     [support] = found("Maya likes tea.", TEA)
     assert (support.check, support.effect) == ("words", "support")

@@ -491,6 +491,36 @@ def test_a_fact_stating_what_a_correction_set_aside_is_refused(data_dir: Path) -
     assert stale.rejection.reason == f'the evidence says "not 14": "{said}"'
 
 
+class MishearsTheCorrection:
+    """An extractor that reads a correction's sentence with a value it does not say."""
+
+    name = "mishears"
+
+    def extract(self, messages: Sequence[Message]) -> list[Candidate]:
+        omar = (("Omar", "person", "subject"),)
+        return [Candidate("Omar lives at 41 Mill Lane.", omar, 0, messages[0].content)]
+
+
+def test_a_misreading_of_a_correction_is_refused_not_dropped(data_dir: Path) -> None:
+    gate = Gate(ScriptedBackend(supports_its_own_words))
+    with memstore.open(data_dir, gate=gate) as store:
+        store.remember_conversation(
+            [{"role": "user", "name": "Omar", "content": "I live at 14 Mill Lane, Hull."}]
+        )
+        said = "Oops, it's 44 Mill Lane, not 14."
+        report = store.remember_conversation(
+            [{"role": "user", "name": "Omar", "content": said}], extractor=MishearsTheCorrection()
+        )
+        refused = store.rejections()
+    rewrite, misread = report.candidates  # the rewrite takes the misreading's place
+    assert (rewrite.statement, rewrite.outcome) == (
+        "Omar lives at 44 Mill Lane, Hull.",
+        "superseded",
+    )
+    assert (misread.statement, misread.outcome) == ("Omar lives at 41 Mill Lane.", "refused")
+    assert [r.statement for r in refused] == ["Omar lives at 41 Mill Lane."]
+
+
 def test_a_correction_in_the_same_conversation_replaces_the_earlier_turn(
     words_store: Store,
 ) -> None:
