@@ -255,12 +255,16 @@ def _field_stated(claim: str, evidence: str) -> list[Finding]:
     wanted = _plain(claim)
     for block in evidence.split("\n\n"):
         body = block.strip()
-        label = LABEL.match(body)
+        label = LABEL.match(body) or _RECORD_LABEL.match(body)
         for f in fields(body[label.end() :] if label else body):
             if _plain(stated(f.record, f.key, f.value)) == wanted:
                 said = f"{f.key}: {f.value}"
                 return [Finding("fields", "support", f'the record states it: "{_short(said)}"')]
     return []
+
+
+#: A tool's turn, named as tools are ("flights: {...}", "ci: [...]"): a label before JSON.
+_RECORD_LABEL = re.compile(r"[^\s:{}\[\]\"]+(?: [^\s:{}\[\]\"]+){0,3}:[ \t]+(?=[{\[])")
 
 
 def _plain(text: str) -> str:

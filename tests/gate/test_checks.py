@@ -231,6 +231,11 @@ def test_a_field_said_as_the_record_writes_it_is_supported_and_verified() -> Non
     assert effects("Order 88213 status: lost.", record, "fields") == set()
     assert effects("Order 88214 status: shipped.", record, "fields") == set()
     assert effects("Order 88213 shipped.", record, "fields") == set()  # not a field's words
+    # a tool's turn as a conversation renders it, named in lower case, after another turn
+    turns = "Priya: Where is it?\n\norders: " + json.dumps(
+        {"order_id": "88213", "status": "shipped"}
+    )
+    assert effects("Order 88213 status: shipped.", turns, "fields") == {"support"}
     policy = GatePolicy()
     below = policy.verify_p1 - 0.2  # the verifier unsure, the record plain
     stated = found("Order 88213 status: shipped.", record)
