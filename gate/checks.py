@@ -433,6 +433,15 @@ def _polarity(claim: Reading, about: Reading | None, sentences: list[Reading]) -
     clause = None if says_not else denied(claim, sentences)
     if clause is not None:
         return [Finding("polarity", "refute", f'the evidence says "not": "{_short(clause)}"')]
+    if claim.contrasted and about.contrasted and not set(claim.contrasted) & set(about.contrasted):
+        return [
+            Finding(
+                "polarity",
+                "refute",
+                f'the evidence sets "{about.contrasted[0]}" aside, not "{claim.contrasted[0]}": '
+                f'"{_short(about.text)}"',
+            )
+        ]
     if says_not == denies(about, claim.lemmas):
         return []
     if not says_not:

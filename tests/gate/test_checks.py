@@ -286,6 +286,14 @@ def test_a_claim_holding_a_value_its_evidence_later_corrects_is_refused() -> Non
     assert effects("The quarterly review is on the 11th.", said, "corrected") == {"support"}
 
 
+def test_a_contrast_said_the_other_way_round_is_refused() -> None:
+    said = "Ines: Apologies, the quarterly review is on the 11th, not the 9th."
+    assert effects("The quarterly review is on the 11th, not the 9th.", said, "polarity") == set()
+    [reversed_] = found("The quarterly review is on the 9th, not the 11th.", said)
+    assert (reversed_.check, reversed_.effect) == ("polarity", "refute")
+    assert reversed_.reason.startswith('the evidence sets "9th" aside, not "11th"')
+
+
 @pytest.mark.parametrize(
     ("claim", "evidence"),
     [
