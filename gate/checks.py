@@ -40,6 +40,7 @@ Effect = Literal["refute", "doubt", "support"]
 CHECKS = (
     "values",
     "polarity",
+    "modality",
     "names",
     "speaker",
     "direction",
@@ -172,6 +173,7 @@ def _findings(
     found += _polarity(said, about, sentences)
     found += _names(said, evidence)
     found += _speaker(said, about, sentences, evidence)
+    found += _modality(said, sentences)
     if not any(f.effect == "refute" for f in found):
         found += _set_aside(said, claim, evidence, sentences)
     if not any(f.effect == "refute" for f in found):
@@ -179,6 +181,32 @@ def _findings(
         found += _field_stated(claim, evidence)
         found += _corrected(claim, evidence, sentences)
     return tuple(found)
+
+
+#: Verbs with too many senses to read as done or not ("have a pacemaker", "get a refund").
+_LIGHT = frozenset("be have get do go make take".split())
+
+
+def _modality(claim: Reading, sentences: list[Reading]) -> list[Finding]:
+    """The claim says its verb was done or holds ("Legal approved the text") where the
+    evidence says it only as wanted, needed, possible or asked ("Legal needs to approve
+    the text", "I can send a proposal", "Will I get a refund?")."""
+    verb = claim.root
+    if verb is None or verb in _LIGHT or (verb, True) in claim.verbs or denies(claim, claim.lemmas):
+        return []  # a "not" is the polarity check's; "have", "get": too many senses
+    stated = [s for s in sentences if not s.text.rstrip().endswith("?")]  # a question says nothing
+    said = [unrealised for s in stated for lemma, unrealised in s.verbs if lemma == verb]
+    if not said or not all(said):
+        return []
+    where = next(s.text for s in stated if (verb, True) in s.verbs)
+    return [
+        Finding(
+            "modality",
+            "doubt",
+            f'the evidence says "{verb}" as wanted, needed or possible, not done: '
+            f'"{_short(where)}"',
+        )
+    ]
 
 
 def _set_aside(claim: Reading, text: str, evidence: str, sentences: list[Reading]) -> list[Finding]:

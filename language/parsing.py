@@ -116,6 +116,10 @@ class Reading:
     clauses: tuple[Clause, ...] = ()
     #: What a contrasting "not" denies ("21 Elm Street, not 12": "12"); also in ``negations``.
     contrasted: tuple[str, ...] = ()
+    #: Each verb's lemma with whether it is said as not (yet) done: under a modal ("can
+    #: send"), a verb of wanting or needing ("needs to approve"), in a question or an
+    #: "if" clause; False where said as done or as holding.
+    verbs: tuple[tuple[str, bool], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,7 +181,29 @@ def read(span: Doc | Span) -> Reading:
         ),
         clauses=clauses(span),
         contrasted=contrasted,
+        verbs=tuple((t.lemma_.lower(), unrealised(t)) for t in span if t.pos_ == "VERB"),
     )
+
+
+#: Auxiliaries that say a verb may, must or will happen, not that it did.
+_MODALS = frozenset("will would shall should can could may might must 'll 'd wo ca".split())
+#: Verbs whose "to ..." complement is wanted, needed or planned, not done.
+_WANTING = frozenset(
+    "need want plan hope intend try wish mean expect promise offer ask remind have go "
+    "like love prefer aim decide agree refuse forget".split()
+)
+
+
+def unrealised(verb: Token) -> bool:
+    """Whether ``verb`` is said as not (yet) done: "can send", "needs to approve",
+    "going to move", "if I move", "Will I get a refund?"."""
+    if any(c.dep_ == "aux" and c.lower_ in _MODALS for c in verb.children):
+        return True
+    if any(c.dep_ == "mark" and c.lower_ in ("if", "unless", "whether") for c in verb.children):
+        return True
+    if verb.dep_ == "xcomp" and verb.head.lemma_.lower() in _WANTING:
+        return True
+    return verb.sent.text.rstrip().endswith("?")
 
 
 #: Dependencies that open a clause of its own under a verb (its words are not the verb's).

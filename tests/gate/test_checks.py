@@ -286,6 +286,29 @@ def test_a_claim_holding_a_value_its_evidence_later_corrects_is_refused() -> Non
     assert effects("The quarterly review is on the 11th.", said, "corrected") == {"support"}
 
 
+def test_a_claim_done_where_its_evidence_only_wants_or_needs_it_is_held() -> None:
+    from gate import GatePolicy
+    from gate.policy import decide
+
+    said = "Omar: The bank still needs to approve the loan."
+    [doubt] = [f for f in found("The bank approved the loan.", said) if f.check == "modality"]
+    assert doubt.effect == "doubt"
+    assert doubt.reason.startswith('the evidence says "approve" as wanted, needed or possible')
+    policy = GatePolicy()
+    assert decide(0.1, 0.96, 0.5, policy, found("The bank approved the loan.", said)).outcome == (
+        "held"
+    )
+    assert decide(0.1, 0.96, 0.5, policy).outcome == "verified"  # without the finding
+    assert (
+        effects("The bank approved the loan.", "Omar: The bank approved the loan.", "modality")
+        == set()
+    )
+    assert effects("The bank will approve the loan.", said, "modality") == set()  # said as said
+    assert effects("The bank did not approve the loan.", said, "modality") == set()  # polarity's
+    asked = "Omar: Did the bank approve the loan?\n\nIda: Yes, the loan went through."
+    assert effects("The bank approved the loan.", asked, "modality") == set()  # a question
+
+
 def test_a_contrast_said_the_other_way_round_is_refused() -> None:
     said = "Ines: Apologies, the quarterly review is on the 11th, not the 9th."
     assert effects("The quarterly review is on the 11th, not the 9th.", said, "polarity") == set()

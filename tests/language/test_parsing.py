@@ -88,3 +88,20 @@ def test_the_predicate_is_the_verb_or_what_be_and_have_take(text: str, predicate
 def test_a_passive_subject_is_marked() -> None:
     assert clauses("Bogart was ranked the greatest star.")[0].passive
     assert not clauses("The institute ranked Bogart the greatest star.")[0].passive
+
+
+@pytest.mark.parametrize(
+    ("text", "verb", "unrealised"),
+    [
+        ("The landlord should repair the boiler.", "repair", True),
+        ("Omar needs to renew his passport.", "renew", True),
+        ("I'm going to sell the van.", "sell", True),
+        ("If the parcel arrives, call me.", "arrive", True),
+        ("The landlord repaired the boiler.", "repair", False),
+        ("Omar renewed his passport last week.", "renew", False),
+    ],
+)
+def test_a_verb_said_as_wanted_needed_or_possible_is_unrealised(
+    text: str, verb: str, unrealised: bool
+) -> None:
+    assert (verb, unrealised) in read(parse(text)).verbs
