@@ -26,7 +26,7 @@ from typing import Literal
 
 from gate.subjects import denied, said_of_someone_else
 from language.clauses import clause_spans
-from language.corrections import corrections, rewrite
+from language.corrections import corrections, restatements, rewrite
 from language.fields import fields, key_words, stated
 from language.parsing import Reading, denies, parse_many, read_text
 from language.people import fold, overlaps
@@ -218,9 +218,10 @@ def _set_aside(claim: Reading, text: str, evidence: str, sentences: list[Reading
     claim. Left to the other checks: a claim with a "not" of its own ("... on 2.2.9 but
     not on 2.3.1"), and a correction of who ("Elena is allergic, not Tomás" says nothing
     of what else Tomás is)."""
-    if not _CORRECTING.search(evidence) or _DENYING.search(text):
+    if _DENYING.search(text):
         return []
-    for fix in corrections(evidence):
+    fixes = corrections(evidence) if _CORRECTING.search(evidence) else []
+    for fix in [*fixes, *restatements(evidence)]:
         redone = rewrite(text, fix)
         if redone is None or any(overlaps(who, redone.removed) for who in _who(claim)):
             continue

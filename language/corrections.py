@@ -116,6 +116,69 @@ def corrections(text: str) -> list[Correction]:
     return found
 
 
+#: What says a sentence takes back a value its speaker gave just before ("Sorry, I
+#: misspoke, it's 600"); not "actually", which as often adds as corrects.
+_TAKING_BACK = re.compile(
+    r"\b(?:sorry|i misspoke|misspoke|correction|my mistake|my bad|scratch that|i meant?|"
+    r"i got (?:it|that) wrong|i was wrong)\b",
+    re.I,
+)
+#: A turn's label ("Maya: "), where a text is a conversation.
+_LABEL = re.compile(r"^\s*[^\s:]+(?: [^\s:]+){0,3}:\s")
+
+
+def restatements(text: str) -> list[Correction]:
+    """Values a speaker takes back in the same turn by giving another of the same kind
+    ("About 400 hosts. Sorry, I misspoke, it's closer to 600 hosts."; "Two months.
+    Sorry, I checked, it's three months."): a sentence that says it takes something
+    back holds a number whose unit (the word after it) is the unit of a number said
+    earlier in the turn, and a different number. Each is a ``Correction`` (``how``
+    "restated") from the earlier value to the taking-back sentence."""
+    found: list[Correction] = []
+    if not _TAKING_BACK.search(text):
+        return found
+    said: list[tuple[str, str, str]] = []  # (number, unit, as written) of the turn so far
+    for start, end in sentence_spans(text):
+        sentence = text[start:end]
+        if _LABEL.match(sentence) or text.rfind("\n", 0, start) > text.rfind(".", 0, start):
+            said = []  # a new turn
+        numbers = _numbers(sentence)
+        taken = _TAKING_BACK.search(sentence)
+        if taken is not None and said:
+            after = [(n, u) for n, u, _ in numbers if sentence.find(n) > taken.start()]
+            for n, unit in after:
+                old = next(
+                    (w for o, u, w in reversed(said) if u == unit and _num(o) != _num(n)),
+                    None,
+                )
+                if old is not None:
+                    new = sentence[taken.end() :].strip(" ,;:")
+                    found.append(Correction(new, old, start, end, "restated"))
+                    break
+        said += numbers
+    return found
+
+
+_NUMBER_UNIT = re.compile(
+    r"(?<![\w.,])(?P<n>\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?|one|two|three|four|five|six|seven|"
+    r"eight|nine|ten|eleven|twelve)\s+(?P<unit>[a-z]{3,})\b",
+    re.I,
+)
+
+
+def _numbers(sentence: str) -> list[tuple[str, str, str]]:
+    """Each number of ``sentence``, the word after it (singular, lower case), and the two
+    as written."""
+    return [
+        (m.group("n"), m.group("unit").lower().removesuffix("s"), m.group(0))
+        for m in _NUMBER_UNIT.finditer(sentence)
+    ]
+
+
+def _num(word: str) -> str:
+    return digits(word.lower()).replace(",", "")
+
+
 def _pair(sentence: str) -> tuple[str, str, str] | None:
     """(new, old, how) of a sentence that sets one value against another, else None."""
     if len(sentence) > MAX_SENTENCE_CHARS:

@@ -66,6 +66,9 @@ def third_person(verb: str) -> str:
     if low in _ALREADY_AGREED:
         return verb
     past = low.endswith("ed") and low not in _PRESENT_EED
+    prefixed = re.match(r"(?:mis|over|under|out|re|fore|with|un)(?=[a-z]{3})", low)
+    if prefixed and low[prefixed.end() :] in PAST:
+        past = True  # "misspoke", "overslept", "undertook"
     if low in MODALS or low in PAST or past or low.endswith("n't"):
         return verb
     if re.search(r"(?:s|sh|ch|x|z|o)$", low):

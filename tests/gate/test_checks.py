@@ -309,6 +309,22 @@ def test_a_claim_done_where_its_evidence_only_wants_or_needs_it_is_held() -> Non
     assert effects("The bank approved the loan.", asked, "modality") == set()  # a question
 
 
+def test_a_value_its_speaker_takes_back_is_refused() -> None:
+    said = (
+        "Ida: How many staff does the firm have?\n\n"
+        "Omar: Roughly 30 staff. Sorry, I misspoke, it's nearer 45 staff after the merger."
+    )
+    [taken_back] = [
+        f for f in found("Omar's firm has roughly 30 staff.", said) if f.effect == "refute"
+    ]
+    assert (taken_back.check, taken_back.reason) == (
+        "corrected",
+        'the evidence sets "30 staff" aside: '
+        '"Sorry, Omar misspoke, it\'s nearer 45 staff after the merger."',  # read as said
+    )
+    assert effects("Omar's firm has nearer 45 staff.", said, "corrected") == set()
+
+
 def test_a_contrast_said_the_other_way_round_is_refused() -> None:
     said = "Ines: Apologies, the quarterly review is on the 11th, not the 9th."
     assert effects("The quarterly review is on the 11th, not the 9th.", said, "polarity") == set()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from language.corrections import Correction, corrections, restates, without_old
+from language.corrections import Correction, corrections, restatements, restates, without_old
 from language.corrections import rewrite as rewritten_by
 
 
@@ -213,3 +213,25 @@ def test_the_part_naming_the_old_value_is_left_out() -> None:
         "Omar sold the car two weeks ago."
     )
     assert without_old("Omar sold the car.", correction) == "Omar sold the car."
+
+
+def test_a_value_taken_back_in_the_same_turn_is_restated() -> None:
+    said = "Omar: Roughly 30 staff. Sorry, I misspoke, it's nearer 45 staff after the merger."
+    [fix] = restatements(said)
+    assert (fix.old, fix.how) == ("30 staff", "restated")
+    assert said[fix.start : fix.end].startswith("Sorry, I misspoke")
+    redone = rewritten_by("Omar's firm has roughly 30 staff.", fix)
+    assert redone is not None and redone.removed == "30 staff"
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Omar: We have 3 vans. Sorry, and 2 trucks.",  # another unit: an addition
+        "Omar: We ran 5 km on Monday. Actually we ran 10 km on Tuesday.",  # no taking back
+        "Omar: We have 3 vans.\nIda: Sorry, we have 4 vans.",  # another speaker's turn
+        "Omar: Sorry, we have 4 vans.",  # nothing said before it
+    ],
+)
+def test_no_restatement_without_the_same_unit_taken_back_in_one_turn(said: str) -> None:
+    assert restatements(said) == []
