@@ -27,7 +27,7 @@ from typing import Literal
 from gate.subjects import denied, said_of_someone_else
 from language.clauses import clause_spans
 from language.corrections import corrections, restatements, rewrite
-from language.fields import fields, key_words, stated
+from language.fields import Field, fields, key_words, stated
 from language.parsing import Reading, denies, parse_many, read_text
 from language.people import fold, overlaps
 from language.sentences import sentence_spans
@@ -92,11 +92,12 @@ def check_many(pairs: Sequence[tuple[str, str]]) -> list[tuple[Finding, ...]]:
         known = {key: _found[key] for key in keys if key in _found}
     todo = {key: pair for key, pair in zip(keys, pairs, strict=True) if key not in known}
     units = [_units(evidence) for _, evidence in todo.values()]
-    texts = [claim for claim, _ in todo.values()] + [u for us in units for u in us]
+    texts = [claim for claim, _ in todo.values()] + [u for us, _ in units for u in us]
     docs = dict(zip(texts, parse_many(texts), strict=True))
-    for (key, (claim, evidence)), pieces in zip(todo.items(), units, strict=True):
+    for (key, (claim, evidence)), (pieces, records) in zip(todo.items(), units, strict=True):
         said = [replace(read_text(u, docs[u]), speaker=speaker) for u, speaker in pieces.items()]
-        known[key] = _findings(claim, read_text(claim, docs[claim]), evidence, said)
+        reading = read_text(claim, docs[claim])
+        known[key] = _findings(claim, reading, evidence, said, records)
     with _found_lock:
         for key in keys:
             _found[key] = known[key]
@@ -121,12 +122,13 @@ def _key(pair: tuple[str, str]) -> bytes:
     return digest.digest()
 
 
-def _units(evidence: str) -> dict[str, str | None]:
+def _units(evidence: str) -> tuple[dict[str, str | None], frozenset[str]]:
     """The evidence as the pieces a claim may be about, each with the speaker of its
     turn (None outside a turn): sentences, their clauses, each line of a table or log,
     and each field of a record read as words ("paid_on: 2026-10-02" -> "invoice paid on
-    2026-10-02")."""
+    2026-10-02"), and which pieces are such fields."""
     found: dict[str, str | None] = {}
+    records: set[str] = set()
 
     def add(text: str, speaker: str | None = None) -> None:
         text = text.strip()
@@ -147,11 +149,27 @@ def _units(evidence: str) -> dict[str, str | None]:
         for line in evidence.splitlines():
             label = LABEL.match(line)
             add(line, label.group("speaker") if label else None)
-    for f in fields(evidence):
+    for f in _fields(evidence):
         if _sentence(f.value) or len(f.value.split()) > MAX_VALUE_WORDS:
             continue  # a sentence after a label ("Maya: I like tea."), not a value
         record = "" if _sentence(f.record) else f.record
-        add(f"{record} {key_words(f.key)} {f.value}")
+        unit = f"{record} {key_words(f.key)} {f.value}"
+        add(unit)
+        records.add(unit.strip())
+    return found, frozenset(records)
+
+
+def _fields(evidence: str) -> list[Field]:
+    """The fields of the evidence, and of each of its turns read without its label (a
+    tool's result in a conversation: "flights: {...}")."""
+    found = fields(evidence)
+    blocks = evidence.split("\n\n")
+    if len(blocks) > 1 or LABEL.match(evidence) or _RECORD_LABEL.match(evidence):
+        for block in blocks:
+            body = block.strip()
+            label = LABEL.match(body) or _RECORD_LABEL.match(body)
+            if label:
+                found += fields(body[label.end() :])
     return found
 
 
@@ -165,11 +183,15 @@ SAYING = frozenset("say tell mention claim report add write state note explain".
 
 
 def _findings(
-    claim: str, said: Reading, evidence: str, sentences: list[Reading]
+    claim: str,
+    said: Reading,
+    evidence: str,
+    sentences: list[Reading],
+    records: frozenset[str] = frozenset(),
 ) -> tuple[Finding, ...]:
     found: list[Finding] = []
     about = _about(said, sentences)
-    found += _values(claim, evidence, _about(said, sentences, wordy=True))
+    found += _values(claim, evidence, _about(said, sentences, wordy=True, records=records))
     found += _polarity(said, about, sentences)
     found += _names(said, evidence)
     found += _speaker(said, about, sentences, evidence)
@@ -300,14 +322,28 @@ def _plain(text: str) -> str:
     return " ".join(text.lower().rstrip(" .").split())
 
 
-def _about(claim: Reading, sentences: list[Reading], wordy: bool = False) -> Reading | None:
-    """The sentence that holds most of the claim's content words (None below ``ABOUT``);
-    ``wordy``: counting words only, not values (numbers, dates, times), which is how the
-    values check finds the sentence whose value a claim changed."""
+def _about(
+    claim: Reading,
+    sentences: list[Reading],
+    wordy: bool = False,
+    records: frozenset[str] = frozenset(),
+) -> Reading | None:
+    """The sentence that holds most of the claim's content words (None below ``ABOUT``),
+    of those alike the shortest; ``wordy``: counting words only, not values (numbers,
+    dates, times), which is how the values check finds the sentence whose value a claim
+    changed, and a field of a record (in ``records``) without a value of a kind the
+    claim has comes after the sentences alike (a record's name field is not where its
+    date was changed)."""
     lemmas = frozenset(w for w in claim.lemmas if not valued(w)) if wordy else claim.lemmas
     if not lemmas or not sentences:
         return None
-    best = max(sentences, key=lambda s: (len(lemmas & s.lemmas), -len(s.lemmas)))
+    kinds = {v.kind for v in values(claim.text)} if records else set()
+
+    def held(s: Reading) -> tuple[int, bool, int]:
+        bare = s.text in records and not any(v.kind in kinds for v in values(s.text))
+        return len(lemmas & s.lemmas), not bare, -len(s.lemmas)
+
+    best = max(sentences, key=held)
     share = len(lemmas & best.lemmas) / len(lemmas)
     return best if share >= ABOUT else None
 

@@ -243,6 +243,17 @@ def test_a_field_said_as_the_record_writes_it_is_supported_and_verified() -> Non
     assert decide(0.1, below, 0.5, policy).outcome == "held"
 
 
+def test_a_value_a_tools_record_gives_otherwise_is_refused() -> None:
+    said = "Ines: What is my deductible?\n\npolicy: " + json.dumps(
+        {"holder": "Ines Vidal", "plan": "Silver", "deductible_usd": 750}
+    )
+    [refuted] = [
+        f for f in found("Ines's deductible is 900 dollars.", said) if f.effect == "refute"
+    ]
+    assert (refuted.check, refuted.reason) == ("values", "the evidence says 750, not 900")
+    assert not [f for f in found("Ines's deductible is 750 dollars.", said) if f.effect == "refute"]
+
+
 def test_a_sentence_with_its_speakers_correction_put_in_is_supported_and_verified() -> None:
     from gate import GatePolicy
     from gate.policy import decide
