@@ -210,9 +210,10 @@ _LIGHT = frozenset("be have get do go make take".split())
 
 
 def _modality(claim: Reading, sentences: list[Reading]) -> list[Finding]:
-    """The claim says its verb was done or holds ("Legal approved the text") where the
-    evidence says it only as wanted, needed, possible or asked ("Legal needs to approve
-    the text", "I can send a proposal", "Will I get a refund?")."""
+    """The claim says its verb was done or holds ("Legal approved the text") where every
+    statement of the evidence says it only as wanted, needed, possible or conditional
+    ("Legal needs to approve the text", "I can send a proposal"); questions state
+    nothing."""
     verb = claim.root
     if verb is None or verb in _LIGHT or (verb, True) in claim.verbs or denies(claim, claim.lemmas):
         return []  # a "not" is the polarity check's; "have", "get": too many senses

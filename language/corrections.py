@@ -123,8 +123,6 @@ _TAKING_BACK = re.compile(
     r"i got (?:it|that) wrong|i was wrong)\b",
     re.I,
 )
-#: A turn's label ("Maya: "), where a text is a conversation.
-_LABEL = re.compile(r"^\s*[^\s:]+(?: [^\s:]+){0,3}:\s")
 
 
 def restatements(text: str) -> list[Correction]:
@@ -137,18 +135,19 @@ def restatements(text: str) -> list[Correction]:
     found: list[Correction] = []
     if not _TAKING_BACK.search(text):
         return found
-    said: list[tuple[str, str, str]] = []  # (number, unit, as written) of the turn so far
+    said: list[tuple[str, str, str, int]] = []  # the turn's numbers so far (``_numbers``)
     for start, end in sentence_spans(text):
         sentence = text[start:end]
-        if _LABEL.match(sentence) or text.rfind("\n", 0, start) > text.rfind(".", 0, start):
-            said = []  # a new turn
+        if not text[text.rfind("\n", 0, start) + 1 : start].strip():
+            said = []  # a sentence that opens a line opens a turn
         numbers = _numbers(sentence)
         taken = _TAKING_BACK.search(sentence)
         if taken is not None and said:
-            after = [(n, u) for n, u, _ in numbers if sentence.find(n) > taken.start()]
-            for n, unit in after:
+            for n, unit, _, at in numbers:
+                if at < taken.start():
+                    continue
                 old = next(
-                    (w for o, u, w in reversed(said) if u == unit and _num(o) != _num(n)),
+                    (w for o, u, w, _ in reversed(said) if u == unit and _num(o) != _num(n)),
                     None,
                 )
                 if old is not None:
@@ -166,11 +165,11 @@ _NUMBER_UNIT = re.compile(
 )
 
 
-def _numbers(sentence: str) -> list[tuple[str, str, str]]:
-    """Each number of ``sentence``, the word after it (singular, lower case), and the two
-    as written."""
+def _numbers(sentence: str) -> list[tuple[str, str, str, int]]:
+    """Each number of ``sentence``, the word after it (singular, lower case), the two as
+    written, and where they start."""
     return [
-        (m.group("n"), m.group("unit").lower().removesuffix("s"), m.group(0))
+        (m.group("n"), m.group("unit").lower().removesuffix("s"), m.group(0), m.start())
         for m in _NUMBER_UNIT.finditer(sentence)
     ]
 

@@ -220,6 +220,9 @@ def test_a_value_taken_back_in_the_same_turn_is_restated() -> None:
     [fix] = restatements(said)
     assert (fix.old, fix.how) == ("30 staff", "restated")
     assert said[fix.start : fix.end].startswith("Sorry, I misspoke")
+    # "Correction:" in the middle of a turn is no turn's label
+    [labelled] = restatements("Ida: Hi.\nOmar: 30 staff. Correction: it's 45 staff.")
+    assert labelled.old == "30 staff"
     redone = rewritten_by("Omar's firm has roughly 30 staff.", fix)
     assert redone is not None and redone.removed == "30 staff"
 
