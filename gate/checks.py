@@ -29,7 +29,7 @@ from language.clauses import clause_spans
 from language.corrections import corrections, restatements, rewrite
 from language.fields import Field, fields, key_words, stated
 from language.parsing import Reading, denies, parse_many, read_text
-from language.people import fold, overlaps
+from language.people import fold, name_words, overlaps
 from language.sentences import sentence_spans
 from language.speakers import LABEL
 from language.values import CALENDAR_WORDS, Value, digits, same, spoken, valued, values
@@ -234,32 +234,47 @@ def _modality(claim: Reading, sentences: list[Reading]) -> list[Finding]:
 
 def _set_aside(claim: Reading, text: str, evidence: str, sentences: list[Reading]) -> list[Finding]:
     """Refuted where the claim holds a value the evidence corrects ("The migration lands
-    on Thursday." against "... lands on Wednesday, not Thursday."), read as the
-    conversation's corrections read it (``language.corrections.rewrite``, which asks that
-    something tie the two), and the correcting sentence shares a word with the claim
-    besides the value. An earlier sentence that states the old value does not save the
-    claim. Left to the other checks: a claim with a "not" of its own ("... on 2.2.9 but
-    not on 2.3.1"), and a correction of who ("Elena is allergic, not Tomás" says nothing
-    of what else Tomás is)."""
+    on Thursday." against "... lands on Wednesday, not Thursday."): the correction ties
+    to the claim (``language.corrections.rewrite``), the correcting sentence shares a
+    word with the claim besides the value and its subject (a value taken back in one turn,
+    ``language.corrections.restatements``, is tied by its unit), and it is said of the claim's
+    subject (by them, or naming them: Ines correcting her flight says nothing of Tom's).
+    An earlier sentence that states the old value does not save the claim. Left to the
+    other checks: a claim with a "not" of its own ("... on 2.2.9 but not on 2.3.1"), and
+    a correction of who ("Elena is allergic, not Tomás" says nothing else of Tomás)."""
     if _DENYING.search(text):
         return []
     fixes = corrections(evidence) if _CORRECTING.search(evidence) else []
+    who = _who(claim)
+    named = set().union(*(name_words(w) for w in who))  # "Omar" is in all Omar says
     for fix in [*fixes, *restatements(evidence)]:
         redone = rewrite(text, fix)
-        if redone is None or any(overlaps(who, redone.removed) for who in _who(claim)):
+        if redone is None or any(overlaps(w, redone.removed) for w in who):
             continue
-        removed = {w.lower() for w in _WORD.findall(redone.removed)}
-        shared = [
-            s
-            for s in sentences
-            if s.text in evidence[fix.start : fix.end] and (claim.lemmas & s.lemmas) - removed
-        ]
-        if shared:
+        removed = redone.removed.lower()
+        words = {w for w in claim.lemmas if w not in removed and fold(w) not in named}
+        correcting = [s for s in sentences if s.text in evidence[fix.start : fix.end]]
+        tied = fix.how == "restated"  # the same unit, taken back in one turn: tied as said
+        if any((tied or words & s.lemmas) and _of(who, s) for s in correcting):
             said = _short(evidence[fix.start : fix.end])
             return [
                 Finding("corrected", "refute", f'the evidence sets "{fix.old}" aside: "{said}"')
             ]
     return []
+
+
+def _of(who: list[str], sentence: Reading) -> bool:
+    """Whether ``sentence`` may be said of the claim's subject: no one is named as it,
+    its speaker is the subject (or owns it: "Tom's flight"), or it names them."""
+    if not who:
+        return True
+    owner = who[0].split("'s ")[0]
+    if sentence.speaker is not None and overlaps(owner, sentence.speaker):
+        return True
+    return bool(name_words(owner) - _ARTICLES & name_words(sentence.text))
+
+
+_ARTICLES = frozenset({"the", "a", "an"})
 
 
 def _who(claim: Reading) -> list[str]:
@@ -293,7 +308,6 @@ def _corrected(claim: str, evidence: str, sentences: list[Reading]) -> list[Find
 
 #: Words a correction is said with (``language.corrections`` reads which).
 _CORRECTING = re.compile(r"\bnot\b|\binstead\b|\brather than\b", re.I)
-_WORD = re.compile(r"\w+")
 #: A claim that denies or contrasts something itself.
 _DENYING = re.compile(r"\bnot\b|n't\b|\bnever\b|\bno\b|\binstead\b|\brather than\b", re.I)
 
@@ -499,13 +513,22 @@ def _polarity(claim: Reading, about: Reading | None, sentences: list[Reading]) -
     clause = None if says_not else denied(claim, sentences)
     if clause is not None:
         return [Finding("polarity", "refute", f'the evidence says "not": "{_short(clause)}"')]
-    if claim.contrasted and about.contrasted and not set(claim.contrasted) & set(about.contrasted):
+    if _crossed(claim, about):
         return [
             Finding(
                 "polarity",
                 "refute",
                 f'the evidence sets "{about.contrasted[0]}" aside, not "{claim.contrasted[0]}": '
                 f'"{_short(about.text)}"',
+            )
+        ]
+    if claim.contrasted and about.contrasted and not set(claim.contrasted) & set(about.contrasted):
+        return [  # "not the car" against "not the bus": each sets aside its own
+            Finding(
+                "polarity",
+                "doubt",
+                f'the evidence sets "{about.contrasted[0]}" aside, the claim '
+                f'"{claim.contrasted[0]}": "{_short(about.text)}"',
             )
         ]
     if says_not == denies(about, claim.lemmas):
@@ -535,6 +558,15 @@ def _polarity(claim: Reading, about: Reading | None, sentences: list[Reading]) -
             f'the evidence says "not" where the claim does not: "{_short(about.text)}"',
         )
     ]
+
+
+def _crossed(claim: Reading, about: Reading) -> bool:
+    """Whether the claim's contrast is the evidence's the other way round: what the
+    claim sets aside the evidence holds, and what the evidence sets aside the claim
+    holds ("on the 9th, not the 11th" against "on the 11th, not the 9th")."""
+    return any(w in about.lemmas and w not in about.contrasted for w in claim.contrasted) and any(
+        w in claim.lemmas and w not in claim.contrasted for w in about.contrasted
+    )
 
 
 def _names(claim: Reading, evidence: str) -> list[Finding]:

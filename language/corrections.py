@@ -119,8 +119,11 @@ def corrections(text: str) -> list[Correction]:
 #: What says a sentence takes back a value its speaker gave just before ("Sorry, I
 #: misspoke, it's 600"); not "actually", which as often adds as corrects.
 _TAKING_BACK = re.compile(
-    r"\b(?:sorry|i misspoke|misspoke|correction|my mistake|my bad|scratch that|i meant?|"
-    r"i got (?:it|that) wrong|i was wrong)\b",
+    r"\b(?:i misspoke|misspoke|correction|my mistake|my bad|scratch that|i meant|"
+    r"i got (?:it|that) wrong|i was wrong)\b"
+    # a bare "sorry" only where the value follows as "it's ..." ("Sorry, I checked, it's
+    # three months"; not "Sorry to hear that Priya's team is down to 8 engineers")
+    r"|\bsorry\b(?=[^.!?]*\b(?:it's|it is|it was|that's|that is|make (?:it|that))\s)",
     re.I,
 )
 

@@ -202,7 +202,7 @@ def unrealised(verb: Token) -> bool:
     if any(c.dep_ == "mark" and c.lower_ in ("if", "unless", "whether") for c in verb.children):
         return True
     if verb.dep_ == "xcomp" and verb.head.lemma_.lower() in _WANTING:
-        return True
+        return not (verb.head.lemma_.lower() == "have" and verb.head.tag_ == "VBD")  # "had to"
     return verb.sent.text.rstrip().endswith("?")
 
 
@@ -414,6 +414,8 @@ def _contrasted(negator: Token, span: Doc | Span) -> list[str]:
     for t in (t for t in span if t.i > negator.i):
         if t.pos_ == "ADP" and not run and t.i == negator.i + 1:
             continue  # "not for Ruth", "not on Tuesday"
+        if t.pos_ == "CCONJ" and run:
+            continue  # "not cashews or other tree nuts": all of them
         if t.pos_ not in ("NUM", "PROPN", "NOUN", "ADJ", "DET", "PRON"):
             break
         run.append(t)

@@ -33,6 +33,8 @@ PAST = frozenset(
     "knew quit won wore broke chose drove forgot heard hid held hurt led lent paid put rode "
     "rang sent set shut sang sat slept spoke stood stole swam threw understood woke".split()
 )
+#: Pasts written as their present ("I reset it every week": "resets").
+_SAME_IN_PRESENT = frozenset("set put hurt quit shut cut let read hit cost".split())
 #: Present tenses that end in -ed all the same ("I need" is not a past).
 _PRESENT_EED = frozenset(
     "need feed bleed breed speed seed heed weed proceed succeed exceed".split()
@@ -67,7 +69,7 @@ def third_person(verb: str) -> str:
         return verb
     past = low.endswith("ed") and low not in _PRESENT_EED
     prefixed = re.match(r"(?:mis|over|under|out|re|fore|with|un)(?=[a-z]{3})", low)
-    if prefixed and low[prefixed.end() :] in PAST:
+    if prefixed and low[prefixed.end() :] in PAST - _SAME_IN_PRESENT:
         past = True  # "misspoke", "overslept", "undertook"
     if low in MODALS or low in PAST or past or low.endswith("n't"):
         return verb

@@ -128,10 +128,10 @@ def _ask_together(
 def _refused(
     store: StoreLike, candidate: Candidate, turns: Sequence[Message], context_turns: int
 ) -> bool:
-    """Whether the gate refuses ``candidate`` (asked without writing): a fact that says
-    what a correction set aside is written only to be refused, with its reason in the
-    audit log; one the gate would let in is left out, as the correction's rewrite
-    replaces it."""
+    """Whether the gate refuses ``candidate`` (asked without writing): what the
+    extractor read from a correcting sentence other than the correction as said is
+    written only to be refused, with its reason in the audit log; one the gate would let
+    in is left out, as the correction's rewrite replaces it."""
     try:
         [admission] = store.check_facts([fact_of(candidate, turns, context_turns)])
     except MemstoreError:

@@ -339,6 +339,11 @@ def test_a_value_its_speaker_takes_back_is_refused() -> None:
 def test_a_contrast_said_the_other_way_round_is_refused() -> None:
     said = "Ines: Apologies, the quarterly review is on the 11th, not the 9th."
     assert effects("The quarterly review is on the 11th, not the 9th.", said, "polarity") == set()
+    # contrasts that differ without crossing refute nothing
+    nuts = "Maya: I'm allergic to peanuts, not cashews or other tree nuts."
+    assert effects("Maya is allergic to peanuts, not tree nuts.", nuts, "polarity") == set()
+    bus = "Omar: I take the train to work, not the bus, and I sold the car last year."
+    assert effects("Omar takes the train to work, not the car.", bus, "polarity") == {"doubt"}
     [reversed_] = found("The quarterly review is on the 9th, not the 11th.", said)
     assert (reversed_.check, reversed_.effect) == ("polarity", "refute")
     assert reversed_.reason.startswith('the evidence sets "9th" aside, not "11th"')
@@ -365,6 +370,35 @@ def test_a_contrast_said_the_other_way_round_is_refused() -> None:
     ],
 )
 def test_a_correction_refutes_only_the_claims_it_ties_to(claim: str, evidence: str) -> None:
+    assert effects(claim, evidence, "corrected") <= {"support"}
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence"),
+    [
+        # the speaker's name in both is no word the correction shares with the claim
+        (
+            "Omar's brother arrives on the 9th.",
+            "Omar: My meeting is on the 11th, not the 9th. My brother arrives on the 9th.",
+        ),
+        # a value's own words ("9:30") are no shared word either
+        (
+            "Omar's flight lands at 9:30.",
+            "Omar: The standup starts at 10:30, not 9:30. My flight lands at 9:30.",
+        ),
+        # Ines correcting her flight says nothing of Tom's
+        (
+            "Tom's flight is on the 9th.",
+            "Ines: My flight is on the 11th, not the 9th.\n\nTom: My flight is on the 9th.",
+        ),
+        # "sorry" that takes nothing back
+        (
+            "Omar's team has 12 engineers.",
+            "Omar: My team has 12 engineers. Sorry to hear Ida's team is down to 8 engineers.",
+        ),
+    ],
+)
+def test_a_correction_of_something_else_refutes_nothing(claim: str, evidence: str) -> None:
     assert effects(claim, evidence, "corrected") <= {"support"}
 
 

@@ -231,7 +231,9 @@ def test_a_value_taken_back_in_the_same_turn_is_restated() -> None:
     "said",
     [
         "Omar: We have 3 vans. Sorry, and 2 trucks.",  # another unit: an addition
-        "Omar: We ran 5 km on Monday. Actually we ran 10 km on Tuesday.",  # no taking back
+        "Omar: We ran 5 miles on Monday. Actually we ran 10 miles on Tuesday.",  # adds
+        "Omar: My team has 12 engineers. Sorry to hear Ida's team is down to 8 engineers.",
+        "Omar: We have 2 dogs. I mean, my sister has 5 dogs.",
         "Omar: We have 3 vans.\nIda: Sorry, we have 4 vans.",  # another speaker's turn
         "Omar: Sorry, we have 4 vans.",  # nothing said before it
     ],

@@ -105,3 +105,7 @@ def test_a_verb_said_as_wanted_needed_or_possible_is_unrealised(
     text: str, verb: str, unrealised: bool
 ) -> None:
     assert (verb, unrealised) in read(parse(text)).verbs
+
+
+def test_a_verb_someone_had_to_do_is_done() -> None:
+    assert ("cancel", False) in read(parse("I had to cancel the trip because of the strike.")).verbs

@@ -63,7 +63,8 @@ def test_a_message_speaks_for_its_name_or_its_role() -> None:
     ("verb", "third"),
     [("live", "lives"), ("go", "goes"), ("study", "studies"), ("watch", "watches"),
      ("have", "has"), ("moved", "moved"), ("can", "can"), ("play", "plays"), ("met", "met"),
-     ("misspoke", "misspoke"), ("overslept", "overslept"), ("overlook", "overlooks")],
+     ("misspoke", "misspoke"), ("overslept", "overslept"), ("overlook", "overlooks"),
+     ("reset", "resets")],
 )  # fmt: skip
 def test_third_person(verb: str, third: str) -> None:
     assert third_person(verb) == third
