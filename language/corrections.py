@@ -106,14 +106,20 @@ class _Token:
 
 
 def corrections(text: str) -> list[Correction]:
-    """The corrections ``text`` states, one at most per sentence."""
+    """The corrections ``text`` states, one at most per sentence (kept: the checks read
+    one evidence text for every claim of a batch)."""
+    return list(_corrections(text))
+
+
+@lru_cache(maxsize=1024)
+def _corrections(text: str) -> tuple[Correction, ...]:
     found: list[Correction] = []
     for start, end in sentence_spans(text):
         sentence = text[start:end].replace("\u2019", "'")
         pair = _pair(sentence)
         if pair is not None:
             found.append(Correction(pair[0], pair[1], start, end, pair[2]))
-    return found
+    return tuple(found)
 
 
 #: What says a sentence takes back a value its speaker gave just before ("Sorry, I
