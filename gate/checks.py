@@ -30,6 +30,7 @@ from language.corrections import corrections, restatements, rewrite
 from language.fields import Field, fields, key_words, stated
 from language.parsing import Reading, denies, parse_many, read_text
 from language.people import fold, name_words, overlaps
+from language.pronouns import antecedent
 from language.sentences import sentence_spans
 from language.speakers import LABEL
 from language.values import CALENDAR_WORDS, Value, digits, same, spoken, valued, values
@@ -618,7 +619,7 @@ def _speaker(
     allergic ..."; Tomás's own "I'm allergic to sulfa drugs" for "Elena is allergic
     ..."): held, for on the test split this reading refused a true claim as often as a
     false one (docs/verifier-decision-rule.md, fourth score)."""
-    found = _said_of(claim, about)
+    found = _said_of(claim, about) or _said_of_pronoun(claim, about, evidence)
     if found or about is None or claim.root in SAYING:
         return found
     held = said_of_someone_else(claim, sentences, evidence)
@@ -665,6 +666,33 @@ def _said_of(claim: Reading, about: Reading | None) -> list[Finding]:
             )
         ]
     return []
+
+
+#: A sentence or clause whose subject is "he" or "she" ("so she's lactose intolerant").
+_HE_OR_SHE = re.compile(r"^(?:(?:and|but|so|because|then|since)\s+)?(?P<pronoun>he|she)\b", re.I)
+
+
+def _said_of_pronoun(claim: Reading, about: Reading | None, evidence: str) -> list[Finding]:
+    """The sentence the claim is about opens with "he" or "she", which its turn says of
+    the one person it named before (``language.pronouns.antecedent``, as the extractor
+    reads it: "My daughter Ivy is coming too, she's lactose intolerant"), and that turn
+    never names the claim's subject: refused, as said of someone else."""
+    if about is None or claim.subject is None or about.subjects or claim.root in SAYING:
+        return []
+    pronoun = _HE_OR_SHE.match(about.text)
+    if pronoun is None or (at := evidence.find(about.text)) < 0:
+        return []
+    labels = [  # where the turn it is in opens
+        m.end() for m in LABEL.finditer(evidence, 0, at) if evidence[: m.start()][-1:] in "\n"
+    ]
+    start = max([*labels[-1:], evidence.rfind("\n\n", 0, at) + 2])  # or its own text
+    person = antecedent(evidence[start:at], about.speaker)
+    turn = evidence[start : at + len(about.text)].lower()
+    if person is None or overlaps(person.name, claim.subject) or _named(claim.subject, turn):
+        return []
+    said = pronoun.group("pronoun")
+    reason = f'the evidence says this of {person.name} ("{said}"), not of {claim.subject}'
+    return [Finding("speaker", "refute", reason)]
 
 
 def _turned(claim: Reading, about: Reading, subject: str) -> str | None:

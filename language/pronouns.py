@@ -54,7 +54,7 @@ def antecedent(text: str, speaker: str | None = None) -> Person | None:
         first = token
         while first.dep_ == "conj" and first.head is not first:  # "Tom and Ana came"
             first = first.head
-        head = first.head if first.dep_ == "appos" else None
+        head = _beside(first)
         subject = first.dep_ in _SUBJECT or (head is not None and head.dep_ in _SUBJECT)
         if not subject and first.dep_ != "poss":  # "Leo's test", "I'm Leo's mum"
             continue
@@ -74,7 +74,28 @@ def _unnamed_person(token: Token) -> bool:
     if token.pos_ != "NOUN" or token.lemma_.lower() not in PERSON_NOUNS:
         return False
     named = any(c.dep_ in ("appos", "compound") and c.pos_ == "PROPN" for c in token.children)
+    after = token.doc[token.i + 1] if token.i + 1 < len(token.doc) else None
+    beside = _beside(after) if after is not None else None
+    named = named or (beside is not None and beside.i == token.i)
     return not named and token.dep_ != "compound" and not _speaker_is(token)
+
+
+def _beside(name: Token) -> Token | None:
+    """The noun for a person a name is set beside: its head, where parsed as apposition
+    ("my daughter Ivy"), or the person noun just before it where the parser made both
+    subjects of one verb ("Tom's daughter Ivy is coming")."""
+    if name.dep_ == "appos":
+        return name.head
+    before = name.doc[name.i - 1] if name.i > 0 else None
+    if (
+        before is not None
+        and before.pos_ == "NOUN"
+        and before.lemma_.lower() in PERSON_NOUNS
+        and before.dep_ == name.dep_
+        and before.head.i == name.head.i
+    ):
+        return before
+    return None
 
 
 def _speaker_is(token: Token) -> bool:

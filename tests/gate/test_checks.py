@@ -146,6 +146,25 @@ def test_speaker_reads_who_each_clause_is_said_of() -> None:
     assert effects("The user prefers email.", record, "speaker") == set()
 
 
+def test_speaker_refuses_what_a_turn_says_of_the_one_its_she_means() -> None:
+    """A sentence that opens with "she" is said of the one person its turn named before
+    it, as the extractor reads it; refused for anyone that turn never names."""
+    nina = "Nina: Count me in. I went vegan last month.\n\n"
+    ivy = "Tom: Sure. My daughter Ivy is coming too, she's lactose intolerant."
+    assert reasons("Nina is lactose intolerant.", nina + ivy, "speaker") == [
+        'the evidence says this of Ivy ("she"), not of Nina'
+    ]
+    assert effects("Ivy is lactose intolerant.", nina + ivy, "speaker") == set()
+    # Who "she" is, is not guessed: no one named before it, two people, or a turn that
+    # names the claim's subject too.
+    alone = "Tom: Sure. She's lactose intolerant."
+    assert "refute" not in effects("Nina is lactose intolerant.", nina + alone, "speaker")
+    two = "Tom: My daughter Ivy and my niece Ana are coming, she's lactose intolerant."
+    assert "refute" not in effects("Nina is lactose intolerant.", nina + two, "speaker")
+    named = "Tom: Nina asked, and my daughter Ivy is coming too, she's lactose intolerant."
+    assert "refute" not in effects("Nina is lactose intolerant.", nina + named, "speaker")
+
+
 def test_speaker_leaves_relations_and_the_other_voice_alone() -> None:
     # "Kofi is the user's roommate" is a relation between two people, not a deed of Kofi's.
     roommate = "User: I share a flat with my roommate Kofi."

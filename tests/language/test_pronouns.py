@@ -27,6 +27,14 @@ def test_the_antecedent_is_the_one_subject_named(before: str, person: Person | N
     assert antecedent(before, speaker="Maya") == person
 
 
+def test_a_name_the_parser_made_a_second_subject_is_the_noun_beside_it() -> None:
+    """Parsed with "daughter" and "Ivy" both subjects of "coming" ("Tom's daughter Ivy
+    is coming"): Ivy is the daughter, and a "she" after it means her."""
+    before = "Sure. Tom's daughter Ivy is coming too, "
+    assert antecedent(before, speaker="Tom") == Person("Ivy", "she")
+    assert antecedent("Sure. Tom's daughter is coming too, ", speaker="Tom") is None
+
+
 @pytest.mark.parametrize(
     ("clause", "person", "resolved"),
     [
