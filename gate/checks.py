@@ -619,7 +619,11 @@ def _speaker(
     allergic ..."; Tomás's own "I'm allergic to sulfa drugs" for "Elena is allergic
     ..."): held, for on the test split this reading refused a true claim as often as a
     false one (docs/verifier-decision-rule.md, fourth score)."""
-    found = _said_of(claim, about) or _said_of_pronoun(claim, about, evidence)
+    found = (
+        _said_of(claim, about)
+        or _said_of_pronoun(claim, about, evidence)
+        or _owned_by_another(claim, about)
+    )
     if found or about is None or claim.root in SAYING:
         return found
     held = said_of_someone_else(claim, sentences, evidence)
@@ -666,6 +670,28 @@ def _said_of(claim: Reading, about: Reading | None) -> list[Finding]:
             )
         ]
     return []
+
+
+def _owned_by_another(claim: Reading, about: Reading | None) -> list[Finding]:
+    """The claim gives a thing of one person's ("Karen's favourite subject") that the
+    sentence it is about gives as someone else's ("Leo's favourite subject"), and that
+    sentence never names the claim's person: refused."""
+    if about is None:
+        return []
+    for owner, dep, thing in claim.slots:
+        if dep != "poss" or not (name := _name_of(owner, claim)) or name.isupper():
+            continue  # an acronym ("the SEC's rule") may be the other's short name
+        others = [o for o, d, t in about.slots if d == "poss" and t == thing and o != owner]
+        other = next((n for o in others if (n := _name_of(o, about))), None)
+        if other is not None and not _named(name, about.text.lower()):
+            reason = f"the evidence says {other}'s {thing}, not {name}'s"
+            return [Finding("speaker", "refute", reason)]
+    return []
+
+
+def _name_of(lemma: str, reading: Reading) -> str | None:
+    """The name in ``reading`` whose last word is ``lemma`` ("karen" -> "Karen")."""
+    return next((n for n in reading.names if n.lower().split()[-1] == lemma), None)
 
 
 #: A sentence or clause whose subject is "he" or "she" ("so she's lactose intolerant").

@@ -165,6 +165,23 @@ def test_speaker_refuses_what_a_turn_says_of_the_one_its_she_means() -> None:
     assert "refute" not in effects("Nina is lactose intolerant.", nina + named, "speaker")
 
 
+def test_a_thing_of_one_persons_claimed_as_anothers_is_refused() -> None:
+    leo = (
+        "Karen: I'm a maths teacher myself.\n\n"
+        "Leo: Mum, I've got this. My favourite subject is physics anyway."
+    )
+    assert reasons("Karen's favourite subject is physics.", leo, "speaker") == [
+        "the evidence says Leo's subject, not Karen's"
+    ]
+    assert effects("Leo's favourite subject is physics.", leo, "speaker") == set()
+    # A sentence that names both may say how their things differ; an acronym may be
+    # the other's short name.
+    both = "Maya: Tom's flight leaves at 9, and Maya's flight leaves at 9 too."
+    assert "refute" not in effects("Maya's flight leaves at 9.", both, "speaker")
+    sec = "The Securities and Exchange Commission's new rule was adopted in May."
+    assert "refute" not in effects("The SEC's new rule was adopted in May.", sec, "speaker")
+
+
 def test_speaker_leaves_relations_and_the_other_voice_alone() -> None:
     # "Kofi is the user's roommate" is a relation between two people, not a deed of Kofi's.
     roommate = "User: I share a flat with my roommate Kofi."
