@@ -42,6 +42,7 @@ CHECKS = (
     "values",
     "polarity",
     "modality",
+    "mixed",
     "names",
     "speaker",
     "direction",
@@ -197,6 +198,7 @@ def _findings(
     found += _names(said, evidence)
     found += _speaker(said, about, sentences, evidence)
     found += _modality(said, sentences)
+    found += _mixed(said, sentences)
     if not any(f.effect == "refute" for f in found):
         found += _set_aside(said, claim, evidence, sentences)
     if not any(f.effect == "refute" for f in found):
@@ -204,6 +206,41 @@ def _findings(
         found += _field_stated(claim, evidence)
         found += _corrected(claim, evidence, sentences)
     return tuple(found)
+
+
+def _mixed(claim: Reading, sentences: list[Reading]) -> list[Finding]:
+    """The claim's verb with an object the evidence says in another clause ("Leo
+    struggles with factoring" from "I find factoring easy but I struggle with the
+    quadratic formula"): no clause of that verb holds the claim's objects, one has
+    objects of its own, and another clause of its sentence has the claim's. Held."""
+    if not claim.clauses or claim.root in _LIGHT or claim.root in SAYING:
+        return []
+    own = claim.clauses[0]
+    objects = {w for w, dep, _ in claim.slots if dep in _OBJECTS} & own.lemmas
+    if not objects:
+        return []
+    for sentence in sentences:
+        if any(objects <= c.lemmas for c in sentence.clauses if c.predicate == own.predicate):
+            return []  # a clause of the verb says it of the claim's objects
+    for sentence in sentences:
+        theirs = {w for w, dep, _ in sentence.slots if dep in _OBJECTS}
+        for clause in (c for c in sentence.clauses if c.predicate == own.predicate):
+            missing = objects - clause.lemmas
+            others = (clause.lemmas & theirs) - claim.lemmas
+            elsewhere = frozenset().union(
+                *(c.lemmas for c in sentence.clauses if c.predicate != own.predicate)
+            )
+            if missing and others and missing <= elsewhere:
+                reason = (
+                    f"the evidence has {sorted(missing)[0]} in another clause than "
+                    f'"{own.predicate}": "{_short(clause.text)}"'
+                )
+                return [Finding("mixed", "doubt", reason)]
+    return []
+
+
+#: Where a verb's object stands.
+_OBJECTS = frozenset({"dobj", "pobj", "attr", "dative", "oprd"})
 
 
 #: Verbs with too many senses to read as done or not ("have a pacemaker", "get a refund").

@@ -182,6 +182,19 @@ def test_a_thing_of_one_persons_claimed_as_anothers_is_refused() -> None:
     assert "refute" not in effects("The SEC's new rule was adopted in May.", sec, "speaker")
 
 
+def test_a_verb_given_the_object_of_another_clause_is_held() -> None:
+    turn = "Leo: I find factoring easy but I struggle with the quadratic formula."
+    assert reasons("Leo struggles with factoring.", turn, "mixed") == [
+        'the evidence has factoring in another clause than "struggle": '
+        '"Leo struggles with the quadratic formula."'
+    ]
+    assert effects("Leo struggles with the quadratic formula.", turn, "mixed") == set()
+    assert effects("Leo finds factoring easy.", turn, "mixed") == set()
+    # A clause of the verb that has the claim's object says it, wherever else it stands.
+    both = turn + " I struggle with factoring at times too."
+    assert effects("Leo struggles with factoring.", both, "mixed") == set()
+
+
 def test_speaker_leaves_relations_and_the_other_voice_alone() -> None:
     # "Kofi is the user's roommate" is a relation between two people, not a deed of Kofi's.
     roommate = "User: I share a flat with my roommate Kofi."
