@@ -27,7 +27,7 @@ from typing import Literal
 from gate.subjects import denied, said_of_someone_else
 from language.clauses import clause_spans
 from language.corrections import corrections, restatements, rewrite
-from language.fields import Field, fields, key_words, stated
+from language.fields import Field, fields, identities, key_words, stated
 from language.parsing import Reading, denies, parse_many, read_text
 from language.people import fold, name_words, overlaps
 from language.pronouns import antecedent
@@ -353,15 +353,21 @@ _DENYING = re.compile(r"\bnot\b|n't\b|\bnever\b|\bno\b|\binstead\b|\brather than
 def _field_stated(claim: str, evidence: str) -> list[Finding]:
     """Support where the claim is a field of a record in the evidence, said as the
     extractor says a tool's result: "<record> <key>: <value>." ("Order 88213 status:
-    shipped." from ``{"order_id": "88213", "status": "shipped"}``), word for word."""
+    shipped." from ``{"order_id": "88213", "status": "shipped"}``), word for word; a
+    record another result named by its identifier is called by that name."""
     if ": " not in claim:
         return []
     wanted = _plain(claim)
+    read = []
     for block in evidence.split("\n\n"):
         body = block.strip()
         label = LABEL.match(body) or _RECORD_LABEL.match(body)
-        for f in fields(body[label.end() :] if label else body):
-            if _plain(stated(f.record, f.key, f.value)) == wanted:
+        read.append(fields(body[label.end() :] if label else body))
+    named = identities([f for found in read for f in found])  # as the extractor names them
+    for found in read:
+        for f in found:
+            record = named.get(f.record, f.record)
+            if _plain(stated(record, f.key, f.value)) == wanted:
                 said = f"{f.key}: {f.value}"
                 return [Finding("fields", "support", f'the record states it: "{_short(said)}"')]
     return []

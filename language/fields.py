@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +22,8 @@ _NAMING = ("name", "title", "id")
 _LINE = re.compile(
     r"^[ \t]*(?P<key>[A-Za-z][\w .()/-]{0,40}?)[ \t]*[:=][ \t]*(?P<value>\S[^\n]*)", re.M
 )
+#: A value that identifies a thing: a code with a digit ("ONB-42", "88213"), not a date.
+_IDENTIFIER = re.compile(r"(?!\d{4}-\d{2}-\d{2})(?=[^\s]*\d)[\w#/.-]{2,40}")
 #: At most this many fields are read from one text.
 MAX_FIELDS = 50
 
@@ -83,6 +86,17 @@ def fields(text: str) -> list[Field]:
         )
         for m in lines
     ][:MAX_FIELDS]
+
+
+def identities(found: Sequence[Field]) -> dict[str, str]:
+    """What the identifiers among ``found`` name, by the name a later result would give
+    a record that has only the identifier ("Epic ONB-42" -> "Onboarding redesign" from
+    ``{"epic": "ONB-42", "title": "Onboarding redesign"}``)."""
+    named: dict[str, str] = {}
+    for f in found:
+        if _IDENTIFIER.fullmatch(f.value) and f.value.lower() not in f.record.lower():
+            named.setdefault(f"{f.key.capitalize()} {f.value}", f.record)
+    return named
 
 
 def _json_record(text: str, data: dict[str, Any], cursor: int) -> tuple[list[Field], int]:

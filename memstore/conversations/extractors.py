@@ -25,7 +25,7 @@ from typing import Any, Protocol, runtime_checkable
 from language import resolve_first_person, sentence_spans
 from language.answers import answered
 from language.clauses import clause_spans, has_verb
-from language.fields import fields, stated
+from language.fields import fields, identities, stated
 from language.parsing import verb_in
 from language.pronouns import (
     PRONOUNS,
@@ -229,8 +229,6 @@ RELATIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
 )
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
-#: A value that identifies a thing: a code with a digit ("ONB-42", "88213"), not a date.
-_IDENTIFIER = re.compile(r"(?!\d{4}-\d{2}-\d{2})(?=[^\s]*\d)[\w#/.-]{2,40}")
 #: Field keys (their last word) that hold handles, not facts: ids, links, hashes.
 _OPAQUE_KEYS = frozenset(
     "id ids uuid guid url uri href link hash sha etag token checksum signature".split()
@@ -298,7 +296,8 @@ class EmbeddedExtractor:
 
     def extract(self, messages: Sequence[Message]) -> list[Candidate]:
         found: list[Candidate | None] = []
-        records: dict[str, str] = {}  # "Epic ONB-42" -> "Onboarding redesign"
+        # "Epic ONB-42" -> ("Onboarding redesign", the message that named it so)
+        records: dict[str, tuple[str, int]] = {}
         for index, message in enumerate(messages):
             if message.role == "tool":
                 found += self._fields(message, index, records)
@@ -327,21 +326,24 @@ class EmbeddedExtractor:
         ]
 
     @staticmethod
-    def _fields(message: Message, index: int, records: dict[str, str]) -> list[Candidate]:
+    def _fields(
+        message: Message, index: int, records: dict[str, tuple[str, int]]
+    ) -> list[Candidate]:
         """A tool's result read as fields (``language.fields``): one statement per field,
         "<record> <key>: <value>.", citing the span that states it. The field that names
         the record says nothing more, nor do ids, links and hashes. A record an earlier
         result named otherwise keeps that name (``records``: {"epic": "ONB-42", "title":
         "Onboarding redesign"}, then {"epic": "ONB-42", "due": ...}: both "Onboarding
-        redesign"), so a changed value replaces the old one."""
+        redesign"), so a changed value replaces the old one; the result that named it
+        is cited too, for the name is said there."""
         out: list[Candidate] = []
         read = fields(message.content)
-        for found in read:  # an identifier ("ONB-42", "88213") names its record
-            value = found.value
-            if _IDENTIFIER.fullmatch(value) and value.lower() not in found.record.lower():
-                records.setdefault(f"{found.key.capitalize()} {value}", found.record)
+        for other, name in identities(read).items():
+            records.setdefault(other, (name, index))
         for found in read:
-            found = replace(found, record=records.get(found.record, found.record))
+            named, at = records.get(found.record, (found.record, index))
+            found = replace(found, record=named)
+            also = (at,) if at != index else ()
             value = found.value.strip()
             if not value or value.lower() in found.record.lower() or len(value) > 200:
                 continue
@@ -358,7 +360,7 @@ class EmbeddedExtractor:
                 members.append((value[:10], "time", "when"))
             elif value[:1].isupper() and len(value.split()) <= 5 and value != found.record:
                 members.append((value, "entity", "object"))
-            out.append(Candidate(statement, tuple(members), index, quote))
+            out.append(Candidate(statement, tuple(members), index, quote, also=also))
         return out
 
     @staticmethod

@@ -195,6 +195,15 @@ def test_a_verb_given_the_object_of_another_clause_is_held() -> None:
     assert effects("Leo struggles with factoring.", both, "mixed") == set()
 
 
+def test_a_field_of_a_record_another_result_named_is_stated_by_that_name() -> None:
+    update = 'jira: {"epic": "ONB-42", "due": "2027-01-29", "updated": true}'
+    first = 'jira: {"epic": "ONB-42", "title": "Onboarding redesign", "due": "2027-01-15"}'
+    evidence = f"{update}\n\n{first}"
+    assert effects("Onboarding redesign due: 2027-01-29.", evidence, "fields") == {"support"}
+    assert effects("Onboarding redesign due: 2027-01-29.", update, "fields") == set()
+    assert effects("Onboarding redesign due: 2027-01-30.", evidence, "fields") == set()
+
+
 def test_speaker_leaves_relations_and_the_other_voice_alone() -> None:
     # "Kofi is the user's roommate" is a relation between two people, not a deed of Kofi's.
     roommate = "User: I share a flat with my roommate Kofi."

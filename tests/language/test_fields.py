@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from language.fields import fields, key_words
+from language.fields import fields, identities, key_words
 
 
 def read(text: str) -> list[tuple[str, str, str, str]]:
@@ -61,3 +61,9 @@ def test_each_record_of_a_list_cites_its_own_pairs() -> None:
 
 def test_json_nested_past_the_stack_is_not_fields() -> None:
     assert fields("[" * 100_000) == []
+
+
+def test_identities_name_a_record_by_its_identifier() -> None:
+    named = fields('{"epic": "ONB-42", "title": "Onboarding redesign", "due": "2027-01-15"}')
+    assert identities(named) == {"Epic ONB-42": "Onboarding redesign"}
+    assert identities(fields('{"epic": "ONB-42", "due": "2027-01-29"}')) == {}

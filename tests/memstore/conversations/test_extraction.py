@@ -341,6 +341,11 @@ def test_a_later_tool_result_replaces_the_field_it_changes(words_store: Store) -
     assert new.replaced == [old.fact.id]
     assert "Onboarding redesign epic: ONB-42." in by_statement
     assert words_store.get_fact(old.fact.id).status == "superseded"
+    # the name is said in the first result only: the new fact cites that one too
+    found = EmbeddedExtractor().extract(parse_messages(turns))
+    cites = {c.statement: (c.message, c.also) for c in found}
+    assert cites["Onboarding redesign due: 2027-01-29."] == (2, (0,))
+    assert cites["Onboarding redesign due: 2027-01-15."] == (0, ())
 
 
 def test_fields_of_a_record_named_with_a_colon_replace_only_their_own(words_store: Store) -> None:
