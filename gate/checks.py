@@ -30,7 +30,7 @@ from language.corrections import corrections, restatements, rewrite
 from language.fields import Field, fields, identities, key_words, stated
 from language.parsing import Reading, denies, parse_many, read_text
 from language.people import fold, name_words, overlaps
-from language.pronouns import antecedent
+from language.pronouns import antecedent, resolve_it, thing
 from language.sentences import sentence_spans
 from language.speakers import LABEL
 from language.values import CALENDAR_WORDS, Value, digits, same, spoken, valued, values
@@ -325,14 +325,19 @@ def _corrected(claim: str, evidence: str, sentences: list[Reading]) -> list[Find
     """Support where the claim is a sentence of the evidence with a value its speaker
     corrected put in ("Yuki is in Flat 3B." and "It's 3C, not 3B." give "Yuki is in Flat
     3C."), rewritten as the conversation's corrections rewrite (``language.corrections``),
-    word for word."""
+    word for word; an "it" that opens the sentence read as the thing the one before
+    named, and "Ana says ..." as what Ana said, where Ana made the correction."""
     if not _CORRECTING.search(evidence):
         return []
-    wanted = _plain(claim)
     for fix in corrections(evidence):
+        speaker = _turn_label(evidence, fix.start)
+        says = _SAYS.match(claim)  # "Ana says ...": what Ana said, if she corrected it
+        wanted = {_plain(claim)}
+        if says and speaker and says.group("who") == speaker.group("speaker"):
+            wanted.add(_plain(claim[says.end() :]))
         for sentence in sentences:
-            redone = rewrite(sentence.text, fix)
-            if redone is not None and _plain(redone.statement) == wanted:
+            redone = rewrite(_with_it(sentence.text, evidence), fix)
+            if redone is not None and _plain(redone.statement) in wanted:
                 said = _short(evidence[fix.start : fix.end])
                 return [
                     Finding(
@@ -342,6 +347,21 @@ def _corrected(claim: str, evidence: str, sentences: list[Reading]) -> list[Find
                     )
                 ]
     return []
+
+
+def _with_it(sentence: str, evidence: str) -> str:
+    """``sentence`` with an "it" that opens it as the one thing the sentence before it
+    in its turn named (``language.pronouns.thing``, as the extractor reads it)."""
+    if not _IT.match(sentence) or (at := evidence.find(sentence)) < 0:
+        return sentence
+    named = thing(evidence[_turn_start(evidence, at) : at])
+    it = resolve_it(sentence, named) if named else None
+    return it[0].upper() + it[1:] if it else sentence
+
+
+#: "Ana says ..." (the extractor's way of giving a speaker's words).
+_SAYS = re.compile(r"(?P<who>[A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,3}) says (?=\S)")
+_IT = re.compile(r"[Ii]t\b")
 
 
 #: Words a correction is said with (``language.corrections`` reads which).
@@ -721,13 +741,13 @@ def _owned_by_another(claim: Reading, about: Reading | None) -> list[Finding]:
     sentence never names the claim's person: refused."""
     if about is None:
         return []
-    for owner, dep, thing in claim.slots:
+    for owner, dep, owned in claim.slots:
         if dep != "poss" or not (name := _name_of(owner, claim)) or name.isupper():
             continue  # an acronym ("the SEC's rule") may be the other's short name
-        others = [o for o, d, t in about.slots if d == "poss" and t == thing and o != owner]
+        others = [o for o, d, t in about.slots if d == "poss" and t == owned and o != owner]
         other = next((n for o in others if (n := _name_of(o, about))), None)
         if other is not None and not _named(name, about.text.lower()):
-            reason = f"the evidence says {other}'s {thing}, not {name}'s"
+            reason = f"the evidence says {other}'s {owned}, not {name}'s"
             return [Finding("speaker", "refute", reason)]
     return []
 
@@ -751,10 +771,7 @@ def _said_of_pronoun(claim: Reading, about: Reading | None, evidence: str) -> li
     pronoun = _HE_OR_SHE.match(about.text)
     if pronoun is None or (at := evidence.find(about.text)) < 0:
         return []
-    labels = [  # where the turn it is in opens
-        m.end() for m in LABEL.finditer(evidence, 0, at) if evidence[: m.start()][-1:] in "\n"
-    ]
-    start = max([*labels[-1:], evidence.rfind("\n\n", 0, at) + 2])  # or its own text
+    start = _turn_start(evidence, at)
     person = antecedent(evidence[start:at], about.speaker)
     turn = evidence[start : at + len(about.text)].lower()
     if person is None or overlaps(person.name, claim.subject) or _named(claim.subject, turn):
@@ -762,6 +779,28 @@ def _said_of_pronoun(claim: Reading, about: Reading | None, evidence: str) -> li
     said = pronoun.group("pronoun")
     reason = f'the evidence says this of {person.name} ("{said}"), not of {claim.subject}'
     return [Finding("speaker", "refute", reason)]
+
+
+def _turn_label(evidence: str, at: int) -> re.Match[str] | None:
+    """The label ("Ana: ") of the turn that holds ``at``: the last one that starts a
+    line at or before it with no blank line between (None outside a turn)."""
+    found = None
+    for m in LABEL.finditer(evidence):
+        if m.start() > at:
+            break
+        if evidence[: m.start()][-1:] in "\n":
+            found = m
+    blank = evidence.rfind("\n\n", 0, at)
+    return found if found is not None and found.start() > blank else None
+
+
+def _turn_start(evidence: str, at: int) -> int:
+    """Where the turn (or, outside turns, the evidence text) holding ``at`` opens: after
+    its label, else after the blank line before it."""
+    label = _turn_label(evidence, at)
+    if label is not None:
+        return min(label.end(), at)
+    return evidence.rfind("\n\n", 0, at) + 2 if "\n\n" in evidence[:at] else 0
 
 
 def _turned(claim: Reading, about: Reading, subject: str) -> str | None:

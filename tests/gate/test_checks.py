@@ -333,6 +333,24 @@ def test_a_sentence_with_its_speakers_correction_put_in_is_supported_and_verifie
     assert decide(0.1, below, 0.5, policy).outcome == "held"
 
 
+def test_a_correction_put_in_reads_it_and_the_speakers_says_as_the_extractor_does() -> None:
+    """The conversation's rewrite of "Ana says the search reindex migration should land
+    on Thursday." ("It should land on Thursday" read with the thing the sentence before
+    named) is the corrected sentence, said by the one who corrected it."""
+    said = (
+        "Ana: Sorry, correction: the reindex migration lands on Wednesday, not Thursday."
+        "\n\nAna: I'm on the search reindex migration. It should land on Thursday."
+    )
+    rewritten = "Ana says the search reindex migration should land on Wednesday."
+    assert effects(rewritten, said, "corrected") == {"support"}
+    assert effects("The search reindex migration should land on Wednesday.", said, "corrected") == {
+        "support"
+    }
+    # Tom did not correct it; and the value it set aside is no support
+    assert effects(rewritten.replace("Ana", "Tom", 1), said, "corrected") == set()
+    assert effects(rewritten.replace("Wednesday", "Friday"), said, "corrected") == set()
+
+
 def test_a_claim_holding_a_value_its_evidence_later_corrects_is_refused() -> None:
     from gate import GatePolicy
     from gate.policy import decide
