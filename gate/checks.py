@@ -25,7 +25,7 @@ from difflib import SequenceMatcher
 from typing import Literal
 
 from gate.subjects import denied, said_of_someone_else
-from language.clauses import clause_spans
+from language.clauses import clause_spans, without_pleasantry
 from language.corrections import corrections, restatements, rewrite
 from language.fields import Field, fields, identities, key_words, stated
 from language.parsing import Reading, denies, parse_many, read_text
@@ -326,7 +326,8 @@ def _corrected(claim: str, evidence: str, sentences: list[Reading]) -> list[Find
     corrected put in ("Yuki is in Flat 3B." and "It's 3C, not 3B." give "Yuki is in Flat
     3C."), rewritten as the conversation's corrections rewrite (``language.corrections``),
     word for word; an "it" that opens the sentence read as the thing the one before
-    named, and "Ana says ..." as what Ana said, where Ana made the correction."""
+    named, a greeting that opens it left out ("Hi, ..."), and "Ana says ..." as what Ana
+    said, where Ana made the correction."""
     if not _CORRECTING.search(evidence):
         return []
     for fix in corrections(evidence):
@@ -336,7 +337,7 @@ def _corrected(claim: str, evidence: str, sentences: list[Reading]) -> list[Find
         if says and speaker and says.group("who") == speaker.group("speaker"):
             wanted.add(_plain(claim[says.end() :]))
         for sentence in sentences:
-            redone = rewrite(_with_it(sentence.text, evidence), fix)
+            redone = rewrite(without_pleasantry(_with_it(sentence.text, evidence)), fix)
             if redone is not None and _plain(redone.statement) in wanted:
                 said = _short(evidence[fix.start : fix.end])
                 return [

@@ -17,6 +17,36 @@ import re
 
 from language.sentences import strip_span
 
+#: A pleasantry, a greeting or a verdict on what was just said ("Thanks", "Sounds good").
+PLEASANTRY = re.compile(
+    r"^(?:hi|hello|hey|thanks|thank you|ok|okay|sure|great|cool|nice|bye|good (?:morning|night"
+    r"|evening|afternoon)|yes|yeah|yup|no|yep|nope|lol|haha|wow|aww|omg|oh wow|sounds good|"
+    r"got it|perfect|awesome|absolutely|totally|exactly|definitely|indeed|true|understood|"
+    r"noted|fine|alright|all right|will do|of course|"
+    # a verdict on what was just said, its "that" left out ("Sounds ambitious but okay.")
+    r"sounds|looks|seems)\b",
+    re.I,
+)
+#: A pleasantry and its punctuation opening a statement ("Yes, I'm vegetarian.",
+#: "Thanks! I moved to Oslo."): taken off, the rest read on its own.
+_PLEASANTRY_OPENER = re.compile(
+    PLEASANTRY.pattern + r"(?:\s*(?:there|so much|a lot))?\s*[,!.:;\u2014-]+\s*"
+    # a greeting with whom it greets: "Hey coach,", "Hi Mr Brennan,", "Thanks all!"
+    r"|^(?:hi|hello|hey|thanks|thank you|morning|evening)(?:\s+[\w.'-]+){1,3}?\s*[,!:]+\s*"
+    # who is speaking: "Grace here:", "Mike Rossi here,"
+    r"|^(?-i:[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?)\s+here\s*[,:;!\u2014-]+\s*",
+    re.I,
+)
+
+
+def without_pleasantry(text: str) -> str:
+    """``text`` without the pleasantries and greetings that open it ("Hi! Thanks, I moved
+    to Oslo." -> "I moved to Oslo."); all of it where it is nothing else."""
+    while (opener := _PLEASANTRY_OPENER.match(text)) and opener.end() < len(text):
+        text = text[opener.end() :]
+    return text
+
+
 _CONNECTOR = re.compile(r";\s+|,\s+(?:and|but)\s+|\s+and\s+|,\s+|\s+[-\u2013\u2014]\s+|\u2014")
 _PROTECTED = re.compile(r"\"[^\"]*\"|\u201c[^\u201d]*\u201d|\([^)]*\)|\[[^\]]*\]")
 _MARKER = re.compile(r"\[[^\]\n]{1,60}\]")

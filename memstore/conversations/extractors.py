@@ -24,7 +24,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from language import resolve_first_person, sentence_spans
 from language.answers import answered
-from language.clauses import clause_spans, has_verb
+from language.clauses import PLEASANTRY, clause_spans, has_verb, without_pleasantry
 from language.fields import fields, identities, stated
 from language.parsing import verb_in
 from language.pronouns import (
@@ -96,25 +96,6 @@ def fact_of(candidate: Candidate, messages: Sequence[Message], context_turns: in
 
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'\u2019-]*|\d[\d,.:/-]*")
-_PLEASANTRY = re.compile(
-    r"^(?:hi|hello|hey|thanks|thank you|ok|okay|sure|great|cool|nice|bye|good (?:morning|night"
-    r"|evening|afternoon)|yes|yeah|yup|no|yep|nope|lol|haha|wow|aww|omg|oh wow|sounds good|"
-    r"got it|perfect|awesome|absolutely|totally|exactly|definitely|indeed|true|understood|"
-    r"noted|fine|alright|all right|will do|of course|"
-    # a verdict on what was just said, its "that" left out ("Sounds ambitious but okay.")
-    r"sounds|looks|seems)\b",
-    re.I,
-)
-#: A pleasantry and its punctuation opening a statement ("Yes, I'm vegetarian.",
-#: "Thanks! I moved to Oslo."): taken off, the rest read on its own.
-_PLEASANTRY_OPENER = re.compile(
-    _PLEASANTRY.pattern + r"(?:\s*(?:there|so much|a lot))?\s*[,!.:;\u2014-]+\s*"
-    # a greeting with whom it greets: "Hey coach,", "Hi Mr Brennan,", "Thanks all!"
-    r"|^(?:hi|hello|hey|thanks|thank you|morning|evening)(?:\s+[\w.'-]+){1,3}?\s*[,!:]+\s*"
-    # who is speaking: "Grace here:", "Mike Rossi here,"
-    r"|^(?-i:[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?)\s+here\s*[,:;!\u2014-]+\s*",
-    re.I,
-)
 #: Asides that close a sentence and say nothing of the world ("..., just so you know.").
 _CLOSER = re.compile(
     r"\s*[,;\u2014-]\s*(?:just so you know|fyi|btw|by the way|for the record|"
@@ -384,8 +365,7 @@ class EmbeddedExtractor:
         turn's text before it, where "he" or "she" may have been named; ``first``: it is
         in the turn's first sentence."""
         plain = clause.strip().replace("\u2019", "'")
-        while (opener := _PLEASANTRY_OPENER.match(plain)) and opener.end() < len(plain):
-            plain = plain[opener.end() :]
+        plain = without_pleasantry(plain)
         plain = _OPENER.sub("", plain).rstrip(",;: ")
         plain = _CLOSER.sub("", plain)
         if plain.split(" ", 1)[0] in ("the", "a", "an"):  # "Sorry, correction: the ..."
@@ -397,7 +377,7 @@ class EmbeddedExtractor:
             return Candidate(
                 said, tuple(members), index, clause.strip(), _relation(said), (index - 1,)
             )
-        if len(words) < 2 or plain.endswith("?") or _PLEASANTRY.match(plain):
+        if len(words) < 2 or plain.endswith("?") or PLEASANTRY.match(plain):
             return None
         if (question is None or not first) and not has_verb(words) and not verb_in(plain):
             return None  # a fragment ("Mike here.") that answers no question

@@ -346,6 +346,12 @@ def test_a_correction_put_in_reads_it_and_the_speakers_says_as_the_extractor_doe
     assert effects("The search reindex migration should land on Wednesday.", said, "corrected") == {
         "support"
     }
+    greeted = (
+        "User: Hi, my dog Biscuit has been limping since Sunday.\n\n"
+        "User: Sorry, the limping started on Saturday, not Sunday."
+    )
+    limping = "The user's dog Biscuit has been limping since Saturday."
+    assert effects(limping, greeted, "corrected") == {"support"}  # "Hi," said nothing
     # Tom did not correct it; and the value it set aside is no support
     assert effects(rewritten.replace("Ana", "Tom", 1), said, "corrected") == set()
     assert effects(rewritten.replace("Wednesday", "Friday"), said, "corrected") == set()

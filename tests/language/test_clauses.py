@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from language.clauses import clause_spans
+from language.clauses import clause_spans, without_pleasantry
 
 
 def clauses(text: str) -> list[str]:
@@ -47,3 +47,17 @@ def clauses(text: str) -> list[str]:
 )
 def test_clauses(text: str, expected: list[str]) -> None:
     assert clauses(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "left"),
+    [
+        ("Hi, my dog has been limping.", "my dog has been limping."),
+        ("Thanks! Hi Mr Brennan, I moved in last September.", "I moved in last September."),
+        ("Grace here: I live at 4 Birch Lane.", "I live at 4 Birch Lane."),
+        ("Thanks so much.", "Thanks so much."),  # nothing else: kept whole
+        ("Himalayan salt is pink.", "Himalayan salt is pink."),
+    ],
+)
+def test_a_pleasantry_that_opens_a_sentence_is_left_out(text: str, left: str) -> None:
+    assert without_pleasantry(text) == left
