@@ -296,6 +296,16 @@ def without_old(statement: str, correction: Correction) -> str:
     return re.sub(pattern, "", statement, count=1, flags=re.I)
 
 
+def says_more(fuller: str, than: str) -> bool:
+    """Whether ``fuller`` has every word of ``than`` that says something (numbers as
+    numbers) and more: "Lena says our Datadog contract ends in May" says more than the
+    rewrite "Lena says our contract ends in May"; "Priya says it's 21 Elm Street" does
+    not than "Priya lives at 21 Elm Street"."""
+    ours = {t.norm for t in _tokens(fuller)} - _FUNCTION
+    theirs = {t.norm for t in _tokens(than)} - _FUNCTION
+    return theirs < ours
+
+
 def _tokens(text: str) -> list[_Token]:
     return [
         _Token(m.group(0), _norm(m.group(0)), m.start(), m.end())

@@ -162,7 +162,7 @@ def _in_turn_order(
                 continue
             if found := corrections.corrected(store, turns, at, correction):
                 done.append(correction)
-                yield found, False
+                yield corrections.fuller(found, by_turn.get(index, ()), turns, correction), False
             else:
                 unplaced.append(correction)
         for candidate in by_turn.get(index, ()):

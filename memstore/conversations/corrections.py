@@ -20,7 +20,14 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
-from language.corrections import Correction, corrections, restates, rewrite, without_old
+from language.corrections import (
+    Correction,
+    corrections,
+    restates,
+    rewrite,
+    says_more,
+    without_old,
+)
 from memstore.conversations.extractors import Candidate
 from memstore.conversations.messages import Message
 from memstore.conversations.storelike import StoreLike
@@ -73,6 +80,24 @@ def corrected(
             replaces=((fact.id, reason),),
         )
     return None
+
+
+def fuller(
+    found: Candidate, candidates: Sequence[Candidate], turns: Sequence[Message], fix: Correction
+) -> Candidate:
+    """``found`` (the corrected fact rewritten), or the extractor's reading of the
+    correcting clause without its old value where that says all the rewrite says and
+    more ("our Datadog contract ends in May, not June" against the rewrite of "our
+    contract ends in June"): the speaker's newest words, replacing what ``found`` does."""
+    for candidate in candidates:
+        if not within(candidate, turns, fix) or not sets_aside(candidate, fix):
+            continue
+        said = without_old(candidate.statement, fix)
+        if said != candidate.statement and says_more(said, found.statement):
+            return replace(
+                candidate, statement=said, context=found.context, replaces=found.replaces
+            )
+    return found
 
 
 def restated(

@@ -158,7 +158,8 @@ _AMBIGUOUS = re.compile(
 #: it (the cited quote keeps them).
 _OPENER = re.compile(
     r"^(?:(?:sorry|actually|oh no|oh dear|oh wait|oh|oops|ah|well|wait|hmm|right|also|so|"
-    r"anyway|btw|by the way|correction|update|my mistake|my bad|scratch that|"
+    r"anyway|btw|by the way|(?:(?:one|a|quick|small|a quick|a small|just a)\s+)?"
+    r"(?:correction|update)|my mistake|my bad|scratch that|"
     r"one more thing|i mean|i meant|i should have said|to be clear|just so you know|"
     r"for the record|fyi)\s*[,:;]\s*|(?:actually|also|so|oh|and|but|anyway)\s+"
     r"(?=i\b|i'|my\b|it\b|it'|that's\b|we\b|we'|our\b))+",

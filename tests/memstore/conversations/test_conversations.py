@@ -416,6 +416,30 @@ def test_a_correction_rewrites_the_fact_it_corrects(words_store: Store) -> None:
     ]
 
 
+def test_a_correction_that_says_more_than_the_rewrite_is_stored_in_its_words(
+    words_store: Store,
+) -> None:
+    first = words_store.remember_conversation(
+        [
+            {
+                "role": "user",
+                "name": "Lena",
+                "content": "I use Datadog, and my contract ends in June.",
+            }
+        ]
+    )
+    [old] = [c.fact for c in first.candidates if c.fact and "June" in c.statement]
+    assert old.statement == "Lena's contract ends in June."
+    said = "One correction: my Datadog contract ends in May, not June."
+    [fixed] = words_store.remember_conversation(
+        [{"role": "user", "name": "Lena", "content": said}]
+    ).candidates
+    # her words, all of them, rather than "Lena's contract ends in May."
+    assert fixed.statement == "Lena's Datadog contract ends in May."
+    assert fixed.outcome == "superseded" and fixed.replaced == [old.id]
+    assert fixed.reasons[old.id] == f'Lena corrected it: "{said}"'
+
+
 def test_a_value_said_again_in_a_message_that_takes_it_back_replaces_it(
     words_store: Store,
 ) -> None:

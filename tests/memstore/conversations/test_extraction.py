@@ -103,6 +103,8 @@ def test_talk_about_the_conversation_and_self_introductions_are_no_facts(content
         ),
         ("Dana here: I run the bakery on Kay Street.", "Dana runs the bakery on Kay Street."),
         ("Noted, I paint on Sundays.", "Dana paints on Sundays."),
+        ("One correction: I paint on Sundays.", "Dana paints on Sundays."),
+        ("Quick update: I paint on Sundays.", "Dana paints on Sundays."),
         ("I moved last year and haven't unpacked.", "Dana moved last year and hasn't unpacked."),
     ],
 )
