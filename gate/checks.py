@@ -789,7 +789,7 @@ def _turn_label(evidence: str, at: int) -> re.Match[str] | None:
     for m in LABEL.finditer(evidence):
         if m.start() > at:
             break
-        if evidence[: m.start()][-1:] in "\n":
+        if m.start() == 0 or evidence[m.start() - 1] == "\n":
             found = m
     blank = evidence.rfind("\n\n", 0, at)
     return found if found is not None and found.start() > blank else None

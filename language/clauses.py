@@ -8,7 +8,8 @@ determiner, a name or a number) and has a verb soon after, or is a request ("...
 remember that"). Verbs are found from word lists, ``-ed`` endings and ``-s`` endings
 right after a subject, so some are missed. Shared-subject coordination ("He was born in
 1950 and died in 2000") stays whole; the subject is never copied. Text inside quotes or
-brackets is never split.
+brackets is never split. ``without_pleasantry`` takes off the greetings and
+pleasantries that open a sentence ("Hi, ...", "Thanks! ...", "Grace here: ...").
 """
 
 from __future__ import annotations
