@@ -29,7 +29,7 @@ from language.clauses import clause_spans, without_pleasantry
 from language.corrections import corrections, restatements, rewrite
 from language.fields import Field, fields, identities, key_words, stated
 from language.parsing import Reading, denies, parse_many, read_text
-from language.people import fold, name_words, overlaps
+from language.people import PERSON_NOUNS, fold, name_words, overlaps
 from language.pronouns import antecedent, resolve_it, thing
 from language.sentences import sentence_spans
 from language.speakers import LABEL
@@ -337,7 +337,7 @@ def _corrected(claim: str, evidence: str, sentences: list[Reading]) -> list[Find
         if says and speaker and says.group("who") == speaker.group("speaker"):
             wanted.add(_plain(claim[says.end() :]))
         for sentence in sentences:
-            redone = rewrite(without_pleasantry(_with_it(sentence.text, evidence)), fix)
+            redone = rewrite(_with_it(without_pleasantry(sentence.text), evidence), fix)
             if redone is not None and _plain(redone.statement) in wanted:
                 said = _short(evidence[fix.start : fix.end])
                 return [
@@ -387,8 +387,8 @@ def _field_stated(claim: str, evidence: str) -> list[Finding]:
     named = identities([f for found in read for f in found])  # as the extractor names them
     for found in read:
         for f in found:
-            record = named.get(f.record, f.record)
-            if _plain(stated(record, f.key, f.value)) == wanted:
+            records = {f.record, named.get(f.record, f.record)}  # as written, or as named
+            if any(_plain(stated(r, f.key, f.value)) == wanted for r in records):
                 said = f"{f.key}: {f.value}"
                 return [Finding("fields", "support", f'the record states it: "{_short(said)}"')]
     return []
@@ -686,7 +686,7 @@ def _speaker(
     found = (
         _said_of(claim, about)
         or _said_of_pronoun(claim, about, evidence)
-        or _owned_by_another(claim, about)
+        or _owned_by_another(claim, about, evidence)
     )
     if found or about is None or claim.root in SAYING:
         return found
@@ -736,18 +736,24 @@ def _said_of(claim: Reading, about: Reading | None) -> list[Finding]:
     return []
 
 
-def _owned_by_another(claim: Reading, about: Reading | None) -> list[Finding]:
+def _owned_by_another(claim: Reading, about: Reading | None, evidence: str) -> list[Finding]:
     """The claim gives a thing of one person's ("Karen's favourite subject") that the
-    sentence it is about gives as someone else's ("Leo's favourite subject"), and that
-    sentence never names the claim's person: refused."""
+    sentence it is about gives as someone else's by name ("Leo's favourite subject"; not
+    "Mum's"), and that sentence's turn never names the claim's person: refused."""
     if about is None:
         return []
+    at = evidence.find(about.text)
+    turn = evidence[_turn_start(evidence, at) : at + len(about.text)] if at >= 0 else about.text
     for owner, dep, owned in claim.slots:
         if dep != "poss" or not (name := _name_of(owner, claim)) or name.isupper():
             continue  # an acronym ("the SEC's rule") may be the other's short name
-        others = [o for o, d, t in about.slots if d == "poss" and t == owned and o != owner]
+        others = [
+            o
+            for o, d, t in about.slots
+            if d == "poss" and t == owned and o != owner and o not in PERSON_NOUNS
+        ]  # "Mum's birthday" may be Karen's
         other = next((n for o in others if (n := _name_of(o, about))), None)
-        if other is not None and not _named(name, about.text.lower()):
+        if other is not None and not _named(name, turn.lower()):
             reason = f"the evidence says {other}'s {owned}, not {name}'s"
             return [Finding("speaker", "refute", reason)]
     return []
@@ -759,14 +765,16 @@ def _name_of(lemma: str, reading: Reading) -> str | None:
 
 
 #: A sentence or clause whose subject is "he" or "she" ("so she's lactose intolerant").
+_THIRD_PERSON = re.compile(r"\b(?:he|she|him|her|his|hers)\b", re.I)
 _HE_OR_SHE = re.compile(r"^(?:(?:and|but|so|because|then|since)\s+)?(?P<pronoun>he|she)\b", re.I)
 
 
 def _said_of_pronoun(claim: Reading, about: Reading | None, evidence: str) -> list[Finding]:
     """The sentence the claim is about opens with "he" or "she", which its turn says of
-    the one person it named before (``language.pronouns.antecedent``, as the extractor
-    reads it: "My daughter Ivy is coming too, she's lactose intolerant"), and that turn
-    never names the claim's subject: refused, as said of someone else."""
+    the one person it named before beside a noun of that gender, with no other "he" or
+    "her" before it (``language.pronouns.antecedent``: "My daughter Ivy is coming too,
+    she's lactose intolerant"), and that turn never names the claim's subject: refused,
+    as said of someone else."""
     if about is None or claim.subject is None or about.subjects or claim.root in SAYING:
         return []
     pronoun = _HE_OR_SHE.match(about.text)
@@ -774,10 +782,16 @@ def _said_of_pronoun(claim: Reading, about: Reading | None, evidence: str) -> li
         return []
     start = _turn_start(evidence, at)
     person = antecedent(evidence[start:at], about.speaker)
-    turn = evidence[start : at + len(about.text)].lower()
-    if person is None or overlaps(person.name, claim.subject) or _named(claim.subject, turn):
-        return []
     said = pronoun.group("pronoun")
+    turn = evidence[start : at + len(about.text)].lower()
+    if (
+        person is None
+        or person.gender != said.lower()  # named beside a noun of the pronoun's gender
+        or _THIRD_PERSON.search(evidence[start:at])  # "took her": someone else is about
+        or overlaps(person.name, claim.subject)
+        or _named(claim.subject, turn)
+    ):
+        return []
     reason = f'the evidence says this of {person.name} ("{said}"), not of {claim.subject}'
     return [Finding("speaker", "refute", reason)]
 

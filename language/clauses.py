@@ -31,7 +31,8 @@ PLEASANTRY = re.compile(
 #: A pleasantry and its punctuation opening a statement ("Yes, I'm vegetarian.",
 #: "Thanks! I moved to Oslo."): taken off, the rest read on its own.
 _PLEASANTRY_OPENER = re.compile(
-    PLEASANTRY.pattern + r"(?:\s*(?:there|so much|a lot))?\s*[,!.:;\u2014-]+\s*"
+    # a dash only after a space: "Great-aunt Ana" opens with no pleasantry
+    PLEASANTRY.pattern + r"(?:\s*(?:there|so much|a lot))?(?:\s*[,!.:;\u2014]+|\s+-+)\s*"
     # a greeting with whom it greets: "Hey coach,", "Hi Mr Brennan,", "Thanks all!"
     r"|^(?:hi|hello|hey|thanks|thank you|morning|evening)(?:\s+[\w.'-]+){1,3}?\s*[,!:]+\s*"
     # who is speaking: "Grace here:", "Mike Rossi here,"

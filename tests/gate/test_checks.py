@@ -163,6 +163,13 @@ def test_speaker_refuses_what_a_turn_says_of_the_one_its_she_means() -> None:
     assert "refute" not in effects("Nina is lactose intolerant.", nina + two, "speaker")
     named = "Tom: Nina asked, and my daughter Ivy is coming too, she's lactose intolerant."
     assert "refute" not in effects("Nina is lactose intolerant.", nina + named, "speaker")
+    # "she" is not the husband, not a company, and not the one "her" already meant
+    clinic = (
+        "Raj: How is Ana doing?\nMaya: My husband Tom took her to the clinic. She has strep throat."
+    )
+    assert "refute" not in effects("Ana has strep throat.", clinic, "speaker")
+    offer = "Raj: Did Priya get the offer?\nMaya: Yes! Google called on Monday. She starts in June."
+    assert "refute" not in effects("Priya starts in June.", offer, "speaker")
 
 
 def test_a_thing_of_one_persons_claimed_as_anothers_is_refused() -> None:
@@ -178,6 +185,8 @@ def test_a_thing_of_one_persons_claimed_as_anothers_is_refused() -> None:
     # the other's short name.
     both = "Maya: Tom's flight leaves at 9, and Maya's flight leaves at 9 too."
     assert "refute" not in effects("Maya's flight leaves at 9.", both, "speaker")
+    mum = "Leo: My mum Karen turns 50 this year. Mum's birthday is on 3 May."
+    assert "refute" not in effects("Karen's birthday is on 3 May.", mum, "speaker")
     sec = "The Securities and Exchange Commission's new rule was adopted in May."
     assert "refute" not in effects("The SEC's new rule was adopted in May.", sec, "speaker")
 

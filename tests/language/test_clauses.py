@@ -57,6 +57,8 @@ def test_clauses(text: str, expected: list[str]) -> None:
         ("Grace here: I live at 4 Birch Lane.", "I live at 4 Birch Lane."),
         ("Thanks so much.", "Thanks so much."),  # nothing else: kept whole
         ("Himalayan salt is pink.", "Himalayan salt is pink."),
+        ("Great-aunt Ana turns 90.", "Great-aunt Ana turns 90."),  # a dash in a word
+        ("Thanks - I moved to Oslo.", "I moved to Oslo."),
     ],
 )
 def test_a_pleasantry_that_opens_a_sentence_is_left_out(text: str, left: str) -> None:
