@@ -771,10 +771,10 @@ _HE_OR_SHE = re.compile(r"^(?:(?:and|but|so|because|then|since)\s+)?(?P<pronoun>
 
 def _said_of_pronoun(claim: Reading, about: Reading | None, evidence: str) -> list[Finding]:
     """The sentence the claim is about opens with "he" or "she", which its turn says of
-    the one person it named before beside a noun of that gender, with no other "he" or
-    "her" before it (``language.pronouns.antecedent``: "My daughter Ivy is coming too,
-    she's lactose intolerant"), and that turn never names the claim's subject: refused,
-    as said of someone else."""
+    the one person it named before beside a noun for a person (of that gender, if it
+    has one), with no other "he" or "her" before it (``language.pronouns.antecedent``:
+    "My daughter Ivy is coming too, she's lactose intolerant"), and that turn never
+    names the claim's subject: refused, as said of someone else."""
     if about is None or claim.subject is None or about.subjects or claim.root in SAYING:
         return []
     pronoun = _HE_OR_SHE.match(about.text)
@@ -786,7 +786,8 @@ def _said_of_pronoun(claim: Reading, about: Reading | None, evidence: str) -> li
     turn = evidence[start : at + len(about.text)].lower()
     if (
         person is None
-        or person.gender != said.lower()  # named beside a noun of the pronoun's gender
+        or not person.beside  # named beside a noun for a person: not a company
+        or person.gender not in (None, said.lower())  # "my husband Tom ... she": not Tom
         or _THIRD_PERSON.search(evidence[start:at])  # "took her": someone else is about
         or overlaps(person.name, claim.subject)
         or _named(claim.subject, turn)

@@ -20,7 +20,7 @@ resolved (too often a group).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from language.parsing import parse
@@ -41,11 +41,15 @@ class Person:
 
     name: str
     gender: Literal["he", "she"] | None = None
+    #: Whether a noun for a person stands beside the name ("my best friend Chloe"): a
+    #: person, then, not a company or a place.
+    beside: bool = field(default=False, compare=False)
 
 
 def antecedent(text: str, speaker: str | None = None) -> Person | None:
     """The one person ``text`` names as a subject (not ``speaker``), else None."""
     found: dict[str, Literal["he", "she"] | None] = {}
+    people: set[str] = set()  # named beside a noun for a person
     unnamed = 0  # people said without a name ("my dad"): "he" may be one of them
     for token in parse(text):
         unnamed += _unnamed_person(token)
@@ -63,10 +67,12 @@ def antecedent(text: str, speaker: str | None = None) -> Person | None:
             continue
         noun = head.lemma_.lower() if head is not None else None
         found[name] = "she" if noun in FEMALE else "he" if noun in MALE else found.get(name)
+        if noun in PERSON_NOUNS:
+            people.add(name)
     if len(found) != 1 or unnamed:
         return None
     [(name, gender)] = found.items()
-    return Person(name, gender)
+    return Person(name, gender, beside=name in people)
 
 
 def _unnamed_person(token: Token) -> bool:

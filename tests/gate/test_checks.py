@@ -163,6 +163,8 @@ def test_speaker_refuses_what_a_turn_says_of_the_one_its_she_means() -> None:
     assert "refute" not in effects("Nina is lactose intolerant.", nina + two, "speaker")
     named = "Tom: Nina asked, and my daughter Ivy is coming too, she's lactose intolerant."
     assert "refute" not in effects("Nina is lactose intolerant.", nina + named, "speaker")
+    friend = "Amelia: And my best friend Chloe is the maid of honour. She lives in Edinburgh."
+    assert effects("Noah lives in Edinburgh.", nina + friend, "speaker") == {"refute"}
     # "she" is not the husband, not a company, and not the one "her" already meant
     clinic = (
         "Raj: How is Ana doing?\nMaya: My husband Tom took her to the clinic. She has strep throat."

@@ -104,3 +104,10 @@ def test_a_there_becomes_the_place_and_there_is_stays() -> None:
         "I've been at Stripe four years."
     )
     assert resolve_there("There is a gym nearby.", ("in", "Osaka")) is None
+
+
+def test_a_name_beside_a_noun_for_a_person_is_a_person() -> None:
+    friend = antecedent("And my best friend Chloe is the maid of honour. ", speaker="Amelia")
+    assert friend == Person("Chloe") and friend.beside
+    company = antecedent("Yes! Google called on Monday. ", speaker="Maya")
+    assert company == Person("Google") and not company.beside
