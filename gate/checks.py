@@ -30,7 +30,7 @@ from language.corrections import corrections, restatements, rewrite
 from language.fields import Field, fields, identities, key_words, stated
 from language.parsing import Reading, denies, parse_many, read_text
 from language.people import PERSON_NOUNS, fold, name_words, overlaps
-from language.pronouns import antecedent, resolve_it, thing
+from language.pronouns import THIRD_PERSON, antecedent, resolve_it, thing
 from language.sentences import sentence_spans
 from language.speakers import LABEL
 from language.values import CALENDAR_WORDS, Value, digits, same, spoken, valued, values
@@ -328,16 +328,18 @@ def _corrected(claim: str, evidence: str, sentences: list[Reading]) -> list[Find
     word for word; an "it" that opens the sentence read as the thing the one before
     named, a greeting that opens it left out ("Hi, ..."), and "Ana says ..." as what Ana
     said, where Ana made the correction."""
-    if not _CORRECTING.search(evidence):
+    fixes = corrections(evidence) if _CORRECTING.search(evidence) else []
+    if not fixes:
         return []
-    for fix in corrections(evidence):
+    says = _SAYS.match(claim)  # "Ana says ...": what Ana said, if she corrected it
+    said_as = [_with_it(without_pleasantry(s.text), evidence) for s in sentences]
+    for fix in fixes:
         speaker = _turn_label(evidence, fix.start)
-        says = _SAYS.match(claim)  # "Ana says ...": what Ana said, if she corrected it
         wanted = {_plain(claim)}
         if says and speaker and says.group("who") == speaker.group("speaker"):
             wanted.add(_plain(claim[says.end() :]))
-        for sentence in sentences:
-            redone = rewrite(_with_it(without_pleasantry(sentence.text), evidence), fix)
+        for text in said_as:
+            redone = rewrite(text, fix)
             if redone is not None and _plain(redone.statement) in wanted:
                 said = _short(evidence[fix.start : fix.end])
                 return [
@@ -353,9 +355,9 @@ def _corrected(claim: str, evidence: str, sentences: list[Reading]) -> list[Find
 def _with_it(sentence: str, evidence: str) -> str:
     """``sentence`` with an "it" that opens it as the one thing the sentence before it
     in its turn named (``language.pronouns.thing``, as the extractor reads it)."""
-    if not _IT.match(sentence) or (at := evidence.find(sentence)) < 0:
+    if not _IT.match(sentence) or (turn := _in_turn(sentence, evidence)) is None:
         return sentence
-    named = thing(evidence[_turn_start(evidence, at) : at])
+    named = thing(turn[0])
     it = resolve_it(sentence, named) if named else None
     return it[0].upper() + it[1:] if it else sentence
 
@@ -742,8 +744,6 @@ def _owned_by_another(claim: Reading, about: Reading | None, evidence: str) -> l
     "Mum's"), and that sentence's turn never names the claim's person: refused."""
     if about is None:
         return []
-    at = evidence.find(about.text)
-    turn = evidence[_turn_start(evidence, at) : at + len(about.text)] if at >= 0 else about.text
     for owner, dep, owned in claim.slots:
         if dep != "poss" or not (name := _name_of(owner, claim)) or name.isupper():
             continue  # an acronym ("the SEC's rule") may be the other's short name
@@ -753,7 +753,8 @@ def _owned_by_another(claim: Reading, about: Reading | None, evidence: str) -> l
             if d == "poss" and t == owned and o != owner and o not in PERSON_NOUNS
         ]  # "Mum's birthday" may be Karen's
         other = next((n for o in others if (n := _name_of(o, about))), None)
-        if other is not None and not _named(name, turn.lower()):
+        turn = _in_turn(about.text, evidence)
+        if other is not None and not _named(name, (turn[1] if turn else about.text).lower()):
             reason = f"the evidence says {other}'s {owned}, not {name}'s"
             return [Finding("speaker", "refute", reason)]
     return []
@@ -765,7 +766,6 @@ def _name_of(lemma: str, reading: Reading) -> str | None:
 
 
 #: A sentence or clause whose subject is "he" or "she" ("so she's lactose intolerant").
-_THIRD_PERSON = re.compile(r"\b(?:he|she|him|her|his|hers)\b", re.I)
 _HE_OR_SHE = re.compile(r"^(?:(?:and|but|so|because|then|since)\s+)?(?P<pronoun>he|she)\b", re.I)
 
 
@@ -778,19 +778,18 @@ def _said_of_pronoun(claim: Reading, about: Reading | None, evidence: str) -> li
     if about is None or claim.subject is None or about.subjects or claim.root in SAYING:
         return []
     pronoun = _HE_OR_SHE.match(about.text)
-    if pronoun is None or (at := evidence.find(about.text)) < 0:
+    if pronoun is None or (turn := _in_turn(about.text, evidence)) is None:
         return []
-    start = _turn_start(evidence, at)
-    person = antecedent(evidence[start:at], about.speaker)
+    before, through = turn
+    person = antecedent(before, about.speaker)
     said = pronoun.group("pronoun")
-    turn = evidence[start : at + len(about.text)].lower()
     if (
         person is None
         or not person.beside  # named beside a noun for a person: not a company
         or person.gender not in (None, said.lower())  # "my husband Tom ... she": not Tom
-        or _THIRD_PERSON.search(evidence[start:at])  # "took her": someone else is about
+        or THIRD_PERSON.search(before)  # "took her": someone else is about
         or overlaps(person.name, claim.subject)
-        or _named(claim.subject, turn)
+        or _named(claim.subject, through.lower())
     ):
         return []
     reason = f'the evidence says this of {person.name} ("{said}"), not of {claim.subject}'
@@ -817,6 +816,16 @@ def _turn_start(evidence: str, at: int) -> int:
     if label is not None:
         return min(label.end(), at)
     return evidence.rfind("\n\n", 0, at) + 2 if "\n\n" in evidence[:at] else 0
+
+
+def _in_turn(text: str, evidence: str) -> tuple[str, str] | None:
+    """Where ``text`` first stands in ``evidence``: its turn's words before it, and
+    through it (None where it is not there as written)."""
+    at = evidence.find(text)
+    if at < 0:
+        return None
+    start = _turn_start(evidence, at)
+    return evidence[start:at], evidence[start : at + len(text)]
 
 
 def _turned(claim: Reading, about: Reading, subject: str) -> str | None:

@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     from spacy.tokens import Token
 
 PRONOUNS = frozenset("he she him her his hers".split())
+#: Any of them in a text.
+THIRD_PERSON = re.compile(r"\b(?:" + "|".join(sorted(PRONOUNS)) + r")\b", re.I)
 _SHE = frozenset("she her hers".split())
 _SUBJECT = frozenset({"nsubj", "nsubjpass"})
 

@@ -28,7 +28,7 @@ from language.clauses import PLEASANTRY, clause_spans, has_verb, without_pleasan
 from language.fields import fields, identities, stated
 from language.parsing import verb_in
 from language.pronouns import (
-    PRONOUNS,
+    THIRD_PERSON,
     antecedent,
     place,
     resolve,
@@ -142,7 +142,6 @@ _UNNAMED = re.compile(
 )
 _IT = re.compile(r"[Ii]t(?:'s|\s)")
 _THERE = re.compile(r"\bthere\b", re.I)
-_THIRD_PERSON = re.compile(r"\b(?:" + "|".join(sorted(PRONOUNS)) + r")\b", re.I)
 #: Other parties a sentence may be about; the extractor cannot tell whom they mean.
 _AMBIGUOUS = re.compile(
     r"\b(?:you|your|yours|yourself|we|our|ours|us|ourselves|they|them|their|he|she|him|her|"
@@ -390,7 +389,7 @@ class EmbeddedExtractor:
         # old is Biscuit?" - "She's six."); if both name someone, no one is guessed at
         context = f"{question}\n{before}" if question else before
         also: tuple[int, ...] = ()  # the question, cited where it named "she"
-        if _THIRD_PERSON.search(plain) and (person := antecedent(context, speaker)):
+        if THIRD_PERSON.search(plain) and (person := antecedent(context, speaker)):
             plain = resolve(plain, person) or plain  # "she did ..." after "my wife Anya"
             words = _WORD.findall(plain)
             also = (index - 1,) if person.name not in before else ()
