@@ -329,15 +329,13 @@ class SearchIndex:
         ]
         self._merge(FACTS, rows, vectors)
 
-    def write_chunks(self, docs: Sequence[ChunkDoc], vectors: Mapping[str, Matrix] = {}) -> None:
-        """Insert or replace these chunks' rows (``vectors``: ones already embedded, by
-        chunk id), embedding only texts not embedded yet."""
+    def write_chunks(self, docs: Sequence[ChunkDoc]) -> None:
         rows = []
         for d in docs:
             row: dict[str, Any] = asdict(d)
             row["created_us"] = micros(row.pop("created_at"))
             rows.append(row)
-        self._merge(CHUNKS, rows, vectors)
+        self._merge(CHUNKS, rows, {})
 
     def delete(self, table: str, column: str, values: Sequence[str]) -> None:
         """Delete the rows whose ``column`` holds one of ``values`` (no commit when none

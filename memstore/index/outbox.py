@@ -16,8 +16,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from itertools import pairwise
@@ -81,73 +80,13 @@ def enqueue(session: Session, namespace: str, kind: OutboxKind, ids: Iterable[st
         session.connection().execute(sa.insert(IndexOutbox), rows)
 
 
-def outbox_rows(
-    namespace: str,
-    kind: OutboxKind,
-    ids: Iterable[str],
-    carried: Carried | None = None,
-    texts: Mapping[str, str] = {},
-) -> list[dict[str, Any]]:
-    """The outbox rows (plain, for ``db.insert_plain``) that queue these ids, once each;
-    with ``carried``, each carries the vectors embedded for its text (``texts``: id ->
-    statement or evidence text) when there are some."""
+def outbox_rows(namespace: str, kind: OutboxKind, ids: Iterable[str]) -> list[dict[str, Any]]:
+    """The outbox rows (plain, for ``db.insert_plain``) that queue these ids, once each."""
     now = utcnow()
-    rows: list[dict[str, Any]] = [
+    return [
         {"namespace": namespace, "kind": kind, "target_id": target, "created_at": now}
         for target in dict.fromkeys(ids)
     ]
-    if carried is not None:
-        for row in rows:
-            vectors = carried.vectors.get(texts.get(row["target_id"], ""))
-            row["vectors"] = vectors
-            row["vector_key"] = None if vectors is None else carried.key
-    return rows
-
-
-@dataclass(frozen=True)
-class Carried:
-    """Vectors a writer embedded before its transaction, by text (float32 bytes: one row
-    for a statement, one per chunk for an evidence text), to queue with its outbox rows
-    (``index_writes`` background or queued): the applier then commits them without
-    embedding, so the embedding of many writers runs in all of them, not in one
-    process. ``key`` says what made them (``vector_key``)."""
-
-    key: str
-    vectors: dict[str, bytes]
-
-
-#: Evidence texts longer than this many chunks (documents) are left to the applier to
-#: embed: a write carries the vectors of conversation turns and short notes only.
-CARRY_CHUNKS = 8
-
-
-def vector_key(index: SearchIndex) -> str:
-    """What a carried vector must have been made with to serve ``index``: its embedder,
-    the vectors' length and the chunk size evidence is cut at."""
-    return f"{index.embedder.name}/{index.embedder.dimensions}/{CHUNK_CHARS}"
-
-
-def carry(index: SearchIndex, statements: Iterable[str], evidence: Iterable[str]) -> Carried:
-    """Embed these fact statements and evidence texts (each evidence text's chunks, as
-    the index cuts them) in one call, for the writer's outbox rows."""
-    import numpy as np
-
-    texts = list(dict.fromkeys(statements))
-    pieces = [(t, 1) for t in texts]
-    for text in dict.fromkeys(evidence):
-        spans = chunk_spans(text)
-        if 0 < len(spans) <= CARRY_CHUNKS and text not in texts:
-            texts += [text[start:end] for start, end in spans]
-            pieces.append((text, len(spans)))
-    if not texts:
-        return Carried(vector_key(index), {})
-    matrix = np.ascontiguousarray(index.embed(texts), dtype="<f4")
-    vectors: dict[str, bytes] = {}
-    row = 0
-    for text, count in pieces:
-        vectors[text] = matrix[row : row + count].tobytes()
-        row += count
-    return Carried(vector_key(index), vectors)
 
 
 def enqueue_source(session: Session, namespace: str, source: str) -> None:
@@ -235,11 +174,8 @@ def sync(
                             evidence_ids += [
                                 e["id"] for e in tombstone.evidence if e["id"] not in evidence_ids
                             ]
-                fact_vectors, evidence_vectors = _unpacked(
-                    rows, vector_key(index), index.embedder.dimensions
-                )
-                index.write_facts(facts, {**fact_vectors, **vectors})
-                index.write_chunks(chunks, _chunk_vectors(chunks, evidence_vectors))
+                index.write_facts(facts, vectors)
+                index.write_chunks(chunks)
                 # Not live (rejected-only, retracted-only) or gone from SQL (erased): out.
                 shown = {c.evidence_id for c in chunks}
                 index.delete(CHUNKS, "evidence_id", [i for i in evidence_ids if i not in shown])
@@ -267,42 +203,6 @@ class Queued(NamedTuple):
     id: int
     kind: str
     target_id: str
-    vectors: bytes | None = None
-    vector_key: str | None = None
-
-
-def _unpacked(
-    rows: Iterable[Queued], key: str, dimensions: int
-) -> tuple[dict[str, Matrix], dict[str, Matrix]]:
-    """The vectors the rows carry that ``key`` says serve this index: by fact id (one row
-    each) and by evidence id (one row per chunk)."""
-    import numpy as np
-
-    facts: dict[str, Matrix] = {}
-    evidence: dict[str, Matrix] = {}
-    for row in rows:
-        if row.vectors is None or row.vector_key != key:
-            continue
-        matrix = np.frombuffer(row.vectors, dtype="<f4")
-        if not matrix.size or matrix.size % dimensions:
-            continue
-        matrix = matrix.reshape(-1, dimensions)
-        if row.kind == OutboxKind.EVIDENCE:
-            evidence[row.target_id] = matrix
-        elif row.kind == OutboxKind.FACT and len(matrix) == 1:
-            facts[row.target_id] = matrix[0]
-    return facts, evidence
-
-
-def _chunk_vectors(chunks: Sequence[ChunkDoc], carried: Mapping[str, Matrix]) -> dict[str, Matrix]:
-    """The carried vectors of these chunks, by chunk id: only for an evidence text cut
-    into as many chunks as its writer embedded (else it is embedded afresh)."""
-    counts = Counter(c.evidence_id for c in chunks)
-    return {
-        c.id: carried[c.evidence_id][int(c.id.rsplit(":", 1)[1])]
-        for c in chunks
-        if c.evidence_id in carried and len(carried[c.evidence_id]) == counts[c.evidence_id]
-    }
 
 
 def _queued(
@@ -314,26 +214,17 @@ def _queued(
 ) -> list[Queued]:
     with sessions() as session:
         query = (  # plain rows, not ORM objects: a sync reads up to ``batch`` of them
-            sa.select(  # five columns: more than sqlmodel's ``select`` is typed for
-                col(IndexOutbox.id),
-                col(IndexOutbox.kind),
-                col(IndexOutbox.target_id),
-                col(IndexOutbox.vectors),
-                col(IndexOutbox.vector_key),
-            )
+            select(IndexOutbox.id, IndexOutbox.kind, IndexOutbox.target_id)
             .order_by(col(IndexOutbox.id))
             .limit(batch)
         )
         if namespace is not None:
-            query = query.where(col(IndexOutbox.namespace) == namespace)
+            query = query.where(IndexOutbox.namespace == namespace)
         if kind is not None:
-            query = query.where(col(IndexOutbox.kind) == kind)
+            query = query.where(IndexOutbox.kind == kind)
         if targets is not None:
             query = query.where(col(IndexOutbox.target_id).in_(list(targets)))
-        return [
-            Queued(int(i or 0), k, t, None if v is None else bytes(v), key)
-            for i, k, t, v, key in session.connection().execute(query).all()
-        ]
+        return [Queued(int(i or 0), k, t) for i, k, t in session.exec(query).all()]
 
 
 def rebuild(

@@ -496,13 +496,6 @@ class IndexOutbox(SQLModel, table=True):
     kind: str = Field(max_length=16)
     target_id: str = Field(max_length=32, index=True)
     created_at: datetime = _when(nullable=False)
-    #: The target's vectors, embedded by the writer before its transaction (float32,
-    #: one row per fact statement or evidence chunk; ``memstore.index.outbox.Carried``),
-    #: so the applier only commits; None: the applier embeds it.
-    vectors: bytes | None = Field(default=None, sa_column=sa.Column(sa.LargeBinary, nullable=True))
-    #: What ``vectors`` were made with (embedder, dimensions, chunk size): the applier
-    #: uses them only when its own index says the same.
-    vector_key: str | None = Field(default=None, max_length=128)
 
 
 class LabelKind(StrEnum):

@@ -91,18 +91,10 @@ class _Rows:
     facts: list[str] = field(default_factory=list)
     evidence: list[str] = field(default_factory=list)
     history: list[dict[str, Any]] = field(default_factory=list)
-    #: Vectors embedded before the transaction, for the outbox rows (``WritePath._carry``).
-    carried: outbox.Carried | None = None
-    #: The statement or evidence text of each fact and evidence id queued.
-    texts: dict[str, str] = field(default_factory=dict)
 
     def send(self, session: Session, namespace: str) -> None:
-        queued = outbox.outbox_rows(
-            namespace, OutboxKind.FACT, self.facts, self.carried, self.texts
-        )
-        queued += outbox.outbox_rows(
-            namespace, OutboxKind.EVIDENCE, self.evidence, self.carried, self.texts
-        )
+        queued = outbox.outbox_rows(namespace, OutboxKind.FACT, self.facts)
+        queued += outbox.outbox_rows(namespace, OutboxKind.EVIDENCE, self.evidence)
         db.insert_plain(session, {**self.plain, IndexOutbox: queued})
         chain.insert_plain(session, "verifications", self.history)
 
@@ -246,9 +238,8 @@ class WritePath:
                 hook, [p.candidate(new) for p, new in zip(prepared, news, strict=True)]
             )
             items = zip(news, prepared, admissions, strict=True)
-            return prepared, self._insert_facts(session, items, cache, carried=carried)
+            return prepared, self._insert_facts(session, items, cache)
 
-        carried = self._carry(news, [ev.text for new in news for ev in new.evidence])
         prepared, stored = self.scope.transaction(work)
         written = [(p, f) for p, f in zip(prepared, stored, strict=True) if not f.deduplicated]
         self._index_written([f for _, f in written], [i.id for p, _ in written for i in p.new])
@@ -273,10 +264,6 @@ class WritePath:
         """The facts ``order`` names, in one transaction and in that order: each run of
         accepted ones inserted together, each rejected one recorded in the audit log
         with its evidence."""
-        accepted = [i for i in order if admitted[i].accepted]
-        carried = self._carry(
-            [news[i] for i in accepted], [item.text for i in accepted for item in prepared[i].new]
-        )
 
         repeated: dict[int, Admission] = {}  # position in the result: this attempt's answer
 
@@ -289,7 +276,7 @@ class WritePath:
                 # Read per run: a rejection before it may have stored evidence it cites.
                 cache = WriteCache.read(session, self.scope.namespace, [news[i] for i in run])
                 items = [(news[i], prepared[i], admitted[i]) for i in run]
-                out.extend(self._insert_facts(session, items, cache, policy, carried=carried))
+                out.extend(self._insert_facts(session, items, cache, policy))
                 run.clear()
 
             for i in order:
@@ -328,13 +315,10 @@ class WritePath:
     ) -> list[FactPublic]:
         """Insert accepted facts in one transaction (all or nothing), audit links and
         all; with ``supersedes`` the one item corrects that fact."""
-        carried = self._carry(
-            [new for new, _, _ in items], [item.text for _, p, _ in items for item in p.new]
-        )
 
         def work(session: Session) -> list[FactPublic]:
             cache = WriteCache.read(session, self.scope.namespace, [new for new, _, _ in items])
-            return self._insert_facts(session, items, cache, policy, supersedes, carried)
+            return self._insert_facts(session, items, cache, policy, supersedes)
 
         return self.scope.transaction(work)
 
@@ -345,12 +329,10 @@ class WritePath:
         cache: WriteCache,
         policy: schedule.ReverifyPolicy | None = None,
         supersedes: str | None = None,
-        carried: outbox.Carried | None = None,
     ) -> list[FactPublic]:
         """``_insert_fact`` for each item in the transaction of ``session``, the rows
-        flushed together, then read back as the transaction will commit them; the outbox
-        rows carry ``carried``'s vectors."""
-        rows = _Rows(carried=carried)
+        flushed together, then read back as the transaction will commit them."""
+        rows = _Rows()
         with session.no_autoflush:  # the cache answers; the rows go in together
             done = [
                 self._insert_fact(
@@ -483,27 +465,7 @@ class WritePath:
         # rejection earlier in the batch): it now backs live memory. The outbox takes an
         # id once per transaction (``outbox.outbox_rows``).
         rows.evidence += (item.id for item in prepared.items)
-        rows.texts[fact_id] = new.statement
-        rows.texts.update((item.id, item.text) for item in prepared.items)
         return row, False
-
-    def _carry(
-        self, news: Sequence[FactCreate], evidence_texts: Sequence[str]
-    ) -> outbox.Carried | None:
-        """When another thread or process indexes this store's writes (``index_writes``
-        background or queued): the new facts' statements and evidence texts embedded
-        here, before the transaction, so the applier only commits them. None inline (the
-        write indexes its own facts), with no usable index, or when embedding fails (the
-        applier then embeds them: the write goes on)."""
-        if self.index.writes == "inline" or not self.index.usable or not news:
-            return None
-        try:
-            return outbox.carry(self.index.ready(), [n.statement for n in news], evidence_texts)
-        except Exception:
-            log.warning(
-                "could not embed %d new facts for the index queue", len(news), exc_info=True
-            )
-            return None
 
     def _index_written(self, stored: list[FactPublic], new_evidence: list[str]) -> None:
         """After the commit: report near duplicates of the new facts, then index them

@@ -12,25 +12,20 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import lancedb
-import numpy as np
 import pytest
-import sqlalchemy as sa
 from crash_checks import check_whole
 from workers import NS, HashedWords, fact
 
 import memstore
 from memstore import Store
 from memstore.index import handle, outbox
-from memstore.index.embeddings import embed_checked
 from memstore.index.rows import FACTS
 from memstore.storage import db
 from memstore.storage.locks import FileLease
-from memstore.storage.tables import IndexOutbox
 
 #: How long a test waits for what should happen soon (only a hang reaches it).
 HANG = 120
@@ -38,8 +33,10 @@ HANG = 120
 
 def open_store(target: Path | str, index: Path, namespace: str = NS, **options: Any) -> Store:
     """A store writing with ``index_writes="background"`` (unless ``options`` say else)."""
-    chosen: dict[str, Any] = {"index_writes": "background", "embedder": HashedWords(), **options}
-    return memstore.open(target, namespace, hook=memstore.Ungated(), index=index, **chosen)
+    chosen: dict[str, Any] = {"index_writes": "background", **options}
+    return memstore.open(
+        target, namespace, hook=memstore.Ungated(), embedder=HashedWords(), index=index, **chosen
+    )
 
 
 def wait_until(condition: object, what: str) -> None:
@@ -125,95 +122,6 @@ def test_index_status_says_how_far_behind_the_index_is(data_dir: Path, tmp_path:
             status = store.index_status()
             assert status.queued >= 2 and status.behind_s >= 0.05 and status.problem is None
         assert (store.index_status().queued, store.index_status().behind_s) == (0, 0.0)
-
-
-class Counted(HashedWords):
-    """HashedWords that keeps every text it embeds."""
-
-    def __init__(self) -> None:
-        self.texts: list[str] = []
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        self.texts += texts
-        return super().embed(texts)
-
-
-def carried_rows(url: str) -> dict[str, tuple[bytes | None, str | None]]:
-    """The queued outbox rows' vectors and their key, by target id."""
-    engine = db.create_engine(url)
-    try:
-        with engine.connect() as connection:
-            rows = connection.execute(
-                sa.select(IndexOutbox.target_id, IndexOutbox.vectors, IndexOutbox.vector_key)
-            ).all()
-    finally:
-        engine.dispose()
-    return {target: (None if v is None else bytes(v), key) for target, v, key in rows}
-
-
-@pytest.mark.both_databases
-def test_a_queued_write_carries_its_vectors_and_the_applier_only_commits_them(
-    data_dir: Path, tmp_path: Path
-) -> None:
-    """The writer embeds its facts' statements and short evidence texts before its
-    transaction; the applier indexes those vectors without embedding them again, and
-    embeds only a document too long to carry."""
-    index = tmp_path / "index"
-    url, _ = db.database_url(data_dir)
-    document = " ".join(f"Line {n} of a long report names entity {n}." for n in range(300))
-    assert len(outbox.chunk_spans(document)) > outbox.CARRY_CHUNKS
-    writer_embedder, applier_embedder = Counted(), Counted()
-    with open_store(data_dir, index, index_writes="queued", embedder=writer_embedder) as writer:
-        written = writer.add_facts(
-            [fact(n) for n in range(3)]
-            + [
-                {
-                    "statement": "Entity 1 is named in a report.",
-                    "members": ["entity 1"],
-                    "evidence": [document],
-                }
-            ]
-        )
-        assert writer.index_status().queued > 0  # queued: this process never applies
-    carried = carried_rows(url)
-    key = f"{HashedWords.name}/{HashedWords.dimensions}/{outbox.CHUNK_CHARS}"
-    for f in written:  # one vector per statement, made by the writer's embedder
-        vectors, made_with = carried[f.id]
-        assert made_with == key
-        assert vectors == embed_checked(HashedWords(), [f.statement]).tobytes()
-    long_evidence = [c.evidence_id for c in written[3].citations]
-    assert [carried[e] for e in long_evidence] == [(None, None)]
-    with open_store(data_dir, index, namespace="user:bob", embedder=applier_embedder) as applier:
-        wait_until(lambda: applier.index_status().queued == 0, "the applier to apply the queue")
-    chunks = [document[start:end] for start, end in outbox.chunk_spans(document)]
-    assert applier_embedder.texts == chunks
-    assert set(indexed(index)) == {f.id for f in written}
-    table = lancedb.connect(index).open_table(FACTS)
-    stored = {r["id"]: r["vector"] for r in table.search().limit(None).to_arrow().to_pylist()}
-    for f in written:
-        assert stored[f.id] == pytest.approx(
-            embed_checked(HashedWords(), [f.statement])[0].tolist()
-        )
-
-
-def test_vectors_made_otherwise_are_embedded_again(data_dir: Path, tmp_path: Path) -> None:
-    """A queued row whose vectors another embedder or chunk size made (an older
-    writer's) is embedded by the applier, not indexed as carried."""
-    index = tmp_path / "index"
-    url, _ = db.database_url(data_dir)
-    with open_store(data_dir, index, index_writes="queued") as writer:
-        [written] = writer.add_facts([fact(1)])
-    engine = db.create_engine(url)
-    try:
-        with engine.begin() as connection:
-            connection.execute(sa.update(IndexOutbox).values(vector_key="another/64/600"))
-    finally:
-        engine.dispose()
-    applier_embedder = Counted()
-    with open_store(data_dir, index, namespace="user:bob", embedder=applier_embedder) as applier:
-        wait_until(lambda: applier.index_status().queued == 0, "the applier to apply the queue")
-    assert written.statement in applier_embedder.texts
-    assert set(indexed(index)) == {written.id}
 
 
 # -- memstore index-worker ---------------------------------------------------------------
