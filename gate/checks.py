@@ -744,6 +744,8 @@ def _owned_by_another(claim: Reading, about: Reading | None, evidence: str) -> l
     "Mum's"), and that sentence's turn never names the claim's person: refused."""
     if about is None:
         return []
+    turn = _in_turn(about.text, evidence)
+    through = (turn[1] if turn else about.text).lower()  # the turn up to that sentence
     for owner, dep, owned in claim.slots:
         if dep != "poss" or not (name := _name_of(owner, claim)) or name.isupper():
             continue  # an acronym ("the SEC's rule") may be the other's short name
@@ -753,8 +755,7 @@ def _owned_by_another(claim: Reading, about: Reading | None, evidence: str) -> l
             if d == "poss" and t == owned and o != owner and o not in PERSON_NOUNS
         ]  # "Mum's birthday" may be Karen's
         other = next((n for o in others if (n := _name_of(o, about))), None)
-        turn = _in_turn(about.text, evidence)
-        if other is not None and not _named(name, (turn[1] if turn else about.text).lower()):
+        if other is not None and not _named(name, through):
             reason = f"the evidence says {other}'s {owned}, not {name}'s"
             return [Finding("speaker", "refute", reason)]
     return []
