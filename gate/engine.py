@@ -190,11 +190,18 @@ class Gate:
                     p0_pair=(chk.claim, render(self._read(scrub(items, chk.citations)))),
                 )
             )
-        if policy.checks:
-            _read_beside(jobs)
+        # The checks read on a thread of their own while the backend is asked: the
+        # model's work (onnxruntime, a server) leaves the interpreter free for the parse.
+        reading = threading.Thread(target=_read_beside, args=(jobs,), name="gate-checks")
+        if policy.checks and jobs:
+            reading.start()
         started = time.perf_counter()
-        failure = self._estimate(jobs)
-        latency_ms = (time.perf_counter() - started) * 1000.0
+        try:
+            failure = self._estimate(jobs)
+            latency_ms = (time.perf_counter() - started) * 1000.0
+        finally:
+            if reading.ident is not None:
+                reading.join()
         for job in jobs:
             verdicts[job.index] = self._verdict(job, failure, policy, latency_ms)
         done = [v for v in verdicts if v is not None]
