@@ -14,7 +14,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gate.backends.embedded.backend import Encoder, RecentVectors, minilm_path, shared_encoder
+from gate.backends.embedded.backend import (
+    ALIKE,
+    Encoder,
+    RecentVectors,
+    minilm_path,
+    shared_encoder,
+)
 from gate.backends.embedded.onnx_minilm import OnnxMiniLM, graph_path
 
 TEXTS = [
@@ -76,7 +82,7 @@ def test_one_text_alone_embeds_as_in_a_batch(precision: str) -> None:
     assert len(encoder.recent) == 0
     for text in TEXTS[:5]:
         np.testing.assert_allclose(encoder.encode([text])[text], batch[text], atol=1e-5)
-        beside_the_longest = encoder.encode([text, TEXTS[3]])[text]  # padded to 256 tokens
+        beside_the_longest = encoder.encode([text, TEXTS[3]])[text]  # asked in one call
         np.testing.assert_allclose(beside_the_longest, batch[text], atol=1e-5)
 
 
@@ -167,6 +173,21 @@ def test_an_unknown_runtime_or_precision_is_refused() -> None:
         Encoder(runtime="tensorrt")
     with pytest.raises(ValueError, match="precision must be one of int8, float32, not 'int4'"):
         Encoder(precision="int4")
+
+
+def test_a_turn_of_the_model_holds_texts_of_a_like_length() -> None:
+    """A turn is padded to its longest text: a JSON line and a few words are run apart,
+    and no text is left out or run twice."""
+    encoder = shared_encoder()
+    record = 'orders: {"order_id": "88213", "item": "Standing desk, oak", "status": "shipped"}'
+    texts = [record, "Priya: It never arrived.", "Thanks!", *(f"Fact {i} is true." for i in range(20))]
+    turns = encoder._turns(texts)
+    assert sorted(t for turn in turns for t in turn) == sorted(texts)
+    assert [record] in turns
+    for turn in turns:
+        lengths = encoder._onnx.lengths(turn)
+        assert len(turn) <= encoder.turn
+        assert min(lengths) >= ALIKE * max(lengths), turn
 
 
 def test_recent_texts_are_not_embedded_again() -> None:

@@ -41,6 +41,10 @@ DEFAULT_PRECISION = "float32"
 #: Embeddings an encoder keeps of the texts it embedded last: a gated write's statements
 #: are embedded by the verifier and, moments later, by the search index.
 RECENT_TEXTS = 4096
+#: A text joins a turn of the model whose longest text it reaches this share of, in
+#: tokens (``Encoder._turns``): 0.8 ran a conversation's pieces in 26% less time than
+#: turns of 16 by characters, on 2 cores (0.67: the same, 0.5: 21% less).
+ALIKE = 0.8
 #: Longer texts are embedded every time (the kept texts and vectors stay within about
 #: 15 MB).
 RECENT_TEXT_CHARS = 2000
@@ -176,16 +180,30 @@ class Encoder:
         ``control`` is cancelled (checked before each turn of the model)."""
         unique = list(dict.fromkeys(texts))
         out = self.recent.get_many(unique)
-        # Longest first, as sentence-transformers orders a batch, so turns pad alike.
-        todo = sorted((t for t in unique if t not in out), key=len, reverse=True)
-        for start in range(0, len(todo), self.turn):
-            chunk = todo[start : start + self.turn]
+        todo = [t for t in unique if t not in out]
+        for chunk in self._turns(todo):
             with self._lock.hold(control):
                 vectors = self._embed(chunk)
             embedded = dict(zip(chunk, np.asarray(vectors, dtype=np.float32), strict=True))
             self.recent.put_many(embedded)
             out.update(embedded)
         return out
+
+    def _turns(self, texts: list[str]) -> list[list[str]]:
+        """``texts`` in turns of the model: longest first, at most ``turn`` texts, and a
+        new turn where a text has under ``ALIKE`` of its turn's longest tokens. A turn is
+        padded to its longest text, and a conversation's pieces run from a few words to
+        a JSON line (padding had doubled the tokens run: 19,213 for 9,815)."""
+        lengths = self._onnx.lengths(texts) if self._onnx is not None else [len(t) for t in texts]
+        turns: list[list[str]] = []
+        longest = 0
+        for length, text in sorted(zip(lengths, texts, strict=True), key=lambda p: -p[0]):
+            if turns and len(turns[-1]) < self.turn and length >= ALIKE * longest:
+                turns[-1].append(text)
+            else:
+                turns.append([text])
+                longest = length
+        return turns
 
     def _embed(self, chunk: list[str]) -> Any:
         if self._onnx is not None:

@@ -235,6 +235,10 @@ class OnnxMiniLM:
             return self._run(tokens)
         return np.concatenate([self._run([_unpadded(*t)]) for t in tokens])
 
+    def lengths(self, texts: Sequence[str]) -> list[int]:
+        """How many tokens the model reads of each text (truncated as it is)."""
+        return [sum(e.attention_mask) for e in self._tokenizer.encode_batch(list(texts))]
+
     def _run(
         self, tokens: Sequence[tuple[list[int], list[int], list[int]]]
     ) -> npt.NDArray[np.float32]:
