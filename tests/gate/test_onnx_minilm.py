@@ -180,7 +180,8 @@ def test_a_turn_of_the_model_holds_texts_of_a_like_length() -> None:
     and no text is left out or run twice."""
     encoder = shared_encoder()
     record = 'orders: {"order_id": "88213", "item": "Standing desk, oak", "status": "shipped"}'
-    texts = [record, "Priya: It never arrived.", "Thanks!", *(f"Fact {i} is true." for i in range(20))]
+    short = [f"Fact {i} is true." for i in range(20)]
+    texts = [record, "Priya: It never arrived.", "Thanks!", *short]
     turns = encoder._turns(texts)
     assert sorted(t for turn in turns for t in turn) == sorted(texts)
     assert [record] in turns
