@@ -52,8 +52,19 @@ def _segments(block: str) -> list[tuple[int, int]]:
     return spans + [(offset + s, offset + e) for s, e in _piece(block[offset:])]
 
 
+#: What a block may end with after its last sentence's words: spaces, sentence ends,
+#: closing quotes and brackets.
+_TAIL = re.compile(r"[\s.!?\u2026\"'\u201d\u2019)\]]*$")
+_ENDS = re.compile(r"[.!?\u2026]")
+
+
 def _piece(block: str) -> list[tuple[int, int]]:
-    """``(start, end)`` of pysbd's sentences in ``block``, found in order from a cursor."""
+    """``(start, end)`` of pysbd's sentences in ``block``, found in order from a cursor.
+    A block with no ``.``, ``!``, ``?`` or ellipsis before its end is one sentence, read
+    without pysbd (a conversation's turns mostly are: pysbd takes about 1 ms a block)."""
+    if not _ENDS.search(block, 0, _TAIL.search(block).start()):
+        start, end = strip_span(block, 0, len(block))
+        return [(start, end)] if start < end else []
     spans: list[tuple[int, int]] = []
     cursor = 0
     for segment in _segmenter().segment(block):

@@ -35,6 +35,12 @@ from language import sentence_spans, sentences
         ("- milk is off\n- eggs are fine", ["milk is off", "eggs are fine"]),
         ("First line.\nSecond line", ["First line.", "Second line"]),
         ("...", []),
+        # one sentence end, at the end: one sentence, whatever comes before it
+        (
+            "(Kohler's Dictionary) CONTRACT AUTHORITY - a subset of budget authority.",
+            ["(Kohler's Dictionary) CONTRACT AUTHORITY - a subset of budget authority."],
+        ),
+        ("You did not kill Derry.'", ["You did not kill Derry.'"]),
     ],
 )
 def test_sentences(text: str, expected: list[str]) -> None:
