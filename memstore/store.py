@@ -22,10 +22,10 @@ from memstore import inputs
 from memstore.audit import chain, drift, labels
 from memstore.audit import rejections as rejection_log
 from memstore.audit.drift import DriftReport, DriftSettings
-from memstore.conversations import conversation
 from memstore.conversations.conversation import CONTEXT_TURNS, ConversationReport, OnConflict
 from memstore.conversations.extractors import Extractor
 from memstore.conversations.messages import Message
+from memstore.conversations.parts import remember_in_parts
 from memstore.conversations.reconcile import SINGLE_VALUED
 from memstore.errors import ErrFactNotGrounded, InvalidInput, MemstoreError
 from memstore.index import outbox
@@ -281,11 +281,12 @@ class Store(Closing):
         its turn and supersede what it replaces (``memstore.conversations``); ``metadata``
         goes on every fact written (a correction without it keeps the old version's);
         ``user_name``: who the user turns without a ``name`` are (None: "the user").
-        The store's ``limits`` bound the call: more message text than ``max_evidence_chars``
-        raises TooLarge before extraction, more candidates than ``max_claims`` InvalidInput
-        before the gate checks any."""
+        A conversation over the store's ``limits`` (more message text than
+        ``max_evidence_chars``, more candidates than ``max_claims``) is remembered in
+        consecutive parts that each fit them (``memstore.conversations.parts``); one
+        message over the text limit alone raises TooLarge."""
         options = (on_conflict, single_valued, context_turns, metadata, user_name)
-        return conversation.remember(self, messages, extractor, *options)
+        return remember_in_parts(self, messages, extractor, *options)
 
     def supersede(
         self,

@@ -166,10 +166,13 @@ def _as_labelled(message: Message) -> Message:
 
 
 def parse_messages(
-    messages: Iterable[Message | Mapping[str, Any]] | Any, user_name: str | None = None
+    messages: Iterable[Message | Mapping[str, Any]] | Any,
+    user_name: str | None = None,
+    most: int | None = MAX_MESSAGES,
 ) -> list[Message]:
     """Validate a list of messages; a bad one raises InvalidInput naming ``messages.N.field``.
-    ``user_name``: who the user turns without a ``name`` are (None: "the user")."""
+    ``user_name``: who the user turns without a ``name`` are (None: "the user"). ``most``:
+    how many one call may hold (None: any number, for a conversation read in parts)."""
     if isinstance(messages, str | bytes | Mapping) or not isinstance(messages, Iterable):
         raise InvalidInput("messages", "must be a list of messages (role, content, name)")
     if user_name is not None:
@@ -183,8 +186,8 @@ def parse_messages(
             raise InvalidInput("user_name", str(exc)) from None
     out: list[Message] = []
     for i, raw in enumerate(messages):
-        if i >= MAX_MESSAGES:
-            raise InvalidInput("messages", f"at most {MAX_MESSAGES} messages per call")
+        if most is not None and i >= most:
+            raise InvalidInput("messages", f"at most {most} messages per call")
         if not isinstance(raw, Message):
             if not isinstance(raw, Mapping):
                 raise InvalidInput(f"messages.{i}", "must be an object with role and content")

@@ -23,6 +23,7 @@ from gate import REFUSE_UNGROUNDED, Gate, ScriptedBackend
 from memstore.cli import Exit, app
 from memstore.config import ConversationSettings, Settings, load_settings
 from memstore.conversations import conversation
+from memstore.conversations.messages import MAX_MESSAGES
 from memstore.mcp import server as mcp_server
 from memstore.rest import create_app
 
@@ -430,13 +431,50 @@ def test_cli_holds_the_per_call_limits(conversation_cli: Any, tmp_path: Path, li
     untouched(conversation_cli.store)
 
 
-@pytest.mark.parametrize("limit", sorted(OVER))
-def test_python_holds_the_per_call_limits(tmp_path: Path, limit: str) -> None:
-    messages, _, says = OVER[limit]
+def test_python_refuses_one_message_over_the_text_limit(tmp_path: Path) -> None:
+    messages, _, says = OVER["evidence"]
     limits = memstore.Limits(**TIGHT)
     with memstore.open(tmp_path / "mem", "user:alice", gate=RULE_GATE, limits=limits) as store:
-        error = memstore.InvalidInput if limit == "claims" else memstore.TooLarge
-        with pytest.raises(error, match=says) as raised:
+        with pytest.raises(memstore.TooLarge, match=says) as raised:
             store.remember_conversation(messages)
         assert raised.value.field == "messages"
     untouched(tmp_path / "mem")
+
+
+#: Alice's allergies, then a move: over 3 candidates and over 200 characters in all.
+LONGER = [
+    *MANY,
+    {"role": "user", "name": "Alice", "content": "I live in Leeds."},
+    {"role": "user", "name": "Alice", "content": "Thanks for noting all that."},
+    {"role": "user", "name": "Alice", "content": "I moved to York last month."},
+]
+
+
+def test_python_remembers_a_conversation_over_the_limits_in_parts(tmp_path: Path) -> None:
+    """A caller cannot tell how many candidates a transcript gives: the Python API reads
+    a long one in parts that each fit the limits, and a later part reconciles with what
+    an earlier one stored."""
+    assert sum(len(m["content"]) + len("Alice: ") for m in LONGER) > TIGHT["max_evidence_chars"]
+    limits = memstore.Limits(**TIGHT)
+    with memstore.open(tmp_path / "mem", "user:alice", gate=RULE_GATE, limits=limits) as store:
+        report = store.remember_conversation(LONGER)
+        assert report.messages == len(LONGER)
+        assert [c.message for c in report.candidates] == [0, 1, 2, 3, 4, 6]
+        assert all(c.fact is not None for c in report.candidates), report.candidates
+        moved = report.candidates[-1]
+        assert moved.outcome == "superseded" and moved.replaced == [report.candidates[4].fact.id]
+        active = {f.statement for f in store.facts_about("Alice")}
+    foods = ("peanuts", "shellfish", "sesame", "mustard")
+    assert active == {
+        *(f"Alice is allergic to {food}." for food in foods),
+        "Alice moved to York last month.",
+    }
+
+
+def test_python_remembers_more_messages_than_one_call_holds(tmp_path: Path) -> None:
+    chat = [{"role": "user", "name": "Alice", "content": "Thanks!"}] * MAX_MESSAGES
+    chat = [*chat, MANY[0]]
+    with memstore.open(tmp_path / "mem", "user:alice", gate=RULE_GATE) as store:
+        report = store.remember_conversation(chat)
+    assert report.messages == MAX_MESSAGES + 1
+    assert [(c.message, c.outcome) for c in report.candidates] == [(MAX_MESSAGES, "stored")]

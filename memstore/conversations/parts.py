@@ -1,0 +1,84 @@
+"""A conversation of any length, remembered in consecutive parts that each fit the
+store's limits (``Store.remember_conversation``, the Python API's reading).
+
+The limits bound one call of the gate: ``max_evidence_chars`` of message text,
+``max_claims`` candidates. A caller cannot tell how many candidates a transcript will
+give, so a long one is cut here: consecutive turns whose text fits, halved while their
+candidates do not, each part extracted, gated and written in turn (a later part
+reconciles with what an earlier one stored). A turn at a part's start is read without
+the turns before it. One message over the text limit alone is refused, as in one call.
+The REST API, MCP and the CLI refuse a request over the limits instead: a server
+bounds the work of one request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Iterator, Mapping
+from typing import Any
+
+from memstore.conversations import corrections
+from memstore.conversations.conversation import (
+    ConversationReport,
+    Extracted,
+    OnConflict,
+    check_options,
+    remember,
+)
+from memstore.conversations.extractors import Candidate, EmbeddedExtractor, Extractor
+from memstore.conversations.messages import MAX_MESSAGES, Message, parse_messages
+from memstore.conversations.storelike import StoreLike
+
+
+def remember_in_parts(
+    store: StoreLike,
+    messages: Iterable[Message | Mapping[str, Any]],
+    extractor: Extractor | None,
+    on_conflict: OnConflict,
+    single_valued: Collection[str],
+    context_turns: int,
+    metadata: Mapping[str, Any] | None,
+    user_name: str | None,
+) -> ConversationReport:
+    """``remember`` for a conversation of any length: one call where it fits the limits,
+    else one per part (``parts``); the report's message numbers count from the first
+    message given."""
+    check_options(on_conflict, context_turns, metadata)
+    turns = parse_messages(messages, user_name, most=None)
+    extractor = extractor or EmbeddedExtractor()
+    options = (on_conflict, single_valued, context_turns, metadata, user_name)
+    outcomes = []
+    for start, part, candidates in parts(store, turns, extractor):
+        report = remember(store, part, Extracted(extractor.name, tuple(candidates)), *options)
+        outcomes += [c.model_copy(update={"message": c.message + start}) for c in report.candidates]
+    return ConversationReport(extractor=extractor.name, messages=len(turns), candidates=outcomes)
+
+
+def parts(
+    store: StoreLike, turns: list[Message], extractor: Extractor
+) -> Iterator[tuple[int, list[Message], list[Candidate]]]:
+    """(first turn's number, turns, their candidates) of each consecutive part: as many
+    turns as fit ``max_evidence_chars`` (and ``MAX_MESSAGES``), halved until their
+    candidates and the corrections they say fit ``max_claims``. A part of one turn is
+    given as it is: ``remember`` refuses it if it is over a limit alone."""
+    limits = store.limits
+    start = 0
+    while start < len(turns):
+        end, size = start, 0
+        while end < len(turns) and end - start < MAX_MESSAGES:
+            size += len(turns[end].rendered())
+            if size > limits.max_evidence_chars and end > start:
+                break
+            end += 1
+        part = turns[start:end]
+        candidates = extractor.extract(part)
+        while len(part) > 1 and _claims(part, candidates) > limits.max_claims:
+            part = part[: len(part) // 2]
+            candidates = extractor.extract(part)
+        yield start, part, candidates
+        start += len(part)
+
+
+def _claims(part: list[Message], candidates: list[Candidate]) -> int:
+    """The claims ``remember`` asks the gate about for ``part``: its candidates and the
+    corrections its turns say."""
+    return len(candidates) + len(corrections.pending(part))
