@@ -160,10 +160,29 @@ _OPENER = re.compile(
     r"anyway|btw|by the way|(?:(?:one|a|quick|small|a quick|a small|just a)\s+)?"
     r"(?:correction|update)|my mistake|my bad|scratch that|"
     r"one more thing|i mean|i meant|i should have said|to be clear|just so you know|"
-    r"for the record|fyi)\s*[,:;]\s*|(?:actually|also|so|oh|and|but|anyway)\s+"
+    r"for the record|fyi)\s*[,:;]\s*|(?:actually|also|so|oh|and|but|anyway|btw|by the way)\s+"
     r"(?=i\b|i'|my\b|it\b|it'|that's\b|we\b|we'|our\b))+",
     re.I,
 )
+#: A question that asserts what it asks about ("Did you know I adopted a puppy?": "know"
+#: presupposes it): read as the statement it carries.
+_KNOWN = re.compile(
+    r"^(?:did|do) you know(?: that)?\s+"
+    r"(?!(?:where|what|who|whom|whose|when|why|how|which|if|whether)\b)(?=\w)",
+    re.I,
+)
+
+
+def _asserted(sentence: str) -> str:
+    """``sentence`` as a statement where it is a question that asserts its content
+    ("Did you know I adopted a puppy?" -> "I adopted a puppy."); else as it is."""
+    known = _KNOWN.match(sentence)
+    if known is None or not sentence.rstrip().endswith("?"):
+        return sentence
+    rest = sentence[known.end() :].rstrip().rstrip("?").rstrip()
+    return rest[:1].upper() + rest[1:] + "." if rest else sentence
+
+
 _NOT_NAMES = frozenset(
     "I The A An My This That These Those It He She They We You There Here Today Tomorrow "
     "Yesterday On In At For And But Or So Also Then Now Our Your His Her Their Its Just "
@@ -347,7 +366,7 @@ class EmbeddedExtractor:
     @staticmethod
     def _may_hold_facts(sentence: str) -> bool:
         """Questions and hedged or conditional sentences hold no fact in any clause."""
-        plain = _OPENER.sub("", sentence.strip().replace("\u2019", "'"))
+        plain = _asserted(_OPENER.sub("", sentence.strip().replace("\u2019", "'")))
         return not (plain.endswith("?") or _HEDGE.search(plain))
 
     def _candidate(
@@ -366,7 +385,7 @@ class EmbeddedExtractor:
         in the turn's first sentence."""
         plain = clause.strip().replace("\u2019", "'")
         plain = without_pleasantry(plain)
-        plain = _OPENER.sub("", plain).rstrip(",;: ")
+        plain = _asserted(_OPENER.sub("", plain)).rstrip(",;: ")
         plain = _CLOSER.sub("", plain)
         if plain.split(" ", 1)[0] in ("the", "a", "an"):  # "Sorry, correction: the ..."
             plain = plain[0].upper() + plain[1:]

@@ -106,10 +106,28 @@ def test_talk_about_the_conversation_and_self_introductions_are_no_facts(content
         ("One correction: I paint on Sundays.", "Dana paints on Sundays."),
         ("Quick update: I paint on Sundays.", "Dana paints on Sundays."),
         ("I moved last year and haven't unpacked.", "Dana moved last year and hasn't unpacked."),
+        ("Btw I just got back from Chicago.", "Dana just got back from Chicago."),
+        ("By the way I speak Greek.", "Dana speaks Greek."),
     ],
 )
 def test_greetings_asides_and_demonstratives_leave_the_fact(content: str, expected: str) -> None:
     assert statements(content) == [expected]
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        # "know" presupposes what it asks about: the question says it
+        ("Did you know I adopted a puppy last week?", ["Dana adopted a puppy last week."]),
+        ("Do you know that I speak Greek?", ["Dana speaks Greek."]),
+        # a question about what the speaker does not know says nothing
+        ("Do you know where I left my keys?", []),
+        ("Did you know if I paid the rent?", []),
+        ("Did I adopt a puppy last week?", []),
+    ],
+)
+def test_a_question_that_asserts_what_it_asks_says_it(content: str, expected: list[str]) -> None:
+    assert statements(content) == expected
 
 
 def test_a_short_answer_is_read_with_the_question_it_answers() -> None:
