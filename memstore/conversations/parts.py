@@ -44,6 +44,8 @@ def remember_in_parts(
     message given."""
     check_options(on_conflict, context_turns, metadata)
     turns = parse_messages(messages, user_name, most=None)
+    for turn in turns:  # one message over the text limit: refused before any extraction
+        store.limits.check_texts([turn.rendered()], "messages")
     extractor = extractor or EmbeddedExtractor()
     options = (on_conflict, single_valued, context_turns, metadata, user_name)
     outcomes = []
@@ -59,7 +61,7 @@ def parts(
     """(first turn's number, turns, their candidates) of each consecutive part: as many
     turns as fit ``max_evidence_chars`` (and ``MAX_MESSAGES``), halved until their
     candidates and the corrections they say fit ``max_claims``. A part of one turn is
-    given as it is: ``remember`` refuses it if it is over a limit alone."""
+    given as it is: ``remember`` refuses it if its candidates are over the limit."""
     limits = store.limits
     start = 0
     while start < len(turns):

@@ -6,7 +6,7 @@ machine; the extractor is the one the settings choose."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,8 @@ from gate import REFUSE_UNGROUNDED, Gate, ScriptedBackend
 from memstore.cli import Exit, app
 from memstore.config import ConversationSettings, Settings, load_settings
 from memstore.conversations import conversation
-from memstore.conversations.messages import MAX_MESSAGES
+from memstore.conversations.extractors import Candidate, EmbeddedExtractor
+from memstore.conversations.messages import MAX_MESSAGES, Message
 from memstore.mcp import server as mcp_server
 from memstore.rest import create_app
 
@@ -431,13 +432,27 @@ def test_cli_holds_the_per_call_limits(conversation_cli: Any, tmp_path: Path, li
     untouched(conversation_cli.store)
 
 
+class Counting(EmbeddedExtractor):
+    """The embedded extractor, counting the turns it was asked to read."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.read = 0
+
+    def extract(self, messages: Sequence[Message]) -> list[Candidate]:
+        self.read += len(messages)
+        return super().extract(messages)
+
+
 def test_python_refuses_one_message_over_the_text_limit(tmp_path: Path) -> None:
     messages, _, says = OVER["evidence"]
     limits = memstore.Limits(**TIGHT)
+    extractor = Counting()
     with memstore.open(tmp_path / "mem", "user:alice", gate=RULE_GATE, limits=limits) as store:
         with pytest.raises(memstore.TooLarge, match=says) as raised:
-            store.remember_conversation(messages)
+            store.remember_conversation([*MANY[:1], *messages], extractor=extractor)
         assert raised.value.field == "messages"
+    assert extractor.read == 0  # refused before any extraction
     untouched(tmp_path / "mem")
 
 
