@@ -64,7 +64,7 @@ MAX_UNIT_WORDS = 60
 MAX_UNITS = 300
 #: The characters of a claim and of its evidence the checks read (a write may carry
 #: 100,000 of evidence; sentence splitting and parsing grow with it, and the checks run
-#: outside the verifier's deadline).
+#: outside the verifier's deadline, or beside it on short evidence: ``engine.BESIDE_CHARS``).
 MAX_CHECKED_CHARS = 20_000
 
 

@@ -190,11 +190,16 @@ class Gate:
                     p0_pair=(chk.claim, render(self._read(scrub(items, chk.citations)))),
                 )
             )
-        # The checks read on a thread of their own while the backend is asked: the
-        # model's work (onnxruntime, a server) leaves the interpreter free for the parse.
+        # The checks read on a thread of their own while the backend is asked, where
+        # the evidence is short: the model's work (onnxruntime, a server) leaves the
+        # interpreter free for the parse. Longer evidence is read first, as the parse
+        # would then take cores from the model inside its deadline.
         reading = threading.Thread(target=_read_beside, args=(jobs,), name="gate-checks")
         if policy.checks and jobs:
-            reading.start()
+            if sum(len(text) for text in {job.said for job in jobs}) <= BESIDE_CHARS:
+                reading.start()
+            else:
+                _read_beside(jobs)
         started = time.perf_counter()
         try:
             failure = self._estimate(jobs)
@@ -308,11 +313,12 @@ def _read_beside(jobs: list[_Job]) -> None:
     failure of the checks holds the claims (a doubt); it never verifies or crashes."""
     try:
         found = check_claims([(job.check.claim, job.said) for job in jobs])
+        for job, findings in zip(jobs, found, strict=True):
+            job.findings = findings
     except Exception as exc:  # the checks are code like any other: never a crash
         reason = f"the checks could not read the evidence ({type(exc).__name__})"
-        found = [(Finding("checks", "doubt", reason),)] * len(jobs)
-    for job, findings in zip(jobs, found, strict=True):
-        job.findings = findings
+        for job in jobs:
+            job.findings = (Finding("checks", "doubt", reason),)
 
 
 def _before_model(chk: Check) -> Verdict | None:
@@ -358,6 +364,11 @@ def _takes_control(backend: VerifierBackend) -> bool:
 class _TimedOut(Exception):
     """A backend call ran past its deadline, or waited past ``lock_wait`` for the model."""
 
+
+#: The most distinct evidence text (characters) of one ``check_many`` whose checks read
+#: beside the backend's call rather than before it (a conversation's batch of 16 claims,
+#: each with its turn and four before it: about 10,000).
+BESIDE_CHARS = 20_000
 
 #: Backend calls still running, with their controls (cancelled and awaited at exit).
 _running: dict[threading.Thread, CallControl] = {}

@@ -12,6 +12,7 @@ with the sentence they close.
 from __future__ import annotations
 
 import re
+import threading
 from functools import lru_cache
 
 import pysbd
@@ -21,6 +22,9 @@ _CLOSING = r"[\"'\u201d\u2019)]*(?:\s*\[[^\]\n]{1,60}\])*"
 _LINE_END = re.compile(rf"[.!?:]{_CLOSING}\s*$")
 #: What a sentence may open with that closes the one before it.
 _LEADING_CLOSE = re.compile(r"(?:[\"\u201d\u2019)\]]+|\[[^\]\n]{1,60}\])(?:\s*\[[^\]\n]{1,60}\])*")
+
+
+_segmenting = threading.Lock()
 
 
 @lru_cache(maxsize=1)
@@ -54,8 +58,8 @@ def _segments(block: str) -> list[tuple[int, int]]:
 
 #: What a block may end with after its last sentence's words: spaces, sentence ends,
 #: closing quotes and brackets.
-_TAIL = " \t\n\r\f\v\u00a0.!?\u2026\"'\u201d\u2019)]"
-_ENDS = re.compile(r"[.!?\u2026]")
+_TAIL = " \t\n\r\f\v\u00a0.!?\u2026\u3002\uff0e\uff01\uff1f\"'\u201d\u2019)]"
+_ENDS = re.compile(r"[.!?\u2026\u3002\uff0e\uff01\uff1f]")
 
 
 def _piece(block: str) -> list[tuple[int, int]]:
@@ -67,7 +71,9 @@ def _piece(block: str) -> list[tuple[int, int]]:
         return [(start, end)] if start < end else []
     spans: list[tuple[int, int]] = []
     cursor = 0
-    for segment in _segmenter().segment(block):
+    with _segmenting:  # a Segmenter keeps the text it reads on itself: one at a time
+        segments = _segmenter().segment(block)
+    for segment in segments:
         piece = segment.strip()
         if not piece:
             continue

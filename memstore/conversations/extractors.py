@@ -160,15 +160,17 @@ _OPENER = re.compile(
     r"anyway|btw|by the way|(?:(?:one|a|quick|small|a quick|a small|just a)\s+)?"
     r"(?:correction|update)|my mistake|my bad|scratch that|"
     r"one more thing|i mean|i meant|i should have said|to be clear|just so you know|"
-    r"for the record|fyi)\s*[,:;]\s*|(?:actually|also|so|oh|and|but|anyway|btw|by the way)\s+"
+    r"for the record|fyi)\s*[,:;]\s*|(?:actually|also|so|oh|and|but|anyway|btw)\s+"
     r"(?=i\b|i'|my\b|it\b|it'|that's\b|we\b|we'|our\b))+",
     re.I,
 )
 #: A question that asserts what it asks about ("Did you know I adopted a puppy?": "know"
-#: presupposes it): read as the statement it carries.
+#: presupposes it): read as the statement it carries, where a clause with its own
+#: subject follows (a pronoun, a possessive or a name), not a thing asked for ("Do you
+#: know a dentist who ...?") or a question of its own ("Do you know where ...?").
 _KNOWN = re.compile(
     r"^(?:did|do) you know(?: that)?\s+"
-    r"(?!(?:where|what|who|whom|whose|when|why|how|which|if|whether)\b)(?=\w)",
+    r"(?=(?:i|we|he|she|they|it|my|our|his|her|their|its)\b|(?-i:[A-Z])(?!\w*\s+(?:who|that)\b))",
     re.I,
 )
 
@@ -180,7 +182,9 @@ def _asserted(sentence: str) -> str:
     if known is None or not sentence.rstrip().endswith("?"):
         return sentence
     rest = sentence[known.end() :].rstrip().rstrip("?").rstrip()
-    return rest[:1].upper() + rest[1:] + "." if rest else sentence
+    if not rest or not verb_in(rest):
+        return sentence
+    return rest[:1].upper() + rest[1:] + "."
 
 
 _NOT_NAMES = frozenset(

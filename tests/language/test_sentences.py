@@ -41,6 +41,7 @@ from language import sentence_spans, sentences
             ["(Kohler's Dictionary) CONTRACT AUTHORITY - a subset of budget authority."],
         ),
         ("You did not kill Derry.'", ["You did not kill Derry.'"]),
+        ("I like cats\u3002I have a dog", ["I like cats\u3002", "I have a dog"]),
     ],
 )
 def test_sentences(text: str, expected: list[str]) -> None:

@@ -486,6 +486,17 @@ def test_python_remembers_a_conversation_over_the_limits_in_parts(tmp_path: Path
     }
 
 
+def test_python_refuses_a_message_with_too_many_facts_before_writing_any(tmp_path: Path) -> None:
+    """Every part is checked against the limits before the first is written."""
+    dense = {"role": "user", "name": "Alice", "content": " ".join(m["content"] for m in MANY)}
+    limits = memstore.Limits(**TIGHT)
+    with memstore.open(tmp_path / "mem", "user:alice", gate=RULE_GATE, limits=limits) as store:
+        with pytest.raises(memstore.InvalidInput, match="at most 3 candidate facts") as raised:
+            store.remember_conversation([*LONGER, dense])
+        assert raised.value.field == "messages"
+    untouched(tmp_path / "mem")
+
+
 def test_python_remembers_more_messages_than_one_call_holds(tmp_path: Path) -> None:
     chat = [{"role": "user", "name": "Alice", "content": "Thanks!"}] * MAX_MESSAGES
     chat = [*chat, MANY[0]]

@@ -347,6 +347,29 @@ def test_each_fact_goes_through_the_gate(words_store: Store) -> None:
     assert [r.statement for r in words_store.rejections()] == ["Alice is allergic to shellfish."]
 
 
+def test_a_conversation_longer_than_the_window_is_read_whole(words_store: Store) -> None:
+    """The extractor sends its newest ``max_messages``; a longer conversation is read in
+    parts of that many, so no message goes unread and the facts keep their numbers."""
+    chat = [*CONVERSATION, *CONVERSATION]  # six messages, windows of two
+    bob = fact(
+        statement="Bob moved to Paris in 2021.",
+        members=[{"name": "Bob", "kind": "person", "role": "subject"}],
+        relation=None,
+        messages=[0],
+        quote="I moved to Paris in 2021",
+    )
+    replies = [answer(fact()), answer(bob), answer()]  # messages 0-1, 2-3, 4-5
+    with scripted(*replies) as server:
+        ex = extractor(server.url, max_messages=2)
+        report = words_store.remember_conversation(chat, extractor=ex)
+    prompts = [r["messages"][-1]["content"] for r in server.requests]
+    assert len(prompts) == 3 and not any("not shown" in p for p in prompts)
+    assert [(c.statement, c.message) for c in report.candidates] == [
+        ("Alice is allergic to peanuts.", 0),
+        ("Bob moved to Paris in 2021.", 2),
+    ]
+
+
 def test_a_failing_endpoint_writes_nothing(words_store: Store) -> None:
     busy = Reply(status=503, body={"error": {"message": "overloaded"}})
     with scripted(busy) as server, pytest.raises(ExtractorError):
