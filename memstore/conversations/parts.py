@@ -97,8 +97,9 @@ def parts(
         start += len(part)
 
 
-#: Characters a message takes beyond its text in an extractor's window ("[123] ", a newline).
-_NUMBERED = 8
+#: Characters a message may take beyond its rendered text in an extractor's window
+#: ("[12345] ", a role after the name: " (assistant)", a newline).
+_NUMBERED = 24
 
 
 def _claims(part: list[Message], candidates: list[Candidate]) -> int:
