@@ -194,9 +194,10 @@ class Gate:
         # the evidence is short: the model's work (onnxruntime, a server) leaves the
         # interpreter free for the parse. Longer evidence is read first, as the parse
         # would then take cores from the model inside its deadline.
-        reading = threading.Thread(target=_read_beside, args=(jobs,), name="gate-checks")
+        reading: threading.Thread | None = None
         if policy.checks and jobs:
             if sum(len(text) for text in {job.said for job in jobs}) <= BESIDE_CHARS:
+                reading = threading.Thread(target=_read_beside, args=(jobs,), name="gate-checks")
                 reading.start()
             else:
                 _read_beside(jobs)
@@ -205,7 +206,7 @@ class Gate:
             failure = self._estimate(jobs)
             latency_ms = (time.perf_counter() - started) * 1000.0
         finally:
-            if reading.ident is not None:
+            if reading is not None:
                 reading.join()
         for job in jobs:
             verdicts[job.index] = self._verdict(job, failure, policy, latency_ms)

@@ -98,7 +98,7 @@ def remember(
     extractor = extractor or EmbeddedExtractor()
     candidates = extractor.extract(turns)
     said = corrections.pending(turns)
-    store.limits.check_claims(len(candidates) + len(said), "messages", "candidate facts extracted")
+    check_claims(store, candidates, said)
     _ask_together(store, candidates, turns, context_turns)
     with store.index_batch():  # one index commit for the conversation, not one per fact
         outcomes = [
@@ -177,6 +177,13 @@ def _in_turn_order(
                 if corrections.within(candidate, turns, c)
             )
             yield next((r for r in restated if r is not None), candidate), False
+
+
+def check_claims(store: StoreLike, candidates: Sequence[Candidate], said: Sequence[object]) -> None:
+    """InvalidInput naming ``messages`` where the candidates and the corrections the turns
+    say (``corrections.pending``) are more claims than the store's ``max_claims``."""
+    count = len(candidates) + len(said)
+    store.limits.check_claims(count, "messages", "candidate facts extracted")
 
 
 def check_options(

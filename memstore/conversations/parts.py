@@ -24,6 +24,7 @@ from memstore.conversations.conversation import (
     ConversationReport,
     Extracted,
     OnConflict,
+    check_claims,
     check_options,
     remember,
 )
@@ -55,9 +56,7 @@ def remember_in_parts(
     options = (on_conflict, single_valued, context_turns, metadata, user_name)
     planned = list(parts(store, turns, extractor))  # every limit holds before any write
     for _, part, candidates in planned:
-        store.limits.check_claims(
-            _claims(part, candidates), "messages", "candidate facts extracted"
-        )
+        check_claims(store, candidates, corrections.pending(part))
     outcomes = []
     for start, part, candidates in planned:
         report = remember(store, part, Extracted(extractor.name, tuple(candidates)), *options)
@@ -90,7 +89,9 @@ def parts(
             end += 1
         part = turns[start:end]
         candidates = extractor.extract(part)
-        while len(part) > 1 and _claims(part, candidates) > limits.max_claims:
+        while (
+            len(part) > 1 and len(candidates) + len(corrections.pending(part)) > limits.max_claims
+        ):
             part = part[: len(part) // 2]
             candidates = extractor.extract(part)
         yield start, part, candidates
@@ -100,9 +101,3 @@ def parts(
 #: Characters a message may take beyond its rendered text in an extractor's window
 #: ("[12345] ", a role after the name: " (assistant)", a newline).
 _NUMBERED = 24
-
-
-def _claims(part: list[Message], candidates: list[Candidate]) -> int:
-    """The claims ``remember`` asks the gate about for ``part``: its candidates and the
-    corrections its turns say."""
-    return len(candidates) + len(corrections.pending(part))
