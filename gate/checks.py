@@ -77,29 +77,37 @@ class Finding:
     reason: str
 
 
-def check(claim: str, evidence: str) -> tuple[Finding, ...]:
-    """The findings for one claim against its evidence (read as said)."""
-    return check_many([(claim, evidence)])[0]
+#: One claim to check: (claim, evidence), or (claim, evidence, the quotes it cites).
+Pair = tuple[str, str] | tuple[str, str, tuple[str, ...]]
 
 
-def check_many(pairs: Sequence[tuple[str, str]]) -> list[tuple[Finding, ...]]:
-    """The findings for many (claim, evidence) pairs, parsed in one batch. Each claim
-    and evidence is read up to ``MAX_CHECKED_CHARS``: the checks' work per write is
+def check(claim: str, evidence: str, cited: Sequence[str] = ()) -> tuple[Finding, ...]:
+    """The findings for one claim against its evidence (read as said) and the quotes of
+    it the claim cites (read as said too)."""
+    return check_many([(claim, evidence, tuple(cited))])[0]
+
+
+def check_many(pairs: Sequence[Pair]) -> list[tuple[Finding, ...]]:
+    """The findings for many (claim, evidence[, cited]) pairs, parsed in one batch. Each
+    claim and evidence is read up to ``MAX_CHECKED_CHARS``: the checks' work per write is
     bounded like the verifier's (beyond it, a claim the rest states is held, for the
     ``words`` check finds it nowhere). The findings of recent pairs are kept: a write
     the gate was asked about before (``Store.check_facts``) is not read again."""
-    pairs = [(c[:MAX_CHECKED_CHARS], e[:MAX_CHECKED_CHARS]) for c, e in pairs]
-    keys = [_key(pair) for pair in pairs]
+    triples = [
+        (p[0][:MAX_CHECKED_CHARS], p[1][:MAX_CHECKED_CHARS], tuple(p[2]) if len(p) > 2 else ())
+        for p in pairs
+    ]
+    keys = [_key(triple) for triple in triples]
     with _found_lock:
         known = {key: _found[key] for key in keys if key in _found}
-    todo = {key: pair for key, pair in zip(keys, pairs, strict=True) if key not in known}
-    units = [_units(evidence) for _, evidence in todo.values()]
-    texts = [claim for claim, _ in todo.values()] + [u for us, _ in units for u in us]
+    todo = {key: t for key, t in zip(keys, triples, strict=True) if key not in known}
+    units = [_units(evidence) for _, evidence, _ in todo.values()]
+    texts = [claim for claim, _, _ in todo.values()] + [u for us, _ in units for u in us]
     docs = dict(zip(texts, parse_many(texts), strict=True))
-    for (key, (claim, evidence)), (pieces, records) in zip(todo.items(), units, strict=True):
+    for (key, (claim, evidence, cited)), (pieces, records) in zip(todo.items(), units, strict=True):
         said = [replace(read_text(u, docs[u]), speaker=speaker) for u, speaker in pieces.items()]
         reading = read_text(claim, docs[claim])
-        known[key] = _findings(claim, reading, evidence, said, records)
+        known[key] = _findings(claim, reading, evidence, said, records, cited)
     with _found_lock:
         for key in keys:
             _found[key] = known[key]
@@ -116,11 +124,13 @@ _found: OrderedDict[bytes, tuple[Finding, ...]] = OrderedDict()
 _found_lock = threading.Lock()
 
 
-def _key(pair: tuple[str, str]) -> bytes:
-    claim, evidence = pair
+def _key(pair: Pair) -> bytes:
+    claim, evidence, *rest = pair
+    cited: tuple[str, ...] = rest[0] if rest else ()
     digest = hashlib.blake2b(claim.encode(), digest_size=16)
-    digest.update(b"\0")
-    digest.update(evidence.encode())
+    for text in (evidence, *cited):
+        digest.update(b"\0")
+        digest.update(text.encode())
     return digest.digest()
 
 
@@ -190,13 +200,14 @@ def _findings(
     evidence: str,
     sentences: list[Reading],
     records: frozenset[str] = frozenset(),
+    cited: tuple[str, ...] = (),
 ) -> tuple[Finding, ...]:
     found: list[Finding] = []
     about = _about(said, sentences)
-    found += _values(claim, evidence, _about(said, sentences, wordy=True, records=records))
+    found += _values(claim, evidence, _about(said, sentences, wordy=True, records=records), cited)
     found += _polarity(said, about, sentences)
     found += _names(said, evidence)
-    found += _speaker(said, about, sentences, evidence)
+    found += _speaker(said, about, sentences, evidence, cited)
     found += _modality(said, sentences)
     found += _mixed(said, sentences)
     if not any(f.effect == "refute" for f in found):
@@ -430,10 +441,14 @@ def _about(
     return best if share >= ABOUT else None
 
 
-def _values(claim: str, evidence: str, about: Reading | None) -> list[Finding]:
+def _values(
+    claim: str, evidence: str, about: Reading | None, cited: tuple[str, ...] = ()
+) -> list[Finding]:
     """Numbers, dates, times and weekdays of the claim must be the evidence's: another
-    value in the sentence the claim is about refutes it; elsewhere it only holds it."""
+    value in the sentence the claim is about, or in the words it cites, refutes it;
+    elsewhere it only holds it."""
     stated = values(evidence)
+    quoted = [e for text in cited for e in values(text)]
     out = []
     for v in values(claim):
         if any(same(v, e) for e in stated):
@@ -460,6 +475,7 @@ def _values(claim: str, evidence: str, about: Reading | None) -> list[Finding]:
             )
             continue
         here = [e for e in values(about.text) if e.kind == v.kind] if about is not None else []
+        here = here or [e for e in quoted if e.kind == v.kind]  # the words the claim cites
         others = [e for e in stated if e.kind == v.kind]
         if here:  # the sentence the claim is about gives another value in its place
             near = _nearest(v, here)
@@ -676,7 +692,11 @@ _TITLES = frozenset(
 
 
 def _speaker(
-    claim: Reading, about: Reading | None, sentences: list[Reading], evidence: str
+    claim: Reading,
+    about: Reading | None,
+    sentences: list[Reading],
+    evidence: str,
+    cited: tuple[str, ...] = (),
 ) -> list[Finding]:
     """What the evidence says of one person must not be claimed of another: the
     sentence the claim is about names someone else as its subject and never the
@@ -684,7 +704,9 @@ def _speaker(
     someone else as its subject ("My wife Elena is allergic to penicillin" for "Tomás is
     allergic ..."; Tomás's own "I'm allergic to sulfa drugs" for "Elena is allergic
     ..."): held, for on the test split this reading refused a true claim as often as a
-    false one (docs/verifier-decision-rule.md, fourth score)."""
+    false one (docs/verifier-decision-rule.md, fourth score), and refused where the
+    claim cites a quote and the clauses of the quote that hold its words say it of
+    someone else too (the claim rests on what it cites, not on context around it)."""
     found = (
         _said_of(claim, about)
         or _said_of_pronoun(claim, about, evidence)
@@ -693,7 +715,18 @@ def _speaker(
     if found or about is None or claim.root in SAYING:
         return found
     held = said_of_someone_else(claim, sentences, evidence)
-    return [Finding("speaker", "doubt", held)] if held else []
+    if not held:
+        return []
+    quoted = [s for s in sentences if _within(s.text, cited)]
+    if quoted and said_of_someone_else(claim, quoted, evidence):
+        return [Finding("speaker", "refute", f"{held}, in the words it cites")]
+    return [Finding("speaker", "doubt", held)]
+
+
+def _within(text: str, cited: tuple[str, ...]) -> bool:
+    """Whether a piece of the evidence is in a quote, or a quote in it."""
+    plain = " ".join(text.split())
+    return any(plain in q or q in plain for q in (" ".join(c.split()) for c in cited) if q)
 
 
 def _said_of(claim: Reading, about: Reading | None) -> list[Finding]:

@@ -30,7 +30,15 @@ from gate.backends.registry import DEFAULT_BACKEND, create_backend
 from gate.budget import DEFAULT_STATED_CONFIDENCE as DEFAULT_STATED_CONFIDENCE
 from gate.checks import Finding
 from gate.checks import check_many as check_claims
-from gate.evidence import Citation, ContextItem, as_said, render, scrub, unknown_citations
+from gate.evidence import (
+    Citation,
+    ContextItem,
+    as_said,
+    quoted,
+    render,
+    scrub,
+    unknown_citations,
+)
 from gate.metrics import GateMetrics
 from gate.policy import GatePolicy, decide, degraded, no_model_call, refused
 from gate.verdict import Verdict, VerdictStatus
@@ -86,6 +94,8 @@ class _Job:
     p0_pair: tuple[str, str]
     #: The evidence as said, untagged: what the checks read.
     said: str = ""
+    #: The quotes it cites, as said (``evidence.quoted``).
+    cited: tuple[str, ...] = ()
     findings: tuple[Finding, ...] = ()
     results: dict[tuple[str, str], float] = field(default_factory=dict)
     hits: int = 0
@@ -186,6 +196,7 @@ class Gate:
                     i,
                     chk,
                     said="\n\n".join(item.text for item in said),
+                    cited=quoted(items, chk.citations, self.speakers),
                     p1_pair=(chk.claim, render(said)),
                     p0_pair=(chk.claim, render(self._read(scrub(items, chk.citations)))),
                 )
@@ -313,7 +324,7 @@ def _read_beside(jobs: list[_Job]) -> None:
     """Each job's findings (``gate.checks``): the claim beside its evidence as said. A
     failure of the checks holds the claims (a doubt); it never verifies or crashes."""
     try:
-        found = check_claims([(job.check.claim, job.said) for job in jobs])
+        found = check_claims([(job.check.claim, job.said, job.cited) for job in jobs])
         for job, findings in zip(jobs, found, strict=True):
             job.findings = findings
     except Exception as exc:  # the checks are code like any other: never a crash

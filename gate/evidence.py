@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from language.speakers import LABEL
 from language.speakers import as_said as read_turns
 
 REMOVED = "[EVIDENCE REMOVED]"
@@ -74,6 +75,30 @@ def _remove(text: str, spans: list[tuple[int, int]]) -> str:
         cursor = end
     out.append(text[cursor:])
     return "".join(out)
+
+
+def quoted(
+    items: Sequence[ContextItem], citations: Sequence[Citation], speakers: bool
+) -> tuple[str, ...]:
+    """The text of each citation that cites part of an item (a quote), read as said
+    where ``speakers``: the turn's label is put before it for the reading ("Tomás: I'm
+    allergic" -> "Tomás is allergic") and taken off after. A citation of a whole item
+    narrows nothing and gives no text."""
+    texts = {item.id: item.text for item in items}
+    out: list[str] = []
+    for c in citations:
+        text = texts.get(c.evidence_id)
+        if text is None or (c.start is None and c.end is None):
+            continue
+        start, end = c.span(text)
+        if not text[start:end].strip():
+            continue
+        line = text.rfind("\n", 0, start) + 1
+        label = LABEL.match(text, line)
+        head = label.group(0) if label is not None and label.end() <= start else ""
+        said = _read_turns(head + text[start:end]) if speakers and head else text[start:end]
+        out.append(said[len(head) :] if said.startswith(head) else said)
+    return tuple(out)
 
 
 def as_said(items: Sequence[ContextItem]) -> list[ContextItem]:

@@ -146,6 +146,67 @@ def test_speaker_reads_who_each_clause_is_said_of() -> None:
     assert effects("The user prefers email.", record, "speaker") == set()
 
 
+def test_speaker_refuses_a_claim_whose_own_quote_says_it_of_someone_else() -> None:
+    """Held where the evidence around the quote names the claim's person (it may be
+    about them), refused where the words the claim cites say it of someone else."""
+    turns = (
+        "Assistant: Does your brother Arjun eat shellfish?\n\n"
+        "Ravi: I'm allergic to shellfish, so I never touch it. Arjun loves it."
+    )
+    said = as_said(turns)
+    quote = "Ravi is allergic to shellfish, so Ravi never touches it."
+    claim = "Arjun is allergic to shellfish."
+    assert {f.effect for f in check(claim, said) if f.check == "speaker"} == {"doubt"}
+    [refused] = [f for f in check(claim, said, [quote]) if f.check == "speaker"]
+    assert refused.effect == "refute"
+    assert refused.reason == "the evidence says this of Ravi, not of Arjun, in the words it cites"
+    # The quote's own person, and a quote that names the claim's person as its subject.
+    assert not [
+        f for f in check("Ravi is allergic to shellfish.", said, [quote]) if f.check == "speaker"
+    ]
+    family = as_said("Noor: My son Idris is allergic to peanuts.\n\nAssistant: Noted.")
+    son = ["Noor's son Idris is allergic to peanuts."]
+    assert not [
+        f for f in check("Idris is allergic to peanuts.", family, son) if f.check == "speaker"
+    ]
+    assert {f.effect for f in check("Noor is allergic to peanuts.", family, son)} >= {"refute"}
+
+
+def test_values_refuse_another_value_in_the_words_a_claim_cites() -> None:
+    """Held where another sentence than the one the claim is about gives the other
+    value; refused where the claim cites those words."""
+    turns = as_said("Tom: My flight lands in Lisbon on Friday.\n\nTom: The arrival time is 16:45.")
+    quote = ["The arrival time is 16:45"]
+    claim = "Tom's flight lands at 14:30."
+    assert {f.effect for f in check(claim, turns) if f.check == "values"} == {"doubt"}
+    [refused] = [f for f in check(claim, turns, quote) if f.check == "values"]
+    assert (refused.effect, refused.reason) == ("refute", "the evidence says 16:45, not 14:30")
+    assert check("Tom's flight lands at 16:45.", turns, quote) == ()
+
+
+def test_the_gate_reads_a_cited_quote_as_its_turns_speaker_said_it() -> None:
+    from gate import Citation, Gate, ScriptedBackend
+    from gate.evidence import ContextItem, quoted
+
+    turn = "Ravi: I'm allergic to shellfish, so I never touch it. Arjun loves it."
+    items = [
+        ContextItem("1", "Assistant: Does your brother Arjun eat shellfish?"),
+        ContextItem("2", turn),
+    ]
+    cite = Citation("2", turn.index("I'm"), turn.index(" Arjun"))
+    assert quoted(items, [cite], speakers=True) == (
+        "Ravi is allergic to shellfish, so Ravi never touches it.",
+    )
+    assert quoted(items, [cite], speakers=False) == (
+        "I'm allergic to shellfish, so I never touch it.",
+    )
+    assert quoted(items, [Citation("2")], speakers=True) == ()  # a whole item narrows nothing
+    gate = Gate(ScriptedBackend.fixed(p0=0.2, p1=0.95))
+    claim, evidence = "Arjun is allergic to shellfish.", [i.text for i in items]
+    assert gate.check(claim, evidence, [Citation("2", cite.start, cite.end)]).outcome == "refused"
+    assert gate.check(claim, evidence).outcome == "held"
+
+
 def test_speaker_refuses_what_a_turn_says_of_the_one_its_she_means() -> None:
     """A sentence that opens with "she" is said of the one person its turn named before
     it, as the extractor reads it; refused for anyone that turn never names."""
