@@ -28,6 +28,7 @@ from gate.subjects import denied, said_of_someone_else
 from language.clauses import clause_spans, without_pleasantry
 from language.corrections import corrections, restatements, rewrite
 from language.fields import Field, fields, identities, key_words, stated
+from language.hedges import KEPT, hedge
 from language.parsing import Reading, denies, parse_many, read_text
 from language.people import PERSON_NOUNS, fold, name_words, overlaps
 from language.pronouns import THIRD_PERSON, antecedent, resolve_it, thing
@@ -209,6 +210,7 @@ def _findings(
     found += _names(said, evidence)
     found += _speaker(said, about, sentences, evidence, cited)
     found += _modality(said, sentences)
+    found += _hedged(said, cited)
     found += _mixed(said, sentences)
     if not any(f.effect == "refute" for f in found):
         found += _set_aside(said, claim, evidence, sentences)
@@ -279,6 +281,45 @@ def _modality(claim: Reading, sentences: list[Reading]) -> list[Finding]:
             f'"{_short(where)}"',
         )
     ]
+
+
+def _hedged(claim: Reading, cited: tuple[str, ...]) -> list[Finding]:
+    """The claim states plainly what the words it cites only suppose ("Omar's asset tag
+    is IT-2305." citing "I think it's IT-2305, but I'm not sure."): in every quote, the
+    part that holds most of the claim's words (parts split at commas, "and", "but",
+    "so") says a hedge (``language.hedges``), and the claim keeps none of its own."""
+    if not cited or KEPT.search(claim.text):
+        return []
+    said = [_hedge_of(claim, quote) for quote in cited]
+    if not all(said):
+        return []
+    return [
+        Finding(
+            "hedged",
+            "refute",
+            f'the words it cites only suppose it ("{said[0]}"); the claim states it as known',
+        )
+    ]
+
+
+#: Where a quote's parts part ("I think Tom is great, and I live in York").
+_PARTS = re.compile(r"\s*(?:[,;]|\s(?:and|but|so)\s)\s*", re.I)
+
+
+def _hedge_of(claim: Reading, quote: str) -> str | None:
+    """The hedge of the part of ``quote`` that holds most of the claim's words."""
+    parts = [p for p in _PARTS.split(quote) if p.strip()]
+    if not parts:
+        return None
+    stems = {w[:4] for w in claim.lemmas}
+
+    def held(part: str) -> int:
+        return len(stems & {w[:4] for w in re.findall(r"[\w-]+", part.lower())})
+
+    best = max(held(p) for p in parts)
+    if best == 0:
+        return hedge(quote) if len(parts) == 1 else None
+    return next((h for p in parts if held(p) == best and (h := hedge(p))), None)
 
 
 def _set_aside(claim: Reading, text: str, evidence: str, sentences: list[Reading]) -> list[Finding]:

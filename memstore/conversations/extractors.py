@@ -26,6 +26,7 @@ from language import resolve_first_person, sentence_spans
 from language.answers import answered
 from language.clauses import PLEASANTRY, clause_spans, has_verb, without_pleasantry
 from language.fields import fields, identities, stated
+from language.hedges import BELIEVE, UNSURE
 from language.parsing import verb_in
 from language.pronouns import (
     THIRD_PERSON,
@@ -112,9 +113,11 @@ _REQUEST = re.compile(
 )
 #: Hedged, conditional or second-hand sentences are not memories to write as fact.
 _HEDGE = re.compile(
-    r"\b(?:if|maybe|perhaps|might|probably|possibly|unless|whether|i think|i guess|i suppose|"
-    r"i wonder|i'm not sure|not sure|i believe|i hope|i wish|i doubt|supposedly|apparently|"
-    r"would kill|would die|would love)\b",
+    r"\b(?:if|unless|whether|"
+    + "|".join(UNSURE)
+    + "|"
+    + "|".join(f"i {verb}" for verb in BELIEVE)
+    + r"|i'm not sure|not sure|i hope|i wish|would kill|would die|would love)\b",
     re.I,
 )
 #: Talk about the conversation itself: the speaker's slips, checks and changes of mind

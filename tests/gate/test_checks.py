@@ -184,6 +184,26 @@ def test_values_refuse_another_value_in_the_words_a_claim_cites() -> None:
     assert check("Tom's flight lands at 16:45.", turns, quote) == ()
 
 
+def test_hedged_refuses_a_plain_claim_from_words_that_only_suppose_it() -> None:
+    """Refused where the part of the quote holding the claim hedges it; quiet where the
+    claim keeps the hedge, where another part of the quote is hedged, or with no quote."""
+    turn = as_said("Lina: I think the outage was caused by the DNS change.")
+    quote = ["Lina thinks the outage was caused by the DNS change."]
+    claim = "The outage was caused by the DNS change."
+    [refused] = [f for f in check(claim, turn, quote) if f.check == "hedged"]
+    assert refused.effect == "refute"
+    assert refused.reason == (
+        'the words it cites only suppose it ("Lina thinks"); the claim states it as known'
+    )
+    assert not [f for f in check(claim, turn) if f.check == "hedged"]
+    kept = "Lina thinks the outage was caused by the DNS change."
+    assert not [f for f in check(kept, turn, quote) if f.check == "hedged"]
+    both = as_said("Lina: Maybe the DNS change did it, but I live in Oslo.")
+    said = ["Maybe the DNS change did it, but Lina lives in Oslo."]
+    assert not [f for f in check("Lina lives in Oslo.", both, said) if f.check == "hedged"]
+    assert [f.check for f in check("The DNS change did it.", both, said)] == ["hedged"]
+
+
 def test_the_gate_reads_a_cited_quote_as_its_turns_speaker_said_it() -> None:
     from gate import Citation, Gate, ScriptedBackend
     from gate.evidence import ContextItem, quoted
