@@ -104,8 +104,13 @@ def resolve_first_person(sentence: str, speaker: str) -> str | None:
     for pattern, repl in contractions:  # a name is not a template: escape its backslashes
         text = re.sub(pattern, repl.replace("\\", "\\\\"), text)
     adverbs = "|".join(sorted(ADVERBS))
-    # "My husband and I are": one of several subjects, the verb stays as it is.
-    text = re.sub(r"\b(and|or|nor)\s+I\b", lambda m: f"{m.group(1)} {speaker}", text)
+    # "My husband and I are": one of several subjects, the verb stays as it is; not
+    # "I live in York and I work ...", where "I" is the subject of a clause of its own.
+    if _AND_I.search(text):
+        joined = {t.idx for t in parse(text) if t.text == "I" and t.dep_ == "conj"}
+        text = _AND_I.sub(
+            lambda m: f"{m.group(1)} {speaker}" if m.end() - 1 in joined else m.group(0), text
+        )
     text = re.sub(rf"\bI((?:\s+(?:{adverbs}))*)\s+([A-Za-z']+)(\s+not\b)?", subject, text)
     text = re.sub(r"\b(?:my|mine)\b", lambda _m: possessive, text, flags=re.I)
     text = re.sub(r"\b(?:all )?by myself\b", "alone", text)  # "I live by myself"
@@ -117,6 +122,9 @@ def resolve_first_person(sentence: str, speaker: str) -> str | None:
         text = speaker[0].upper() + text[1:]
     return text if text.endswith((".", "!")) else text + "."
 
+
+#: "and I", "or I": one of several subjects, or a clause's own subject.
+_AND_I = re.compile(r"\b(and|or|nor)\s+I\b")
 
 #: A verb that may share the subject of the one before it ("... and need to ...").
 _CONJOINED = re.compile(r"\b(?:and|or|but|then)\s+(?:[a-z]+\s+)?[a-z]+\b")

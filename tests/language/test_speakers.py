@@ -41,6 +41,10 @@ from language.speakers import as_said
         ("I don't smoke or drink.", "Maya doesn't smoke or drink."),
         ("I cook and he cleans.", "Maya cooks and he cleans."),
         ("Tom and I cook and clean.", "Tom and Maya cook and clean."),
+        # "and I" opening a clause of its own is that clause's subject, not one of two.
+        ("I live in York and I work at Acme.", "Maya lives in York and Maya works at Acme."),
+        ("Tom is great, and I like him.", "Tom is great, and Maya likes him."),
+        ("Ana and I went to Rome and I loved it.", "Ana and Maya went to Rome and Maya loved it."),
     ],
 )
 def test_first_person_becomes_the_speaker(sentence: str, expected: str) -> None:
