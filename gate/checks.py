@@ -206,7 +206,7 @@ def _findings(
     found: list[Finding] = []
     about = _about(said, sentences)
     found += _values(claim, evidence, _about(said, sentences, wordy=True, records=records), cited)
-    found += _polarity(said, about, sentences, cited)
+    found += _polarity(said, about, sentences)
     found += _names(said, evidence)
     found += _speaker(said, about, sentences, evidence, cited)
     found += _modality(said, sentences)
@@ -625,9 +625,7 @@ def _kind_word(v: Value) -> str:
     return {"number": "number", "date": "date", "time": "time", "weekday": "day"}[v.kind]
 
 
-def _polarity(
-    claim: Reading, about: Reading | None, sentences: list[Reading], cited: tuple[str, ...] = ()
-) -> list[Finding]:
+def _polarity(claim: Reading, about: Reading | None, sentences: list[Reading]) -> list[Finding]:
     """The claim and the sentence it is about must agree on "not" (of the verb, or of a
     thing the claim names). Where the claim does not say "not", the evidence refutes it
     when every clause that holds the claim's words denies its verb, said of the claim's
@@ -639,10 +637,6 @@ def _polarity(
     clause = None if says_not else denied(claim, sentences)
     if clause is not None:
         return [Finding("polarity", "refute", f'the evidence says "not": "{_short(clause)}"')]
-    quoted = [s for s in sentences if _within(s.text, cited, inside=True)]
-    clause = None if says_not or not quoted else denied(claim, quoted, share=ABOUT)
-    if clause is not None:  # the words it cites deny its predicate ("on this machine")
-        return [Finding("polarity", "refute", f'the words it cites say "not": "{_short(clause)}"')]
     if _crossed(claim, about):
         return [
             Finding(
@@ -770,12 +764,10 @@ def _speaker(
     return [Finding("speaker", "doubt", held)]
 
 
-def _within(text: str, cited: tuple[str, ...], inside: bool = False) -> bool:
-    """Whether a piece of the evidence is in a quote, or (unless ``inside``) a quote in
-    it."""
+def _within(text: str, cited: tuple[str, ...]) -> bool:
+    """Whether a piece of the evidence is in a quote, or a quote in it."""
     plain = " ".join(text.split())
-    quotes = [q for q in (" ".join(c.split()) for c in cited) if q]
-    return any(plain in q or (not inside and q in plain) for q in quotes)
+    return any(plain in q or q in plain for q in (" ".join(c.split()) for c in cited) if q)
 
 
 def _said_of(claim: Reading, about: Reading | None) -> list[Finding]:

@@ -159,11 +159,10 @@ def _not_theirs(agent: str, person: str) -> str | None:
     return f"the evidence says this of {agent}, not of {person}"
 
 
-def denied(claim: Reading, sentences: list[Reading], share: float = 1.0) -> str | None:
+def denied(claim: Reading, sentences: list[Reading]) -> str | None:
     """The text of a clause that denies the claim: every clause that says the claim's
-    predicate with its words (``share`` of them: all by default), of its subject or of
-    no one these rules can place, denies it ("No fever.", "I'm not vegetarian", "I quit
-    smoking")."""
+    predicate with its words, of its subject or of no one these rules can place, denies
+    it ("No fever.", "I'm not vegetarian", "I quit smoking")."""
     person = _person(claim) or ""
     words = name_words(person) | {"user"} if person else set()
     wanted = frozenset(w for w in claim.lemmas if fold(w) not in words)
@@ -174,7 +173,7 @@ def denied(claim: Reading, sentences: list[Reading], share: float = 1.0) -> str 
         c
         for s in _stated(sentences)
         for c in s.clauses
-        if len(wanted & c.lemmas) >= share * len(wanted)
+        if wanted <= c.lemmas
         and same_predicate(said, c)  # not a "not" of another verb ("Ono did not approve")
         and not (person and _someone_else(c, s.speaker, person, False))
     ]

@@ -204,27 +204,6 @@ def test_hedged_refuses_a_plain_claim_from_words_that_only_suppose_it() -> None:
     assert [f.check for f in check("The DNS change did it.", both, said)] == ["hedged"]
 
 
-def test_polarity_refuses_a_claim_whose_quote_denies_its_predicate() -> None:
-    """The quote's clause with the claim's verb says "not" of half the claim's words or
-    more ("this machine" for "her laptop"): refused with the quote, held without it; a
-    quote that denies another verb, or only part of a sentence that does, is no denial."""
-    turn = as_said("Hannah: I don't have admin rights on this machine.")
-    quote = ["Hannah doesn't have admin rights on this machine."]
-    claim = "Hannah has admin rights on her laptop."
-    assert "refute" not in {f.effect for f in check(claim, turn) if f.check == "polarity"}
-    [refused] = [f for f in check(claim, turn, quote) if f.check == "polarity"]
-    assert (refused.effect, refused.reason) == (
-        "refute",
-        'the words it cites say "not": "Hannah doesn\'t have admin rights on this machine."',
-    )
-    food = as_said("User: I don't eat pork, but chicken and lamb are fine.")
-    assert not [
-        f
-        for f in check("The user eats lamb.", food, ["chicken and lamb are fine"])
-        if f.effect == "refute"
-    ]
-
-
 def test_the_gate_reads_a_cited_quote_as_its_turns_speaker_said_it() -> None:
     from gate import Citation, Gate, ScriptedBackend
     from gate.evidence import ContextItem, quoted
