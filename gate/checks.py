@@ -24,11 +24,11 @@ from dataclasses import dataclass, replace
 from difflib import SequenceMatcher
 from typing import Literal
 
-from gate.subjects import denied, said_of_someone_else
+from gate.subjects import denied, received, said_of_someone_else
 from language.clauses import clause_spans, without_pleasantry
 from language.corrections import corrections, restatements, rewrite
 from language.fields import Field, fields, identities, key_words, stated
-from language.hedges import KEPT, hedge
+from language.hedges import HEDGED, KEPT
 from language.parsing import Reading, denies, parse_many, read_text
 from language.people import PERSON_NOUNS, fold, name_words, overlaps
 from language.pronouns import THIRD_PERSON, antecedent, resolve_it, thing
@@ -128,10 +128,11 @@ _found_lock = threading.Lock()
 def _key(pair: Pair) -> bytes:
     claim, evidence, *rest = pair
     cited: tuple[str, ...] = rest[0] if rest else ()
-    digest = hashlib.blake2b(claim.encode(), digest_size=16)
-    for text in (evidence, *cited):
-        digest.update(b"\0")
-        digest.update(text.encode())
+    digest = hashlib.blake2b(digest_size=16)
+    for text in (claim, evidence, *cited):
+        data = text.encode()
+        digest.update(len(data).to_bytes(8, "little"))  # no two splits read alike
+        digest.update(data)
     return digest.digest()
 
 
@@ -302,24 +303,40 @@ def _hedged(claim: Reading, cited: tuple[str, ...]) -> list[Finding]:
     ]
 
 
-#: Where a quote's parts part ("I think Tom is great, and I live in York").
-_PARTS = re.compile(r"\s*(?:[,;]|\s(?:and|but|so)\s)\s*", re.I)
+#: Where a quote's parts part: a sentence's end, a comma, a clause joined to the one
+#: before ("I think Tom is great, and I live in York"; "lands at 14:30 though I might").
+_PARTS = re.compile(
+    r"\s*(?:[,;.!?]|\s(?:and|but|so|though|although|which|that|because|while|when|who)\s)"
+    r"\s*",
+    re.I,
+)
 
 
 def _hedge_of(claim: Reading, quote: str) -> str | None:
-    """The hedge of the part of ``quote`` that holds most of the claim's words."""
+    """The hedge that opens the part of ``quote`` holding most of the claim's words,
+    before the first of them ("I think it's IT-2305"; not "... at 14:30 which I think
+    is early")."""
     parts = [p for p in _PARTS.split(quote) if p.strip()]
-    if not parts:
-        return None
     stems = {w[:4] for w in claim.lemmas}
 
-    def held(part: str) -> int:
-        return len(stems & {w[:4] for w in re.findall(r"[\w-]+", part.lower())})
+    def words(part: str) -> list[str]:
+        return [w[:4] for w in re.findall(r"[\w-]+", part.lower())]
 
-    best = max(held(p) for p in parts)
-    if best == 0:
-        return hedge(quote) if len(parts) == 1 else None
-    return next((h for p in parts if held(p) == best and (h := hedge(p))), None)
+    held = [len(stems & set(words(p))) for p in parts]
+    if not parts or max(held) == 0:
+        return None
+    for part, count in zip(parts, held, strict=True):
+        found = HEDGED.search(part)
+        if count != max(held) or found is None:
+            continue
+        at = [  # the claim's words in the part, but the hedge's own ("Omar thinks")
+            m.start()
+            for m in re.finditer(r"[\w-]+", part)
+            if m.group(0).lower()[:4] in stems and not found.start() <= m.start() < found.end()
+        ]
+        if at and min(at) >= found.end():
+            return found.group(0)
+    return None
 
 
 def _set_aside(claim: Reading, text: str, evidence: str, sentences: list[Reading]) -> list[Finding]:
@@ -489,7 +506,7 @@ def _values(
     value in the sentence the claim is about, or in the words it cites, refutes it;
     elsewhere it only holds it."""
     stated = values(evidence)
-    quoted = [e for text in cited for e in values(text)]
+    quoted = [e for text in cited if _shares(claim, text) for e in values(text)]
     out = []
     for v in values(claim):
         if any(same(v, e) for e in stated):
@@ -538,6 +555,14 @@ def _values(
                 )
             )
     return out
+
+
+def _shares(claim: str, quote: str) -> bool:
+    """Whether ``quote`` holds a word of the claim's, values and short words aside (a
+    quote about another thing gives no value in the claim's place)."""
+    words = {w for w in re.findall(r"[a-z][a-z'-]{3,}", claim.lower()) if not valued(w)}
+    low = quote.lower()
+    return any(w[:4] in low for w in words)
 
 
 def _written(v: Value, evidence: str) -> bool:
@@ -759,15 +784,34 @@ def _speaker(
     if not held:
         return []
     quoted = [s for s in sentences if _within(s.text, cited)]
-    if quoted and said_of_someone_else(claim, quoted, evidence):
+    if (
+        quoted
+        and said_of_someone_else(claim, quoted, evidence)
+        and not received(claim, list(cited))  # "gave Maya a promotion"
+    ):
         return [Finding("speaker", "refute", f"{held}, in the words it cites")]
     return [Finding("speaker", "doubt", held)]
 
 
 def _within(text: str, cited: tuple[str, ...]) -> bool:
-    """Whether a piece of the evidence is in a quote, or a quote in it."""
+    """Whether a piece of the evidence is in a quote, or a quote of three words or more
+    in it, as whole words ("penicillin" cited alone says nothing of whose it is)."""
     plain = " ".join(text.split())
-    return any(plain in q or q in plain for q in (" ".join(c.split()) for c in cited) if q)
+    for quote in (" ".join(c.split()) for c in cited):
+        if quote and _whole(plain, quote):
+            return True
+        if len(quote.split()) >= MIN_QUOTE_WORDS and _whole(quote, plain):
+            return True
+    return False
+
+
+#: The fewest words a quote needs to stand for the sentence around it.
+MIN_QUOTE_WORDS = 3
+
+
+def _whole(text: str, within: str) -> bool:
+    """Whether ``text`` stands in ``within`` as whole words."""
+    return re.search(rf"(?<!\w){re.escape(text)}(?!\w)", within) is not None
 
 
 def _said_of(claim: Reading, about: Reading | None) -> list[Finding]:

@@ -82,7 +82,8 @@ def quoted(
 ) -> tuple[str, ...]:
     """The text of each citation that cites part of an item (a quote), read as said
     where ``speakers``: the turn's label is put before it for the reading ("Tomás: I'm
-    allergic" -> "Tomás is allergic") and taken off after. A citation of a whole item
+    allergic" -> "Tomás is allergic") and taken off after (a span that holds its label
+    is read from after it). A citation of a whole item
     narrows nothing and gives no text."""
     texts = {item.id: item.text for item in items}
     out: list[str] = []
@@ -95,7 +96,9 @@ def quoted(
             continue
         line = text.rfind("\n", 0, start) + 1
         label = LABEL.match(text, line)
-        head = label.group(0) if label is not None and label.end() <= start else ""
+        if label is not None and start < label.end():  # the span holds its label
+            start = label.end()
+        head = label.group(0) if label is not None else ""
         said = _read_turns(head + text[start:end]) if speakers and head else text[start:end]
         out.append(said[len(head) :] if said.startswith(head) else said)
     return tuple(out)

@@ -29,6 +29,18 @@ def _person(claim: Reading) -> str | None:
     return None if who == FIRST_PERSON or who in THIRD_PERSON or who.startswith("my ") else who
 
 
+def received(claim: Reading, texts: list[str]) -> bool:
+    """Whether the claim's person stands in ``texts`` other than as someone's owner or
+    what a "not" sets aside ("Maya's boss gave Maya a promotion" for "Maya got a
+    promotion": the one the deed was done to)."""
+    person = _person(claim)
+    if person is None:
+        return False
+    word = re.escape(person.split()[-1])
+    bare = re.compile(rf"(?<!\bnot )\b{word}\b(?!'s|\u2019s)", re.I)
+    return any(bare.search(text) for text in texts)
+
+
 def _holding(claim: Reading, person: str, sentences: list[Reading]) -> list[tuple[Clause, Reading]]:
     """The evidence's clauses that hold every word of the claim but its subject's and
     its values, each with the sentence it is in."""

@@ -23,14 +23,16 @@ HEDGED = re.compile(
     + r"))\b",
 )
 
-#: What a claim says when it keeps the hedge ("Hamid thinks he saw Pixel", "is
-#: considering a move", "may be late", "if unpaid").
+#: What a claim says when it keeps the hedge, or says whose word it is ("Hamid thinks
+#: he saw Pixel", "is considering a move", "may be late", "if unpaid", "Maya said ...").
 KEPT = re.compile(
-    r"\b(?:"
+    r"\b(?:(?-i:may)|"
     + "|".join(UNSURE)
-    + r"|may|could|would|if|unless|whether|likely|unlikely|possible|possibly|unsure|not sure"
-    + r"|(?:think|guess|suppos|wonder|believ|doubt|consider|suspect|expect|hop|plan|seem|appear)"
-    + r"\w*)\b",
+    + r"|could|would|should|if|unless|whether|likely|unlikely|possible|possibly|unsure|sure"
+    + r"|certain|uncertain|undecided|tentative\w*|allegedly|reportedly|roughly|about|around"
+    + r"|(?:think|thought|guess|suppos|wonder|believ|doubt|consider|suspect|expect|hop|plan"
+    + r"|seem|appear|reckon|feel|felt|estimat|say|said|tell|told|claim|mention|report|hear"
+    + r"|heard|assum|imagin|predict)\w*)\b",
     re.I,
 )
 

@@ -31,7 +31,9 @@ PAST = frozenset(
     "went had was did got made took saw left met bought came began ran ate drank wrote gave found "
     "told thought lost became felt kept sold spent built taught caught brought fell flew grew "
     "knew quit won wore broke chose drove forgot heard hid held hurt led lent paid put rode "
-    "rang sent set shut sang sat slept spoke stood stole swam threw understood woke".split()
+    "rang sent set shut sang sat slept spoke stood stole swam threw understood woke said meant "
+    "dealt sought fought fed shot laid bent lit struck swore tore wept fled froze hung knelt "
+    "sank stung".split()
 )
 #: Pasts written as their present ("I reset it every week": "resets").
 _SAME_IN_PRESENT = frozenset("set put hurt quit shut cut let read hit cost".split())
@@ -107,7 +109,7 @@ def resolve_first_person(sentence: str, speaker: str) -> str | None:
     # "My husband and I are": one of several subjects, the verb stays as it is; not
     # "I live in York and I work ...", where "I" is the subject of a clause of its own.
     if _AND_I.search(text):
-        joined = {t.idx for t in parse(text) if t.text == "I" and t.dep_ == "conj"}
+        joined = _one_of_several(text)
         text = _AND_I.sub(
             lambda m: f"{m.group(1)} {speaker}" if m.end() - 1 in joined else m.group(0), text
         )
@@ -125,6 +127,29 @@ def resolve_first_person(sentence: str, speaker: str) -> str | None:
 
 #: "and I", "or I": one of several subjects, or a clause's own subject.
 _AND_I = re.compile(r"\b(and|or|nor)\s+I\b")
+
+
+def _one_of_several(text: str) -> set[int]:
+    """Where an "I" after "and" / "or" is one of several subjects: the word before the
+    "and" (a comma aside) is a subject, or joined to one ("Ana and I share", "Ana, Tom,
+    and I are"), not the end of a clause ("I live in York and I work")."""
+    doc = parse(text)
+    found = set()
+    for token in doc:
+        if token.text != "I" or token.i < 2 or doc[token.i - 1].lower_ not in ("and", "or", "nor"):
+            continue
+        before = doc[token.i - 2]
+        if before.text == "," and token.i >= 3:
+            before = doc[token.i - 3]
+        while before.dep_ == "conj" and before.head is not before:
+            before = before.head
+        subject = before.dep_ in ("nsubj", "nsubjpass") or (
+            before.dep_ == "ROOT" and before.pos_ != "PRON"  # misparsed: "Ana and I share"
+        )
+        if subject and before.pos_ in ("NOUN", "PROPN", "PRON"):
+            found.add(token.idx)
+    return found
+
 
 #: A verb that may share the subject of the one before it ("... and need to ...").
 _CONJOINED = re.compile(r"\b(?:and|or|but|then)\s+(?:[a-z]+\s+)?[a-z]+\b")

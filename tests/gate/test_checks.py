@@ -175,8 +175,8 @@ def test_speaker_refuses_a_claim_whose_own_quote_says_it_of_someone_else() -> No
 def test_values_refuse_another_value_in_the_words_a_claim_cites() -> None:
     """Held where another sentence than the one the claim is about gives the other
     value; refused where the claim cites those words."""
-    turns = as_said("Tom: My flight lands in Lisbon on Friday.\n\nTom: The arrival time is 16:45.")
-    quote = ["The arrival time is 16:45"]
+    turns = as_said("Tom: My flight to Lisbon is on Friday.\n\nTom: It lands at 16:45, gate B.")
+    quote = ["It lands at 16:45"]
     claim = "Tom's flight lands at 14:30."
     assert {f.effect for f in check(claim, turns) if f.check == "values"} == {"doubt"}
     [refused] = [f for f in check(claim, turns, quote) if f.check == "values"]
@@ -204,6 +204,63 @@ def test_hedged_refuses_a_plain_claim_from_words_that_only_suppose_it() -> None:
     assert [f.check for f in check("The DNS change did it.", both, said)] == ["hedged"]
 
 
+def cites(claim: str, turn: str, quote: str) -> list[Finding]:
+    """The findings for ``claim`` citing ``quote`` of the one-turn evidence ``turn``."""
+    from gate.evidence import Citation, ContextItem, quoted
+
+    at = turn.index(quote)
+    cited = quoted([ContextItem("1", turn)], [Citation("1", at, at + len(quote))], speakers=True)
+    return list(check(claim, as_said(turn), cited))
+
+
+@pytest.mark.parametrize(
+    ("claim", "turn", "quote"),
+    [
+        # a hedge after the claim's words, in another clause or sentence
+        (
+            "Maya's flight lands at 14:30.",
+            "Maya: My flight lands at 14:30 though I might eat.",
+            None,
+        ),
+        (
+            "Maya's flight lands at 14:30.",
+            "Maya: My flight lands at 14:30 which I think is early.",
+            None,
+        ),
+        ("Maya is a nurse.", "Maya: I'm a nurse. Perhaps you knew.", None),
+        # a claim that keeps the hedge, or says whose word it is
+        ("Omar reckons his tag is IT-2305.", "Omar: I think it's IT-2305, but I'm not sure.", None),
+        ("Maya said the project is late.", "Maya: I think the project is late.", None),
+        ("Omar estimates the trip costs $400.", "Omar: I guess the trip costs $400.", None),
+        # the claim's person is the one the deed was done to
+        ("Maya got a promotion.", "Maya: My boss gave me a promotion.", None),
+        ("Maya got a new bike.", "Maya: My parents got me a new bike.", None),
+        # a value in a quote about another thing
+        (
+            "Maya's train leaves on Friday.",
+            "Maya: It leaves the day before. The party is Saturday.",
+            "The party is Saturday.",
+        ),
+    ],
+)
+def test_a_quote_does_not_refuse_a_true_claim_it_words_otherwise(
+    claim: str, turn: str, quote: str | None
+) -> None:
+    said = quote or turn.split(": ", 1)[1]
+    assert not [f for f in cites(claim, turn, said) if f.effect == "refute"]
+
+
+def test_a_short_quote_does_not_stand_for_the_sentence_around_it() -> None:
+    turns = "Tom: I'm allergic to penicillin, it gives me a rash.\nElena: Me, it's penicillin too."
+    for quote in ("it", "penicillin"):
+        at = turns.rindex(quote)
+        from gate.evidence import Citation, ContextItem, quoted
+
+        cited = quoted([ContextItem("1", turns)], [Citation("1", at, at + len(quote))], True)
+        found = check("Elena is allergic to penicillin.", as_said(turns), cited)
+        assert "refute" not in {f.effect for f in found if f.check == "speaker"}
+
+
 def test_the_gate_reads_a_cited_quote_as_its_turns_speaker_said_it() -> None:
     from gate import Citation, Gate, ScriptedBackend
     from gate.evidence import ContextItem, quoted
@@ -221,6 +278,8 @@ def test_the_gate_reads_a_cited_quote_as_its_turns_speaker_said_it() -> None:
         "I'm allergic to shellfish, so I never touch it.",
     )
     assert quoted(items, [Citation("2")], speakers=True) == ()  # a whole item narrows nothing
+    whole = Citation("2", 0, turn.index(" Arjun"))  # a span that holds its label
+    assert quoted(items, [whole], speakers=True) == quoted(items, [cite], speakers=True)
     gate = Gate(ScriptedBackend.fixed(p0=0.2, p1=0.95))
     claim, evidence = "Arjun is allergic to shellfish.", [i.text for i in items]
     assert gate.check(claim, evidence, [Citation("2", cite.start, cite.end)]).outcome == "refused"

@@ -45,6 +45,10 @@ from language.speakers import as_said
         ("I live in York and I work at Acme.", "Maya lives in York and Maya works at Acme."),
         ("Tom is great, and I like him.", "Tom is great, and Maya likes him."),
         ("Ana and I went to Rome and I loved it.", "Ana and Maya went to Rome and Maya loved it."),
+        ("Ana and I share a flat.", "Ana and Maya share a flat."),
+        ("The dog and I walk every morning.", "The dog and Maya walk every morning."),
+        ("Ana, Tom, and I are going hiking.", "Ana, Tom, and Maya are going hiking."),
+        ("Tom called me and I ate.", "Tom called Maya and Maya ate."),
     ],
 )
 def test_first_person_becomes_the_speaker(sentence: str, expected: str) -> None:
