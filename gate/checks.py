@@ -287,8 +287,9 @@ def _modality(claim: Reading, sentences: list[Reading]) -> list[Finding]:
 def _hedged(claim: Reading, cited: tuple[str, ...]) -> list[Finding]:
     """The claim states plainly what the words it cites only suppose ("Omar's asset tag
     is IT-2305." citing "I think it's IT-2305, but I'm not sure."): in every quote, the
-    part that holds most of the claim's words (parts split at commas, "and", "but",
-    "so") says a hedge (``language.hedges``), and the claim keeps none of its own."""
+    part that holds most of the claim's words (``_PARTS``) opens with a hedge before
+    them (``language.hedges``), and the claim keeps none of its own nor names whose
+    word it is (``KEPT``)."""
     if not cited or KEPT.search(claim.text):
         return []
     said = [_hedge_of(claim, quote) for quote in cited]

@@ -83,8 +83,8 @@ def quoted(
     """The text of each citation that cites part of an item (a quote), read as said
     where ``speakers``: the turn's label is put before it for the reading ("Tomás: I'm
     allergic" -> "Tomás is allergic") and taken off after (a span that holds its label
-    is read from after it). A citation of a whole item
-    narrows nothing and gives no text."""
+    is read from after it). A citation of a whole item narrows nothing and gives no
+    text."""
     texts = {item.id: item.text for item in items}
     out: list[str] = []
     for c in citations:
