@@ -196,7 +196,7 @@ class Gate:
                     i,
                     chk,
                     said="\n\n".join(item.text for item in said),
-                    cited=quoted(items, chk.citations, self.speakers),
+                    cited=quoted(items, chk.citations, self.speakers) if policy.checks else (),
                     p1_pair=(chk.claim, render(said)),
                     p0_pair=(chk.claim, render(self._read(scrub(items, chk.citations)))),
                 )

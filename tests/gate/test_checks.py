@@ -205,10 +205,10 @@ def test_hedged_refuses_a_plain_claim_from_words_that_only_suppose_it() -> None:
 
 
 def cites(claim: str, turn: str, quote: str) -> list[Finding]:
-    """The findings for ``claim`` citing ``quote`` of the one-turn evidence ``turn``."""
+    """The findings for ``claim`` citing the last ``quote`` of the evidence ``turn``."""
     from gate.evidence import Citation, ContextItem, quoted
 
-    at = turn.index(quote)
+    at = turn.rindex(quote)
     cited = quoted([ContextItem("1", turn)], [Citation("1", at, at + len(quote))], speakers=True)
     return list(check(claim, as_said(turn), cited))
 
@@ -253,11 +253,7 @@ def test_a_quote_does_not_refuse_a_true_claim_it_words_otherwise(
 def test_a_short_quote_does_not_stand_for_the_sentence_around_it() -> None:
     turns = "Tom: I'm allergic to penicillin, it gives me a rash.\nElena: Me, it's penicillin too."
     for quote in ("it", "penicillin"):
-        at = turns.rindex(quote)
-        from gate.evidence import Citation, ContextItem, quoted
-
-        cited = quoted([ContextItem("1", turns)], [Citation("1", at, at + len(quote))], True)
-        found = check("Elena is allergic to penicillin.", as_said(turns), cited)
+        found = cites("Elena is allergic to penicillin.", turns, quote)
         assert "refute" not in {f.effect for f in found if f.check == "speaker"}
 
 
