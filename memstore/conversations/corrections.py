@@ -63,10 +63,9 @@ def corrected(
             continue
         context = _evidence(store, fact)
         reason = f'{turn.speaker} corrected it: "{short(sentence)}"'
-        removed = found.removed.lower()
-        members = tuple(  # a member that was the old value is the new one (once)
+        members = tuple(  # a member that was or held the old value holds the new (once)
             dict.fromkeys(
-                (found.put if name.lower() == removed else name, kind, role)
+                (_put(name, found.removed, found.put), kind, role)
                 for name, kind, role in ((m.name, m.kind, m.role) for m in fact.members)
             )
         )
@@ -80,6 +79,12 @@ def corrected(
             replaces=((fact.id, reason),),
         )
     return None
+
+
+def _put(name: str, removed: str, put: str) -> str:
+    """A member's name with the old value, as a whole word of it, made the new one ("Flat
+    3B" -> "Flat 3C"; "3B" -> "3C"); other names as they are."""
+    return re.sub(rf"(?<![\w-]){re.escape(removed)}(?![\w-])", put, name, flags=re.I)
 
 
 def fuller(

@@ -27,7 +27,7 @@ from language.answers import answered
 from language.clauses import PLEASANTRY, clause_spans, has_verb, without_pleasantry
 from language.fields import fields, identities, stated
 from language.hedges import BELIEVE, UNSURE
-from language.parsing import verb_in
+from language.parsing import parse_many, verb_in
 from language.pronouns import (
     THIRD_PERSON,
     antecedent,
@@ -263,6 +263,15 @@ _EMPTY_WORDS = frozenset(
 )
 
 
+#: A name: capitalised words, which may hold abbreviations ("St. Mary's Hospital", "Dr.
+#: Okafor") and end in a code of letters and digits ("Flat 3B", "Windows 11 23H2"); it
+#: starts a word (not the "B" of "3B").
+_NAME = re.compile(
+    r"(?<![\w'-])[A-Z][\w'-]*(?:\.?\s+[A-Z][\w'-]*)*"
+    r"(?:\s+(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[\w-]+\b(?!'))*"
+)
+
+
 def _entities(statement: str, speaker: str | None) -> list[tuple[str, str, str]]:
     """Members: the speaker first (where the statement is theirs), then names and times."""
     found: list[tuple[str, str, str]] = []
@@ -275,25 +284,65 @@ def _entities(statement: str, speaker: str | None) -> list[tuple[str, str, str]]
 
     if speaker is not None:
         add(speaker, "person", "subject")
-    # A name may hold abbreviations ("St. Mary's Hospital", "Dr. Okafor").
-    words = list(re.finditer(r"[A-Z][\w'-]*(?:\.?\s+[A-Z][\w'-]*)*", statement))
-    for m in words:
+    for m in _NAME.finditer(statement):
         name = m.group(0).removesuffix("'s")
         parts = name.split()
-        while parts and parts[0] in _NOT_NAMES:
-            parts = parts[1:]
+        while parts and (parts[0] in _NOT_NAMES or not parts[0][0].isupper()):
+            parts = parts[1:]  # "The 15th", "It's 3C": a code names nothing alone
         if not parts:
             continue
         name = " ".join(parts)
         if speaker is not None and name.lower() in {speaker.lower(), "the user"}:
             continue
-        if name.removesuffix("s") in _WEEKDAYS or name.split()[0] in _MONTHS:
+        if parts[0].removesuffix("s") in _WEEKDAYS or parts[0] in _MONTHS:
             add(name, "time", "when")
         else:
             add(name, "entity", "subject" if not found else "object")
     for m in re.finditer(r"\b\d{4}-\d{2}-\d{2}\b", statement):
         add(m.group(0), "time", "when")
     return found
+
+
+#: Parts of speech a capitalised word has where it only opens a sentence ("Sorry
+#: everyone, ...", "About 120 guests", "Two people"), not where it names something; an
+#: adjective may name ("Italian food").
+_NOT_NAME_POS = frozenset("ADP ADV AUX CCONJ DET INTJ NUM PART PRON SCONJ VERB".split())
+
+
+def _named(candidates: list[Candidate]) -> list[Candidate]:
+    """``candidates`` without the one-word members that are no names: a word capitalised
+    only because a sentence starts with it (the statement's first word, or the first
+    after "says"), as the parse of the statement tags it; a code such as "AY1652"
+    stays. A subject left out passes its role to the next named member."""
+    doubtful = [c for c in candidates if any(_opens(c.statement, m) for m in c.members)]
+    docs = dict(zip(doubtful, parse_many([c.statement for c in doubtful]), strict=True))
+    out = []
+    for candidate in candidates:
+        doc = docs.get(candidate)
+        if doc is None:
+            out.append(candidate)
+            continue
+        tags = {t.text: t.pos_ for t in reversed(doc)}  # a word's first tag in the statement
+        kept: list[tuple[str, str, str]] = []
+        orphaned = False
+        for name, kind, role in candidate.members:
+            if _opens(candidate.statement, (name, kind, role)) and tags.get(name) in _NOT_NAME_POS:
+                orphaned = orphaned or role == "subject"
+                continue
+            if orphaned and role == "object":
+                role, orphaned = "subject", False
+            kept.append((name, kind, role))
+        out.append(replace(candidate, members=tuple(kept)))
+    return out
+
+
+def _opens(statement: str, member: tuple[str, str, str]) -> bool:
+    """Whether ``member`` is one word that opens the statement or what it says someone
+    says ("Amelia says About 120 guests."): where capitals tell nothing of names."""
+    name, kind, _role = member
+    if kind != "entity" or not name.isalpha():
+        return False
+    return statement.startswith(name + " ") or f" says {name} " in statement
 
 
 class EmbeddedExtractor:
@@ -316,7 +365,7 @@ class EmbeddedExtractor:
             if candidate is not None and candidate.statement.lower() not in seen:
                 seen.add(candidate.statement.lower())
                 out.append(candidate)
-        return out
+        return _named(out)
 
     def _statements(
         self, message: Message, index: int, question: str | None = None

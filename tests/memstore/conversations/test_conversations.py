@@ -205,6 +205,33 @@ def test_members_are_the_speaker_then_names_and_times() -> None:
     assert c.relation == "lives_in"
 
 
+def test_a_name_ends_in_its_code_and_a_code_alone_names_nothing() -> None:
+    [flat, gate, code] = extract(
+        {"role": "user", "name": "Yuki", "content": "I'm in Flat 3B."},
+        {"role": "user", "name": "Yuki", "content": "Gate A2 is closed, it's 3C now."},
+    )
+    assert flat.members == (("Yuki", "person", "subject"), ("Flat 3B", "entity", "object"))
+    assert [m[0] for m in gate.members] == ["Yuki", "Gate A2"]
+    assert code.statement == "Yuki says it's 3C now." and len(code.members) == 1  # no "C"
+
+
+@pytest.mark.parametrize(
+    ("said", "names"),
+    [
+        ("Sorry everyone, we meet on the 15th.", []),
+        ("About 120 guests are coming.", []),
+        ("Two people need a table on Saturday.", ["Saturday"]),
+        ("Grace finished the report.", ["Grace"]),
+        ("Flight AY1652 leaves from Gate 22.", ["Flight AY1652", "Gate"]),
+    ],
+)
+def test_a_word_capitalised_only_to_open_a_sentence_is_no_member(
+    said: str, names: list[str]
+) -> None:
+    [c] = extract({"role": "user", "name": "Amelia", "content": said})
+    assert [m[0] for m in c.members] == ["Amelia", *names], c.statement
+
+
 # -- through the gate ------------------------------------------------------------------
 
 
@@ -414,6 +441,22 @@ def test_a_correction_rewrites_the_fact_it_corrects(words_store: Store) -> None:
         "Omar: Thanks. Oops, it's 44 Mill Lane, not 14.",
         "Omar: I live at 14 Mill Lane, Hull.",
     ]
+
+
+def test_a_correction_puts_the_new_value_in_the_members_that_held_the_old(
+    words_store: Store,
+) -> None:
+    first = words_store.remember_conversation(
+        [{"role": "user", "name": "Yuki", "content": "I'm in Flat 3B."}]
+    )
+    assert [m.name for m in first.candidates[0].members] == ["Yuki", "Flat 3B"]
+    later = words_store.remember_conversation(
+        [{"role": "user", "name": "Yuki", "content": "Sorry, it's 3C, not 3B."}]
+    )
+    [fixed] = later.candidates
+    assert fixed.statement == "Yuki is in Flat 3C." and fixed.outcome == "superseded"
+    assert [m.name for m in fixed.members] == ["Yuki", "Flat 3C"]
+    assert words_store.facts_about("Flat 3C")[0].id == fixed.fact.id
 
 
 def test_a_correction_that_says_more_than_the_rewrite_is_stored_in_its_words(
