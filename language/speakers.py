@@ -281,16 +281,32 @@ def as_said(text: str) -> str:
     return _TURN.sub(turn, text)
 
 
+#: Parts of speech of a one-word label that says what happened or how it went ("Done:",
+#: "Booked:", "Great:", "Okay:"), not who speaks: a name is a noun, even "Grace" or "Rose".
+_NOT_A_SPEAKER = frozenset({"VERB", "ADJ", "ADV", "INTJ"})
+
+
+def _says_what(text: str) -> bool:
+    """Whether a text's one-word label is, as parsed in its text, no name (its part of
+    speech one of ``_NOT_A_SPEAKER``)."""
+    from language.parsing import parse  # spaCy, only for the texts that need it
+
+    doc = parse(text[:200])
+    return bool(len(doc)) and doc[0].pos_ in _NOT_A_SPEAKER
+
+
 def turn_label(text: str) -> tuple[str, int] | None:
     """(speaker, where their words start) of a text that is one labelled turn ("Caroline:
     I went to a support group."), else None: no label, a label that names no one
-    ("Note:", "Q:", "User:"), or several turns in one text."""
+    ("Note:", "Q:", "User:", "Done:"), or several turns in one text."""
     match = _TURN.match(text)
     if match is None:
         return None
     who = match.group("who")
     if who.lower() in _NO_ONE or who.lower() in _ROLES or len(who) < 2:
         return None
+    if " " not in who and _says_what(text):
+        return None  # "Done: a reminder for Friday.", "Booked: AY1652, seat 34A."
     if any(_TURN.match(line) for line in text[match.end() :].splitlines()[1:]):
         return None  # a transcript of several turns: not one speaker's
     return who, match.start("said")

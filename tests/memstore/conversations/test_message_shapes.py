@@ -124,6 +124,27 @@ def test_a_turn_labelled_in_its_text_is_the_labels_speakers() -> None:
     ]
 
 
+def test_a_label_that_says_what_happened_names_no_speaker() -> None:
+    turns = parse_messages(
+        [
+            {"role": "assistant", "content": "Done: a reminder to call the dentist on Friday."},
+            {"role": "assistant", "content": "Confirmed: your table for two at 8 pm."},
+            {"role": "user", "content": "Okay: noted, thanks."},
+            {"role": "user", "content": "Grace: I went to the market."},  # names stay names
+            {"role": "user", "content": "Rose: my cat is sick."},
+        ],
+        "Maya",
+    )
+    assert [(m.speaker, m.role) for m in turns] == [
+        ("the assistant", "assistant"),
+        ("the assistant", "assistant"),
+        ("Maya", "user"),
+        ("Grace", "user"),
+        ("Rose", "user"),
+    ]
+    assert not any("Done" in c.statement for c in EmbeddedExtractor().extract(turns))
+
+
 def test_a_message_model_ignores_fields_it_does_not_read() -> None:
     message = Message.model_validate({**MEM0_TURN, "mood": "happy", "id": "msg_1"})
     assert message.content == "I'm allergic to peanuts." and not hasattr(message, "mood")
