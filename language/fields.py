@@ -17,6 +17,8 @@ from typing import Any
 
 #: Keys that name the record they sit in, best first.
 _NAMING = ("name", "title", "id")
+#: Keys whose value is a record's state, which never names it.
+_STATES = frozenset({"status", "state", "stage", "phase"})
 #: ``key: value`` on a line of its own (the value's trailing spaces are cut in Python:
 #: a lazy match up to them backtracks badly on a line padded with spaces).
 _LINE = re.compile(
@@ -112,7 +114,8 @@ def _json_record(text: str, data: dict[str, Any], cursor: int) -> tuple[list[Fie
             flat[key_words(key)] = (str(key), ", ".join(_text(v) for v in value))
         elif _scalar(value):
             flat[key_words(key)] = (str(key), value)
-    record = _record_name({k: _text(v) for k, (_, v) in flat.items()})
+    codes = {k for k, (_, v) in flat.items() if isinstance(v, str) and v.strip().isdigit()}
+    record = _record_name({k: _text(v) for k, (_, v) in flat.items()}, codes)
     if not record:  # nothing names it ({"temp_c": 3}): no record to state facts of
         return [], cursor
     found: list[Field] = []
@@ -123,10 +126,11 @@ def _json_record(text: str, data: dict[str, Any], cursor: int) -> tuple[list[Fie
     return found, cursor
 
 
-def _record_name(values: dict[str, str]) -> str:
+def _record_name(values: dict[str, str], codes: frozenset[str] | set[str] = frozenset()) -> str:
     """What a record is called: "<thing> <id>" from a ``thing_id`` key, else its name,
-    title or id, else its first text field as "<key> <value>"; else empty: nothing
-    names it."""
+    title or id, else its first text field as "<key> <value>", a number written as text
+    (``codes``: {"card": "4410"}) counting as text and a state ("status": "blocked")
+    not; else empty: nothing names it."""
     for key, value in values.items():
         if key.endswith(" id") and value:
             return f"{key.removesuffix(' id').capitalize()} {value}"
@@ -134,7 +138,9 @@ def _record_name(values: dict[str, str]) -> str:
         if values.get(naming):
             return values[naming]
     for key, value in values.items():
-        if value and not value.replace(".", "").isdigit():
+        if key in _STATES or not value:
+            continue
+        if key in codes or not value.replace(".", "").isdigit():
             return f"{key.capitalize()} {value}"
     return ""
 

@@ -35,9 +35,16 @@ def test_key_value_lines_and_lists_of_records() -> None:
     ]
 
 
+def test_a_number_written_as_text_names_a_record_and_a_state_does_not() -> None:
+    card = '{"status": "blocked", "card": "4410", "replacement_eta": "5 business days"}'
+    assert {r for r, _, _, _ in read(card)} == {"Card 4410"}
+    account = '{"stage": "discovery", "employees": 120, "account": "Brightwave"}'
+    assert {r for r, _, _, _ in read(account)} == {"Account Brightwave"}
+
+
 @pytest.mark.parametrize(
     "text",
-    ["I live in Boston.", "Note: I like tea.", '{"temp_c": 3}', "{not json", "[1, 2, 3]"],
+    ["I live in Boston.", "Note: I like tea.", '{"temp_c": 3}', '{"status": "ok", "temp_c": 3}', "{not json", "[1, 2, 3]"],
 )
 def test_prose_and_unnamed_records_hold_no_fields(text: str) -> None:
     assert fields(text) == []
