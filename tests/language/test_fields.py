@@ -44,7 +44,14 @@ def test_a_number_written_as_text_names_a_record_and_a_state_does_not() -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["I live in Boston.", "Note: I like tea.", '{"temp_c": 3}', '{"status": "ok", "temp_c": 3}', "{not json", "[1, 2, 3]"],
+    [
+        "I live in Boston.",
+        "Note: I like tea.",
+        '{"temp_c": 3}',
+        '{"status": "ok", "temp_c": 3}',
+        "{not json",
+        "[1, 2, 3]",
+    ],
 )
 def test_prose_and_unnamed_records_hold_no_fields(text: str) -> None:
     assert fields(text) == []
