@@ -34,7 +34,7 @@ from language.people import PERSON_NOUNS, fold, name_words, overlaps
 from language.pronouns import THIRD_PERSON, antecedent, resolve_it, thing
 from language.sentences import sentence_spans
 from language.speakers import LABEL
-from language.values import CALENDAR_WORDS, Value, digits, same, spoken, valued, values
+from language.values import CALENDAR_WORDS, Value, codes, digits, same, spoken, valued, values
 
 Effect = Literal["refute", "doubt", "support"]
 
@@ -731,7 +731,18 @@ def _names(claim: Reading, evidence: str) -> list[Finding]:
         subject = any(overlaps(name, s) for s in claim.subjects)
         effect: Effect = "doubt" if subject and _PRONOUN.search(evidence) else "refute"
         found.append(Finding("names", effect, f"the evidence never mentions {name}"))
+    squashed = _squash(evidence)
+    for code in dict.fromkeys(codes(claim.text)):
+        if code in claim.names:
+            continue  # read above
+        if _squash(code) not in squashed and _squash(code.lstrip("vV")) not in squashed:
+            found.append(Finding("names", "refute", f"the evidence never mentions {code}"))
     return found
+
+
+def _squash(text: str) -> str:
+    """``text`` folded to lower-case letters and digits only ("INV-2231" -> "inv2231")."""
+    return re.sub(r"[^a-z0-9]", "", fold(text.lower()))
 
 
 _PRONOUN = re.compile(r"\b(?:he|she|they|him|her|them|his|hers|their|it|its)\b", re.I)

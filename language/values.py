@@ -280,3 +280,27 @@ def valued(lemma: str) -> bool:
         or lemma in CALENDAR_WORDS
         or lemma in {"am", "pm", "a.m.", "p.m."}
     )
+
+
+#: A code: a run of letters and digits with a capital letter or "#" in it ("IB6801",
+#: "INC-7731", "3B", "main#4812"), or a version ("v2.14.0"); not a time ("3PM"), an
+#: ordinal or an amount with its unit ("92G", "16GB", "2x").
+_CODE = re.compile(
+    r"(?<![\w#/.-])(?:v?\d+(?:\.\d+){2,}"
+    r"|(?=[\w#/.-]*\d)(?=[\w#/.-]*[A-Z#])[A-Za-z0-9][\w#/.-]*[A-Za-z0-9])(?![\w#/-])"
+)
+_NOT_CODE = re.compile(
+    r"\d+(?::\d\d)?(?:am|pm)|\d+(?:st|nd|rd|th)"  # 3PM, 21ST
+    r"|\d+(?:\.\d+)?(?:[kmgtp]i?b?|[km]?[gmsvw]|[kmg]?hz|mah|fps|p|x)",  # 92G, 1Gi, 16GB, 2x
+    re.I,
+)
+
+
+def codes(text: str) -> list[str]:
+    """The codes ``text`` names, in order (flight, order and ticket numbers, seats,
+    versions): a thing's name that no paraphrase restates."""
+    return [
+        m.group(0).rstrip(".")
+        for m in _CODE.finditer(text)
+        if not _NOT_CODE.fullmatch(m.group(0).rstrip("."))
+    ]

@@ -83,6 +83,18 @@ def test_names_refuse_a_name_the_evidence_never_mentions() -> None:
     )
 
 
+def test_names_refuse_a_code_the_evidence_never_gives_and_pass_it_written_otherwise() -> None:
+    booking = 'flights: {"flight": "AY1652", "seat": "34A", "version": "v2.13.2"}'
+    assert reasons("Sofia is booked on flight IB6801.", booking, "names") == [
+        "the evidence never mentions IB6801"
+    ]
+    assert effects("The app runs v2.14.0.", booking, "names") == {"refute"}
+    assert effects("Sofia sits in seat 34A on AY 1652.", booking, "names") == set()
+    assert effects("The app runs 2.13.2.", booking, "names") == set()
+    # an amount with its unit is a value, not a code: the values check reads it
+    assert effects("The disk has 92G free.", "disk: /data\nfree: 92 GB", "names") == set()
+
+
 def test_speaker_refuses_what_one_person_said_given_to_another() -> None:
     assert effects("Tom likes tea.", TEA, "speaker") == {"refute"}
     assert effects("Maya likes tea.", TEA, "speaker") == set()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from language.values import Value, digits, same, spoken, values
+from language.values import Value, codes, digits, same, spoken, values
 
 
 def canon(text: str) -> list[tuple[str, str]]:
@@ -62,3 +62,8 @@ def test_an_iso_date_time_gives_its_date_and_its_time() -> None:
 def test_a_number_too_long_for_a_quantity_is_kept_as_written() -> None:
     [long] = values("account 1" + "0" * 400)
     assert long.kind == "number" and long.canonical == "1" + "0" * 400
+
+
+def test_codes_are_names_of_things_not_amounts_times_or_ordinals() -> None:
+    said = "Flight IB6801, seat 34A, v2.14.0, INC-7731, main#4812 at 3PM on the 21st, 92G, 16GB, 2x"
+    assert codes(said) == ["IB6801", "34A", "v2.14.0", "INC-7731", "main#4812"]
