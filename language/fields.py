@@ -128,9 +128,10 @@ def _json_record(text: str, data: dict[str, Any], cursor: int) -> tuple[list[Fie
 
 def _record_name(values: dict[str, str], codes: frozenset[str] | set[str] = frozenset()) -> str:
     """What a record is called: "<thing> <id>" from a ``thing_id`` key, else its name,
-    title or id, else its first text field as "<key> <value>", a number written as text
-    (``codes``: {"card": "4410"}) counting as text and a state ("status": "blocked")
-    not; else empty: nothing names it."""
+    title or id, else its first text field as "<key> <value>" ("Account Brightwave";
+    the key, which says what the record is, said once: "Hotel Granvia Kyoto"), a
+    number written as text (``codes``: {"card": "4410"}) counting as text and a state
+    ("status": "blocked") not; else empty: nothing names it."""
     for key, value in values.items():
         if key.endswith(" id") and value:
             return f"{key.removesuffix(' id').capitalize()} {value}"
@@ -140,6 +141,8 @@ def _record_name(values: dict[str, str], codes: frozenset[str] | set[str] = froz
     for key, value in values.items():
         if key in _STATES or not value:
             continue
+        if value.lower().startswith(key + " "):
+            return value  # "Hotel Granvia Kyoto", not "Hotel Hotel Granvia Kyoto"
         if key in codes or not value.replace(".", "").isdigit():
             return f"{key.capitalize()} {value}"
     return ""

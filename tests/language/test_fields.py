@@ -35,6 +35,13 @@ def test_key_value_lines_and_lists_of_records() -> None:
     ]
 
 
+def test_a_record_named_by_its_kind_says_the_kind_once() -> None:
+    guest = '{"policyholder": "Carlos Mendes", "vehicle": "Renault Clio"}'
+    assert {r for r, _, _, _ in read(guest)} == {"Policyholder Carlos Mendes"}
+    hotel = '{"hotel": "Hotel Granvia Kyoto", "nights": 4}'
+    assert {r for r, _, _, _ in read(hotel)} == {"Hotel Granvia Kyoto"}
+
+
 def test_a_number_written_as_text_names_a_record_and_a_state_does_not() -> None:
     card = '{"status": "blocked", "card": "4410", "replacement_eta": "5 business days"}'
     assert {r for r, _, _, _ in read(card)} == {"Card 4410"}
