@@ -298,9 +298,12 @@ _NOT_CODE = re.compile(
 
 def codes(text: str) -> list[str]:
     """The codes ``text`` names, in order (flight, order and ticket numbers, seats,
-    versions): a thing's name that no paraphrase restates."""
+    versions): a thing's name that no paraphrase restates; as many digits in it as
+    letters at least ("COVID-19" and "GPT-4o" are words with a number, named as words)."""
+    found = [m.group(0).rstrip(".") for m in _CODE.finditer(text)]
     return [
-        m.group(0).rstrip(".")
-        for m in _CODE.finditer(text)
-        if not _NOT_CODE.fullmatch(m.group(0).rstrip("."))
+        code
+        for code in found
+        if not _NOT_CODE.fullmatch(code)
+        and sum(c.isdigit() for c in code) >= sum(c.isalpha() for c in code)
     ]

@@ -91,6 +91,8 @@ def test_names_refuse_a_code_the_evidence_never_gives_and_pass_it_written_otherw
     assert effects("The app runs v2.14.0.", booking, "names") == {"refute"}
     assert effects("Sofia sits in seat 34A on AY 1652.", booking, "names") == set()
     assert effects("The app runs 2.13.2.", booking, "names") == set()
+    # a word with a number in it is read as a word: "covid" names "COVID-19"
+    assert effects("Maya had COVID-19 in 2021.", "Maya: I had covid in 2021.", "names") == set()
     # an amount with its unit is a value, not a code: the values check reads it
     assert effects("The disk has 92G free.", "disk: /data\nfree: 92 GB", "names") == set()
 
