@@ -363,7 +363,7 @@ def _set_aside(claim: Reading, text: str, evidence: str, sentences: list[Reading
         words = {w for w in claim.lemmas if w not in removed and fold(w) not in named}
         correcting = [s for s in sentences if s.text in evidence[fix.start : fix.end]]
         tied = fix.how == "restated"  # the same unit, taken back in one turn: tied as said
-        if any((tied or _tie(words, s.lemmas)) and _of(who, s) for s in correcting):
+        if any((tied or words & s.lemmas) and _of(who, s) for s in correcting):
             said = _short(evidence[fix.start : fix.end])
             return [
                 Finding("corrected", "refute", f'the evidence sets "{fix.old}" aside: "{said}"')
@@ -371,33 +371,15 @@ def _set_aside(claim: Reading, text: str, evidence: str, sentences: list[Reading
     return []
 
 
-def _tie(words: set[str], lemmas: frozenset[str]) -> bool:
-    """Whether a correcting sentence shares a word with the claim, one word's lemma
-    starting the other's ("limp" and "the limping")."""
-    return any(w == m or (len(w) > 3 and m.startswith(w)) for w in words for m in lemmas)
-
-
 def _of(who: list[str], sentence: Reading) -> bool:
     """Whether ``sentence`` may be said of the claim's subject: no one is named as it,
-    its speaker is the subject (or owns it: "Tom's flight"), it names them, or it
-    names no one and says whose nothing is (a thing the claim names too)."""
+    its speaker is the subject (or owns it: "Tom's flight"), or it names them."""
     if not who:
         return True
     owner = who[0].split("'s ")[0]
     if sentence.speaker is not None and overlaps(owner, sentence.speaker):
         return True
-    named = [n for n in sentence.names if n.lower() not in CALENDAR_WORDS]
-    if not named and not _PERSONAL.search(sentence.text):
-        return True  # "the limping started on Saturday, not Sunday": of a thing, no one's
     return bool(name_words(owner) - _ARTICLES & name_words(sentence.text))
-
-
-#: Words that say whose a thing is or who does it ("my flight", "she", "the user").
-_PERSONAL = re.compile(
-    r"\b(?:i|me|my|mine|we|us|our|ours|you|your|yours|he|him|his|she|her|hers|they|them|"
-    r"their|theirs|the user)\b",
-    re.I,
-)
 
 
 _ARTICLES = frozenset({"the", "a", "an"})
