@@ -737,9 +737,21 @@ def _names(claim: Reading, evidence: str) -> list[Finding]:
             _squash(name) in _squash(code) or _squash(code) in _squash(name) for name in claim.names
         ):
             continue  # a name, read above ("COVID-19", which "covid" names)
-        if _squash(code) not in squashed and _squash(code.lstrip("vV")) not in squashed:
+        if not _gives(code, evidence, squashed):
             found.append(Finding("names", "refute", f"the evidence never mentions {code}"))
     return found
+
+
+def _gives(code: str, evidence: str, squashed: str) -> bool:
+    """Whether the evidence gives ``code``, written any way: its letters and digits in
+    a row ("AY 1652", "2.13.2" for "v2.13.2"), or its number of three digits or more
+    alone ("#4471" for "T-4471")."""
+    if _squash(code) in squashed or _squash(code.lstrip("vV")) in squashed:
+        return True
+    digits = re.sub(r"\D", "", code)
+    if len(digits) < 3 or not code.replace("-", "").rstrip("0123456789").isalpha():
+        return False  # a version's digits, or "23H2", say nothing alone
+    return re.search(rf"(?<![\d.,]){digits}(?![\d.,]\d)", evidence) is not None
 
 
 def _squash(text: str) -> str:

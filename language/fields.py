@@ -17,6 +17,11 @@ from typing import Any
 
 #: Keys that name the record they sit in, best first.
 _NAMING = ("name", "title", "id")
+#: Keys (their last word) of things named by a number ("card": "4410", "invoice": "2231").
+_NUMBERED = frozenset(
+    "card account order ticket invoice booking case claim policy receipt shipment parcel "
+    "package number no ref reference".split()
+)
 #: Keys whose value is a record's state, which never names it.
 _STATES = frozenset({"status", "state", "stage", "phase"})
 #: ``key: value`` on a line of its own (the value's trailing spaces are cut in Python:
@@ -114,7 +119,11 @@ def _json_record(text: str, data: dict[str, Any], cursor: int) -> tuple[list[Fie
             flat[key_words(key)] = (str(key), ", ".join(_text(v) for v in value))
         elif _scalar(value):
             flat[key_words(key)] = (str(key), value)
-    codes = {k for k, (_, v) in flat.items() if isinstance(v, str) and v.strip().isdigit()}
+    codes = {  # {"card": "4410"}: a thing named by its number
+        k
+        for k, (_, v) in flat.items()
+        if isinstance(v, str) and v.strip().isdigit() and k.rsplit(" ", 1)[-1] in _NUMBERED
+    }
     record = _record_name({k: _text(v) for k, (_, v) in flat.items()}, codes)
     if not record:  # nothing names it ({"temp_c": 3}): no record to state facts of
         return [], cursor
@@ -130,8 +139,9 @@ def _record_name(values: dict[str, str], codes: frozenset[str] | set[str] = froz
     """What a record is called: "<thing> <id>" from a ``thing_id`` key, else its name,
     title or id, else its first text field as "<key> <value>" ("Account Brightwave";
     the key, which says what the record is, said once: "Hotel Granvia Kyoto"), a
-    number written as text (``codes``: {"card": "4410"}) counting as text and a state
-    ("status": "blocked") not; else empty: nothing names it."""
+    number written as text under a key of a thing named by its number (``codes``:
+    {"card": "4410"}) counting as text and a state ("status": "blocked") not; else
+    empty: nothing names it."""
     for key, value in values.items():
         if key.endswith(" id") and value:
             return f"{key.removesuffix(' id').capitalize()} {value}"

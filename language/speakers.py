@@ -281,18 +281,14 @@ def as_said(text: str) -> str:
     return _TURN.sub(turn, text)
 
 
-#: Parts of speech of a one-word label that says what happened or how it went ("Done:",
-#: "Booked:", "Great:", "Okay:"), not who speaks: a name is a noun, even "Grace" or "Rose".
-_NOT_A_SPEAKER = frozenset({"VERB", "ADJ", "ADV", "INTJ"})
-
-
 def _says_what(text: str) -> bool:
-    """Whether a text's one-word label is, as parsed in its text, no name (its part of
-    speech one of ``_NOT_A_SPEAKER``)."""
+    """Whether a text's one-word label says what happened or how it went ("Done:",
+    "Confirmed:", "Okay:"), not who speaks: as parsed in its text, a past participle or
+    tense, or an interjection. An adjective or adverb may be a name ("Lily:", "Sunny:")."""
     from language.parsing import parse  # spaCy, only for the texts that need it
 
     doc = parse(text[:200])
-    return bool(len(doc)) and doc[0].pos_ in _NOT_A_SPEAKER
+    return bool(len(doc)) and (doc[0].tag_ in ("VBN", "VBD") or doc[0].pos_ == "INTJ")
 
 
 def turn_label(text: str) -> tuple[str, int] | None:

@@ -282,24 +282,23 @@ def valued(lemma: str) -> bool:
     )
 
 
-#: A code: a run of letters and digits with a capital letter or "#" in it ("IB6801",
-#: "INC-7731", "3B", "main#4812"), or a version ("v2.14.0"); not a time ("3PM"), an
-#: ordinal or an amount with its unit ("92G", "16GB", "2x").
+#: A code: a run of letters and digits with a capital letter or "#" in it and a letter
+#: before a digit ("IB6801", "INC-7731", "main#4812", "23H2"), or a version ("v2.14.0",
+#: "1.8.3"). Digits then letters are an amount with its unit as often as a code ("39C",
+#: "2L", "92G" beside "34A", "3B"), and are left to the values; so is a date with dots
+#: ("03.10.2026").
 _CODE = re.compile(
     r"(?<![\w#/.-])(?:v?\d+(?:\.\d+){2,}"
-    r"|(?=[\w#/.-]*\d)(?=[\w#/.-]*[A-Z#])[A-Za-z0-9][\w#/.-]*[A-Za-z0-9])(?![\w#/-])"
+    r"|(?=[\w#/.-]*[A-Za-z#][\w#/.-]*\d)(?=[\w#/.-]*[A-Z#])[A-Za-z0-9][\w#/.-]*[A-Za-z0-9])"
+    r"(?![\w#/-])"
 )
-_NOT_CODE = re.compile(
-    r"\d+(?::\d\d)?(?:am|pm)|\d+(?:st|nd|rd|th)"  # 3PM, 21ST
-    r"|\d+(?:\.\d+)?(?:[kmgtp]i?b?|[km]?[gmsvw]|[kmg]?hz|mah|fps|p|x)",  # 92G, 1Gi, 16GB, 2x
-    re.I,
-)
+_NOT_CODE = re.compile(r"\d{1,2}\.\d{1,2}\.(?:\d{4}|\d{2})")
 
 
 def codes(text: str) -> list[str]:
-    """The codes ``text`` names, in order (flight, order and ticket numbers, seats,
-    versions): a thing's name that no paraphrase restates; as many digits in it as
-    letters at least ("COVID-19" and "GPT-4o" are words with a number, named as words)."""
+    """The codes ``text`` names, in order (flight, ticket and order numbers, versions):
+    a thing's name that no paraphrase restates; as many digits in it as letters at
+    least ("COVID-19" and "GPT-4o" are words with a number, named as words)."""
     found = [m.group(0).rstrip(".") for m in _CODE.finditer(text)]
     return [
         code

@@ -82,8 +82,13 @@ def corrected(
 
 
 def _put(name: str, removed: str, put: str) -> str:
-    """A member's name with the old value, as a whole word of it, made the new one ("Flat
-    3B" -> "Flat 3C"; "3B" -> "3C"); other names as they are."""
+    """A member's name that was the old value made the new one; one that holds an old
+    value with a digit as a whole word, that word ("Flat 3B" -> "Flat 3C"): a word of a
+    name without one may be another thing ("May Chen" is no month). Others as they are."""
+    if name.lower() == removed.lower():
+        return put
+    if not any(c.isdigit() for c in removed):
+        return name
     return re.sub(rf"(?<![\w-]){re.escape(removed)}(?![\w-])", put, name, flags=re.I)
 
 

@@ -264,11 +264,12 @@ _EMPTY_WORDS = frozenset(
 
 
 #: A name: capitalised words, which may hold abbreviations ("St. Mary's Hospital", "Dr.
-#: Okafor") and end in a code of letters and digits ("Flat 3B", "Windows 11 23H2"); it
-#: starts a word (not the "B" of "3B").
+#: Okafor") and end in a code: digits and one capital ("Flat 3B") or capitals and digits
+#: ("Gate A2"), not a time or an amount ("Dr. Patel 2pm", "Tom 20GBP"); it starts a
+#: word (not the "B" of "3B").
 _NAME = re.compile(
     r"(?<![\w'-])[A-Z][\w'-]*(?:\.?\s+[A-Z][\w'-]*)*"
-    r"(?:\s+(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[\w-]+\b(?!'))*"
+    r"(?:\s+(?:\d+[A-Z]|[A-Z]+-?\d+)\b(?!['\w-]))?"
 )
 
 

@@ -91,6 +91,10 @@ def test_names_refuse_a_code_the_evidence_never_gives_and_pass_it_written_otherw
     assert effects("The app runs v2.14.0.", booking, "names") == {"refute"}
     assert effects("Sofia sits in seat 34A on AY 1652.", booking, "names") == set()
     assert effects("The app runs 2.13.2.", booking, "names") == set()
+    # its number alone gives a ticket's code; a date with dots is a date
+    assert effects("Maya's ticket is T-4471.", "Maya: My ticket number is #4471.", "names") == set()
+    dentist = "Maya: My dentist appointment is on 3 October 2026."
+    assert effects("The appointment is on 03.10.2026.", dentist, "names") == set()
     # a word with a number in it is read as a word: "covid" names "COVID-19"
     assert effects("Maya had COVID-19 in 2021.", "Maya: I had covid in 2021.", "names") == set()
     # an amount with its unit is a value, not a code: the values check reads it

@@ -47,6 +47,9 @@ def test_a_number_written_as_text_names_a_record_and_a_state_does_not() -> None:
     assert {r for r, _, _, _ in read(card)} == {"Card 4410"}
     account = '{"stage": "discovery", "employees": 120, "account": "Brightwave"}'
     assert {r for r, _, _, _ in read(account)} == {"Account Brightwave"}
+    # a number as text is an amount, unless its key names a thing by its number
+    order = '{"quantity": "2", "amount": "349", "product": "Standing desk"}'
+    assert {r for r, _, _, _ in read(order)} == {"Product Standing desk"}
 
 
 @pytest.mark.parametrize(

@@ -132,6 +132,8 @@ def test_a_label_that_says_what_happened_names_no_speaker() -> None:
             {"role": "user", "content": "Okay: noted, thanks."},
             {"role": "user", "content": "Grace: I went to the market."},  # names stay names
             {"role": "user", "content": "Rose: my cat is sick."},
+            {"role": "user", "content": "Lily: I'm allergic to peanuts."},
+            {"role": "user", "content": "Sunny: I live in Leeds."},
         ],
         "Maya",
     )
@@ -141,6 +143,8 @@ def test_a_label_that_says_what_happened_names_no_speaker() -> None:
         ("Maya", "user"),
         ("Grace", "user"),
         ("Rose", "user"),
+        ("Lily", "user"),
+        ("Sunny", "user"),
     ]
     assert not any("Done" in c.statement for c in EmbeddedExtractor().extract(turns))
 
