@@ -302,7 +302,7 @@ def turn_label(text: str) -> tuple[str, int] | None:
     if who.lower() in _NO_ONE or who.lower() in _ROLES or len(who) < 2:
         return None
     if " " not in who and _says_what(text):
-        return None  # "Done: a reminder for Friday.", "Booked: AY1652, seat 34A."
+        return None  # "Done: a reminder for Friday.", "Confirmed: your table for two."
     if any(_TURN.match(line) for line in text[match.end() :].splitlines()[1:]):
         return None  # a transcript of several turns: not one speaker's
     return who, match.start("said")

@@ -213,6 +213,8 @@ def test_a_name_ends_in_its_code_and_a_code_alone_names_nothing() -> None:
     assert flat.members == (("Yuki", "person", "subject"), ("Flat 3B", "entity", "object"))
     assert [m[0] for m in gate.members] == ["Yuki", "Gate A2"]
     assert code.statement == "Yuki says it's 3C now." and len(code.members) == 1  # no "C"
+    [paid] = extract({"role": "user", "name": "Yuki", "content": "I paid Tom 20GBP at 2pm."})
+    assert [m[0] for m in paid.members] == ["Yuki", "Tom"]  # an amount or a time is no code
 
 
 @pytest.mark.parametrize(
