@@ -731,8 +731,9 @@ def _names(claim: Reading, evidence: str) -> list[Finding]:
         subject = any(overlaps(name, s) for s in claim.subjects)
         effect: Effect = "doubt" if subject and _PRONOUN.search(evidence) else "refute"
         found.append(Finding("names", effect, f"the evidence never mentions {name}"))
-    squashed = _squash(evidence)
-    for code in dict.fromkeys(codes(claim.text)):
+    named_codes = dict.fromkeys(codes(claim.text))
+    squashed = _squash(evidence) if named_codes else ""  # most claims name no code
+    for code in named_codes:
         if any(
             _squash(name) in _squash(code) or _squash(code) in _squash(name) for name in claim.names
         ):

@@ -310,7 +310,7 @@ def _entities(statement: str, speaker: str | None) -> list[tuple[str, str, str]]
 _NOT_NAME_POS = frozenset("ADP ADV AUX CCONJ DET INTJ NUM PART PRON SCONJ VERB".split())
 
 
-def _named(candidates: list[Candidate]) -> list[Candidate]:
+def _without_openers(candidates: list[Candidate]) -> list[Candidate]:
     """``candidates`` without the one-word members that are no names: a word capitalised
     only because a sentence starts with it (the statement's first word, or the first
     after "says"), as the parse of the statement tags it; a code such as "AY1652"
@@ -366,7 +366,7 @@ class EmbeddedExtractor:
             if candidate is not None and candidate.statement.lower() not in seen:
                 seen.add(candidate.statement.lower())
                 out.append(candidate)
-        return _named(out)
+        return _without_openers(out)
 
     def _statements(
         self, message: Message, index: int, question: str | None = None
