@@ -11,8 +11,9 @@ husband Tom ... she"), the pronoun stays unresolved and the extractor leaves the
 sentence alone. Roles come from spaCy's parser
 (``language.parsing``). An "it" that opens a clause is the one thing the sentence before
 named ("I'm on the search migration. It should land on Thursday."), where it named one
-(not a person, a time or a name) and the "it" stands for something ("It's raining", "it
-was the cache that broke" do not). A "there" is the one place the turn named after a
+(not a person, a time or a name; one named inside its phrase is part of it: "a charity
+race for mental health") and the "it" stands for something ("It's raining", "it was the
+cache that broke" do not). A "there" is the one place the turn named after a
 preposition ("I'm joining from Osaka, I live there": in Osaka). "They" and "we" are never
 resolved (too often a group).
 """
@@ -28,7 +29,7 @@ from language.people import FEMALE, MALE, PERSON_NOUNS
 from language.values import MONTHS, WEEKDAYS
 
 if TYPE_CHECKING:
-    from spacy.tokens import Token
+    from spacy.tokens import Span, Token
 
 PRONOUNS = frozenset("he she him her his hers".split())
 #: Any of them in a text.
@@ -151,9 +152,10 @@ _NOT_THINGS = frozenset(
     tomorrow yesterday weekend thing lot bit way kind sort""".split()
 )
 #: "It's raining", "it's been a while", "it's hard to say", "it's time to go": an "it"
-#: that stands for nothing said before.
+#: that stands for nothing said before ("it's special to me" does: "to" before a noun).
 _EMPTY_IT = re.compile(
-    r"^it(?:'s|\s+is|\s+was|\s+will\s+be|\s+has\s+been)\s+(?:\w+\s+)?(?:to|that|for\s+\w+\s+to)\b"
+    r"^it(?:'s|\s+is|\s+was|\s+will\s+be|\s+has\s+been)\s+(?:up\s+to|(?:\w+\s+)?(?:that|"
+    r"for\s+\w+\s+to|to(?!\s+(?:me|you|him|her|us|them|it|my|your|his|our|their|the|a|an)\b)))\b"
     r"|^it(?:'s|\s+is|\s+was)\s+(?:been|raining|snowing|sunny|cold|hot|warm|late|early|"
     r"time|getting|going\s+to|about|like|not\s+like|fine|ok|okay|true)\b"
     # "It was the cache that broke": a cleft, its "it" stands for what follows
@@ -164,11 +166,22 @@ _EMPTY_IT = re.compile(
 _CORRECTING = re.compile(r"[,;]\s*not\b|\binstead of\b|\brather than\b", re.I)
 
 
+def _within(inner: Span, outer: Span) -> bool:
+    """Whether ``inner`` is the object of a preposition on ``outer``'s noun, or on a noun
+    so placed ("mental health" in "a charity race for mental health")."""
+    token = inner.root
+    while token.dep_ in ("pobj", "prep") and token.head.i != token.i:
+        token = token.head
+        if token.i == outer.root.i:
+            return True
+    return False
+
+
 def thing(before: str) -> str | None:
     """The one thing the last sentence of ``before`` names, for an "it" that opens the
     next clause ("I'm on the search reindex migration. It should land on Thursday.": "the
     search reindex migration"), else None: none, or two or more (a person, a time or a
-    name is no thing; "a" becomes "the")."""
+    name is no thing; "a", "that" become "the")."""
     doc = parse(before.strip())
     sentences = list(doc.sents)
     if not sentences:
@@ -181,10 +194,18 @@ def thing(before: str) -> str | None:
         and chunk.root.dep_ != "npadvmod"
         and not any(t.like_num or any(c.isdigit() for c in t.text) for t in chunk)
     ]  # a date or a number ("the 18th") is a value, not a thing
-    if len(found) != 1:
+    # a thing named inside another's phrase is part of it ("a charity race for mental
+    # health" is one thing)
+    heads = [c for c in found if not any(_within(c, other) for other in found if other != c)]
+    if len(heads) != 1:
         return None
-    words = [t.text_with_ws for t in found[0]]
-    if found[0][0].lower_ in ("a", "an"):
+    head = heads[0]
+    end = max(c.end for c in found if c == head or _within(c, head))
+    span = head.doc[head.start : end]
+    if not all(head.root.is_ancestor(t) for t in span[len(head) :]):
+        span = head
+    words = [t.text_with_ws for t in span]
+    if span[0].lower_ in ("a", "an", "that", "this"):
         words[0] = "the "
     return "".join(words).strip()
 

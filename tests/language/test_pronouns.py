@@ -56,7 +56,11 @@ def test_pronouns_become_the_name(clause: str, person: Person, resolved: str | N
         ("I'm on the search reindex migration. ", "the search reindex migration"),
         ("I bought a new phone for my mom. ", "the new phone"),  # "a" is "the"; a mom no thing
         ("I went to a support group yesterday and ", "the support group"),  # a time no thing
-        ("I finished the report on the new pricing. ", None),  # two things
+        # a thing named inside another's phrase is part of it
+        ("I finished the report on the new pricing. ", "the report on the new pricing"),
+        ("I ran a charity race for mental health last Saturday,", "the charity race for mental health"),
+        ("I sold the bike and bought a kayak. ", None),  # two things
+        ("Yeah, I painted that lake sunrise last year! ", "the lake sunrise"),
         ("I met Tom. ", None),  # a name: a person, maybe
         ("Sorry, it was November 17, not the 18th. ", None),  # a date is no thing
         ("I took six photos. ", None),  # nor a number of them
@@ -74,6 +78,8 @@ def test_it_is_the_one_thing_just_named(before: str, named: str | None) -> None:
         ("it's in the garage.", "the report is in the garage."),
         ("It's raining again.", None),  # an "it" that stands for nothing said
         ("It's hard to say.", None),
+        ("It's special to me.", "the report is special to me."),  # "to" before a noun
+        ("It's up to you.", None),
         ("It was the cache that broke.", None),  # a cleft
         ("I liked it.", None),  # not the clause's opening "it"
         ("IT-2291 is down.", None),  # a code, not "it"
