@@ -478,14 +478,21 @@ class SearchIndex:
     # Arrow results are turned into Python in the calling thread, not on that loop.
 
     def ranked(
-        self, table: str, vector: Matrix | None, text: str | None, where: str, limit: int
-    ) -> tuple[Ranking, Ranking]:
+        self,
+        table: str,
+        vector: Matrix | None,
+        text: str | None,
+        where: str,
+        limit: int,
+        also: Sequence[tuple[Matrix, str]] = (),
+    ) -> tuple[Ranking, Ranking, list[Ranking]]:
         """Both sides of a hybrid query, run at once. By meaning: the ``limit`` rows
         nearest ``vector``, scored by cosine similarity (past ``vector_index_at`` rows
         the approximate index picks them; their scores are still exact, computed again
         from the stored vectors, so a threshold means one thing at every size). By text:
         the ``limit`` rows that best match ``text`` (BM25), with their stored vectors. A
-        side without its ``vector`` or ``text`` (or with a blank text) finds nothing."""
+        side without its ``vector`` or ``text`` (or with a blank text) finds nothing.
+        ``also``: more (vector, where) queries by meaning, run with them (``by_vectors``)."""
 
         def run(reader: Any) -> list[pa.Table | None]:
             async def sides() -> list[pa.Table | None]:
@@ -493,13 +500,14 @@ class SearchIndex:
                     await asyncio.gather(
                         _nearest(reader, vector, where, limit),
                         _matching(reader, text, where, limit),
+                        *(_nearest(reader, v, w, limit) for v, w in also),
                     )
                 )
 
             return _run(sides())
 
-        by_vector, by_text = self._read(table, run)
-        return _by_distance(by_vector), _by_score(by_text)
+        by_vector, by_text, *more = self._read(table, run)
+        return _by_distance(by_vector), _by_score(by_text), [_by_distance(m) for m in more]
 
     def by_vectors(
         self, table: str, queries: Sequence[tuple[Matrix, str]], limit: int

@@ -10,10 +10,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from sqlmodel import col, select
+from sqlmodel import Session, col, select
 
 from memstore.errors import SearchIndexError
 from memstore.index import outbox
@@ -64,7 +64,15 @@ class Ranked:
             self.sides[i]["relevance"] = score
 
 
-def rank(handle: IndexHandle, table: str, query: str, mode: str, where: Filter, k: int) -> Ranked:
+def rank(
+    handle: IndexHandle,
+    table: str,
+    query: str,
+    mode: str,
+    where: Filter,
+    k: int,
+    asked: Asked | None = None,
+) -> Ranked:
     """The rows of ``table`` that best match ``query`` (see ``Ranked``).
 
     Each side returns more than ``k`` rows, so hits that SQL drops (a status changed
@@ -72,21 +80,28 @@ def rank(handle: IndexHandle, table: str, query: str, mode: str, where: Filter, 
     fused score (reciprocal rank fusion) only orders; ``relevance`` is what a threshold
     can use: the cosine similarity of the query's and the row's stored embeddings, clipped
     to [0, 1], whichever side found the row. The query is embedded first (even for the
-    text side alone, for ``relevance``), then both sides run at once.
+    text side alone, for ``relevance``), then both sides run at once. ``asked``: what
+    the query asks of entities many rows name (``asked_of``), where given (not in
+    ``text`` mode): the full-text side reads the query without their names, and for each
+    entity, the rows naming it nearest the query without its name are one more ranking.
     """
     index = handle.ready()
     window = max(3 * k, 30)
     clause = where.sql(table)
+    of = () if asked is None or mode == "text" else asked.of
     with index_errors(handle):
-        vector = index.embed([query])[0]
-        by_vector, by_text = index.ranked(
+        vectors = index.embed([query, *(q for _, q in of)])
+        vector = vectors[0]
+        naming = [replace(where, entity_ids=[*where.entity_ids, e]).sql(table) for e, _ in of]
+        by_vector, by_text, by_asked = index.ranked(
             table,
             None if mode == "text" else vector,
-            None if mode == "vector" else query,
+            None if mode == "vector" else (asked.text if of and asked else query),
             clause,
             window,
+            list(zip(vectors[1:], naming, strict=True)),
         )
-        fused = reciprocal_rank_fusion([by_vector, by_text])
+        fused = reciprocal_rank_fusion([by_vector, by_text, *by_asked])
         sides: dict[str, dict[str, Any]] = {i: {} for i in fused}
         vector_side = zip(by_vector.ids, by_vector.scores, strict=True)
         for position, (i, similarity) in enumerate(vector_side, start=1):
@@ -173,6 +188,7 @@ def search_facts(
     handle.ready()  # an index that cannot serve fails before anything is read
     with scope.session() as session:
         entity_ids = [scope.entity_id(session, name) for name in q.entity]
+    asked = None if q.entity else asked_of(scope, q.query)
     q = q.model_copy(update={"query": as_named(scope, q.query)})
     where = Filter(
         scope.namespace,
@@ -185,7 +201,7 @@ def search_facts(
         recorded_before=q.recorded_before,
         metadata=q.metadata,
     )
-    ranked = rank(handle, FACTS, q.query, q.mode, where, q.offset + q.k)
+    ranked = rank(handle, FACTS, q.query, q.mode, where, q.offset + q.k, asked)
     with scope.session() as session:
         # SQL has the last word on status: another process may have changed it.
         rows = {row["id"]: row for row in scope.fact_rows(session, ranked.order, wanted)}
@@ -211,6 +227,112 @@ def demote_held(page: Sequence[str], rows: dict[str, Any], fused: dict[str, floa
         return fused[i] * (HELD_WEIGHT if held else 1.0)
 
     return sorted(page, key=lambda i: -weighted(i))
+
+
+#: A run of capitalised words: a name as a query says it ("Nadia", "Greg Hall").
+_NAME_RUN = re.compile(r"(?<![\w'\u2019])[A-Z][\w.&'\u2019-]*(?:\s+[A-Z][\w.&'\u2019-]*)*")
+#: Facts that share a name before a query's meaning is also read without it: a page of
+#: hits at search's default ``k``, which the name alone could fill (``asked_of``). Not
+#: ``k`` itself, so that every page of one query ranks alike.
+SHARED = 10
+#: Entities a query is asked of at most (one more ranking each).
+_MOST_ASKED = 2
+#: Words of the longest name looked up.
+_LONGEST_NAME = 4
+#: Words that ask, and say nothing of what is asked about.
+_ASKING = frozenset(
+    """a an the and or of to in on at for with about from by is are was were be been
+    do does did has have had what who whom whose when where which why how tell me us
+    you your i my can could would will should please any some that this it its""".split()
+)
+
+
+@dataclass(frozen=True)
+class Asked:
+    """What a query asks of the entities it names that many facts share (``asked_of``):
+    ``text``, the query without their names; ``of``, per entity, its id and the query
+    without its name alone."""
+
+    text: str
+    of: tuple[tuple[str, str], ...]
+
+
+def asked_of(scope: Scope, query: str) -> Asked | None:
+    """What ``query`` asks of the entities it names that ``SHARED`` or more facts name
+    (at most ``_MOST_ASKED``, the longest names first), or None where it names none or
+    would be left asking nothing.
+
+    A short statement is embedded mostly as its names: "Nadia is jealous." is nearer
+    "What new position did Nadia get at work?" than "Nadia got promoted to charge
+    nurse." is, and in a store with many facts about Nadia the ones that say least come
+    first; by full text, a name many facts share orders them by length, the shortest
+    first. Asked without the name ("What new position did get at work?"), the question
+    is nearest what it asks of her, among her facts. A name fewer facts share is kept:
+    it picks out its facts by itself ("the Ethiopian restaurant"); and so are the other
+    names ("Sybil Smith speaks Spanish." asks "speaks Spanish." of Sybil Smith and
+    "Sybil Smith speaks ." of Spanish)."""
+    spans: list[tuple[int, int]] = []
+    for run in _NAME_RUN.finditer(query):
+        words = [
+            (run.start() + m.start(), run.start() + m.end())
+            for m in re.finditer(r"\S+", run.group(0))
+        ]
+        for i in range(len(words)):
+            for j in range(i, min(len(words), i + _LONGEST_NAME)):
+                spans.append((words[i][0], words[j][1]))
+    spans += [m.span() for m in re.finditer(re.escape(THE_USER), query, flags=re.IGNORECASE)]
+    keys: dict[str, list[tuple[int, int]]] = {}
+    for start, end in spans:
+        name = re.sub(r"(?:'s|\u2019s|[.,;:!?])+$", "", query[start:end])
+        keys.setdefault(normalize_key(name), []).append((start, start + len(name)))
+    if not keys:
+        return None
+    with scope.session() as session:
+        named = dict(
+            session.exec(
+                select(EntityAlias.key, EntityAlias.entity_id).where(
+                    EntityAlias.namespace == scope.namespace, col(EntityAlias.key).in_(list(keys))
+                )
+            ).all()
+        )
+        shared = {e for e in set(named.values()) if _facts_naming(scope, session, e) >= SHARED}
+    places: dict[str, list[tuple[int, int]]] = {}  # per shared entity, where it is named
+    taken: list[tuple[int, int]] = []  # the longest names first, none overlapping
+    for key, found in sorted(keys.items(), key=lambda kv: (-len(kv[0]), kv[0])):
+        for start, end in found if key in named else []:
+            if all(end <= a or start >= b for a, b in taken):
+                taken.append((start, end))
+                if named[key] in shared:
+                    places.setdefault(named[key], []).append((start, end))
+    chosen = list(places)[:_MOST_ASKED]
+    of = [(e, q) for e in chosen if _asks(q := _without(query, places[e]))]
+    text = _without(query, [span for e in chosen for span in places[e]])
+    return Asked(text if _asks(text) else query, tuple(of)) if of else None
+
+
+def _without(query: str, spans: Sequence[tuple[int, int]]) -> str:
+    """``query`` without the names at ``spans`` (and the "'s" after one)."""
+    for start, end in sorted(spans, reverse=True):
+        end += 2 if query[end : end + 2] in ("'s", "\u2019s") else 0
+        query = query[:start] + query[end:]
+    return " ".join(query.split())
+
+
+def _asks(query: str) -> bool:
+    """Whether ``query`` holds a word that says what it asks about."""
+    return any(w not in _ASKING for w in re.findall(r"\w+", query.lower()))
+
+
+def _facts_naming(scope: Scope, session: Session, entity_id: str) -> int:
+    """How many facts name ``entity_id``, counted up to ``SHARED`` (a hub's are not all
+    read)."""
+    naming = (
+        select(FactMember.fact_id)
+        .where(FactMember.namespace == scope.namespace, FactMember.entity_id == entity_id)
+        .distinct()
+        .limit(SHARED)
+    )
+    return len(session.exec(naming).all())
 
 
 def as_named(scope: Scope, query: str) -> str:

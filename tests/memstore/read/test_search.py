@@ -35,6 +35,7 @@ from memstore import InvalidInput, MemstoreError, Store
 from memstore.index.embeddings import MiniLM
 from memstore.index.lance import SCALAR_INDEXES, SearchIndex
 from memstore.index.rows import CHUNKS, FACTS, ChunkDoc, Filter, Ranking, reciprocal_rank_fusion
+from memstore.read.search import SHARED, Asked, asked_of
 from memstore.write.duplicates import CANDIDATES, near_duplicates
 
 NS = "user:alice"
@@ -835,3 +836,62 @@ def test_rows_a_side_scores_the_same_share_a_rank_in_the_fusion() -> None:
     assert fused["b"] == fused["c"] == 1 / 62 and fused["d"] == 1 / 64
     # Without scores, each row has its own rank.
     assert reciprocal_rank_fusion([Ranking(["a", "b"], [])]) == {"a": 1 / 61, "b": 1 / 62}
+
+
+# -- a name many facts share ------------------------------------------------------
+
+#: Short things Priya said, each a fact about her that says little else: embedded, each
+#: is mostly her name, so by meaning each is nearer any question about her than the one
+#: fact that answers it.
+REACTIONS = [
+    "Priya is thrilled.",
+    "Priya says it was great.",
+    "Priya agrees.",
+    "Priya says he is.",
+    "Priya has heard of that one.",
+    "Priya says they're fine.",
+    "Priya is so proud.",
+    "Priya loved it.",
+    "Priya can't wait.",
+    "Priya is jealous.",
+    "Priya says wow.",
+    "Priya says same here.",
+]
+
+
+def said_by(person: str, statement: str, *others: str) -> dict[str, object]:
+    return {
+        "statement": statement,
+        "members": [(person, "person", "speaker"), *((o, "thing", "object") for o in others)],
+        "evidence": [f"{person}: {statement}"],
+    }
+
+
+def test_a_question_about_someone_finds_what_it_asks_not_what_says_least(
+    indexed_store: Store,
+) -> None:
+    """Priya has more facts than a page of hits: the question is also read without her
+    name, among her facts, so what it asks about ranks first."""
+    indexed_store.add_facts([said_by("Priya", s) for s in REACTIONS])
+    answer = indexed_store.add_fact(said_by("Priya", "Priya was promoted to head of radiology."))
+    indexed_store.add_fact(said_by("Tom", "Tom was promoted to team lead."))
+    for mode in ("hybrid", "vector"):
+        hits = indexed_store.search("What new job did Priya get at the hospital?", 3, mode=mode)
+        assert hits[0].fact.id == answer.id, mode
+
+
+def test_only_names_many_facts_share_are_asked_without(indexed_store: Store) -> None:
+    """``asked_of``: a name with fewer facts than ``SHARED`` stays in the query (it picks
+    its facts out by itself); a shared one is asked without, the other names kept; a
+    query left asking nothing is not asked."""
+    indexed_store.add_facts([said_by("Priya", s) for s in REACTIONS[: SHARED - 1]])
+    scope = indexed_store._scope
+    assert asked_of(scope, "What job did Priya get?") is None
+    indexed_store.add_fact(said_by("Priya", "Priya speaks Tamil.", "Tamil"))
+    priya = indexed_store.entity("Priya").id
+    asked = asked_of(scope, "What job did Priya's brother get?")
+    assert asked == Asked("What job did brother get?", ((priya, "What job did brother get?"),))
+    asked = asked_of(scope, "Does Priya speak Tamil?")  # Tamil: one fact names it
+    assert asked == Asked("Does speak Tamil?", ((priya, "Does speak Tamil?"),))
+    assert asked_of(scope, "Who is Priya?") is None  # nothing asked but who she is
+    assert asked_of(scope, "What job did priya get?") is None  # a name has its capital
