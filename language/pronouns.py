@@ -116,18 +116,21 @@ def _speaker_is(token: Token) -> bool:
 
 def resolve(clause: str, person: Person) -> str | None:
     """``clause`` with its third-person singular pronouns as ``person`` ("she's" ->
-    "Anya is", "her card" -> "Anya's card"); None where a pronoun's gender is not the
-    one ``antecedent`` found for the person."""
+    "Anya is", "her card" -> "Anya's card"), those said before any other noun (one
+    after may mean the noun: "she found a pit mix nobody wanted, ... her" keeps "her");
+    None where a pronoun's gender is not the one ``antecedent`` found for the person."""
     name, gender = person.name, person.gender
     doc = parse(clause)
     said = {t.lower_ for t in doc if t.pos_ == "PRON"}
     if said & {"he", "him", "his"} and said & _SHE:
         return None  # both "he" and "she": two people, one of them not named
     out: list[str] = []
+    own = set(name.split())
+    other = False  # a noun said since the clause began: one a later pronoun may mean
     for i, token in enumerate(doc):
         low = token.lower_
         text = token.text
-        if low in PRONOUNS and token.pos_ == "PRON":
+        if low in PRONOUNS and token.pos_ == "PRON" and not other:
             if gender and (low in _SHE) != (gender == "she"):
                 return None
             possessive = token.tag_ == "PRP$" or low == "hers"
@@ -136,6 +139,9 @@ def resolve(clause: str, person: Person) -> str | None:
             after = doc[i + 1] if i + 1 < len(doc) else None
             has = token.lemma_ == "have" or (after is not None and after.tag_ == "VBN")
             text = " has" if has else " is"
+        elif token.pos_ in ("NOUN", "PROPN") and token.text not in own:
+            # "she found a pit mix nobody wanted, ... her": the mix, maybe
+            other = other or token.lemma_.lower() not in _NOT_THINGS
         out.append(text + token.whitespace_)
     return "".join(out)
 

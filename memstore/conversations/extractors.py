@@ -359,7 +359,8 @@ class EmbeddedExtractor:
             if message.role == "tool":
                 found += self._fields(message, index, records)
             elif message.role == "user":
-                found += self._statements(message, index, _question(messages, index))
+                question, asked = _question(messages, index)
+                found += self._statements(message, index, question, asked)
         out: list[Candidate] = []
         seen: set[str] = set()
         for candidate in found:
@@ -369,14 +370,17 @@ class EmbeddedExtractor:
         return _without_openers(out)
 
     def _statements(
-        self, message: Message, index: int, question: str | None = None
+        self, message: Message, index: int, question: str | None = None, asked: str = ""
     ) -> list[Candidate | None]:
         """A user turn's candidates, clause by clause (None where a clause holds none).
         ``question``: what the turn before asked, which its first sentence may answer
-        without a verb ("About 20 km a week.")."""
+        without a verb ("About 20 km a week."); ``asked``: the questions that turn ends
+        with, where "she" may have been named ("How is Dana? Still at the hospital?")."""
         text = message.content
         return [
-            self._candidate(message, index, text[c_start:c_end], question, text[:c_start], n == 0)
+            self._candidate(
+                message, index, text[c_start:c_end], question, text[:c_start], n == 0, asked
+            )
             for n, (start, end) in enumerate(sentence_spans(text))
             if self._may_hold_facts(text[start:end])
             for c_start, c_end in clause_spans(text, start, end)
@@ -434,12 +438,14 @@ class EmbeddedExtractor:
         question: str | None = None,
         before: str = "",
         first: bool = True,
+        asked: str = "",
     ) -> Candidate | None:
         """The clause's candidate, if it states one. ``question``: what the turn before
         asked, which the clause may answer without a verb ("Two months." to "What's your
         notice period?" says "Ravi's notice period is two months."); ``before``: the
         turn's text before it, where "he" or "she" may have been named; ``first``: it is
-        in the turn's first sentence."""
+        in the turn's first sentence; ``asked``: the questions the turn before ended with
+        (``question`` the last of them)."""
         plain = clause.strip().replace("\u2019", "'")
         plain = without_pleasantry(plain)
         plain = _asserted(_OPENER.sub("", plain)).rstrip(",;: ")
@@ -463,7 +469,7 @@ class EmbeddedExtractor:
             return None  # about the conversation, not the world
         # "she" is the one the turn named before, or the question it answers did ("How
         # old is Biscuit?" - "She's six."); if both name someone, no one is guessed at
-        context = f"{question}\n{before}" if question else before
+        context = f"{asked or question}\n{before}" if question else before
         also: tuple[int, ...] = ()  # the question, cited where it named "she"
         if THIRD_PERSON.search(plain) and (person := antecedent(context, speaker)):
             plain = resolve(plain, person) or plain  # "she did ..." after "my wife Anya"
@@ -540,15 +546,24 @@ class EmbeddedExtractor:
         return f"{_cap(speaker)} says {who} said {_lower_first(resolved)}"
 
 
-def _question(messages: Sequence[Message], index: int) -> str | None:
-    """The question the turn before ``index`` ends with, put by someone else; else None."""
+def _question(messages: Sequence[Message], index: int) -> tuple[str | None, str]:
+    """The question the turn before ``index`` ends with, put by someone else (else None),
+    and all the questions it ends with ("How is Dana? Still at the hospital?")."""
     if index == 0:
-        return None
+        return None, ""
     before = messages[index - 1]
     if before.speaker == messages[index].speaker or not before.content.rstrip().endswith("?"):
-        return None
+        return None, ""
     spans = sentence_spans(before.content)
-    return before.content[spans[-1][0] : spans[-1][1]] if spans else None
+    if not spans:
+        return None, ""
+    first = len(spans) - 1
+    while first > 0 and before.content[spans[first - 1][0] : spans[first - 1][1]].rstrip().endswith(
+        "?"
+    ):
+        first -= 1
+    asked = before.content[spans[first][0] : spans[-1][1]]
+    return before.content[spans[-1][0] : spans[-1][1]], asked
 
 
 def _relation(statement: str) -> str | None:

@@ -44,6 +44,13 @@ def test_a_name_the_parser_made_a_second_subject_is_the_noun_beside_it() -> None
         ("I met him at work.", Person("Kofi"), "I met Kofi at work."),
         ("he is a nurse.", Person("Noor", "she"), None),  # the other gender
         ("She is his boss.", Person("Anna"), None),  # "she" and "his": two people
+        ("She lost her card.", Person("Anya"), "Anya lost Anya's card."),
+        # "her" after another noun may mean it (the dog): left as said
+        (
+            "She adopted a pit mix and walks her daily.",
+            Person("Dana", "she"),
+            "Dana adopted a pit mix and walks her daily.",
+        ),
     ],
 )
 def test_pronouns_become_the_name(clause: str, person: Person, resolved: str | None) -> None:
@@ -58,7 +65,10 @@ def test_pronouns_become_the_name(clause: str, person: Person, resolved: str | N
         ("I went to a support group yesterday and ", "the support group"),  # a time no thing
         # a thing named inside another's phrase is part of it
         ("I finished the report on the new pricing. ", "the report on the new pricing"),
-        ("I ran a charity race for mental health last Saturday,", "the charity race for mental health"),
+        (
+            "I ran a charity race for mental health last Saturday,",
+            "the charity race for mental health",
+        ),
         ("I sold the bike and bought a kayak. ", None),  # two things
         ("Yeah, I painted that lake sunrise last year! ", "the lake sunrise"),
         ("I met Tom. ", None),  # a name: a person, maybe

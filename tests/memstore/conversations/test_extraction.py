@@ -161,6 +161,17 @@ def test_she_may_be_the_one_the_question_answered_named() -> None:
     ]
 
 
+def test_she_may_be_the_one_named_in_any_question_the_turn_before_ended_with() -> None:
+    turns = [
+        {"role": "user", "name": "Walt", "content": "Ha. How is Dana? Still at the clinic?"},
+        {"role": "user", "name": "Marc", "content": "Yeah, she's a vet tech there now."},
+    ]
+    found = EmbeddedExtractor().extract(parse_messages(turns))
+    assert [(c.statement, c.message, c.also) for c in found] == [
+        ("Marc says Dana is a vet tech there now.", 1, (0,))  # the questions are cited too
+    ]
+
+
 def test_a_fragment_that_answers_a_question_is_kept() -> None:
     turns = [
         {"role": "assistant", "content": "Which days can you train?"},
