@@ -188,7 +188,7 @@ def search_facts(
     handle.ready()  # an index that cannot serve fails before anything is read
     with scope.session() as session:
         entity_ids = [scope.entity_id(session, name) for name in q.entity]
-    asked = None if q.entity else asked_of(scope, q.query)
+    asked = None if q.entity or q.mode == "text" else asked_of(scope, q.query)
     q = q.model_copy(update={"query": as_named(scope, q.query)})
     where = Filter(
         scope.namespace,
