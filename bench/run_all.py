@@ -56,6 +56,8 @@ STEPS: dict[str, list[str]] = {
     "host-models": ["host_models.py", "--rows", "12"],
     # 22 conversations, embedded then llm (starts a llama.cpp server with SmolLM2-135M).
     "conversations": ["conversations.py"],
+    # two long casual chats: is a question's answer turn among search's top 10?
+    "casual-chat": ["casual_chat.py"],
     # --help, stats, get, audit, search as new processes, and serve's first answer.
     "startup": ["startup.py"],
     # add_fact and add_facts ungated, the index written inline and in the background.

@@ -172,7 +172,33 @@ def render() -> str:
     if talk:
         parts += ["## Memory from conversations", "", conversations_table(talk), ""]
         parts += [_provenance_list([talk]), ""]
+    casual = _load(RESULTS / "casual_chat.json")
+    if casual:
+        parts += ["## Long casual chats: search finds the answer's turn", ""]
+        parts += [casual_table(casual), "", _provenance_list([casual]), ""]
     return "\n".join(parts)
+
+
+def casual_table(result: dict[str, Any]) -> str:
+    """hit@1/5/10 of the answer turns, in all and per category (``casual_chat.py``)."""
+    lines = [
+        f"{result['chats']} casual chats between friends ({result['turns']} turns, "
+        "`bench/data/casual`, a development set: search's design was compared on it), "
+        "each through `remember_conversation` into a fresh store; a question counts as "
+        "found at k when one of `search(question, 10)`'s first k hits is a fact extracted "
+        "from a turn that holds its answer.",
+        "",
+        "| questions | n | hit@1 | hit@5 | hit@10 |",
+        "|---|---|---|---|---|",
+        f"| all | {result['questions']} | {result['hit_at_1']:.2f} | {result['hit_at_5']:.2f} "
+        f"| {result['hit_at_10']:.2f} |",
+    ]
+    for name, c in result["by_category"].items():
+        lines.append(
+            f"| {name} | {c['questions']} | {c['hit_at_1']:.2f} | {c['hit_at_5']:.2f} "
+            f"| {c['hit_at_10']:.2f} |"
+        )
+    return "\n".join(lines)
 
 
 def host_table(result: dict[str, Any]) -> str:
