@@ -11,9 +11,8 @@ husband Tom ... she"), the pronoun stays unresolved and the extractor leaves the
 sentence alone. Roles come from spaCy's parser
 (``language.parsing``). An "it" that opens a clause is the one thing the sentence before
 named ("I'm on the search migration. It should land on Thursday."), where it named one
-(not a person, a time or a name; one named inside its phrase is part of it: "a charity
-race for mental health") and the "it" stands for something ("It's raining", "it was the
-cache that broke" do not). A "there" is the one place the turn named after a
+(not a person, a time or a name) and the "it" stands for something ("It's raining", "it
+was the cache that broke" do not). A "there" is the one place the turn named after a
 preposition ("I'm joining from Osaka, I live there": in Osaka). "They" and "we" are never
 resolved (too often a group).
 """
@@ -29,7 +28,7 @@ from language.people import FEMALE, MALE, PERSON_NOUNS
 from language.values import MONTHS, WEEKDAYS
 
 if TYPE_CHECKING:
-    from spacy.tokens import Span, Token
+    from spacy.tokens import Token
 
 PRONOUNS = frozenset("he she him her his hers".split())
 #: Any of them in a text.
@@ -172,17 +171,6 @@ _EMPTY_IT = re.compile(
 _CORRECTING = re.compile(r"[,;]\s*not\b|\binstead of\b|\brather than\b", re.I)
 
 
-def _within(inner: Span, outer: Span) -> bool:
-    """Whether ``inner`` is the object of a preposition on ``outer``'s noun, or on a noun
-    so placed ("mental health" in "a charity race for mental health")."""
-    token = inner.root
-    while token.dep_ in ("pobj", "prep") and token.head.i != token.i:
-        token = token.head
-        if token.i == outer.root.i:
-            return True
-    return False
-
-
 def thing(before: str) -> str | None:
     """The one thing the last sentence of ``before`` names, for an "it" that opens the
     next clause ("I'm on the search reindex migration. It should land on Thursday.": "the
@@ -200,16 +188,9 @@ def thing(before: str) -> str | None:
         and chunk.root.dep_ != "npadvmod"
         and not any(t.like_num or any(c.isdigit() for c in t.text) for t in chunk)
     ]  # a date or a number ("the 18th") is a value, not a thing
-    # a thing named inside another's phrase is part of it ("a charity race for mental
-    # health" is one thing)
-    heads = [c for c in found if not any(_within(c, other) for other in found if other != c)]
-    if len(heads) != 1:
-        return None
-    head = heads[0]
-    end = max(c.end for c in found if c == head or _within(c, head))
-    span = head.doc[head.start : end]
-    if not all(head.root.is_ancestor(t) for t in span[len(head) :]):
-        span = head
+    if len(found) != 1:
+        return None  # none, or two: "a photo of the lake ... it" may be either
+    span = found[0]
     words = [t.text_with_ws for t in span]
     if span[0].lower_ in ("a", "an", "that", "this"):
         words[0] = "the "

@@ -27,7 +27,7 @@ from language.answers import answered
 from language.clauses import PLEASANTRY, clause_spans, has_verb, without_pleasantry
 from language.fields import fields, identities, stated
 from language.hedges import BELIEVE, UNSURE
-from language.parsing import parse_many, verb_in
+from language.parsing import parse, parse_many, verb_in
 from language.pronouns import (
     THIRD_PERSON,
     antecedent,
@@ -548,7 +548,9 @@ class EmbeddedExtractor:
 
 def _question(messages: Sequence[Message], index: int) -> tuple[str | None, str]:
     """The question the turn before ``index`` ends with, put by someone else (else None),
-    and all the questions it ends with ("How is Dana? Still at the hospital?")."""
+    and the questions it ends with where the last has no subject of its own and goes on
+    from the one before ("How is Dana? Still at the clinic?"; "Did Dana run? How's your
+    cat?" ends with the cat's)."""
     if index == 0:
         return None, ""
     before = messages[index - 1]
@@ -557,13 +559,16 @@ def _question(messages: Sequence[Message], index: int) -> tuple[str | None, str]
     spans = sentence_spans(before.content)
     if not spans:
         return None, ""
-    first = len(spans) - 1
-    while first > 0 and before.content[spans[first - 1][0] : spans[first - 1][1]].rstrip().endswith(
-        "?"
-    ):
+    said = [before.content[start:end] for start, end in spans]
+    first = len(said) - 1
+    while first > 0 and said[first - 1].rstrip().endswith("?") and _subjectless(said[first]):
         first -= 1
-    asked = before.content[spans[first][0] : spans[-1][1]]
-    return before.content[spans[-1][0] : spans[-1][1]], asked
+    return said[-1], " ".join(said[first:])
+
+
+def _subjectless(sentence: str) -> bool:
+    """Whether no word of ``sentence`` is a subject ("Still at the clinic?")."""
+    return not any(t.dep_ in ("nsubj", "nsubjpass", "expl", "csubj") for t in parse(sentence))
 
 
 def _relation(statement: str) -> str | None:

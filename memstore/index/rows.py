@@ -64,6 +64,8 @@ class Filter:
     statuses: Sequence[str] | None = None
     relation: str | None = None
     entity_ids: Sequence[str] = ()
+    #: Rows with at least one of these entities (``entity_ids``: with each of them).
+    any_entity_ids: Sequence[str] = ()
     as_of: datetime | None = None
     #: With ``as_of``: statuses whose rows count only with a closed world time (valid_to).
     closed_statuses: Sequence[str] = ()
@@ -82,6 +84,9 @@ class Filter:
         if self.relation is not None:
             parts.append(f"relation = {quote(self.relation)}")
         parts += [f"array_has(entity_ids, {quote(e)})" for e in self.entity_ids]
+        if self.any_entity_ids:
+            some = " OR ".join(f"array_has(entity_ids, {quote(e)})" for e in self.any_entity_ids)
+            parts.append(f"({some})")
         parts += [f"array_has(metadata, {quote(t)})" for t in tokens(self.metadata)]
         if self.as_of is not None:  # hypergraph.holds_at, on the index's columns
             at = micros(self.as_of)

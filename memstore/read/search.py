@@ -83,7 +83,8 @@ def rank(
     text side alone, for ``relevance``), then both sides run at once. ``asked``: what
     the query asks of entities many rows name (``asked_of``), where given (not in
     ``text`` mode): the full-text side reads the query without their names, and for each
-    entity, the rows naming it nearest the query without its name are one more ranking.
+    entity, the rows naming one the query names nearest the query without its name are
+    one more ranking.
     """
     index = handle.ready()
     window = max(3 * k, 30)
@@ -92,7 +93,11 @@ def rank(
     with index_errors(handle):
         vectors = index.embed([query, *(q for _, q in of)])
         vector = vectors[0]
-        naming = [replace(where, entity_ids=[*where.entity_ids, e]).sql(table) for e, _ in of]
+        naming = (
+            [replace(where, any_entity_ids=[e, *asked.rare]).sql(table) for e, _ in of]
+            if asked
+            else []
+        )
         by_vector, by_text, by_asked = index.ranked(
             table,
             None if mode == "text" else vector,
@@ -189,6 +194,8 @@ def search_facts(
     with scope.session() as session:
         entity_ids = [scope.entity_id(session, name) for name in q.entity]
     asked = None if q.entity or q.mode == "text" else asked_of(scope, q.query)
+    if asked is not None:  # the text side's query names the user as the query does
+        asked = replace(asked, text=as_named(scope, asked.text))
     q = q.model_copy(update={"query": as_named(scope, q.query)})
     where = Filter(
         scope.namespace,
@@ -251,10 +258,11 @@ _ASKING = frozenset(
 class Asked:
     """What a query asks of the entities it names that many facts share (``asked_of``):
     ``text``, the query without their names; ``of``, per entity, its id and the query
-    without its name alone."""
+    without its name alone; ``rare``, the entities it names that fewer facts name."""
 
     text: str
     of: tuple[tuple[str, str], ...]
+    rare: tuple[str, ...] = ()
 
 
 def asked_of(scope: Scope, query: str) -> Asked | None:
@@ -267,10 +275,11 @@ def asked_of(scope: Scope, query: str) -> Asked | None:
     nurse." is, and in a store with many facts about Nadia the ones that say least come
     first; by full text, a name many facts share orders them by length, the shortest
     first. Asked without the name ("What new position did get at work?"), the question
-    is nearest what it asks of her, among her facts. A name fewer facts share is kept:
-    it picks out its facts by itself ("the Ethiopian restaurant"); and so are the other
-    names ("Sybil Smith speaks Spanish." asks "speaks Spanish." of Sybil Smith and
-    "Sybil Smith speaks ." of Spanish)."""
+    is nearest what it asks of her, among the facts naming her (or an entity the query
+    names that few facts name: "Did Zed like Nadia's cake?" asks it of Zed's few facts
+    too). A name fewer facts share is kept: it picks out its facts by itself ("the
+    Ethiopian restaurant"); and so are the other names ("Sybil Smith speaks Spanish."
+    asks "speaks Spanish." of Sybil Smith and "Sybil Smith speaks ." of Spanish)."""
     spans: list[tuple[int, int]] = []
     for run in _NAME_RUN.finditer(query):
         words = [
@@ -280,10 +289,11 @@ def asked_of(scope: Scope, query: str) -> Asked | None:
         for i in range(len(words)):
             for j in range(i, min(len(words), i + _LONGEST_NAME)):
                 spans.append((words[i][0], words[j][1]))
-    spans += [m.span() for m in re.finditer(re.escape(THE_USER), query, flags=re.IGNORECASE)]
+    user = rf"(?<!\w){re.escape(THE_USER)}(?!\w)"
+    spans += [m.span() for m in re.finditer(user, query, flags=re.IGNORECASE)]
     keys: dict[str, list[tuple[int, int]]] = {}
     for start, end in spans:
-        name = re.sub(r"(?:'s|\u2019s|[.,;:!?])+$", "", query[start:end])
+        name = re.sub(r"(?:['\u2019][sS]|[.,;:!?])+$", "", query[start:end])
         keys.setdefault(normalize_key(name), []).append((start, start + len(name)))
     if not keys:
         return None
@@ -298,22 +308,25 @@ def asked_of(scope: Scope, query: str) -> Asked | None:
         shared = {e for e in set(named.values()) if _facts_naming(scope, session, e) >= SHARED}
     places: dict[str, list[tuple[int, int]]] = {}  # per shared entity, where it is named
     taken: list[tuple[int, int]] = []  # the longest names first, none overlapping
+    mentioned: dict[str, None] = {}  # the entities of those names, in order
     for key, found in sorted(keys.items(), key=lambda kv: (-len(kv[0]), kv[0])):
         for start, end in found if key in named else []:
             if all(end <= a or start >= b for a, b in taken):
                 taken.append((start, end))
+                mentioned.setdefault(named[key], None)
                 if named[key] in shared:
                     places.setdefault(named[key], []).append((start, end))
     chosen = list(places)[:_MOST_ASKED]
     of = [(e, q) for e in chosen if _asks(q := _without(query, places[e]))]
     text = _without(query, [span for e in chosen for span in places[e]])
-    return Asked(text if _asks(text) else query, tuple(of)) if of else None
+    rare = tuple(e for e in mentioned if e not in shared)
+    return Asked(text if _asks(text) else query, tuple(of), rare) if of else None
 
 
 def _without(query: str, spans: Sequence[tuple[int, int]]) -> str:
     """``query`` without the names at ``spans`` (and the "'s" after one)."""
     for start, end in sorted(spans, reverse=True):
-        end += 2 if query[end : end + 2] in ("'s", "\u2019s") else 0
+        end += 2 if query[end : end + 2].lower() in ("'s", "\u2019s") else 0
         query = query[:start] + query[end:]
     return " ".join(query.split())
 
@@ -325,14 +338,14 @@ def _asks(query: str) -> bool:
 
 def _facts_naming(scope: Scope, session: Session, entity_id: str) -> int:
     """How many facts name ``entity_id``, counted up to ``SHARED`` (a hub's are not all
-    read)."""
+    read: no DISTINCT, which PostgreSQL sorts whole before its LIMIT; a fact naming it in
+    two roles counts once, so a count may fall short)."""
     naming = (
         select(FactMember.fact_id)
         .where(FactMember.namespace == scope.namespace, FactMember.entity_id == entity_id)
-        .distinct()
         .limit(SHARED)
     )
-    return len(session.exec(naming).all())
+    return len(set(session.exec(naming).all()))
 
 
 def as_named(scope: Scope, query: str) -> str:

@@ -170,6 +170,11 @@ def test_she_may_be_the_one_named_in_any_question_the_turn_before_ended_with() -
     assert [(c.statement, c.message, c.also) for c in found] == [
         ("Marc says Dana is a vet tech there now.", 1, (0,))  # the questions are cited too
     ]
+    # a last question with a subject of its own is not the one before's: "she" is the cat
+    turns[0]["content"] = "Did Dana finish the marathon? How's your cat?"
+    turns[1]["content"] = "She's getting old, sleeps all day."
+    found = EmbeddedExtractor().extract(parse_messages(turns))
+    assert [c.statement for c in found] == ["Marc says she's getting old, sleeps all day."]
 
 
 def test_a_fragment_that_answers_a_question_is_kept() -> None:
