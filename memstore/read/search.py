@@ -83,8 +83,8 @@ def rank(
     text side alone, for ``relevance``), then both sides run at once. ``asked``: what
     the query asks of entities many rows name (``asked_of``), where given (not in
     ``text`` mode): the full-text side reads the query without their names, and for each
-    entity, the rows naming one the query names nearest the query without its name are
-    one more ranking.
+    such entity, the rows naming it (or an entity of ``asked.rare``) nearest the query
+    without its name are one more ranking.
     """
     index = handle.ready()
     window = max(3 * k, 30)
