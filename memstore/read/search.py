@@ -194,9 +194,10 @@ def search_facts(
     with scope.session() as session:
         entity_ids = [scope.entity_id(session, name) for name in q.entity]
     asked = None if q.entity or q.mode == "text" else asked_of(scope, q.query)
+    users = user_names(scope)  # read once for both queries below
     if asked is not None:  # the text side's query names the user as the query does
-        asked = replace(asked, text=as_named(scope, asked.text))
-    q = q.model_copy(update={"query": as_named(scope, q.query)})
+        asked = replace(asked, text=named_as(users, asked.text))
+    q = q.model_copy(update={"query": named_as(users, q.query)})
     where = Filter(
         scope.namespace,
         statuses=wanted,
@@ -353,7 +354,11 @@ def as_named(scope: Scope, query: str) -> str:
     "Maya" name one entity (``remember_conversation(user_name=)``), "Where does the user
     live?" is asked as "Where does the user (Maya) live?", so facts written either way
     match, by meaning and by words."""
-    found = user_names(scope)
+    return named_as(user_names(scope), query)
+
+
+def named_as(found: tuple[str, list[str]] | None, query: str) -> str:
+    """``as_named`` with the user's names (``user_names``) already read."""
     if found is None or not found[1]:  # nobody, or the user has one name only
         return query
     name, others = found
