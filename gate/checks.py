@@ -24,12 +24,18 @@ from dataclasses import dataclass, replace
 from difflib import SequenceMatcher
 from typing import Literal
 
-from gate.subjects import denied, received, said_of_someone_else
+from gate.subjects import (
+    denied,
+    quoted_denial,
+    quoted_of_someone_else,
+    received,
+    said_of_someone_else,
+)
 from language.clauses import clause_spans, without_pleasantry
 from language.corrections import corrections, restatements, rewrite
 from language.fields import Field, fields, identities, key_words, stated
 from language.hedges import HEDGED, KEPT
-from language.parsing import Reading, denies, parse_many, read_text
+from language.parsing import Clause, Reading, denies, parse_many, read_text
 from language.people import PERSON_NOUNS, fold, name_words, overlaps
 from language.pronouns import THIRD_PERSON, antecedent, resolve_it, thing
 from language.sentences import sentence_spans
@@ -206,13 +212,17 @@ def _findings(
 ) -> tuple[Finding, ...]:
     found: list[Finding] = []
     about = _about(said, sentences)
+    quoted = [s for s in sentences if _within(s.text, cited)]
     found += _values(claim, evidence, _about(said, sentences, wordy=True, records=records), cited)
-    found += _polarity(said, about, sentences)
+    polarity = _polarity(said, about, sentences)
+    if not any(f.effect == "refute" for f in polarity):
+        polarity = _cited_polarity(said, quoted) or polarity
+    found += polarity
     found += _names(said, evidence)
-    found += _speaker(said, about, sentences, evidence, cited)
-    found += _modality(said, sentences)
+    found += _speaker(said, about, sentences, evidence, cited, quoted)
+    found += _modality(said, sentences, quoted)
     found += _hedged(said, cited)
-    found += _mixed(said, sentences)
+    found += _mixed(said, sentences, quoted, cited)
     if not any(f.effect == "refute" for f in found):
         found += _set_aside(said, claim, evidence, sentences)
     if not any(f.effect == "refute" for f in found):
@@ -222,11 +232,14 @@ def _findings(
     return tuple(found)
 
 
-def _mixed(claim: Reading, sentences: list[Reading]) -> list[Finding]:
+def _mixed(
+    claim: Reading, sentences: list[Reading], quoted: list[Reading], cited: tuple[str, ...]
+) -> list[Finding]:
     """The claim's verb with an object the evidence says in another clause ("Leo
     struggles with factoring" from "I find factoring easy but I struggle with the
     quadratic formula"): no clause of that verb holds the claim's objects, one has
-    objects of its own, and another clause of its sentence has the claim's. Held."""
+    objects of its own, and another clause of its sentence has the claim's. Held;
+    refused where the words it cites are that other clause (``_cites_other``)."""
     if not claim.clauses or claim.root in _LIGHT or claim.root in SAYING:
         return []
     own = claim.clauses[0]
@@ -249,8 +262,27 @@ def _mixed(claim: Reading, sentences: list[Reading]) -> list[Finding]:
                     f"the evidence has {sorted(missing)[0]} in another clause than "
                     f'"{own.predicate}": "{_short(clause.text)}"'
                 )
-                return [Finding("mixed", "doubt", reason)]
+                sure = _cites_other(own, objects, quoted, cited)
+                return [Finding("mixed", "refute" if sure else "doubt", reason)]
     return []
+
+
+def _cites_other(
+    own: Clause, objects: set[str], quoted: list[Reading], cited: tuple[str, ...]
+) -> bool:
+    """Whether the words a claim cites hold its objects in clauses of other verbs only
+    ("Leo finds factoring easy" cited for "Leo struggles with factoring"): the clauses
+    of the quoted sentences that stand in a quote (or a quote in them)."""
+    quotes = [" ".join(c.split()) for c in cited]
+    inside = [
+        c
+        for q in quoted
+        for c in q.clauses
+        if any(_whole(" ".join(c.text.split()), x) or _whole(x, c.text) for x in quotes if x)
+    ]
+    return any(objects <= c.lemmas for c in inside) and not any(
+        c.predicate == own.predicate for c in inside
+    )
 
 
 #: Where a verb's object stands.
@@ -261,11 +293,13 @@ _OBJECTS = frozenset({"dobj", "pobj", "attr", "dative", "oprd"})
 _LIGHT = frozenset("be have get do go make take".split())
 
 
-def _modality(claim: Reading, sentences: list[Reading]) -> list[Finding]:
+def _modality(claim: Reading, sentences: list[Reading], quoted: list[Reading]) -> list[Finding]:
     """The claim says its verb was done or holds ("Legal approved the text") where every
     statement of the evidence says it only as wanted, needed, possible or conditional
     ("Legal needs to approve the text", "I can send a proposal"); questions state
-    nothing."""
+    nothing. Held; refused where the claim says it was done (``Reading.done``) and the
+    words it cites hold the verb, each time as not done ("I have to take insulin" may
+    still mean "takes insulin", never "took")."""
     verb = claim.root
     if verb is None or verb in _LIGHT or (verb, True) in claim.verbs or denies(claim, claim.lemmas):
         return []  # a "not" is the polarity check's; "have", "get": too many senses
@@ -274,10 +308,12 @@ def _modality(claim: Reading, sentences: list[Reading]) -> list[Finding]:
     if not said or not all(said):
         return []
     where = next(s.text for s in stated if (verb, True) in s.verbs)
+    cited = [unrealised for s in quoted for lemma, unrealised in s.verbs if lemma == verb]
+    sure = claim.done and bool(cited) and all(cited)
     return [
         Finding(
             "modality",
-            "doubt",
+            "refute" if sure else "doubt",
             f'the evidence says "{verb}" as wanted, needed or possible, not done: '
             f'"{_short(where)}"',
         )
@@ -507,9 +543,26 @@ def _values(
     value in the sentence the claim is about, or in the words it cites, refutes it;
     elsewhere it only holds it."""
     stated = values(evidence)
-    quoted = [e for text in cited if _shares(claim, text) for e in values(text)]
-    out = []
-    for v in values(claim):
+    sharing = [text for text in cited if _shares(claim, text)]
+    quoted = [e for text in sharing for e in values(text)]
+    out = _cited_codes(claim, cited)
+    own = values(claim)
+    for v in own:
+        given = [e for e in quoted if e.kind == v.kind]
+        if (
+            len(given) == 1  # not "Monday to Wednesday", not a cron line's "0 */6"
+            and not same(v, given[0])
+            and v.canonical != given[0].canonical
+            and sum(w.kind == v.kind for w in own) == 1  # "out on April 3, back on April 17"
+            and not any(_written(v, text) for text in sharing)  # "/orders/771"
+            and not v.per
+            and not _derived(v, stated)
+            and not _bound(v, claim)
+        ):
+            near = _nearest(v, given)
+            reason = f"the words it cites say {spoken(near)}, not {spoken(v)}"
+            out.append(Finding("values", "refute", reason))
+            continue
         if any(same(v, e) for e in stated):
             continue
         other_rate = next(
@@ -558,12 +611,45 @@ def _values(
     return out
 
 
+def _cited_codes(claim: str, cited: tuple[str, ...]) -> list[Finding]:
+    """A code the claim names after a word of the words it cites ("flight IB6801") where
+    those words give another code of its shape and not it ("flight": "AY1652"):
+    refused. A record's own name ("Asset IT-2291 model: ...") is not in a field's place."""
+    for code in (c for c in codes(claim) if not values(c)):  # a version is a value
+        before = re.search(rf"([A-Za-z]+)\W+{re.escape(code)}", claim)
+        if before is None:
+            continue
+        for text in cited:
+            given = [g for g in codes(text) if _shape(g) == _shape(code)]
+            if (
+                given
+                and before.group(1).lower() in text.lower()
+                and _squash(code) not in _squash(text)
+            ):
+                return [
+                    Finding("values", "refute", f"the words it cites say {given[0]}, not {code}")
+                ]
+    return []
+
+
+def _shape(code: str) -> str:
+    """A code's letters as "A" and digits as "9" ("IB6801" -> "AA9999")."""
+    return re.sub(r"[A-Za-z]", "A", re.sub(r"\d", "9", code))
+
+
 def _shares(claim: str, quote: str) -> bool:
     """Whether ``quote`` holds a word of the claim's, values and short words aside (a
-    quote about another thing gives no value in the claim's place)."""
+    quote about another thing gives no value in the claim's place), or is one field of
+    a record (``"time": "19:00"``: the claim says what that field says)."""
+    if _ONE_FIELD.fullmatch(quote.strip()):
+        return True
     words = {w for w in re.findall(r"[a-z][a-z'-]{3,}", claim.lower()) if not valued(w)}
     low = quote.lower()
     return any(w[:4] in low for w in words)
+
+
+#: One field of a record as cited: ``"time": "19:00"``, ``resting_hr: 58``.
+_ONE_FIELD = re.compile(r'"?[\w .-]+"?\s*:\s*"?[^",{}\[\]]+"?,?')
 
 
 def _written(v: Value, evidence: str) -> bool:
@@ -710,6 +796,17 @@ def _polarity(claim: Reading, about: Reading | None, sentences: list[Reading]) -
     ]
 
 
+def _cited_polarity(claim: Reading, quoted: list[Reading]) -> list[Finding]:
+    """The words the claim cites deny what it asserts (``gate.subjects.quoted_denial``):
+    refuted, whatever else the evidence says."""
+    if not quoted or denies(claim, claim.lemmas):
+        return []
+    clause = quoted_denial(claim, quoted)
+    if clause is None:
+        return []
+    return [Finding("polarity", "refute", f'the words it cites say "not": "{_short(clause)}"')]
+
+
 def _crossed(claim: Reading, about: Reading) -> bool:
     """Whether the claim's contrast is the evidence's the other way round: what the
     claim sets aside the evidence holds, and what the evidence sets aside the claim
@@ -789,7 +886,8 @@ def _speaker(
     about: Reading | None,
     sentences: list[Reading],
     evidence: str,
-    cited: tuple[str, ...] = (),
+    cited: tuple[str, ...],
+    quoted: list[Reading],
 ) -> list[Finding]:
     """What the evidence says of one person must not be claimed of another: the
     sentence the claim is about names someone else as its subject and never the
@@ -799,25 +897,44 @@ def _speaker(
     ..."): held, for on the test split this reading refused a true claim as often as a
     false one (docs/verifier-decision-rule.md, fourth score), and refused where the
     claim cites a quote and the clauses of the quote that hold its words say it of
-    someone else too (the claim rests on what it cites, not on context around it)."""
+    someone else too (the claim rests on what it cites, not on context around it;
+    ``_cited_speaker``)."""
     found = (
         _said_of(claim, about)
         or _said_of_pronoun(claim, about, evidence)
         or _owned_by_another(claim, about, evidence)
+        or _cited_speaker(claim, quoted, sentences, evidence)
     )
     if found or about is None or claim.root in SAYING:
         return found
     held = said_of_someone_else(claim, sentences, evidence)
     if not held:
         return []
-    quoted = [s for s in sentences if _within(s.text, cited)]
     if (
         quoted
-        and said_of_someone_else(claim, quoted, evidence)
+        and said_of_someone_else(claim, quoted, evidence, among=sentences)
         and not received(claim, list(cited))  # "gave Maya a promotion"
     ):
         return [Finding("speaker", "refute", f"{held}, in the words it cites")]
     return [Finding("speaker", "doubt", held)]
+
+
+def _cited_speaker(
+    claim: Reading, quoted: list[Reading], sentences: list[Reading], evidence: str
+) -> list[Finding]:
+    """The words the claim cites say its predicate of someone else
+    (``gate.subjects.quoted_of_someone_else``), or open with a "he" or "she" their turn
+    says of someone else (``_said_of_pronoun``): refused."""
+    if not quoted or claim.root in SAYING:
+        return []
+    why = quoted_of_someone_else(claim, quoted, sentences, evidence)
+    if why:
+        return [Finding("speaker", "refute", f"{why}, in the words it cites")]
+    for piece in quoted:
+        found = _said_of_pronoun(claim, piece, evidence)
+        if found:
+            return found
+    return []
 
 
 def _within(text: str, cited: tuple[str, ...]) -> bool:
@@ -935,11 +1052,15 @@ def _said_of_pronoun(claim: Reading, about: Reading | None, evidence: str) -> li
         or person.gender not in (None, said.lower())  # "my husband Tom ... she": not Tom
         or THIRD_PERSON.search(before)  # "took her": someone else is about
         or overlaps(person.name, claim.subject)
-        or _named(claim.subject, through.lower())
+        or _named(claim.subject, _OWNER.sub(" ", through.lower()))  # not "Dmitri's wife"
     ):
         return []
     reason = f'the evidence says this of {person.name} ("{said}"), not of {claim.subject}'
     return [Finding("speaker", "refute", reason)]
+
+
+#: A name as someone's owner ("dmitri's" in "Dmitri's wife Anya ... she did").
+_OWNER = re.compile(r"[\w-]+'s\b")
 
 
 def _turn_label(evidence: str, at: int) -> re.Match[str] | None:

@@ -51,17 +51,24 @@ def _holding(claim: Reading, person: str, sentences: list[Reading]) -> list[tupl
     return [(c, s) for s in _stated(sentences) for c in s.clauses if wanted <= c.lemmas]
 
 
-def said_of_someone_else(claim: Reading, sentences: list[Reading], evidence: str) -> str | None:
+def said_of_someone_else(
+    claim: Reading,
+    sentences: list[Reading],
+    evidence: str,
+    among: list[Reading] | None = None,
+) -> str | None:
     """Where clauses of the evidence hold the claim's words: "" when one says it of the
     claim's subject (or of someone these rules cannot place), else why it is said of
-    someone else; None where no clause holds them."""
+    someone else; None where no clause holds them. ``among``: all the evidence's
+    pieces, where ``sentences`` are some of them (whether the claim's person is someone
+    other than the user is read from all)."""
     person = _person(claim)
     if person is None:
         return None
     holding = _holding(claim, person, sentences)
     if not holding:
         return None
-    apart = _apart(person, sentences, evidence)
+    apart = _apart(person, sentences if among is None else among, evidence)
     reasons = []
     voice = claim.clauses[0].passive
     for clause, sentence in holding:
@@ -194,6 +201,66 @@ def denied(claim: Reading, sentences: list[Reading]) -> str | None:
     return min((c.text for c in holding), key=len)
 
 
+def quoted_of_someone_else(
+    claim: Reading, quoted: list[Reading], sentences: list[Reading], evidence: str
+) -> str | None:
+    """Why the words a claim cites say its predicate of someone else ("Felix has already
+    read it twice" cited for "Aiko has read Klara and the Sun twice"): every clause of
+    the quote with the claim's predicate (and no object the claim lacks) has a subject
+    these rules place as another person, and none of them names the claim's person (a
+    name there may be the one the deed was done to). None otherwise."""
+    person = _person(claim)
+    holding = _quoted_clauses(claim, quoted)
+    if person is None or not holding:
+        return None
+    apart = _apart(person, sentences, evidence)
+    name = re.escape(person.split()[-1])
+    word = re.compile(rf"\b{name}\b", re.I)
+    called = re.compile(rf"(?:^|[,;]\s*(?:(?:so|and|but|ok|okay)\s+)?){name}\s*,", re.I)
+    reasons = []
+    for clause, sentence in holding:
+        if clause.passive != claim.clauses[0].passive or word.search(called.sub(",", clause.text)):
+            return None  # named there, not only called by name ("so Tom, bring the car")
+        other = _someone_else(clause, sentence.speaker, person, apart)
+        if other is None:
+            return None
+        reasons.append(other)
+    return reasons[0]
+
+
+def quoted_denial(claim: Reading, quoted: list[Reading]) -> str | None:
+    """The text of a clause of the words a claim cites that denies it ("Hannah doesn't
+    have admin rights on this machine" cited for "Hannah has admin rights on her
+    laptop"; "No one was hurt." for "Carlos was hurt in the accident."): every clause of
+    the quote with the claim's predicate (and no object the claim lacks), said of its
+    subject or of no one these rules can place, denies it. The claim rests on what it
+    cites: the words it does not share with the quote do not save it."""
+    person = _person(claim)
+    holding = [
+        clause
+        for clause, sentence in _quoted_clauses(claim, quoted)
+        if not (person and _someone_else(clause, sentence.speaker, person, False))
+    ]
+    if not holding or not all(c.denied for c in holding):
+        return None
+    return min((c.text for c in holding), key=len)
+
+
+def _quoted_clauses(claim: Reading, quoted: list[Reading]) -> list[tuple[Clause, Reading]]:
+    """The stated clauses of ``quoted`` whose predicate is the claim's main one, with no
+    direct object the claim lacks ("I don't eat fish" says nothing of eating meat)."""
+    if not claim.clauses or claim.clauses[0].predicate is None:
+        return []
+    said = claim.clauses[0].predicate
+    found = []
+    for sentence in _stated(quoted):
+        objects = {w for w, dep, _ in sentence.slots if dep == "dobj"}
+        for clause in sentence.clauses:
+            if same_predicate(said, clause) and not (objects & clause.lemmas) - claim.lemmas:
+                found.append((clause, sentence))
+    return found
+
+
 def _stated(sentences: list[Reading]) -> list[Reading]:
     """The pieces of evidence that state something, read without a turn's label: not
     questions ("Any fever?"), not whole labelled lines ("Priya: ...", read as parsed
@@ -201,4 +268,4 @@ def _stated(sentences: list[Reading]) -> list[Reading]:
     return [s for s in sentences if not s.text.rstrip().endswith("?") and not LABEL.match(s.text)]
 
 
-__all__ = ["denied", "said_of_someone_else"]
+__all__ = ["denied", "quoted_denial", "quoted_of_someone_else", "said_of_someone_else"]

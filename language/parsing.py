@@ -120,6 +120,9 @@ class Reading:
     #: send"), a verb of wanting or needing ("needs to approve"), in a question or an
     #: "if" clause; False where said as done or as holding.
     verbs: tuple[tuple[str, bool], ...] = ()
+    #: Whether the main verb says it was done: past ("sent", "was approved", "has
+    #: read"), not under a modal or a verb of wanting.
+    done: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,6 +185,21 @@ def read(span: Doc | Span) -> Reading:
         clauses=clauses(span),
         contrasted=contrasted,
         verbs=tuple((t.lemma_.lower(), unrealised(t)) for t in span if t.pos_ == "VERB"),
+        done=any(t.dep_ == "ROOT" and _done(t) for t in span),
+    )
+
+
+def _done(verb: Token) -> bool:
+    """Whether ``verb`` is said as done: a past verb ("sent"), or a participle after a
+    past or perfect auxiliary ("was approved", "has read"), not unrealised."""
+    if verb.pos_ != "VERB" or unrealised(verb):
+        return False
+    if verb.tag_ == "VBD":
+        return True
+    return verb.tag_ == "VBN" and any(
+        c.dep_ in ("aux", "auxpass")
+        and (c.lemma_.lower() == "have" or (c.lemma_.lower() == "be" and c.tag_ == "VBD"))
+        for c in verb.children
     )
 
 

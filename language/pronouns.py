@@ -99,8 +99,10 @@ def _beside(name: Token) -> Token | None:
         before is not None
         and before.pos_ == "NOUN"
         and before.lemma_.lower() in PERSON_NOUNS
-        and before.dep_ == name.dep_
-        and before.head.i == name.head.i
+        and (
+            (before.dep_ == name.dep_ and before.head.i == name.head.i)
+            or (before.dep_ == "compound" and before.head.i == name.i)  # "Dmitri's wife Anya"
+        )
     ):
         return before
     return None

@@ -198,7 +198,7 @@ def test_values_refuse_another_value_in_the_words_a_claim_cites() -> None:
     claim = "Tom's flight lands at 14:30."
     assert {f.effect for f in check(claim, turns) if f.check == "values"} == {"doubt"}
     [refused] = [f for f in check(claim, turns, quote) if f.check == "values"]
-    assert (refused.effect, refused.reason) == ("refute", "the evidence says 16:45, not 14:30")
+    assert (refused.effect, refused.reason) == ("refute", "the words it cites say 16:45, not 14:30")
     assert check("Tom's flight lands at 16:45.", turns, quote) == ()
 
 
@@ -707,3 +707,149 @@ def test_findings_of_recent_pairs_are_kept_and_the_keep_is_bounded(
     checks.check_many([tom])
     assert list(checks._found) == [kept[1], checks._key(tom)]
     assert checks.check_many(pairs[:2]) == first[:2]  # the same findings, kept or not
+
+
+def test_speaker_refuses_a_claim_whose_cited_words_say_it_of_someone_else() -> None:
+    """The words a claim cites say its verb of another person: refused, though the
+    claim's other words ("Pachinko") are not in them; quiet for the one who said it."""
+    turns = as_said("Harriet: Next month's book is Pachinko.\n\nRafa: I've already read it twice.")
+    quote = ["Rafa has already read it twice."]
+    [refused] = [
+        f
+        for f in check("Mina has read the novel Pachinko twice.", turns, quote)
+        if f.check == "speaker"
+    ]
+    assert (refused.effect, refused.reason) == (
+        "refute",
+        "the evidence says this of Rafa, not of Mina, in the words it cites",
+    )
+    assert not [
+        f
+        for f in check("Rafa has read the novel Pachinko twice.", turns, quote)
+        if f.check == "speaker"
+    ]
+
+
+def test_speaker_reads_a_name_called_out_as_no_one_the_clause_is_about() -> None:
+    """ "so Paul, bring a helmet": Paul is spoken to, the motorbike is Luis's."""
+    turns = as_said("Ines: My brother Luis rides a motorbike now, so Paul, bring a helmet.")
+    quote = ["Luis rides a motorbike now, so Paul, bring a helmet."]
+    found_for = {
+        who: {
+            f.effect
+            for f in check(f"{who} rides a motorbike.", turns, quote)
+            if f.check == "speaker"
+        }
+        for who in ("Paul", "Luis")
+    }
+    assert found_for == {"Paul": {"refute"}, "Luis": set()}
+
+
+def test_speaker_refuses_the_users_own_words_cited_for_someone_they_name() -> None:
+    """The user's turn speaks of Jo as someone else (Jo is a subject there); the user's
+    "I" cited for Jo is refused."""
+    turns = as_said("User: I can't stand olives.\n\nUser: Jo loves them, though.")
+    [refused] = [
+        f
+        for f in check("Jo can't stand olives.", turns, ["The user can't stand olives."])
+        if f.check == "speaker"
+    ]
+    assert refused.effect == "refute"
+
+
+def test_polarity_refuses_what_the_cited_words_deny() -> None:
+    """The words a claim cites deny its predicate: refused, whatever words of the claim
+    they leave out ("in the crash", "for the office"); quiet where the denied clause
+    has another object."""
+    crash = as_said("Nora: Nobody was injured. The car is a write-off, though.")
+    [refused] = [
+        f
+        for f in check("Nora was injured in the crash.", crash, ["Nobody was injured."])
+        if f.check == "polarity"
+    ]
+    assert (refused.effect, refused.reason) == (
+        "refute",
+        'the words it cites say "not": "Nobody was injured."',
+    )
+    permit = as_said("Omar: I don't have a parking permit for this building.")
+    quote = ["Omar doesn't have a parking permit for this building."]
+    assert {
+        f.effect
+        for f in check("Omar has a parking permit for the office.", permit, quote)
+        if f.check == "polarity"
+    } == {"refute"}
+    fish = as_said("Omar: I don't eat fish, and I cook at home.")
+    assert not [
+        f for f in check("Omar eats meat.", fish, ["Omar doesn't eat fish"]) if f.effect == "refute"
+    ]
+
+
+def test_modality_refuses_a_deed_the_cited_words_only_offer() -> None:
+    """ "I can book the venue" cited for "Jun booked the venue": refused; for "Jun books
+    venues" (not said as done) only held."""
+    turns = as_said("Jun: I can book the venue by Monday.")
+    quote = ["Jun can book the venue by Monday."]
+    assert {
+        f.effect for f in check("Jun booked the venue.", turns, quote) if f.check == "modality"
+    } == {"refute"}
+    assert {
+        f.effect for f in check("Jun books the venue.", turns, quote) if f.check == "modality"
+    } == {"doubt"}
+    assert {f.effect for f in check("Jun booked the venue.", turns) if f.check == "modality"} == {
+        "doubt"
+    }
+
+
+def test_values_refuse_a_value_the_cited_field_gives_otherwise() -> None:
+    """A field cited alone (``"start": "10:30"``) gives the claim's place another value:
+    refused, though an older record in the evidence has the claim's; a range in the
+    words cited ("Monday to Wednesday") and a number inside an identifier are kept."""
+    old = '{"event": "Board meeting", "start": "09:30"}'
+    new = '{"event": "Board meeting", "start": "10:30", "moved": true}'
+    turns = f"calendar: {new}\n\ncalendar: {old}"
+    [refused] = [
+        f
+        for f in check("The board meeting starts at 09:30.", turns, ['"start": "10:30"'])
+        if f.check == "values"
+    ]
+    assert (refused.effect, refused.reason) == ("refute", "the words it cites say 10:30, not 09:30")
+    trip = as_said("Ahmad: I'll be in Rotterdam Monday to Wednesday.\n\nJo: So no Tuesday standup?")
+    quote = ["Ahmad will be in Rotterdam Monday to Wednesday."]
+    assert not [
+        f
+        for f in check("Ahmad will be in Rotterdam on Tuesday.", trip, quote)
+        if f.effect == "refute"
+    ]
+    log = '"DELETE /api/orders/771 HTTP/1.1" 403'
+    assert not [
+        f for f in check("Deleting order 771 was forbidden.", log, [log]) if f.effect == "refute"
+    ]
+
+
+def test_values_refuse_another_code_in_the_cited_field() -> None:
+    """A train number against a cited ``"train": "ICE578"``: refused; a record's own
+    name before a field ("Booking BK-1182 train: ...") is not in the field's place."""
+    record = '{"booking": "BK-1182", "train": "ICE578", "seat": "41"}'
+    turns = f"rail: {record}\n\nAssistant: ICE574 or ICE578?"
+    [refused] = [
+        f
+        for f in check("Ola is booked on train ICE574.", turns, ['"train": "ICE578"'])
+        if f.check == "values"
+    ]
+    assert (refused.effect, refused.reason) == (
+        "refute",
+        "the words it cites say ICE578, not ICE574",
+    )
+    kept = check("Booking BK-1182 train: ICE578.", turns, ['"train": "ICE578"'])
+    assert not [f for f in kept if f.effect == "refute"]
+
+
+def test_mixed_refuses_where_the_cited_words_are_the_other_clause() -> None:
+    """ "I find algebra easy but I struggle with geometry": the claim "struggles with
+    algebra" citing the first clause is refused; with no quote, held."""
+    turns = as_said("Zoe: I find algebra easy but I struggle with geometry.")
+    claim = "Zoe struggles with algebra."
+    assert {
+        f.effect for f in check(claim, turns, ["Zoe finds algebra easy"]) if f.check == "mixed"
+    } == {"refute"}
+    assert {f.effect for f in check(claim, turns) if f.check == "mixed"} == {"doubt"}

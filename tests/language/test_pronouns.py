@@ -35,6 +35,13 @@ def test_a_name_the_parser_made_a_second_subject_is_the_noun_beside_it() -> None
     assert antecedent("Sure. Tom's daughter is coming too, ", speaker="Tom") is None
 
 
+def test_a_person_noun_the_parser_made_part_of_the_name_is_beside_it() -> None:
+    """Parsed with "husband" a compound of "Idris" ("Lea's husband Idris swims too"):
+    Idris is the husband, named beside the noun."""
+    before = "Mondays and Fridays. Lea's husband Idris swims too, "
+    assert antecedent(before, speaker="Lea") == Person("Idris", "he", beside=True)
+
+
 @pytest.mark.parametrize(
     ("clause", "person", "resolved"),
     [
