@@ -224,7 +224,7 @@ def _findings(
     found += _hedged(said, cited)
     found += _mixed(said, sentences, quoted, cited)
     if not any(f.effect == "refute" for f in found):
-        found += _set_aside(said, claim, evidence, sentences)
+        found += _set_aside(said, claim, evidence, sentences, cited)
     if not any(f.effect == "refute" for f in found):
         found += _words(said, evidence, sentences, about)
         found += _field_stated(claim, evidence)
@@ -239,7 +239,9 @@ def _mixed(
     struggles with factoring" from "I find factoring easy but I struggle with the
     quadratic formula"): no clause of that verb holds the claim's objects, one has
     objects of its own, and another clause of its sentence has the claim's. Held;
-    refused where the words it cites are that other clause (``_cites_other``)."""
+    refused where the words it cites are that other clause (``_cites_other``) and the
+    sentence sets it against a clause of the verb said as the claim says it ("I find
+    factoring easy but I struggle with ..."; not "I don't eat pork, but lamb is fine")."""
     if not claim.clauses or claim.root in _LIGHT or claim.root in SAYING:
         return []
     own = claim.clauses[0]
@@ -262,9 +264,14 @@ def _mixed(
                     f"the evidence has {sorted(missing)[0]} in another clause than "
                     f'"{own.predicate}": "{_short(clause.text)}"'
                 )
-                sure = _cites_other(own, objects, quoted, cited)
+                contrasted = clause.denied == own.denied and _CONTRAST.search(sentence.text)
+                sure = bool(contrasted) and _cites_other(own, objects, quoted, cited)
                 return [Finding("mixed", "refute" if sure else "doubt", reason)]
     return []
+
+
+#: Words that set one clause against another ("easy, but I struggle with ...").
+_CONTRAST = re.compile(r"\b(?:but|though|although|whereas|while|yet)\b", re.I)
 
 
 def _cites_other(
@@ -303,6 +310,10 @@ def _modality(claim: Reading, sentences: list[Reading], quoted: list[Reading]) -
     verb = claim.root
     if verb is None or verb in _LIGHT or (verb, True) in claim.verbs or denies(claim, claim.lemmas):
         return []  # a "not" is the polarity check's; "have", "get": too many senses
+    due = _only_due(claim, verb, quoted)
+    if due is not None:
+        reason = f'the words it cites say it was "{due}", not that it was done'
+        return [Finding("modality", "refute", reason)]
     stated = [s for s in sentences if not s.text.rstrip().endswith("?")]  # a question says nothing
     said = [unrealised for s in stated for lemma, unrealised in s.verbs if lemma == verb]
     if not said or not all(said):
@@ -318,6 +329,19 @@ def _modality(claim: Reading, sentences: list[Reading], quoted: list[Reading]) -
             f'"{_short(where)}"',
         )
     ]
+
+
+#: Words that say a thing is set to happen, not that it did ("was due on 20 November").
+_DUE = frozenset("due scheduled expected planned supposed estimated".split())
+
+
+def _only_due(claim: Reading, verb: str, quoted: list[Reading]) -> str | None:
+    """The word of the words a claim cites that says its deed was only set to happen
+    ("was due on November 20" cited for "Order 88213 was delivered on November 20"):
+    the claim says it was done, and no quoted piece holds its verb."""
+    if not claim.done or not quoted or any(verb == lemma for q in quoted for lemma, _ in q.verbs):
+        return None
+    return next((c.predicate for q in quoted for c in q.clauses if c.predicate in _DUE), None)
 
 
 def _hedged(claim: Reading, cited: tuple[str, ...]) -> list[Finding]:
@@ -349,6 +373,15 @@ _PARTS = re.compile(
 )
 
 
+#: A quote that is only a guess: it opens with one and has at most this many words.
+MAX_GUESS_WORDS = 6
+_BARE_GUESS = re.compile(
+    r"\W*(?:(?:it|that|this)(?:'s|\s+is)?\s+)?(?:(?:could|might|may)\s+be|maybe|perhaps|"
+    r"possibly|probably)\b",
+    re.I,
+)
+
+
 def _hedge_of(claim: Reading, quote: str) -> str | None:
     """The hedge that opens the part of ``quote`` holding most of the claim's words,
     before the first of them ("I think it's IT-2305"; not "... at 14:30 which I think
@@ -360,8 +393,11 @@ def _hedge_of(claim: Reading, quote: str) -> str | None:
         return [w[:4] for w in re.findall(r"[\w-]+", part.lower())]
 
     held = [len(stems & set(words(p))) for p in parts]
-    if not parts or max(held) == 0:
+    if not parts:
         return None
+    if max(held) == 0:  # words of no claim's but a guess ("Could be related.")
+        bare = _BARE_GUESS.match(quote)
+        return bare.group(0).strip() if bare and len(quote.split()) <= MAX_GUESS_WORDS else None
     for part, count in zip(parts, held, strict=True):
         found = HEDGED.search(part)
         if count != max(held) or found is None:
@@ -376,16 +412,19 @@ def _hedge_of(claim: Reading, quote: str) -> str | None:
     return None
 
 
-def _set_aside(claim: Reading, text: str, evidence: str, sentences: list[Reading]) -> list[Finding]:
+def _set_aside(
+    claim: Reading, text: str, evidence: str, sentences: list[Reading], cited: tuple[str, ...]
+) -> list[Finding]:
     """Refuted where the claim holds a value the evidence corrects ("The migration lands
     on Thursday." against "... lands on Wednesday, not Thursday."): the correction ties
     to the claim (``language.corrections.rewrite``), the correcting sentence shares a
-    word with the claim besides the value and its subject (a value taken back in one turn,
-    ``language.corrections.restatements``, is tied by its unit), and it is said of the claim's
-    subject (by them, or naming them: Ines correcting her flight says nothing of Tom's).
-    An earlier sentence that states the old value does not save the claim. Left to the
-    other checks: a claim with a "not" of its own ("... on 2.2.9 but not on 2.3.1"), and
-    a correction of who ("Elena is allergic, not Tomás" says nothing else of Tomás)."""
+    word with the claim besides the value and its subject (a value taken back in one
+    turn, ``language.corrections.restatements``, is tied by its unit), and it is said of
+    the claim's subject (by them, or naming them: Ines correcting her flight says
+    nothing of Tom's), or the claim cites the correcting words themselves. An earlier
+    sentence that states the old value does not save the claim. Left to the other
+    checks: a claim with a "not" of its own ("... on 2.2.9 but not on 2.3.1"), and a
+    correction of who ("Elena is allergic, not Tomás" says nothing else of Tomás)."""
     if _DENYING.search(text):
         return []
     fixes = corrections(evidence) if _CORRECTING.search(evidence) else []
@@ -399,12 +438,19 @@ def _set_aside(claim: Reading, text: str, evidence: str, sentences: list[Reading
         words = {w for w in claim.lemmas if w not in removed and fold(w) not in named}
         correcting = [s for s in sentences if s.text in evidence[fix.start : fix.end]]
         tied = fix.how == "restated"  # the same unit, taken back in one turn: tied as said
-        if any((tied or words & s.lemmas) and _of(who, s) for s in correcting):
+        cites = any(_overlaps_span(evidence, quote, fix.start, fix.end) for quote in cited)
+        if cites or any((tied or words & s.lemmas) and _of(who, s) for s in correcting):
             said = _short(evidence[fix.start : fix.end])
             return [
                 Finding("corrected", "refute", f'the evidence sets "{fix.old}" aside: "{said}"')
             ]
     return []
+
+
+def _overlaps_span(evidence: str, quote: str, start: int, end: int) -> bool:
+    """Whether ``quote`` (where it first stands in the evidence) overlaps ``start:end``."""
+    at = evidence.find(quote) if quote.strip() else -1
+    return at >= 0 and at < end and at + len(quote) > start
 
 
 def _of(who: list[str], sentence: Reading) -> bool:

@@ -221,11 +221,29 @@ def quoted_of_someone_else(
     for clause, sentence in holding:
         if clause.passive != claim.clauses[0].passive or word.search(called.sub(",", clause.text)):
             return None  # named there, not only called by name ("so Tom, bring the car")
-        other = _someone_else(clause, sentence.speaker, person, apart)
+        other = _someone_else(clause, sentence.speaker, person, apart) or _not_the_user(
+            clause, sentence.speaker, person, evidence
+        )
         if other is None:
             return None
         reasons.append(other)
     return reasons[0]
+
+
+def _not_the_user(clause: Clause, speaker: str | None, person: str, evidence: str) -> str | None:
+    """Why a named speaker's own clause ("Mike: I'm allergic to cedar dust") is not said
+    of the user, where the user speaks in turns of their own ("User: ...")."""
+    if person.lower() != "the user" or speaker is None or is_role(speaker):
+        return None
+    if not clause.agents or not _USER_TURN.search(evidence):
+        return None
+    if all(a == FIRST_PERSON or overlaps(a, speaker) for a in clause.agents):
+        return f"the evidence says this of {speaker}, not of the user"
+    return None
+
+
+#: A turn of the user's own, labelled as such.
+_USER_TURN = re.compile(r"(?im)^(?:user|human):")
 
 
 def quoted_denial(claim: Reading, quoted: list[Reading]) -> str | None:

@@ -853,3 +853,73 @@ def test_mixed_refuses_where_the_cited_words_are_the_other_clause() -> None:
         f.effect for f in check(claim, turns, ["Zoe finds algebra easy"]) if f.check == "mixed"
     } == {"refute"}
     assert {f.effect for f in check(claim, turns) if f.check == "mixed"} == {"doubt"}
+    pork = as_said("Sam: I don't eat pork, but chicken and lamb are fine.")
+    kept = check("Sam eats lamb.", pork, ["chicken and lamb are fine"])
+    assert {f.effect for f in kept if f.check == "mixed"} == {"doubt"}  # "but" turns "not eat"
+
+
+def test_set_aside_refuses_a_claim_citing_the_correction_itself() -> None:
+    """A claim that cites the correcting words but keeps the value they set aside is
+    refused, though those words share no other word with it; without the quote the
+    older statement holds it up."""
+    turns = as_said(
+        "User: I'd like a navy sofa and a wool rug.\n\n"
+        "User: Actually, make it green instead of navy."
+    )
+    claim = "The user wants a navy sofa."
+    quote = ["Actually, make it green instead of navy."]
+    [refused] = [f for f in check(claim, turns, quote) if f.effect == "refute"]
+    assert (refused.check, refused.reason) == (
+        "corrected",
+        'the evidence sets "navy" aside: "User: Actually, make it green instead of navy."',
+    )
+    assert not [f for f in check(claim, turns) if f.effect == "refute"]
+
+
+def test_speaker_refuses_a_named_speakers_words_cited_for_the_user() -> None:
+    """Where the user speaks as "User", what Mike says of himself is not the user's."""
+    turns = as_said("User: Can you start Monday?\n\nMike: Sure. I'm afraid of heights, though.")
+    quote = ["Mike is afraid of heights, though."]
+    [refused] = [
+        f for f in check("The user is afraid of heights.", turns, quote) if f.check == "speaker"
+    ]
+    assert (refused.effect, refused.reason) == (
+        "refute",
+        "the evidence says this of Mike, not of the user, in the words it cites",
+    )
+    alone = as_said("Mike: Sure. I'm afraid of heights, though.")  # Mike may be the user
+    assert not [
+        f for f in check("The user is afraid of heights.", alone, quote) if f.check == "speaker"
+    ]
+
+
+def test_hedged_refuses_a_claim_citing_only_a_guess() -> None:
+    """ "Might be the cache." alone says nothing of the claim but a guess: refused."""
+    turns = as_said("Ana: The API slowed down at noon.\n\nLi: Might be the cache.")
+    [refused] = [
+        f
+        for f in check("The cache change slowed the API down.", turns, ["Could be related."])
+        if f.check == "hedged"
+    ]
+    assert refused.effect == "refute"
+    assert not [
+        f
+        for f in check("The API slowed down at noon.", turns, ["The API slowed down at noon."])
+        if f.check == "hedged"
+    ]
+
+
+def test_modality_refuses_a_deed_the_cited_words_say_was_only_due() -> None:
+    """ "was due on 3 May" cited for "was paid on 3 May": refused."""
+    turns = as_said("billing: Invoice 4471 was due on 3 May.")
+    quote = ["Invoice 4471 was due on 3 May."]
+    [refused] = [
+        f for f in check("Invoice 4471 was paid on 3 May.", turns, quote) if f.check == "modality"
+    ]
+    assert (refused.effect, refused.reason) == (
+        "refute",
+        'the words it cites say it was "due", not that it was done',
+    )
+    assert not [
+        f for f in check("Invoice 4471 is due on 3 May.", turns, quote) if f.effect == "refute"
+    ]
