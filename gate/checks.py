@@ -31,6 +31,7 @@ from gate.subjects import (
     received,
     said_of_someone_else,
 )
+from language.antonyms import opposites
 from language.clauses import clause_spans, without_pleasantry
 from language.corrections import corrections, restatements, rewrite
 from language.fields import Field, fields, identities, key_words, stated
@@ -110,11 +111,13 @@ def check_many(pairs: Sequence[Pair]) -> list[tuple[Finding, ...]]:
     todo = {key: t for key, t in zip(keys, triples, strict=True) if key not in known}
     units = [_units(evidence) for _, evidence, _ in todo.values()]
     texts = [claim for claim, _, _ in todo.values()] + [u for us, _ in units for u in us]
+    texts += [q for _, _, cited in todo.values() for q in cited if q.strip()]
     docs = dict(zip(texts, parse_many(texts), strict=True))
     for (key, (claim, evidence, cited)), (pieces, records) in zip(todo.items(), units, strict=True):
         said = [replace(read_text(u, docs[u]), speaker=speaker) for u, speaker in pieces.items()]
         reading = read_text(claim, docs[claim])
-        known[key] = _findings(claim, reading, evidence, said, records, cited)
+        cites = [read_text(q, docs[q]) for q in cited if q.strip()]
+        known[key] = _findings(claim, reading, evidence, said, records, cited, cites)
     with _found_lock:
         for key in keys:
             _found[key] = known[key]
@@ -209,6 +212,7 @@ def _findings(
     sentences: list[Reading],
     records: frozenset[str] = frozenset(),
     cited: tuple[str, ...] = (),
+    cites: list[Reading] | None = None,
 ) -> tuple[Finding, ...]:
     found: list[Finding] = []
     about = _about(said, sentences)
@@ -216,7 +220,7 @@ def _findings(
     found += _values(claim, evidence, _about(said, sentences, wordy=True, records=records), cited)
     polarity = _polarity(said, about, sentences)
     if not any(f.effect == "refute" for f in polarity):
-        polarity = _cited_polarity(said, quoted) or polarity
+        polarity = _cited_polarity(said, quoted) or _opposite(said, claim, cites or []) or polarity
     found += polarity
     found += _names(said, evidence)
     found += _speaker(said, about, sentences, evidence, cited, quoted)
@@ -853,6 +857,55 @@ def _cited_polarity(claim: Reading, quoted: list[Reading]) -> list[Finding]:
     return [Finding("polarity", "refute", f'the words it cites say "not": "{_short(clause)}"')]
 
 
+def _opposite(claim: Reading, text: str, cites: list[Reading]) -> list[Finding]:
+    """The words the claim cites say the opposite of one of its adjectives or verbs
+    (``language.antonyms``: "easy" against "the hardest part"; "passed" against
+    ``"status": "failed"``), not the word itself: refused. Only where the quote is one
+    short statement tied to the claim (``_shares``), neither says "not" or compares
+    ("smaller than"), and a verb's opposite has the claim's subject or none ("sells
+    hula hoops to a woman" is not "the woman is not buying")."""
+    if claim.negations or "than" in claim.order:
+        return []
+    # an adjective the tagger read as a noun ("finds the subjunctive easy") is looked up
+    wanted = [
+        ("ADJ" if tag == "NOUN" else tag, lemma)
+        for lemma, tag in zip(claim.order, claim.tags, strict=False)
+    ]
+    for quote in cites:
+        if len(quote.tokens) > MAX_OPPOSED_WORDS or quote.negations or "than" in quote.order:
+            continue
+        if not _shares(text, quote.text):
+            continue
+        said = set(quote.order) | {t.lower() for t in quote.tokens}
+        for tag, lemma in wanted:
+            other = sorted(opposites(lemma, tag) & said)
+            if not other or lemma in said or set(other) & set(claim.order):
+                continue  # "an old man becomes younger" says both
+            if tag == "VERB" and not _same_doer(claim, lemma, quote, other):
+                continue
+            reason = f'the words it cites say "{other[0]}", the opposite of "{lemma}"'
+            return [Finding("polarity", "refute", reason)]
+    return []
+
+
+def _same_doer(claim: Reading, verb: str, quote: Reading, opposite: list[str]) -> bool:
+    """Whether the quote's clauses of the opposite verb have a subject that shares a word
+    with the subject of the claim's clause of ``verb``, or none placed and they do not
+    name the claim's subject elsewhere ("a farmer sells eggs to Ana": Ana buys)."""
+    clauses = [c for c in quote.clauses if c.predicate in opposite]
+    theirs = {a for c in clauses for a in c.agents}
+    ours = {a for c in claim.clauses if c.predicate == verb for a in c.agents}
+    words = {w for a in ours for w in a.lower().split() if w not in _ARTICLES}
+    if not theirs:
+        return not any(w in c.lemmas for c in clauses for w in words)
+    return any(w in words for a in theirs for w in a.lower().split() if w not in _ARTICLES)
+
+
+#: The most tokens a quote may have for an opposite word in it to refute: one short
+#: statement (a long sentence says the opposite of other things too).
+MAX_OPPOSED_WORDS = 20
+
+
 def _crossed(claim: Reading, about: Reading) -> bool:
     """Whether the claim's contrast is the evidence's the other way round: what the
     claim sets aside the evidence holds, and what the evidence sets aside the claim
@@ -1009,6 +1062,8 @@ def _said_of(claim: Reading, about: Reading | None) -> list[Finding]:
     claim's own subject; "Maya says ..." is checked against who said it."""
     if about is None or claim.subject is None:
         return []
+    if denies(claim, claim.lemmas) and not denies(about, claim.lemmas):
+        return []  # "Ana did not win" against "Bo won": the polarity check's to read
     subject = claim.subject  # of the main verb: not a subordinate clause's
     if claim.root in SAYING and about.speaker is not None:
         if overlaps(about.speaker, subject) or _named(subject, about.text.lower()):

@@ -74,6 +74,8 @@ def said_of_someone_else(
     for clause, sentence in holding:
         if clause.passive != voice:  # "X ranked Bogart" says nothing of X by Bogart's claim
             return ""
+        if clause.denied != claim.clauses[0].denied:
+            return ""  # "Ana did not win" against "Bo won": the polarity check's to read
         other = _someone_else(clause, sentence.speaker, person, apart)
         if other is None:
             return ""
@@ -221,6 +223,8 @@ def quoted_of_someone_else(
     for clause, sentence in holding:
         if clause.passive != claim.clauses[0].passive or word.search(called.sub(",", clause.text)):
             return None  # named there, not only called by name ("so Tom, bring the car")
+        if clause.denied != claim.clauses[0].denied:
+            return None  # "Ruth did not hit 60": that Maris hit 61 is no one else's "not"
         other = _someone_else(clause, sentence.speaker, person, apart) or _not_the_user(
             clause, sentence.speaker, person, evidence
         )

@@ -106,6 +106,8 @@ class Reading:
     order: tuple[str, ...] = ()
     #: Each token as written, in the same order.
     tokens: tuple[str, ...] = ()
+    #: Each token's coarse part of speech (spaCy's "ADJ", "VERB", ...), in the same order.
+    tags: tuple[str, ...] = ()
     #: The lemma of the main verb, where there is one.
     root: str | None = None
     #: Each noun's (lemma, dependency, head's lemma): where a thing stands in the sentence.
@@ -176,6 +178,7 @@ def read(span: Doc | Span) -> Reading:
         subject=next((n for t in span if t.head.dep_ == "ROOT" and (n := subject_name(t))), None),
         order=tuple(t.lemma_.lower() for t in span),
         tokens=tuple(t.text for t in span),
+        tags=tuple(t.pos_ for t in span),
         root=next((t.lemma_.lower() for t in span if t.dep_ == "ROOT" and t.pos_ == "VERB"), None),
         slots=tuple(
             (t.lemma_.lower(), t.dep_, t.head.lemma_.lower())

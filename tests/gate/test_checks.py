@@ -923,3 +923,47 @@ def test_modality_refuses_a_deed_the_cited_words_say_was_only_due() -> None:
     assert not [
         f for f in check("Invoice 4471 is due on 3 May.", turns, quote) if f.effect == "refute"
     ]
+
+
+def test_polarity_refuses_the_opposite_word_in_the_cited_words() -> None:
+    """WordNet's opposite of the claim's adjective or verb in the short quote it cites:
+    refused; quiet where the quote says "not", compares, gives the opposite deed to
+    someone else ("sells ... to Ana"), or is a long sentence."""
+    turns = as_said("Ola: The exam was the easiest one this term.")
+    quote = ["The exam was the easiest one this term."]
+    [refused] = [
+        f for f in check("Ola found the exam difficult.", turns, quote) if f.effect == "refute"
+    ]
+    assert (refused.check, refused.reason) == (
+        "polarity",
+        'the words it cites say "easy", the opposite of "difficult"',
+    )
+    build = 'ci: {"build": "4410", "result": "failed"}'
+    assert {f.effect for f in check("Build 4410 passed.", build, ['"result": "failed"'])} == {
+        "refute"
+    }
+
+    def refuted(claim: str, evidence: str) -> bool:
+        said = as_said(evidence)
+        quote = said.split(": ", 1)[1]
+        return any(f.effect == "refute" for f in check(claim, said, [quote]))
+
+    assert not refuted("Ola found the exam difficult.", "Ola: The exam wasn't easy at all.")
+    assert not refuted("The exam was harder than the quiz.", "Ola: The quiz was easy.")
+    assert not refuted("Ana buys eggs.", "Ola: A farmer sells eggs to Ana every week.")
+    long = (
+        "Ola: The exam was easy for the others in my class, who had studied the whole "
+        "term with the old papers and their tutors, but not for me."
+    )
+    assert not refuted("Ola found the exam difficult.", long)
+
+
+def test_speaker_leaves_a_denied_claim_to_the_polarity_check() -> None:
+    """ "Ana did not win the race" citing "Bo won the race": whoever won, it says nothing
+    of Ana's not winning."""
+    turns = as_said("Kim: Bo won the race on Sunday.")
+    quote = ["Bo won the race on Sunday."]
+    assert not [f for f in check("Ana did not win the race.", turns, quote) if f.check == "speaker"]
+    assert {f.effect for f in check("Ana won the race.", turns, quote) if f.check == "speaker"} == {
+        "refute"
+    }
