@@ -265,7 +265,33 @@ def quoted_denial(claim: Reading, quoted: list[Reading]) -> str | None:
     ]
     if not holding or not all(c.denied for c in holding):
         return None
+    own = name_words(person) | {"user"} if person else set()
+    if any(_narrower(c, claim, own) for c in holding):
+        return None
     return min((c.text for c in holding), key=len)
+
+
+#: Words that bound a statement in time: a "not" said of one time says nothing of
+#: another ("I don't have time" and "Maya has time next week").
+_TIMELY = frozenset(
+    "next last this today tonight tomorrow yesterday now week weekend month year morning "
+    "evening night afternoon again anymore yet still soon later".split()
+)
+
+
+def _narrower(clause: Clause, claim: Reading, own: set[str]) -> bool:
+    """Whether the denied clause is narrower than the claim, or the claim than it, so the
+    "not" may say nothing of it: the clause has a word the claim lacks ("I just don't
+    like hiking in the rain" for "Maya likes hiking"; "not on Thursday" for "on
+    Friday"), other than one in a "this" or "that" phrase, which points at a thing the
+    claim may name ("this machine" for "her laptop"); or the claim has a value or a
+    word of time the clause lacks ("next week")."""
+    low = clause.text.lower()
+    for word in clause.lemmas - claim.lemmas - own:
+        pointed = re.search(rf"\b(?:this|that|these|those)\s+(?:\w+\s+)?{re.escape(word[:4])}", low)
+        if pointed is None:
+            return True
+    return any(valued(w) or w in _TIMELY for w in claim.lemmas - clause.lemmas)
 
 
 def _quoted_clauses(claim: Reading, quoted: list[Reading]) -> list[tuple[Clause, Reading]]:

@@ -758,9 +758,9 @@ def test_speaker_refuses_the_users_own_words_cited_for_someone_they_name() -> No
 
 
 def test_polarity_refuses_what_the_cited_words_deny() -> None:
-    """The words a claim cites deny its predicate: refused, whatever words of the claim
-    they leave out ("in the crash", "for the office"); quiet where the denied clause
-    has another object."""
+    """The words a claim cites deny its predicate: refused, though they leave out words
+    of the claim ("in the crash"), or name its thing as "this building"; quiet where the
+    denied clause is narrower ("in the rain", "on Thursday") or has another object."""
     crash = as_said("Nora: Nobody was injured. The car is a write-off, though.")
     [refused] = [
         f
@@ -778,6 +778,13 @@ def test_polarity_refuses_what_the_cited_words_deny() -> None:
         for f in check("Omar has a parking permit for the office.", permit, quote)
         if f.check == "polarity"
     } == {"refute"}
+    for claim, said in [  # a "not" of a narrower statement says nothing of the claim
+        ("Maya has time on Friday.", "Maya: I don't have time on Thursday; Friday works."),
+        ("Maya likes hiking.", "Maya: I just don't like hiking in the rain."),
+    ]:
+        turn = as_said(said)
+        quote = [turn.split(": ", 1)[1]]
+        assert not [f for f in check(claim, turn, quote) if f.effect == "refute"], claim
     fish = as_said("Omar: I don't eat fish, and I cook at home.")
     assert not [
         f for f in check("Omar eats meat.", fish, ["Omar doesn't eat fish"]) if f.effect == "refute"
