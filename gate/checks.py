@@ -36,7 +36,7 @@ from language.clauses import clause_spans, without_pleasantry
 from language.corrections import corrections, restatements, rewrite
 from language.fields import Field, fields, identities, key_words, stated
 from language.hedges import HEDGED, KEPT
-from language.parsing import Clause, Reading, denies, parse_many, read_text
+from language.parsing import Reading, denies, parse_many, read_text
 from language.people import PERSON_NOUNS, fold, name_words, overlaps
 from language.pronouns import THIRD_PERSON, antecedent, resolve_it, thing
 from language.sentences import sentence_spans
@@ -102,7 +102,11 @@ def check_many(pairs: Sequence[Pair]) -> list[tuple[Finding, ...]]:
     ``words`` check finds it nowhere). The findings of recent pairs are kept: a write
     the gate was asked about before (``Store.check_facts``) is not read again."""
     triples = [
-        (p[0][:MAX_CHECKED_CHARS], p[1][:MAX_CHECKED_CHARS], tuple(p[2]) if len(p) > 2 else ())
+        (
+            p[0][:MAX_CHECKED_CHARS],
+            p[1][:MAX_CHECKED_CHARS],
+            tuple(q[:MAX_CHECKED_CHARS] for q in p[2]) if len(p) > 2 else (),
+        )
         for p in pairs
     ]
     keys = [_key(triple) for triple in triples]
@@ -224,9 +228,9 @@ def _findings(
     found += polarity
     found += _names(said, evidence)
     found += _speaker(said, about, sentences, evidence, cited, quoted)
-    found += _modality(said, sentences, quoted)
+    found += _modality(said, sentences, quoted, cites or [])
     found += _hedged(said, cited)
-    found += _mixed(said, sentences, quoted, cited)
+    found += _mixed(said, sentences)
     if not any(f.effect == "refute" for f in found):
         found += _set_aside(said, claim, evidence, sentences, cited)
     if not any(f.effect == "refute" for f in found):
@@ -236,16 +240,13 @@ def _findings(
     return tuple(found)
 
 
-def _mixed(
-    claim: Reading, sentences: list[Reading], quoted: list[Reading], cited: tuple[str, ...]
-) -> list[Finding]:
+def _mixed(claim: Reading, sentences: list[Reading]) -> list[Finding]:
     """The claim's verb with an object the evidence says in another clause ("Leo
     struggles with factoring" from "I find factoring easy but I struggle with the
     quadratic formula"): no clause of that verb holds the claim's objects, one has
-    objects of its own, and another clause of its sentence has the claim's. Held;
-    refused where the words it cites are that other clause (``_cites_other``) and the
-    sentence sets it against a clause of the verb said as the claim says it ("I find
-    factoring easy but I struggle with ..."; not "I don't eat pork, but lamb is fine")."""
+    objects of its own, and another clause of its sentence has the claim's. Held, also
+    where the claim cites that other clause: "at home it's Portuguese" cited for "Ana
+    speaks Portuguese at home" says the same in other words (a review's examples)."""
     if not claim.clauses or claim.root in _LIGHT or claim.root in SAYING:
         return []
     own = claim.clauses[0]
@@ -268,32 +269,12 @@ def _mixed(
                     f"the evidence has {sorted(missing)[0]} in another clause than "
                     f'"{own.predicate}": "{_short(clause.text)}"'
                 )
-                contrasted = clause.denied == own.denied and _CONTRAST.search(sentence.text)
-                sure = bool(contrasted) and _cites_other(own, objects, quoted, cited)
-                return [Finding("mixed", "refute" if sure else "doubt", reason)]
+                return [Finding("mixed", "doubt", reason)]
     return []
 
 
-#: Words that set one clause against another ("easy, but I struggle with ...").
+#: Words that set one clause against another ("cheap, but the flights were expensive").
 _CONTRAST = re.compile(r"\b(?:but|though|although|whereas|while|yet)\b", re.I)
-
-
-def _cites_other(
-    own: Clause, objects: set[str], quoted: list[Reading], cited: tuple[str, ...]
-) -> bool:
-    """Whether the words a claim cites hold its objects in clauses of other verbs only
-    ("Leo finds factoring easy" cited for "Leo struggles with factoring"): the clauses
-    of the quoted sentences that stand in a quote (or a quote in them)."""
-    quotes = [" ".join(c.split()) for c in cited]
-    inside = [
-        c
-        for q in quoted
-        for c in q.clauses
-        if any(_whole(" ".join(c.text.split()), x) or _whole(x, c.text) for x in quotes if x)
-    ]
-    return any(objects <= c.lemmas for c in inside) and not any(
-        c.predicate == own.predicate for c in inside
-    )
 
 
 #: Where a verb's object stands.
@@ -304,7 +285,9 @@ _OBJECTS = frozenset({"dobj", "pobj", "attr", "dative", "oprd"})
 _LIGHT = frozenset("be have get do go make take".split())
 
 
-def _modality(claim: Reading, sentences: list[Reading], quoted: list[Reading]) -> list[Finding]:
+def _modality(
+    claim: Reading, sentences: list[Reading], quoted: list[Reading], cites: list[Reading]
+) -> list[Finding]:
     """The claim says its verb was done or holds ("Legal approved the text") where every
     statement of the evidence says it only as wanted, needed, possible or conditional
     ("Legal needs to approve the text", "I can send a proposal"); questions state
@@ -314,7 +297,7 @@ def _modality(claim: Reading, sentences: list[Reading], quoted: list[Reading]) -
     verb = claim.root
     if verb is None or verb in _LIGHT or (verb, True) in claim.verbs or denies(claim, claim.lemmas):
         return []  # a "not" is the polarity check's; "have", "get": too many senses
-    due = _only_due(claim, verb, quoted)
+    due = _only_due(claim, verb, cites)
     if due is not None:
         reason = f'the words it cites say it was "{due}", not that it was done'
         return [Finding("modality", "refute", reason)]
@@ -324,7 +307,14 @@ def _modality(claim: Reading, sentences: list[Reading], quoted: list[Reading]) -
         return []
     where = next(s.text for s in stated if (verb, True) in s.verbs)
     cited = [unrealised for s in quoted for lemma, unrealised in s.verbs if lemma == verb]
-    sure = claim.done and bool(cited) and all(cited)
+    # "I always wanted to visit Kyoto and this spring I finally did!": done after all;
+    # "didn't forget to pay", "needed to replace": said as past, it may well be done
+    sure = (
+        claim.done
+        and bool(cited)
+        and all(cited)
+        and not any(q.done or q.negations or _PAST_WANTING.search(q.text) for q in quoted)
+    )
     return [
         Finding(
             "modality",
@@ -335,27 +325,39 @@ def _modality(claim: Reading, sentences: list[Reading], quoted: list[Reading]) -
     ]
 
 
+#: A want, need or plan said in the past ("needed to replace"), done or not.
+_PAST_WANTING = re.compile(
+    r"\b(?:needed|wanted|decided|planned|hoped|tried|meant|had|was going)\s+to\b", re.I
+)
 #: Words that say a thing is set to happen, not that it did ("was due on 20 November").
 _DUE = frozenset("due scheduled expected planned supposed estimated".split())
 
 
-def _only_due(claim: Reading, verb: str, quoted: list[Reading]) -> str | None:
+def _only_due(claim: Reading, verb: str, cites: list[Reading]) -> str | None:
     """The word of the words a claim cites that says its deed was only set to happen
     ("was due on November 20" cited for "Order 88213 was delivered on November 20"):
-    the claim says it was done, and no quoted piece holds its verb."""
-    if not claim.done or not quoted or any(verb == lemma for q in quoted for lemma, _ in q.verbs):
+    the claim says it was done, and the quotes hold no verb said as done ("was due
+    Friday, but Maya turned it in on Thursday") nor the claim's own."""
+    if not claim.done or not cites:
         return None
-    return next((c.predicate for q in quoted for c in q.clauses if c.predicate in _DUE), None)
+    if any(verb == lemma or not unrealised for q in cites for lemma, unrealised in q.verbs):
+        return None
+    return next((c.predicate for q in cites for c in q.clauses if c.predicate in _DUE), None)
 
 
 def _hedged(claim: Reading, cited: tuple[str, ...]) -> list[Finding]:
     """The claim states plainly what the words it cites only suppose ("Omar's asset tag
-    is IT-2305." citing "I think it's IT-2305, but I'm not sure."): in every quote, the
+    is IT-2305." citing "I think it's IT-2305, but I'm not sure.") or ask to have
+    confirmed ("..., right?": ``_tag_asked``): in every quote, the
     part that holds most of the claim's words (``_PARTS``) opens with a hedge before
     them (``language.hedges``), and the claim keeps none of its own nor names whose
     word it is (``KEPT``)."""
     if not cited or KEPT.search(claim.text):
         return []
+    asked = [_tag_asked(claim, quote) for quote in cited]
+    if all(asked):
+        reason = f'the words it cites ask it ("{asked[0]}"); the claim states it as known'
+        return [Finding("hedged", "refute", reason)]
     said = [_hedge_of(claim, quote) for quote in cited]
     if not all(said):
         return []
@@ -366,6 +368,28 @@ def _hedged(claim: Reading, cited: tuple[str, ...]) -> list[Finding]:
             f'the words it cites only suppose it ("{said[0]}"); the claim states it as known',
         )
     ]
+
+
+#: A statement made a question by a tag ("I pay 1,200 a month, right?").
+_TAG_QUESTION = re.compile(
+    r",\s*(?P<tag>right|correct|yes|no|yeah|ok|okay|true|"
+    r"(?:is|are|was|were|do|does|did|have|has|had|can|will|would|should)n't\s+\w+|"
+    r"(?:am|is|are|was|were|do|does|did|have|has|can|will)\s+(?:i|you|he|she|it|we|they))"
+    r"\s*\?+\s*$",
+    re.I,
+)
+
+
+def _tag_asked(claim: Reading, quote: str) -> str | None:
+    """The tag that makes ``quote`` a question ("right?") where the statement before it
+    holds the claim's predicate: the claim states what its speaker only asked to have
+    confirmed."""
+    tag = _TAG_QUESTION.search(quote)
+    predicate = claim.clauses[0].predicate if claim.clauses else None
+    if tag is None or predicate is None:
+        return None
+    words = re.findall(r"[a-z]+", quote[: tag.start()].lower())
+    return tag.group("tag") + "?" if any(w.startswith(predicate[:4]) for w in words) else None
 
 
 #: Where a quote's parts part: a sentence's end, a comma, a clause joined to the one
@@ -379,11 +403,7 @@ _PARTS = re.compile(
 
 #: A quote that is only a guess: it opens with one and has at most this many words.
 MAX_GUESS_WORDS = 6
-_BARE_GUESS = re.compile(
-    r"\W*(?:(?:it|that|this)(?:'s|\s+is)?\s+)?(?:(?:could|might|may)\s+be|maybe|perhaps|"
-    r"possibly|probably)\b",
-    re.I,
-)
+_BARE_GUESS = re.compile(r"\W*(?:(?:it|that|this)\s+)?(?:could|might|may)\s+be\b", re.I)
 
 
 def _hedge_of(claim: Reading, quote: str) -> str | None:
@@ -442,13 +462,30 @@ def _set_aside(
         words = {w for w in claim.lemmas if w not in removed and fold(w) not in named}
         correcting = [s for s in sentences if s.text in evidence[fix.start : fix.end]]
         tied = fix.how == "restated"  # the same unit, taken back in one turn: tied as said
-        cites = any(_overlaps_span(evidence, quote, fix.start, fix.end) for quote in cited)
+        cites = any(
+            _overlaps_span(evidence, quote, fix.start, fix.end)
+            and not _shares_outside(claim, redone.removed, evidence, quote, fix.start, fix.end)
+            for quote in cited
+        )
         if cites or any((tied or words & s.lemmas) and _of(who, s) for s in correcting):
             said = _short(evidence[fix.start : fix.end])
             return [
                 Finding("corrected", "refute", f'the evidence sets "{fix.old}" aside: "{said}"')
             ]
     return []
+
+
+def _shares_outside(
+    claim: Reading, removed: str, evidence: str, quote: str, start: int, end: int
+) -> bool:
+    """Whether the part of ``quote`` outside ``start:end`` (the correction) has a word of
+    the claim's other than the value it sets aside ("The meeting is in room 4, not room 2.
+    Room 2 is for the workshop." for "The workshop is in room 2.")."""
+    at = evidence.find(quote)
+    inside = evidence[max(at, start) : min(end, at + len(quote))]
+    outside = evidence[at : at + len(quote)].replace(inside, " ")
+    words = set(re.findall(r"[a-z]{3,}", outside.lower())) - set(removed.lower().split())
+    return bool(words & {w for w in claim.lemmas if len(w) > 2})
 
 
 def _overlaps_span(evidence: str, quote: str, start: int, end: int) -> bool:
@@ -667,18 +704,19 @@ def _cited_codes(claim: str, cited: tuple[str, ...]) -> list[Finding]:
     refused. A record's own name ("Asset IT-2291 model: ...") is not in a field's place."""
     for code in (c for c in codes(claim) if not values(c)):  # a version is a value
         before = re.search(rf"([A-Za-z]+)\W+{re.escape(code)}", claim)
-        if before is None:
-            continue
+        if before is None or any(_squash(code) in _squash(text) for text in cited):
+            continue  # another quote gives it ("Outbound: BA117", "Return: BA118")
+        word = re.escape(before.group(1))
         for text in cited:
-            given = [g for g in codes(text) if _shape(g) == _shape(code)]
-            if (
-                given
-                and before.group(1).lower() in text.lower()
-                and _squash(code) not in _squash(text)
-            ):
-                return [
-                    Finding("values", "refute", f"the words it cites say {given[0]}, not {code}")
-                ]
+            given = [
+                g
+                for g in codes(text)
+                if _shape(g) == _shape(code)
+                and re.search(rf"\b{word}\W+{re.escape(g)}", text, re.I)  # "flight": "AY1652"
+            ]
+            if given:
+                reason = f"the words it cites say {given[0]}, not {code}"
+                return [Finding("values", "refute", reason)]
     return []
 
 
@@ -861,9 +899,10 @@ def _opposite(claim: Reading, text: str, cites: list[Reading]) -> list[Finding]:
     """The words the claim cites say the opposite of one of its adjectives or verbs
     (``language.antonyms``: "easy" against "the hardest part"; "passed" against
     ``"status": "failed"``), not the word itself: refused. Only where the quote is one
-    short statement tied to the claim (``_shares``), neither says "not" or compares
-    ("smaller than"), and a verb's opposite has the claim's subject or none ("sells
-    hula hoops to a woman" is not "the woman is not buying")."""
+    short statement (one clause, or one field of a record; "cheap but the flights were
+    expensive" sets two things against each other) tied to the claim (``_shares``),
+    neither says "not" or compares ("smaller than"), and the opposite is said of what
+    the claim's word is (``_same_side``: "sells eggs to Ana" is not Ana not buying)."""
     if claim.negations or "than" in claim.order:
         return []
     # an adjective the tagger read as a noun ("finds the subjunctive easy") is looked up
@@ -872,33 +911,58 @@ def _opposite(claim: Reading, text: str, cites: list[Reading]) -> list[Finding]:
         for lemma, tag in zip(claim.order, claim.tags, strict=False)
     ]
     for quote in cites:
-        if len(quote.tokens) > MAX_OPPOSED_WORDS or quote.negations or "than" in quote.order:
-            continue
-        if not _shares(text, quote.text):
+        if (
+            len(quote.tokens) > MAX_OPPOSED_WORDS
+            or len(quote.clauses) > 1
+            or len(fields(quote.text)) > 1
+            or quote.negations
+            or "than" in quote.order
+            or _CONTRAST.search(quote.text)
+            or not _shares(text, quote.text)
+        ):
             continue
         said = set(quote.order) | {t.lower() for t in quote.tokens}
         for tag, lemma in wanted:
             other = sorted(opposites(lemma, tag) & said)
             if not other or lemma in said or set(other) & set(claim.order):
                 continue  # "an old man becomes younger" says both
-            if tag == "VERB" and not _same_doer(claim, lemma, quote, other):
+            field = _ONE_FIELD.fullmatch(quote.text.strip()) is not None
+            if not _same_side(claim, lemma, quote, other[0], field):
                 continue
             reason = f'the words it cites say "{other[0]}", the opposite of "{lemma}"'
             return [Finding("polarity", "refute", reason)]
     return []
 
 
-def _same_doer(claim: Reading, verb: str, quote: Reading, opposite: list[str]) -> bool:
-    """Whether the quote's clauses of the opposite verb have a subject that shares a word
-    with the subject of the claim's clause of ``verb``, or none placed and they do not
-    name the claim's subject elsewhere ("a farmer sells eggs to Ana": Ana buys)."""
-    clauses = [c for c in quote.clauses if c.predicate in opposite]
-    theirs = {a for c in clauses for a in c.agents}
-    ours = {a for c in claim.clauses if c.predicate == verb for a in c.agents}
-    words = {w for a in ours for w in a.lower().split() if w not in _ARTICLES}
-    if not theirs:
-        return not any(w in c.lemmas for c in clauses for w in words)
-    return any(w in words for a in theirs for w in a.lower().split() if w not in _ARTICLES)
+def _same_side(claim: Reading, word: str, quote: Reading, opposite: str, field: bool) -> bool:
+    """Whether the quote says ``opposite`` of what the claim says ``word`` of: the claim's
+    words before ``word`` (its subject's side, owners aside) are among the quote's
+    before ``opposite`` where the quote has any there and is not one field of a record
+    ("Tom is Maya's younger brother" is of Tom, not of "Maya ... older"); and, for a
+    verb, none of them stand after the opposite, where the one it was done to stands
+    ("The Red team lost to the Blue team": the Blue team won; "sells eggs to Ana")."""
+    mine = _side(claim, word)
+    at = quote.order.index(opposite)
+    before = _content(quote, 0, at)
+    if before and not field and not mine & before:
+        return False
+    return not (claim.tags[claim.order.index(word)] == "VERB" and mine & _content(quote, at + 1))
+
+
+def _side(reading: Reading, word: str) -> set[str]:
+    return _content(reading, 0, reading.order.index(word))
+
+
+def _content(reading: Reading, start: int, end: int | None = None) -> set[str]:
+    """The content lemmas of ``reading``'s tokens from ``start`` to ``end``, a word
+    followed by "'s" (an owner, "Maya's brother") left out."""
+    stop = len(reading.order) if end is None else end
+    out = set()
+    for i in range(start, stop):
+        owner = i + 1 < len(reading.tokens) and reading.tokens[i + 1] in ("'s", "\u2019s")
+        if reading.order[i] in reading.lemmas and not owner:
+            out.add(reading.order[i])
+    return out
 
 
 #: The most tokens a quote may have for an opposite word in it to refute: one short

@@ -225,6 +225,8 @@ def quoted_of_someone_else(
             return None  # named there, not only called by name ("so Tom, bring the car")
         if clause.denied != claim.clauses[0].denied:
             return None  # "Ruth did not hit 60": that Maris hit 61 is no one else's "not"
+        if _ALSO.search(clause.text):
+            return None  # "Mike is allergic to cedar dust too": someone else is, as well
         other = _someone_else(clause, sentence.speaker, person, apart) or _not_the_user(
             clause, sentence.speaker, person, evidence
         )
@@ -239,13 +241,17 @@ def _not_the_user(clause: Clause, speaker: str | None, person: str, evidence: st
     of the user, where the user speaks in turns of their own ("User: ...")."""
     if person.lower() != "the user" or speaker is None or is_role(speaker):
         return None
-    if not clause.agents or not _USER_TURN.search(evidence):
-        return None
+    if not clause.agents or not _USER_TURN.search(evidence) or _YOU.search(clause.text):
+        return None  # "Mike plays tennis with you": said to the user, of them too
     if all(a == FIRST_PERSON or overlaps(a, speaker) for a in clause.agents):
         return f"the evidence says this of {speaker}, not of the user"
     return None
 
 
+#: Words that say someone else does or is the same ("too", "also", "as well").
+_ALSO = re.compile(r"\b(?:too|also|as well|either)\b", re.I)
+#: "you" in another's turn: the one spoken to, the user, may be in it.
+_YOU = re.compile(r"\b(?:you|your|yours|yourself)\b", re.I)
 #: A turn of the user's own, labelled as such.
 _USER_TURN = re.compile(r"(?im)^(?:user|human):")
 
@@ -265,12 +271,16 @@ def quoted_denial(claim: Reading, quoted: list[Reading]) -> str | None:
     ]
     if not holding or not all(c.denied for c in holding):
         return None
+    if any(_CONTRAST.search(q.text) for q in quoted):
+        return None  # "I didn't win, but I took second place": the "but" says what did hold
     own = name_words(person) | {"user"} if person else set()
     if any(_narrower(c, claim, own) for c in holding):
         return None
     return min((c.text for c in holding), key=len)
 
 
+#: Words that set one clause against another ("I didn't win, but ...").
+_CONTRAST = re.compile(r"\b(?:but|though|although|whereas|while|yet)\b", re.I)
 #: Words that bound a statement in time: a "not" said of one time says nothing of
 #: another ("I don't have time" and "Maya has time next week").
 _TIMELY = frozenset(

@@ -851,18 +851,129 @@ def test_values_refuse_another_code_in_the_cited_field() -> None:
     assert not [f for f in kept if f.effect == "refute"]
 
 
-def test_mixed_refuses_where_the_cited_words_are_the_other_clause() -> None:
-    """ "I find algebra easy but I struggle with geometry": the claim "struggles with
-    algebra" citing the first clause is refused; with no quote, held."""
-    turns = as_said("Zoe: I find algebra easy but I struggle with geometry.")
-    claim = "Zoe struggles with algebra."
-    assert {
-        f.effect for f in check(claim, turns, ["Zoe finds algebra easy"]) if f.check == "mixed"
-    } == {"refute"}
-    assert {f.effect for f in check(claim, turns) if f.check == "mixed"} == {"doubt"}
-    pork = as_said("Sam: I don't eat pork, but chicken and lamb are fine.")
-    kept = check("Sam eats lamb.", pork, ["chicken and lamb are fine"])
-    assert {f.effect for f in kept if f.check == "mixed"} == {"doubt"}  # "but" turns "not eat"
+def test_mixed_holds_where_the_cited_words_are_the_other_clause() -> None:
+    """The clause a claim cites may say the same in other words ("at home it's
+    Portuguese"), so a claim citing the other clause is held, never refused."""
+    turns = as_said("Ana: I speak English at work, but at home it's Portuguese.")
+    kept = check("Ana speaks Portuguese at home.", turns, ["at home it's Portuguese"])
+    assert not [f for f in kept if f.effect == "refute"]
+
+
+#: True claims a review wrote against the readings of cited words (claim, turns, quote):
+#: each refused by a first version of them.
+TRUE_CITED = [
+    (
+        "The hotel was inexpensive.",
+        "Maya: The hotel was cheap but the flights were expensive.",
+        "The hotel was cheap but the flights were expensive.",
+    ),
+    (
+        "Maya is Tom's older sister.",
+        "Tom: Maya is my sister, I'm her younger brother.",
+        "Maya is Tom's sister, Tom is her younger brother.",
+    ),
+    (
+        "The unit tests succeeded.",
+        'ci: {"unit": "passed", "e2e": "failed"}',
+        '"unit": "passed", "e2e": "failed"',
+    ),
+    (
+        "The Blue team won the match.",
+        "coach: The Red team lost to the Blue team on Saturday.",
+        "The Red team lost to the Blue team on Saturday.",
+    ),
+    (
+        "Maya sold her car to her brother.",
+        "Maya: My brother bought my car.",
+        "Maya's brother bought Maya's car.",
+    ),
+    (
+        "The user is meeting Ana at the café at 6.",
+        "User: Where should we meet?\n\nAna: I'll meet you at the café at 6.",
+        "Ana will meet you at the café at 6.",
+    ),
+    (
+        "The user is allergic to cedar dust.",
+        "User: Mike and I are both allergic to cedar dust.\n\n"
+        "Mike: Yep, I'm allergic to cedar dust too.",
+        "Mike is allergic to cedar dust too.",
+    ),
+    (
+        "Maya submitted the report on Thursday.",
+        "Maya: The report was due Friday, but I turned it in on Thursday.",
+        "The report was due Friday, but Maya turned it in on Thursday.",
+    ),
+    (
+        "Maya visited Kyoto.",
+        "Maya: I always wanted to visit Kyoto and this spring I finally did!",
+        "I always wanted to visit Kyoto and this spring I finally did!",
+    ),
+    (
+        "Tom paid the rent.",
+        "Tom: Don't worry, I didn't forget to pay the rent.",
+        "Tom didn't forget to pay the rent.",
+    ),
+    (
+        "Tom replaced the car battery.",
+        "Tom: The car wouldn't start so I needed to replace the battery. Runs fine now.",
+        "Tom needed to replace the battery.",
+    ),
+    (
+        "The workshop is in room 2.",
+        "Maya: The meeting is in room 4, not room 2. Room 2 is for the workshop.",
+        "The meeting is in room 4, not room 2. Room 2 is for the workshop.",
+    ),
+    (
+        "Maya declined the invitation to drinks.",
+        "Tom: Want to join us for drinks tonight?\n\nMaya: Maybe next time!",
+        "Maybe next time!",
+    ),
+    (
+        "The user won second place.",
+        "User: I didn't win, but I took second place.",
+        "The user didn't win, but the user took second place.",
+    ),
+]
+
+
+@pytest.mark.parametrize(("claim", "turns", "quote"), TRUE_CITED)
+def test_true_claims_citing_their_words_are_not_refused(claim: str, turns: str, quote: str) -> None:
+    said = as_said(turns)
+    assert quote in said
+    assert not [f for f in check(claim, said, [quote]) if f.effect == "refute"]
+
+
+def test_a_code_another_quote_gives_is_not_refused() -> None:
+    """Two quotes, one per leg: each code is in one of them."""
+    turns = "airline: Outbound: flight BA117 on 3 May.\nReturn: flight BA118 on 10 May."
+    quotes = ["Outbound: flight BA117 on 3 May.", "Return: flight BA118 on 10 May."]
+    claim = "The outbound is flight BA117 and the return is flight BA118."
+    assert not [f for f in check(claim, turns, quotes) if f.effect == "refute"]
+
+
+def test_hedged_refuses_a_claim_from_a_question_asking_it_confirmed() -> None:
+    """ "..., right?" asks; the claim states. A statement with "you know?" is no tag."""
+    turns = as_said("Ines: I start on the 4th, right?\n\nHR: Right.")
+    [refused] = [
+        f
+        for f in check("Ines starts on the 4th.", turns, ["Ines starts on the 4th, right?"])
+        if f.check == "hedged"
+    ]
+    assert (refused.effect, refused.reason) == (
+        "refute",
+        'the words it cites ask it ("right?"); the claim states it as known',
+    )
+    cork = as_said("Yuki: I live in Cork, you know? I love it.")
+    assert not check("Yuki lives in Cork.", cork, ["Yuki lives in Cork, you know?"])
+
+
+def test_a_quote_longer_than_the_checks_read_is_cut_like_the_evidence() -> None:
+    """A quote past ``MAX_CHECKED_CHARS`` is read up to it, as claim and evidence are,
+    never handed whole to the parser (which refuses a million characters)."""
+    quote = "Tom likes tea. " * 70_000
+    assert len(quote) > 1_000_000
+    found = check("Tom likes tea.", quote, [quote])
+    assert all(f.effect != "refute" for f in found)
 
 
 def test_set_aside_refuses_a_claim_citing_the_correction_itself() -> None:
