@@ -24,6 +24,8 @@ from dataclasses import dataclass, replace
 from difflib import SequenceMatcher
 from typing import Literal
 
+from spacy.tokens import Token
+
 from gate.subjects import (
     denied,
     quoted_denial,
@@ -36,7 +38,7 @@ from language.clauses import clause_spans, without_pleasantry
 from language.corrections import corrections, restatements, rewrite
 from language.fields import Field, fields, identities, key_words, stated
 from language.hedges import HEDGED, KEPT
-from language.parsing import Reading, denies, parse_many, read_text
+from language.parsing import Reading, denies, parse, parse_many, read_text
 from language.people import PERSON_NOUNS, fold, name_words, overlaps
 from language.pronouns import THIRD_PERSON, antecedent, resolve_it, thing
 from language.sentences import sentence_spans
@@ -327,7 +329,9 @@ def _modality(
 
 #: A want, need or plan said in the past ("needed to replace"), done or not.
 _PAST_WANTING = re.compile(
-    r"\b(?:needed|wanted|decided|planned|hoped|tried|meant|had|was going)\s+to\b", re.I
+    r"\b(?:needed|wanted|decided|planned|hoped|tried|meant|had|(?:was|were) going|"
+    r"(?:been|was|were)\s+(?:meaning|wanting|hoping|dying|planning|trying))\s+to\b",
+    re.I,
 )
 #: Words that say a thing is set to happen, not that it did ("was due on 20 November").
 _DUE = frozenset("due scheduled expected planned supposed estimated".split())
@@ -342,7 +346,10 @@ def _only_due(claim: Reading, verb: str, cites: list[Reading]) -> str | None:
         return None
     if any(verb == lemma or not unrealised for q in cites for lemma, unrealised in q.verbs):
         return None
-    return next((c.predicate for q in cites for c in q.clauses if c.predicate in _DUE), None)
+    said = [c.predicate for q in cites for c in q.clauses]
+    if not said or any(p not in _DUE for p in said):
+        return None  # "was due on the 1st and it's already in the account"
+    return said[0]
 
 
 def _hedged(claim: Reading, cited: tuple[str, ...]) -> list[Finding]:
@@ -372,7 +379,7 @@ def _hedged(claim: Reading, cited: tuple[str, ...]) -> list[Finding]:
 
 #: A statement made a question by a tag ("I pay 1,200 a month, right?").
 _TAG_QUESTION = re.compile(
-    r",\s*(?P<tag>right|correct|yes|no|yeah|ok|okay|true|"
+    r",\s*(?P<tag>right|correct|yes|no|yeah|true|"
     r"(?:is|are|was|were|do|does|did|have|has|had|can|will|would|should)n't\s+\w+|"
     r"(?:am|is|are|was|were|do|does|did|have|has|can|will)\s+(?:i|you|he|she|it|we|they))"
     r"\s*\?+\s*$",
@@ -381,15 +388,23 @@ _TAG_QUESTION = re.compile(
 
 
 def _tag_asked(claim: Reading, quote: str) -> str | None:
-    """The tag that makes ``quote`` a question ("right?") where the statement before it
-    holds the claim's predicate: the claim states what its speaker only asked to have
-    confirmed."""
+    """The tag that makes ``quote`` a question ("right?") where the statement it closes
+    (after the last comma or sentence end) holds the claim's predicate: the claim
+    states what its speaker only asked to have confirmed. "ok?" asks to agree to a
+    plan, not to confirm a fact."""
     tag = _TAG_QUESTION.search(quote)
     predicate = claim.clauses[0].predicate if claim.clauses else None
     if tag is None or predicate is None:
         return None
-    words = re.findall(r"[a-z]+", quote[: tag.start()].lower())
+    asked = re.split(r"[.!?;]\s+|,\s*", quote[: tag.start()])[-1]  # the statement it closes
+    if _TOLD.match(asked):
+        return None  # "I told you I'm vegan now, didn't I?": said before, not asked
+    words = re.findall(r"[a-z]+", asked.lower())
     return tag.group("tag") + "?" if any(w.startswith(predicate[:4]) for w in words) else None
+
+
+#: What the speaker said before, asked back ("I told you ...").
+_TOLD = re.compile(r"\s*(?:i|we|\w+)\s+(?:told|said|mentioned)\b", re.I)
 
 
 #: Where a quote's parts part: a sentence's end, a comma, a clause joined to the one
@@ -403,7 +418,9 @@ _PARTS = re.compile(
 
 #: A quote that is only a guess: it opens with one and has at most this many words.
 MAX_GUESS_WORDS = 6
-_BARE_GUESS = re.compile(r"\W*(?:(?:it|that|this)\s+)?(?:could|might|may)\s+be\b", re.I)
+_BARE_GUESS = re.compile(
+    r"\W*(?:(?:it|that|this)\s+)?(?:could|might|may)\s+be\b(?!\s+(?:better|worse)\b)", re.I
+)  # "Could be better." is how one is, not a guess
 
 
 def _hedge_of(claim: Reading, quote: str) -> str | None:
@@ -899,10 +916,10 @@ def _opposite(claim: Reading, text: str, cites: list[Reading]) -> list[Finding]:
     """The words the claim cites say the opposite of one of its adjectives or verbs
     (``language.antonyms``: "easy" against "the hardest part"; "passed" against
     ``"status": "failed"``), not the word itself: refused. Only where the quote is one
-    short statement (one clause, or one field of a record; "cheap but the flights were
-    expensive" sets two things against each other) tied to the claim (``_shares``),
-    neither says "not" or compares ("smaller than"), and the opposite is said of what
-    the claim's word is (``_same_side``: "sells eggs to Ana" is not Ana not buying)."""
+    short statement (one clause, or one field of a record whose value is not 0 or false;
+    "cheap but the flights were expensive" sets two things against each other) tied to
+    the claim (``_shares``), neither says "not" or compares ("smaller than"), and the
+    opposite is said of what the claim's word is (``_same_side``, ``_said_of_it``)."""
     if claim.negations or "than" in claim.order:
         return []
     # an adjective the tagger read as a noun ("finds the subjunctive easy") is looked up
@@ -911,6 +928,7 @@ def _opposite(claim: Reading, text: str, cites: list[Reading]) -> list[Finding]:
         for lemma, tag in zip(claim.order, claim.tags, strict=False)
     ]
     for quote in cites:
+        field = _ONE_FIELD.fullmatch(quote.text.strip()) is not None
         if (
             len(quote.tokens) > MAX_OPPOSED_WORDS
             or len(quote.clauses) > 1
@@ -918,35 +936,76 @@ def _opposite(claim: Reading, text: str, cites: list[Reading]) -> list[Finding]:
             or quote.negations
             or "than" in quote.order
             or _CONTRAST.search(quote.text)
+            or _NOTHING.fullmatch(quote.text.strip())  # "failed": 0, "closed": false
+            or _BOUNDED.search(quote.text)
+            or _BOUNDED.search(text)  # "closed after 22:00"
             or not _shares(text, quote.text)
         ):
             continue
         said = set(quote.order) | {t.lower() for t in quote.tokens}
-        for tag, lemma in wanted:
-            other = sorted(opposites(lemma, tag) & said)
-            if not other or lemma in said or set(other) & set(claim.order):
-                continue  # "an old man becomes younger" says both
-            field = _ONE_FIELD.fullmatch(quote.text.strip()) is not None
-            if not _same_side(claim, lemma, quote, other[0], field):
-                continue
+        flipped = [(tag, lemma, sorted(opposites(lemma, tag) & said)) for tag, lemma in wanted]
+        flipped = [(tag, lemma, other) for tag, lemma, other in flipped if other]
+        if len(flipped) != 1:
+            continue  # none, or two pairs flipped ("the old office was farther"): the same
+        _, lemma, other = flipped[0]
+        if lemma in said or set(other) & set(claim.order):
+            continue  # "an old man becomes younger" says both
+        if _same_side(claim, lemma, quote, other[0], field) and (
+            field or _said_of_it(claim, lemma, quote, other[0])
+        ):
             reason = f'the words it cites say "{other[0]}", the opposite of "{lemma}"'
             return [Finding("polarity", "refute", reason)]
     return []
 
 
+#: A bound in time, which an opposite word turns round ("open until 22:00" is "closed
+#: after 22:00").
+_BOUNDED = re.compile(r"\b(?:until|till|after|before|since|from)\b", re.I)
+#: A field that says there is none of it: ``"failed": 0``, ``"closed": false``.
+_NOTHING = re.compile(r'"?[\w .-]+"?\s*:\s*"?(?:0|false|null|none|no)"?,?', re.I)
+
+
+def _said_of_it(claim: Reading, word: str, quote: Reading, opposite: str) -> bool:
+    """Whether, in the parse, the quote's opposite says what the claim's word says: not
+    part of a name ("the Old Town"), not an adjective of a noun other than the subject
+    or what it is ("has two older brothers"), not a verb of a governed clause, of the
+    other voice ("was lent a laptop by IT") or with another object ("refused Globex's
+    counteroffer" for "accepted Acme's offer")."""
+    mine = next((t for t in parse(claim.text) if t.lemma_.lower() == word), None)
+    theirs = next((t for t in parse(quote.text) if opposite in (t.lemma_.lower(), t.lower_)), None)
+    if mine is None or theirs is None or theirs.pos_ == "PROPN":
+        return False
+    if theirs.dep_ == "amod" and theirs.head.dep_ not in ("nsubj", "nsubjpass", "attr", "ROOT"):
+        return False
+    if theirs.pos_ != "VERB":
+        return True
+    if theirs.dep_ in ("advcl", "pcomp", "xcomp", "acl", "relcl"):
+        return False
+    if mine.pos_ == "VERB" and _passive(mine) != _passive(theirs):
+        return False  # ("is closed" is passive beside "open")
+    ours = {c.lemma_.lower() for c in mine.children if c.dep_ == "dobj"}
+    what = {c.lemma_.lower() for c in theirs.children if c.dep_ == "dobj"}
+    return not (ours and what and not ours & what)
+
+
+def _passive(verb: Token) -> bool:
+    return any(c.dep_ in ("nsubjpass", "auxpass") for c in verb.children)
+
+
 def _same_side(claim: Reading, word: str, quote: Reading, opposite: str, field: bool) -> bool:
     """Whether the quote says ``opposite`` of what the claim says ``word`` of: the claim's
-    words before ``word`` (its subject's side, owners aside) are among the quote's
-    before ``opposite`` where the quote has any there and is not one field of a record
+    words before ``word`` (its subject's side, owners aside; "the user" counts) are
+    among the quote's before ``opposite``, unless the quote is one field of a record
     ("Tom is Maya's younger brother" is of Tom, not of "Maya ... older"); and, for a
     verb, none of them stand after the opposite, where the one it was done to stands
     ("The Red team lost to the Blue team": the Blue team won; "sells eggs to Ana")."""
     mine = _side(claim, word)
-    at = quote.order.index(opposite)
-    before = _content(quote, 0, at)
-    if before and not field and not mine & before:
+    low = [t.lower() for t in quote.tokens]
+    at = quote.order.index(opposite) if opposite in quote.order else low.index(opposite)
+    if not field and not mine & _content(quote, 0, at):
         return False
-    return not (claim.tags[claim.order.index(word)] == "VERB" and mine & _content(quote, at + 1))
+    verb = claim.tags[claim.order.index(word)] == "VERB"
+    return not (verb and mine & _content(quote, at + 1))
 
 
 def _side(reading: Reading, word: str) -> set[str]:
@@ -954,14 +1013,15 @@ def _side(reading: Reading, word: str) -> set[str]:
 
 
 def _content(reading: Reading, start: int, end: int | None = None) -> set[str]:
-    """The content lemmas of ``reading``'s tokens from ``start`` to ``end``, a word
-    followed by "'s" (an owner, "Maya's brother") left out."""
+    """The content lemmas of ``reading``'s tokens from ``start`` to ``end`` ("user"
+    counts), a word followed by "'s" (an owner, "Maya's brother") left out."""
     stop = len(reading.order) if end is None else end
     out = set()
     for i in range(start, stop):
         owner = i + 1 < len(reading.tokens) and reading.tokens[i + 1] in ("'s", "\u2019s")
-        if reading.order[i] in reading.lemmas and not owner:
-            out.add(reading.order[i])
+        lemma = reading.order[i]
+        if (lemma in reading.lemmas or lemma == "user") and not owner:
+            out.add(lemma)
     return out
 
 

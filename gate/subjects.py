@@ -281,6 +281,10 @@ def quoted_denial(claim: Reading, quoted: list[Reading]) -> str | None:
 
 #: Words that set one clause against another ("I didn't win, but ...").
 _CONTRAST = re.compile(r"\b(?:but|though|although|whereas|while|yet)\b", re.I)
+#: A "not" of degree ("never felt so welcome", "couldn't be happier").
+_EMPHASIS = re.compile(
+    r"\b(?:never|not|no)\b.*\b(?:so|such)\s+\w+|n't\b.*\b(?:happier|better|more)\b"
+)
 #: Words that bound a statement in time: a "not" said of one time says nothing of
 #: another ("I don't have time" and "Maya has time next week").
 _TIMELY = frozenset(
@@ -297,6 +301,8 @@ def _narrower(clause: Clause, claim: Reading, own: set[str]) -> bool:
     claim may name ("this machine" for "her laptop"); or the claim has a value or a
     word of time the clause lacks ("next week")."""
     low = clause.text.lower()
+    if _EMPHASIS.search(low):
+        return True  # "never felt so welcome": a "not" of degree, said for emphasis
     for word in clause.lemmas - claim.lemmas - own:
         pointed = re.search(rf"\b(?:this|that|these|those)\s+(?:\w+\s+)?{re.escape(word[:4])}", low)
         if pointed is None:

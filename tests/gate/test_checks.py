@@ -936,6 +936,78 @@ TRUE_CITED = [
 ]
 
 
+#: And a second review's, against the version mended after the first.
+TRUE_CITED += [
+    (
+        "The user moved to Berlin in May.",
+        "User: I moved to Berlin in May. You got my new address, right?",
+        "The user moved to Berlin in May. You got my new address, right?",
+    ),
+    (
+        "The user is allergic to penicillin.",
+        "User: I'm allergic to penicillin, so I can't take amoxicillin, right?",
+        "I'm allergic to penicillin, so I can't take amoxicillin, right?",
+    ),
+    (
+        "Maya is vegan.",
+        "Maya: I told you I'm vegan now, didn't I?",
+        "I told you I'm vegan now, didn't I?",
+    ),
+    (
+        "Tom is the youngest of three brothers.",
+        "Tom: I'm the baby of the family. I have two older brothers.",
+        "Tom has two older brothers.",
+    ),
+    (
+        "The user accepted Acme's offer.",
+        "User: I refused Globex's counteroffer in favour of Acme's offer.",
+        "The user refused Globex's counteroffer in favour of Acme's offer.",
+    ),
+    ("All unit tests passed.", 'ci: {"suite": "unit", "passed": 120, "failed": 0}', '"failed": 0'),
+    (
+        "The user borrowed a laptop from IT.",
+        "User: I was lent a laptop by IT while mine is being repaired.",
+        "The user was lent a laptop by IT",
+    ),
+    (
+        "The user moved into a new flat.",
+        "User: I moved into a flat in the Old Town.",
+        "The user moved into a flat in the Old Town.",
+    ),
+    ("The pharmacy is open now.", 'maps: {"name": "Boots", "closed": false}', '"closed": false'),
+    (
+        "The new office is closer to the user's home.",
+        "User: The old office was much farther from my home.",
+        "The old office was much farther from the user's home.",
+    ),
+    (
+        "Maya called her mom.",
+        "Maya: I've been meaning to call my mom for weeks and finally did last night.",
+        "Maya has been meaning to call Maya's mom for weeks and finally did last night.",
+    ),
+    (
+        "Maya paid the rent.",
+        "Maya: The rent was due on the 1st and it's already in the landlord's account.",
+        "The rent was due on the 1st and it's already in the landlord's account.",
+    ),
+    (
+        "Maya feels welcome at the new job.",
+        "Maya: I've never felt so welcome at a job.",
+        "Maya has never felt so welcome at a job.",
+    ),
+    (
+        "The user's knee has not fully healed.",
+        "Mike: How's the knee?\n\nUser: Could be better.",
+        "Could be better.",
+    ),
+    (
+        "The pharmacy is open until 22:00.",
+        "maps: The pharmacy is closed after 22:00.",
+        "The pharmacy is closed after 22:00.",
+    ),
+]
+
+
 @pytest.mark.parametrize(("claim", "turns", "quote"), TRUE_CITED)
 def test_true_claims_citing_their_words_are_not_refused(claim: str, turns: str, quote: str) -> None:
     said = as_said(turns)
@@ -963,6 +1035,8 @@ def test_hedged_refuses_a_claim_from_a_question_asking_it_confirmed() -> None:
         "refute",
         'the words it cites ask it ("right?"); the claim states it as known',
     )
+    plan = as_said("Tom: I'll pick you up at 7, ok?")  # "ok?" asks to agree to a plan
+    assert not check("Tom will pick the user up at 7.", plan, ["Tom will pick you up at 7, ok?"])
     cork = as_said("Yuki: I live in Cork, you know? I love it.")
     assert not check("Yuki lives in Cork.", cork, ["Yuki lives in Cork, you know?"])
 
@@ -1085,3 +1159,17 @@ def test_speaker_leaves_a_denied_claim_to_the_polarity_check() -> None:
     assert {f.effect for f in check("Ana won the race.", turns, quote) if f.check == "speaker"} == {
         "refute"
     }
+
+
+def test_polarity_refuses_a_field_that_is_the_opposite_and_a_copula_of_it() -> None:
+    """The false claims a review wrote against the opposite reading, still refused."""
+    shop = as_said("maps: The pharmacy is closed on Sundays.")
+    quote = ["The pharmacy is closed on Sundays."]
+    assert {f.effect for f in check("The pharmacy is open on Sundays.", shop, quote)} == {"refute"}
+    laptop = as_said("User: My new laptop is heavier than I hoped.")
+    claim = "The user's new laptop is lighter."
+    assert not [
+        f
+        for f in check(claim, laptop, ["The user's new laptop is heavier than the user hoped."])
+        if f.check == "polarity"
+    ]  # compares: left alone
