@@ -27,6 +27,7 @@ from typing import Literal
 from spacy.tokens import Token
 
 from gate.subjects import (
+    CONTRAST,
     denied,
     quoted_denial,
     quoted_of_someone_else,
@@ -273,10 +274,6 @@ def _mixed(claim: Reading, sentences: list[Reading]) -> list[Finding]:
                 )
                 return [Finding("mixed", "doubt", reason)]
     return []
-
-
-#: Words that set one clause against another ("cheap, but the flights were expensive").
-_CONTRAST = re.compile(r"\b(?:but|though|although|whereas|while|yet)\b", re.I)
 
 
 #: Where a verb's object stands.
@@ -935,7 +932,7 @@ def _opposite(claim: Reading, text: str, cites: list[Reading]) -> list[Finding]:
             or len(fields(quote.text)) > 1
             or quote.negations
             or "than" in quote.order
-            or _CONTRAST.search(quote.text)
+            or CONTRAST.search(quote.text)  # "cheap, but the flights were expensive"
             or _NOTHING.fullmatch(quote.text.strip())  # "failed": 0, "closed": false
             or _BOUNDED.search(quote.text)
             or _BOUNDED.search(text)  # "closed after 22:00"

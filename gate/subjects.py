@@ -271,7 +271,7 @@ def quoted_denial(claim: Reading, quoted: list[Reading]) -> str | None:
     ]
     if not holding or not all(c.denied for c in holding):
         return None
-    if any(_CONTRAST.search(q.text) for q in quoted):
+    if any(CONTRAST.search(q.text) for q in quoted):
         return None  # "I didn't win, but I took second place": the "but" says what did hold
     own = name_words(person) | {"user"} if person else set()
     if any(_narrower(c, claim, own) for c in holding):
@@ -280,7 +280,7 @@ def quoted_denial(claim: Reading, quoted: list[Reading]) -> str | None:
 
 
 #: Words that set one clause against another ("I didn't win, but ...").
-_CONTRAST = re.compile(r"\b(?:but|though|although|whereas|while|yet)\b", re.I)
+CONTRAST = re.compile(r"\b(?:but|though|although|whereas|while|yet)\b", re.I)
 #: A "not" of degree ("never felt so welcome", "couldn't be happier").
 _EMPHASIS = re.compile(
     r"\b(?:never|not|no)\b.*\b(?:so|such)\s+\w+|n't\b.*\b(?:happier|better|more)\b"
@@ -332,4 +332,10 @@ def _stated(sentences: list[Reading]) -> list[Reading]:
     return [s for s in sentences if not s.text.rstrip().endswith("?") and not LABEL.match(s.text)]
 
 
-__all__ = ["denied", "quoted_denial", "quoted_of_someone_else", "said_of_someone_else"]
+__all__ = [
+    "CONTRAST",
+    "denied",
+    "quoted_denial",
+    "quoted_of_someone_else",
+    "said_of_someone_else",
+]
