@@ -22,9 +22,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from difflib import SequenceMatcher
-from typing import Literal
-
-from spacy.tokens import Token
+from typing import TYPE_CHECKING, Literal
 
 from gate.subjects import (
     CONTRAST,
@@ -45,6 +43,9 @@ from language.pronouns import THIRD_PERSON, antecedent, resolve_it, thing
 from language.sentences import sentence_spans
 from language.speakers import LABEL
 from language.values import CALENDAR_WORDS, Value, codes, digits, same, spoken, valued, values
+
+if TYPE_CHECKING:  # spaCy loads numpy and torch, which a read of the store must not
+    from spacy.tokens import Token
 
 Effect = Literal["refute", "doubt", "support"]
 
