@@ -9,7 +9,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from language.speakers import LABEL
+from language.organisations import sides
+from language.speakers import LABEL, turn_label
 from language.speakers import as_said as read_turns
 
 REMOVED = "[EVIDENCE REMOVED]"
@@ -108,8 +109,12 @@ def as_said(items: Sequence[ContextItem]) -> list[ContextItem]:
     """The items with each turn's first person read as its speaker
     (``language.speakers.as_said``): "Maya: I've been vegetarian for ten years." is read
     as "Maya: Maya has been vegetarian for ten years.", so the verifier compares the
-    claim with what was said about whom, not with "I"."""
-    return [ContextItem(item.id, _read_turns(item.text)) for item in items]
+    claim with what was said about whom, not with "I". Where the items hold speakers of
+    different organisations, each one's "we" is theirs (``language.organisations``)."""
+    labels = [(item.text, turn_label(item.text)) for item in items]
+    turns = [(label[0], text[label[1] :]) for text, label in labels if label is not None]
+    groups = tuple(sorted((who, org) for who, (org, _) in sides(turns).items()))
+    return [ContextItem(item.id, _read_turns(item.text, groups)) for item in items]
 
 
 #: The same evidence is read for p1 and p0 and for every claim of a batch: once each.

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
     from spacy.tokens import Token
 
 FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself)\b", re.I)
+#: "We" and its forms: an organisation's speaker may say them of it.
+FIRST_PLURAL = re.compile(r"\b(?:we|we're|we've|we'd|we'll|our|ours|us|ourselves)\b", re.I)
 MODALS = frozenset(
     "can could will would should must might may shall can't cannot won't wouldn't shouldn't "
     "couldn't mustn't didn't wasn't weren't hadn't".split()
@@ -220,6 +222,40 @@ def _without_emphatic_self(text: str) -> str:
     return text
 
 
+def resolve_first_plural(sentence: str, group: str) -> str | None:
+    """The sentence with "we", "our" and "us" read as ``group`` ("We use Datadog" ->
+    "Brightwave uses Datadog."; "our contract ends in June" -> "Brightwave's contract
+    ends in June."); None where a first-person plural word is left that this cannot
+    rewrite (a verb it cannot find)."""
+    text = sentence.replace("\u2019", "'")
+    possessive = f"{group}'s"
+    contractions = [
+        (r"\b[Ww]e're\b", f"{group} is"),
+        (r"\b[Ww]e are\b", f"{group} is"),
+        (r"\b[Ww]e've\b", f"{group} has"),
+        (r"\b[Ww]e'd\b", f"{group} would"),
+        (r"\b[Ww]e'll\b", f"{group} will"),
+        (r"\b[Ww]e were\b", f"{group} was"),
+    ]
+    for pattern, repl in contractions:
+        text = re.sub(pattern, repl.replace("\\", "\\\\"), text)
+    adverbs = "|".join(sorted(ADVERBS))
+
+    def subject(m: re.Match[str]) -> str:
+        verb = m.group(2)
+        if verb.lower() in MODALS or verb.lower() in ("did", "didn't"):
+            return f"{group}{m.group(1)} {verb}"
+        return f"{group}{m.group(1)} {third_person(verb)}"
+
+    text = re.sub(rf"\b[Ww]e((?:\s+(?:{adverbs}))*)\s+([a-z']+)", subject, text)
+    text = re.sub(r"\b(?:[Oo]ur|[Oo]urs)\b", lambda _m: possessive, text)
+    text = re.sub(r"\b(?:us|ourselves)\b", lambda _m: group, text)
+    if FIRST_PLURAL.search(text):
+        return None
+    text = text.strip()
+    return text if text.endswith((".", "!")) else text + "."
+
+
 #: A turn's speaker label ("Maya: ", "Dr. Okonkwo: "), left out of what is parsed.
 LABEL = re.compile(
     r"(?P<speaker>(?:[A-Z][\w.'-]*|@[\w.-]+)(?: [A-Z][\w.'-]*){0,3})"
@@ -255,12 +291,16 @@ _OTHERS_WORDS = re.compile(
 )
 
 
-def as_said(text: str) -> str:
+def as_said(text: str, groups: tuple[tuple[str, str], ...] = ()) -> str:
     """``text`` with each turn's first person read as its speaker ("Maya: I live in
     Leeds." -> "Maya: Maya lives in Leeds."; "User: my sister ..." -> "User: the user's
-    sister ..."). Kept as written: a sentence that cannot be rewritten cleanly, a
-    question, a sentence that quotes or reports someone else ("Bob told me ..."), lines
-    that are not turns, and labels that name no one ("System:", "Q:", "Update:")."""
+    sister ..."), and "we" as the organisation ``groups`` pairs with its speaker, if any
+    ("Lena: We use Datadog." -> "Lena: Brightwave uses Datadog."; see
+    ``language.organisations.sides``). Kept as written: a sentence that cannot be
+    rewritten cleanly, a question, a sentence that quotes or reports someone else ("Bob
+    told me ..."), lines that are not turns, and labels that name no one ("System:",
+    "Q:", "Update:")."""
+    ours = dict(groups)
 
     def turn(match: re.Match[str]) -> str:
         who = match.group("who")
@@ -271,6 +311,9 @@ def as_said(text: str) -> str:
         out, cursor = [], 0
         for start, end in sentence_spans(said):
             sentence = said[start:end]
+            group = ours.get(who)
+            if group and FIRST_PLURAL.search(sentence) and _rewritable(sentence, plural=True):
+                sentence = _keep_end(sentence, resolve_first_plural(sentence, group) or sentence)
             rewritten = resolve_first_person(sentence, speaker) if _rewritable(sentence) else None
             out.append(said[cursor:start])
             out.append(sentence if rewritten is None else _keep_end(sentence, rewritten))
@@ -308,11 +351,11 @@ def turn_label(text: str) -> tuple[str, int] | None:
     return who, match.start("said")
 
 
-def _rewritable(sentence: str) -> bool:
-    """A statement in the speaker's own first person: not a question, and quoting or
-    reporting no one else."""
+def _rewritable(sentence: str, plural: bool = False) -> bool:
+    """A statement in the speaker's own first person (``plural``: "we"): not a question,
+    and quoting or reporting no one else."""
     return (
-        FIRST_PERSON.search(sentence) is not None
+        (FIRST_PLURAL if plural else FIRST_PERSON).search(sentence) is not None
         and not sentence.rstrip().endswith("?")
         and _OTHERS_WORDS.search(sentence) is None
     )

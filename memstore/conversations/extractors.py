@@ -27,6 +27,7 @@ from language.answers import answered
 from language.clauses import PLEASANTRY, clause_spans, has_verb, without_pleasantry
 from language.fields import fields, identities, stated
 from language.hedges import BELIEVE, UNSURE
+from language.organisations import sides
 from language.parsing import parse, parse_many, verb_in
 from language.pronouns import (
     THIRD_PERSON,
@@ -37,7 +38,7 @@ from language.pronouns import (
     resolve_there,
     thing,
 )
-from language.speakers import FIRST_PERSON
+from language.speakers import FIRST_PERSON, FIRST_PLURAL, resolve_first_plural
 from memstore.conversations.messages import Message
 from memstore.names import CONVERSATION_SOURCE
 
@@ -355,12 +356,14 @@ class EmbeddedExtractor:
         found: list[Candidate | None] = []
         # "Epic ONB-42" -> ("Onboarding redesign", the message that named it so)
         records: dict[str, tuple[str, int]] = {}
+        sides = _sides(messages)
         for index, message in enumerate(messages):
             if message.role == "tool":
                 found += self._fields(message, index, records)
             elif message.role == "user":
                 question, asked = _question(messages, index)
-                found += self._statements(message, index, question, asked)
+                side = sides.get(message.speaker)
+                found += self._statements(message, index, question, asked, side)
         out: list[Candidate] = []
         seen: set[str] = set()
         for candidate in found:
@@ -370,16 +373,23 @@ class EmbeddedExtractor:
         return _without_openers(out)
 
     def _statements(
-        self, message: Message, index: int, question: str | None = None, asked: str = ""
+        self,
+        message: Message,
+        index: int,
+        question: str | None = None,
+        asked: str = "",
+        side: tuple[str, tuple[int, ...]] | None = None,
     ) -> list[Candidate | None]:
         """A user turn's candidates, clause by clause (None where a clause holds none).
         ``question``: what the turn before asked, which its first sentence may answer
         without a verb ("About 20 km a week."); ``asked``: the questions that turn ends
-        with, where "she" may have been named ("How is Dana? Still at the hospital?")."""
+        with, where "she" may have been named ("How is Dana? Still at the hospital?");
+        ``side``: the organisation the speaker speaks for, which their "we" and "our"
+        mean, and the messages where the sides named theirs (``_sides``)."""
         text = message.content
         return [
             self._candidate(
-                message, index, text[c_start:c_end], question, text[:c_start], n == 0, asked
+                message, index, text[c_start:c_end], question, text[:c_start], n == 0, asked, side
             )
             for n, (start, end) in enumerate(sentence_spans(text))
             if self._may_hold_facts(text[start:end])
@@ -439,13 +449,14 @@ class EmbeddedExtractor:
         before: str = "",
         first: bool = True,
         asked: str = "",
+        side: tuple[str, tuple[int, ...]] | None = None,
     ) -> Candidate | None:
         """The clause's candidate, if it states one. ``question``: what the turn before
         asked, which the clause may answer without a verb ("Two months." to "What's your
         notice period?" says "Ravi's notice period is two months."); ``before``: the
         turn's text before it, where "he" or "she" may have been named; ``first``: it is
         in the turn's first sentence; ``asked``: the questions the turn before ended with
-        (``question`` the last of them)."""
+        (``question`` the last of them); ``side``: see ``_statements``."""
         plain = clause.strip().replace("\u2019", "'")
         plain = without_pleasantry(plain)
         plain = _asserted(_OPENER.sub("", plain)).rstrip(",;: ")
@@ -478,6 +489,10 @@ class EmbeddedExtractor:
         if _IT.match(plain) and (named := thing(before)) and (it := resolve_it(plain, named)):
             plain = it[0].upper() + it[1:]  # "It should land ..." after "the migration"
             words = _WORD.findall(plain)
+        if side and FIRST_PLURAL.search(plain) and (ours := resolve_first_plural(plain, side[0])):
+            plain = ours  # "We use Datadog" from Brightwave's CTO
+            words = _WORD.findall(plain)
+            also = (*also, *(i for i in side[1] if i != index))
         if (
             _THERE.search(plain)
             and (where := place(before))
@@ -530,6 +545,8 @@ class EmbeddedExtractor:
         statement = _introduced(statement)
         if _tautology(statement) or not members or len(_WORD.findall(statement)) < 3:
             return None
+        if side and side[0] in statement:
+            members = _owned(members, side[0])
         return Candidate(statement, tuple(members), index, clause.strip(), relation, also)
 
     @staticmethod
@@ -566,6 +583,16 @@ def _question(messages: Sequence[Message], index: int) -> tuple[str | None, str]
     return said[-1], " ".join(said[first:])
 
 
+def _sides(messages: Sequence[Message]) -> dict[str, tuple[str, tuple[int, ...]]]:
+    """{speaker: (organisation, messages)} where people of different organisations talk
+    (``language.organisations.sides``), so each one's "we" is their organisation; the
+    messages are those where each side named theirs, which that reading rests on."""
+    users = [i for i, m in enumerate(messages) if m.role == "user"]
+    found = sides((messages[i].speaker, messages[i].content) for i in users)
+    said = tuple(sorted(users[at] for _, at in found.values()))
+    return {speaker: (org, said) for speaker, (org, _) in found.items()}
+
+
 def _subjectless(sentence: str) -> bool:
     """Whether no word of ``sentence`` is a subject ("Still at the clinic?")."""
     return not any(t.dep_ in ("nsubj", "nsubjpass", "expl", "csubj") for t in parse(sentence))
@@ -574,6 +601,19 @@ def _subjectless(sentence: str) -> bool:
 def _relation(statement: str) -> str | None:
     """The relation of ``RELATIONS`` a statement states, if any."""
     return next((name for name, phrasing in RELATIONS if phrasing.search(statement)), None)
+
+
+def _owned(members: Sequence[tuple[str, str, str]], owner: str) -> list[tuple[str, str, str]]:
+    """``members`` with ``owner`` named alone: "Brightwave's VP" (read from "our VP") is
+    Brightwave and the VP, each a member."""
+    out: list[tuple[str, str, str]] = []
+    for name, kind, role in members:
+        rest = name.removeprefix(f"{owner}'s ")
+        split = [(owner, "organization", role), (rest, kind, "object")]
+        for member in split if rest != name else [(name, kind, role)]:
+            if all(member[0].lower() != m[0].lower() for m in out):
+                out.append(member)
+    return out
 
 
 def _others(members: Sequence[tuple[str, str, str]], speaker: str) -> list[tuple[str, str, str]]:

@@ -285,6 +285,39 @@ def test_reported_speech_keeps_its_speaker(content: str, expected: str) -> None:
     assert statements(content, "Alice") == [expected]
 
 
+def _call(*turns: tuple[str, str]) -> list[tuple[str, list[str], tuple[int, ...]]]:
+    messages = parse_messages([{"role": "user", "name": n, "content": c} for n, c in turns])
+    return [
+        (c.statement, [m[0] for m in c.members], c.also)
+        for c in EmbeddedExtractor().extract(messages)
+    ]
+
+
+def test_we_is_the_speakers_organisation_where_two_organisations_talk() -> None:
+    found = _call(
+        ("Greg", "Hi Lena, I'm Greg from CloudNine."),
+        ("Lena", "Hi Greg. I'm the CTO at Brightwave."),
+        ("Lena", "We use Datadog, and our contract ends in June."),
+    )
+    assert found[-2:] == [
+        ("Lena says Brightwave uses Datadog.", ["Lena", "Brightwave", "Datadog"], (0, 1)),
+        (
+            "Lena says Brightwave's contract ends in June.",
+            ["Lena", "Brightwave", "June"],
+            (0, 1),  # the turns that make "our" Brightwave's are cited too
+        ),
+    ]
+
+
+def test_we_stays_as_said_between_friends() -> None:
+    found = _call(
+        ("Maya", "I work at Google."),
+        ("Tom", "Nice. I'm a teacher."),
+        ("Maya", "We went hiking on Sunday."),
+    )
+    assert ("Maya says we went hiking on Sunday.", ["Maya", "Sunday"], ()) in found
+
+
 # -- corrections ----------------------------------------------------------------------------
 
 
