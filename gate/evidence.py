@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from language.organisations import sides
-from language.speakers import LABEL, turn_label
+from language.speakers import LABEL, one_turn
 from language.speakers import as_said as read_turns
 
 REMOVED = "[EVIDENCE REMOVED]"
@@ -111,8 +111,7 @@ def as_said(items: Sequence[ContextItem]) -> list[ContextItem]:
     as "Maya: Maya has been vegetarian for ten years.", so the verifier compares the
     claim with what was said about whom, not with "I". Where the items hold speakers of
     different organisations, each one's "we" is theirs (``language.organisations``)."""
-    labels = [(item.text, turn_label(item.text)) for item in items]
-    turns = [(label[0], text[label[1] :]) for text, label in labels if label is not None]
+    turns = [turn for item in items if (turn := one_turn(item.text)) is not None]
     groups = tuple(sorted((who, org) for who, (org, _) in sides(turns).items()))
     return [ContextItem(item.id, _read_turns(item.text, groups)) for item in items]
 

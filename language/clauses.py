@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 
 from language.sentences import strip_span
+from language.values import digits, values
 
 #: A pleasantry, a greeting or a verdict on what was just said ("Thanks", "Sounds good").
 PLEASANTRY = re.compile(
@@ -39,6 +40,43 @@ _PLEASANTRY_OPENER = re.compile(
     r"|^(?-i:[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?)\s+here\s*[,:;!\u2014-]+\s*",
     re.I,
 )
+
+
+#: A reply that takes a time someone proposed: "Thursday works.", "Fine, 7 pm it is.",
+#: "The 15th works for me." (what it agrees to is the proposal's fact, not its own).
+_AGREED = re.compile(
+    r"^(?:(?:ok|okay|fine|great|ha|sure|perfect|yes|yeah|then)[,!.]*\s+)*"
+    r"(?P<when>[\w: .-]{1,30}?)\s+(?:works|would work|is fine|is good|is great|is perfect|"
+    r"suits (?:me|us)|it is)(?:\s+(?:for|with|by)\s+(?:me|us|everyone|all of us|both of us))?"
+    r"(?:\s+too)?\s*[.!]*$",
+    re.I,
+)
+#: Words a time may come with ("the 15th", "next Monday", "Saturday morning").
+_TIME_WORDS = frozenset(
+    "the on at in next this coming around about morning afternoon evening night".split()
+)
+
+
+def agrees_to_a_time(clause: str) -> bool:
+    """Whether ``clause`` only takes a proposed time ("Thursday works.", "7 pm it is.",
+    "The 15th works for me."): its subject is a time, a weekday, a date or a day of the
+    month and nothing else ("Hybrid is fine too." says what the speaker accepts)."""
+    match = _AGREED.match(clause.strip())
+    if match is None:
+        return False
+    when = digits(match.group("when"))
+    found = values(when)
+    rest = when
+    for value in found:
+        rest = rest.replace(value.text, " ", 1)
+    rest, days = _ORDINAL_DAY.subn(" ", rest)
+    if not any(v.kind in ("time", "weekday", "date") for v in found) and not days:
+        return False
+    return all(word.lower() in _TIME_WORDS for word in re.findall(r"[\w:]+", rest))
+
+
+#: A day of the month said alone ("the 15th", "twelfth" once read as "12th").
+_ORDINAL_DAY = re.compile(r"\b(?:[1-9]|[12]\d|3[01])(?:st|nd|rd|th)\b", re.I)
 
 
 def without_pleasantry(text: str) -> str:

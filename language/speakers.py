@@ -11,6 +11,7 @@ import re
 from typing import TYPE_CHECKING
 
 from language.parsing import parse
+from language.people import PERSON_NOUNS
 from language.sentences import sentence_spans
 
 if TYPE_CHECKING:
@@ -222,12 +223,42 @@ def _without_emphatic_self(text: str) -> str:
     return text
 
 
+#: What an organisation does, as a verb after its "we" ("we use Datadog", "we're 120
+#: people", "we'd need SSO"); "we met", "we went to the beach", "we should grab dinner"
+#: are the people themselves, and stay "we".
+ORGANISATION_VERBS = frozenset(
+    """be have use run need want require prefer expect pay spend budget buy sell offer
+    provide serve ship build develop hire employ monitor host deploy operate process
+    store support manage plan sign renew license migrate switch evaluate consider own
+    acquire outsource handle cover charge bill invoice launch release close open sponsor
+    partner integrate standardize standardise rely depend work""".split()
+)
+#: Words that make "we" some of the people present, or the people themselves: "we
+#: both", "each other", "most of us", "we at Brightwave", "you and we".
+_PEOPLE_WE = re.compile(
+    r"\b(?:both|all|each|together|one another|between us|of us|on us|with us|join us|"
+    r"let us|we at|we and|and we|we two|as we|our own|ourselves)\b",
+    re.I,
+)
+
+
 def resolve_first_plural(sentence: str, group: str) -> str | None:
     """The sentence with "we", "our" and "us" read as ``group`` ("We use Datadog" ->
     "Brightwave uses Datadog."; "our contract ends in June" -> "Brightwave's contract
-    ends in June."); None where a first-person plural word is left that this cannot
-    rewrite (a verb it cannot find)."""
+    ends in June."; "a must for us" -> "a must for Brightwave"); None where one of them
+    may mean the people themselves (a verb not in ``ORGANISATION_VERBS``, "our" before a
+    person or a home, "we both", a question) or a form is left this cannot rewrite."""
     text = sentence.replace("\u2019", "'")
+    if text.rstrip().endswith("?") or _PEOPLE_WE.search(text):
+        return None
+    for token in parse(text):
+        word = token.lower_
+        if word == "we" and not _organisation_verb(token.head):
+            return None
+        if word in ("our", "ours") and token.head.lemma_.lower() in _PERSONAL:
+            return None
+        if word == "us" and token.head.lower_ != "for":
+            return None  # "a must for us"; not "thanks for having us", "talk to us"
     possessive = f"{group}'s"
     contractions = [
         (r"\b[Ww]e're\b", f"{group} is"),
@@ -254,6 +285,26 @@ def resolve_first_plural(sentence: str, group: str) -> str | None:
         return None
     text = text.strip()
     return text if text.endswith((".", "!")) else text + "."
+
+
+def _organisation_verb(verb: Token) -> bool:
+    """Whether ``verb`` says what an organisation does (``ORGANISATION_VERBS``), the verb
+    it leads to as well ("we want to buy": "want" and "buy"; not "we need to talk"); "be"
+    and "have" in the present only ("we're 120 people"; not "we had a great time")."""
+    lemma = verb.lemma_.lower()
+    if lemma not in ORGANISATION_VERBS:
+        return False
+    if lemma in ("be", "have") and verb.tag_ == "VBD":
+        return False
+    return all(_organisation_verb(c) for c in verb.children if c.dep_ == "xcomp")
+
+
+#: What "our" may own that is the people's, not an organisation's ("our kids").
+_PERSONAL = PERSON_NOUNS | frozenset(
+    """house home flat apartment family kid kids child children wedding honeymoon dog cat
+    pet car holiday vacation trip garden anniversary call meeting chat conversation talk
+    date dinner lunch breakfast plan weekend""".split()
+)
 
 
 #: A turn's speaker label ("Maya: ", "Dr. Okonkwo: "), left out of what is parsed.
@@ -332,6 +383,15 @@ def _says_what(text: str) -> bool:
 
     doc = parse(text[:200])
     return bool(len(doc)) and (doc[0].tag_ in ("VBN", "VBD") or doc[0].pos_ == "INTJ")
+
+
+def one_turn(text: str) -> tuple[str, str] | None:
+    """(label, words) of a text that is one labelled turn ("Lena: We use Datadog."), read
+    as ``as_said`` reads labels; None where it has no label or holds several turns."""
+    match = _TURN.match(text)
+    if match is None or any(_TURN.match(line) for line in text[match.end() :].splitlines()[1:]):
+        return None
+    return match.group("who"), text[match.start("said") :]
 
 
 def turn_label(text: str) -> tuple[str, int] | None:

@@ -5,12 +5,15 @@ user's turns through the ``language`` layer, sentence by sentence (pysbd) and cl
 by clause, and keeps plain statements: a first-person statement is resolved to its
 speaker ("I'm allergic to peanuts" from Alice becomes "Alice is allergic to
 peanuts."); a statement about someone else is kept as the speaker's ("Alice says Bob
-is ..."), reported speech with who said it. Questions, requests, pleasantries, talk
-about the conversation, self-introductions, hedged or conditional sentences, and
-anything said about "you" or "we" are skipped. A tool's result is read as fields
+is ..."), reported speech with who said it. Questions, requests, pleasantries, replies
+that only take a proposed time ("Thursday works."), talk about the conversation,
+self-introductions, hedged or conditional sentences, and anything said about "you"
+are skipped; "we" is the speaker's organisation where people of different ones talk
+(``language.organisations``), else kept as said. A tool's result is read as fields
 (``language.fields``): one statement per field of a named record. It finds less than
-an LLM; it adds no word but "says" and "said" to the speaker's own, and a sentence it
-cannot rewrite cleanly is skipped, not guessed at. Every candidate names the message
+an LLM; it adds no word to the speaker's own but "says", "said" and the names that
+"I", "we", "he", "she", "it" and "there" stand for, and a sentence it cannot rewrite
+cleanly is skipped, not guessed at. Every candidate names the message
 and the exact text it came from, which the gate then checks it against.
 """
 
@@ -24,7 +27,13 @@ from typing import Any, Protocol, runtime_checkable
 
 from language import resolve_first_person, sentence_spans
 from language.answers import answered
-from language.clauses import PLEASANTRY, clause_spans, has_verb, without_pleasantry
+from language.clauses import (
+    PLEASANTRY,
+    agrees_to_a_time,
+    clause_spans,
+    has_verb,
+    without_pleasantry,
+)
 from language.fields import fields, identities, stated
 from language.hedges import BELIEVE, UNSURE
 from language.organisations import sides
@@ -472,6 +481,8 @@ class EmbeddedExtractor:
             )
         if len(words) < 2 or plain.endswith("?") or PLEASANTRY.match(plain):
             return None
+        if agrees_to_a_time(plain):
+            return None  # "Thursday works.": the proposal it takes holds the fact
         if (question is None or not first) and not has_verb(words) and not verb_in(plain):
             return None  # a fragment ("Mike here.") that answers no question
         if _REQUEST.match(plain) or _HEDGE.search(plain):

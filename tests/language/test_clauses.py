@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from language.clauses import clause_spans, without_pleasantry
+from language.clauses import agrees_to_a_time, clause_spans, without_pleasantry
 
 
 def clauses(text: str) -> list[str]:
@@ -63,3 +63,36 @@ def test_clauses(text: str, expected: list[str]) -> None:
 )
 def test_a_pleasantry_that_opens_a_sentence_is_left_out(text: str, left: str) -> None:
     assert without_pleasantry(text) == left
+
+
+@pytest.mark.parametrize(
+    "clause",
+    [
+        "Thursday works.",
+        "Fine, 7 pm it is.",
+        "The 15th works for me.",
+        "Ha, twelfth it is.",
+        "Thursday is fine.",
+        "Saturday morning works for us too.",
+        "Dec 3 is fine.",
+    ],
+)
+def test_a_reply_that_only_takes_a_proposed_time(clause: str) -> None:
+    assert agrees_to_a_time(clause)
+
+
+@pytest.mark.parametrize(
+    "clause",
+    [
+        "Hybrid is fine too.",  # what the speaker accepts: a fact about them
+        "Granite works.",
+        "The Dublin office works.",
+        "That works.",
+        "Her card is fine.",
+        "Thursday works for Marek but not for me.",
+        "10 works.",  # a number, not a time
+        "Thursday works. Thank you!",
+    ],
+)
+def test_what_is_accepted_beyond_a_time_is_said(clause: str) -> None:
+    assert not agrees_to_a_time(clause)

@@ -17,6 +17,7 @@ from language.speakers import as_said, resolve_first_plural
         ("I work for Google as an engineer.", "Google"),
         ("Hi, I'm Dana, I work as a nurse at St. Mary's Hospital in Leeds.", "St. Mary's Hospital"),
         ("I'm Omar, head of facilities at Norvik Labs.", "Norvik Labs"),
+        ("I'm head of sales at McDonald's.", "McDonald's"),
     ],
 )
 def test_a_speaker_names_the_organisation_they_work_for(sentence: str, organisation: str) -> None:
@@ -35,6 +36,19 @@ def test_a_speaker_names_the_organisation_they_work_for(sentence: str, organisat
         "I'm for Bernie.",
         "I work at a bakery.",  # no name
         "I live in Paris.",
+        "I'm Greg from Boston.",  # a place, as the recogniser reads it
+        "I'm Jen from Marketing.",
+        "I'm a regular at Starbucks.",  # no job
+        "I'm a student at Harvard.",
+        "I'm the maid of honor for Jessica.",
+        "I'm your account manager for Brightwave.",  # the customer, not the employer
+        "I work for Mom.",
+        "I'm no longer the CTO at Brightwave.",
+        "I'm a former engineer at Google.",
+        "I don't work at Google.",
+        "I'll be an intern at Google next summer.",
+        "Do I work for Google?",
+        "She said \"I work at Google.\"",
     ],
 )
 def test_no_organisation_where_none_is_the_speakers(sentence: str) -> None:
@@ -78,6 +92,28 @@ def test_no_sides_between_friends_or_colleagues(turns: list[tuple[str, str]]) ->
 )
 def test_we_is_read_as_the_organisation(sentence: str, expected: str) -> None:
     assert resolve_first_plural(sentence, "Brightwave") == expected
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "We should meet Tuesday.",  # the people talking
+        "We met at a conference in 2019.",
+        "We went to the beach last weekend.",
+        "Our kids love the beach.",
+        "Our call is at 3pm.",
+        "We both love hiking.",
+        "Most of us work remotely.",
+        "We at Brightwave use Datadog.",
+        "Thanks for having us.",
+        "We had a great time.",  # "have" in the past
+        "We need to talk.",
+        "We ourselves use it.",
+        "Can we make it 7?",
+    ],
+)
+def test_we_that_may_be_the_people_themselves_is_not_rewritten(sentence: str) -> None:
+    assert resolve_first_plural(sentence, "Brightwave") is None
 
 
 def test_the_speakers_reading_takes_their_organisation_for_we() -> None:

@@ -309,6 +309,14 @@ def test_we_is_the_speakers_organisation_where_two_organisations_talk() -> None:
     ]
 
 
+def test_a_reply_that_takes_a_proposed_time_is_no_fact_of_its_own() -> None:
+    found = _call(
+        ("Jun", "Does Thursday work for the interview with Marek?"),
+        ("Ravi", "Thursday works. Hybrid is fine too."),
+    )
+    assert [s for s, _, _ in found] == ["Ravi says Hybrid is fine too."]
+
+
 def test_we_stays_as_said_between_friends() -> None:
     found = _call(
         ("Maya", "I work at Google."),
