@@ -1,4 +1,4 @@
-"""Checks that name the mistake (gate/checks.py): each fires on its mistake and stays
+"""Checks that name the mistake (gate/checks/): each fires on its mistake and stays
 quiet on a paraphrase of the same evidence."""
 
 from __future__ import annotations
