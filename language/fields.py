@@ -52,6 +52,22 @@ def stated(record: str, key: str, value: str) -> str:
     return f"{record} {key}: {value.rstrip('.')}."
 
 
+#: One field of a record as a quote cites it: ``"time": "19:00"``, ``resting_hr: 58``.
+_ONE_FIELD = re.compile(r'"?[\w .-]+"?\s*:\s*"?[^",{}\[\]]+"?,?')
+#: A field that says there is none of it: ``"failed": 0``, ``"closed": false``.
+_NOTHING = re.compile(r'"?[\w .-]+"?\s*:\s*"?(?:0|false|null|none|no)"?,?', re.I)
+
+
+def one_field(text: str) -> bool:
+    """Whether ``text`` is one field of a record (``"time": "19:00"``)."""
+    return _ONE_FIELD.fullmatch(text.strip()) is not None
+
+
+def no_field_value(text: str) -> bool:
+    """Whether ``text`` is one field that says there is none of it (``"failed": 0``)."""
+    return _NOTHING.fullmatch(text.strip()) is not None
+
+
 def key_words(key: str) -> str:
     """A key as words: snake_case, kebab-case, dotted and camelCase split, lower case."""
     spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", key)

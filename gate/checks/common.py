@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from language.fields import one_field
 from language.parsing import Reading
 from language.people import fold
 from language.speakers import LABEL
@@ -71,15 +72,11 @@ def shares_words(claim: str, quote: str) -> bool:
     """Whether ``quote`` holds a word of the claim's, values and short words aside (a
     quote about another thing gives no value in the claim's place), or is one field of
     a record (``"time": "19:00"``: the claim says what that field says)."""
-    if ONE_FIELD.fullmatch(quote.strip()):
+    if one_field(quote):
         return True
     words = {w for w in re.findall(r"[a-z][a-z'-]{3,}", claim.lower()) if not valued(w)}
     low = quote.lower()
     return any(w[:4] in low for w in words)
-
-
-#: One field of a record as cited: ``"time": "19:00"``, ``resting_hr: 58``.
-ONE_FIELD = re.compile(r'"?[\w .-]+"?\s*:\s*"?[^",{}\[\]]+"?,?')
 
 
 def squash(text: str) -> str:

@@ -6,7 +6,16 @@ from __future__ import annotations
 import re
 
 from gate.checks.common import LIGHT, Finding, shortened
-from language.hedges import HEDGED, KEPT
+from language.hedges import (
+    BARE_GUESS,
+    DUE,
+    HEDGED,
+    KEPT,
+    MAX_GUESS_WORDS,
+    PAST_WANTING,
+    TAG_QUESTION,
+    TOLD,
+)
 from language.parsing import Reading, denies
 
 
@@ -38,7 +47,7 @@ def modality_findings(
         claim.done
         and bool(cited)
         and all(cited)
-        and not any(q.done or q.negations or _PAST_WANTING.search(q.text) for q in quoted)
+        and not any(q.done or q.negations or PAST_WANTING.search(q.text) for q in quoted)
     )
     return [
         Finding(
@@ -48,16 +57,6 @@ def modality_findings(
             f'"{shortened(where)}"',
         )
     ]
-
-
-#: A want, need or plan said in the past ("needed to replace"), done or not.
-_PAST_WANTING = re.compile(
-    r"\b(?:needed|wanted|decided|planned|hoped|tried|meant|had|(?:was|were) going|"
-    r"(?:been|was|were)\s+(?:meaning|wanting|hoping|dying|planning|trying))\s+to\b",
-    re.I,
-)
-#: Words that say a thing is set to happen, not that it did ("was due on 20 November").
-_DUE = frozenset("due scheduled expected planned supposed estimated".split())
 
 
 def _only_due(claim: Reading, verb: str, cites: list[Reading]) -> str | None:
@@ -70,7 +69,7 @@ def _only_due(claim: Reading, verb: str, cites: list[Reading]) -> str | None:
     if any(verb == lemma or not unrealised for q in cites for lemma, unrealised in q.verbs):
         return None
     said = [c.predicate for q in cites for c in q.clauses]
-    if not said or any(p not in _DUE for p in said):
+    if not said or any(p not in DUE for p in said):
         return None  # "was due on the 1st and it's already in the account"
     return said[0]
 
@@ -100,34 +99,22 @@ def hedged_findings(claim: Reading, cited: tuple[str, ...]) -> list[Finding]:
     ]
 
 
-#: A statement made a question by a tag ("I pay 1,200 a month, right?").
-_TAG_QUESTION = re.compile(
-    r",\s*(?P<tag>right|correct|yes|no|yeah|true|"
-    r"(?:is|are|was|were|do|does|did|have|has|had|can|will|would|should)n't\s+\w+|"
-    r"(?:am|is|are|was|were|do|does|did|have|has|can|will)\s+(?:i|you|he|she|it|we|they))"
-    r"\s*\?+\s*$",
-    re.I,
-)
-
-
 def _tag_asked(claim: Reading, quote: str) -> str | None:
     """The tag that makes ``quote`` a question ("right?") where the statement it closes
     (after the last comma or sentence end) holds the claim's predicate: the claim
     states what its speaker only asked to have confirmed. "ok?" asks to agree to a
     plan, not to confirm a fact."""
-    tag = _TAG_QUESTION.search(quote)
+    tag = TAG_QUESTION.search(quote)
     predicate = claim.clauses[0].predicate if claim.clauses else None
     if tag is None or predicate is None:
         return None
     asked = re.split(r"[.!?;]\s+|,\s*", quote[: tag.start()])[-1]  # the statement it closes
-    if _TOLD.match(asked):
+    if TOLD.match(asked):
         return None  # "I told you I'm vegan now, didn't I?": said before, not asked
     words = re.findall(r"[a-z]+", asked.lower())
     return tag.group("tag") + "?" if any(w.startswith(predicate[:4]) for w in words) else None
 
 
-#: What the speaker said before, asked back ("I told you ...").
-_TOLD = re.compile(r"\s*(?:i|we|\w+)\s+(?:told|said|mentioned)\b", re.I)
 #: Where a quote's parts part: a sentence's end, a comma, a clause joined to the one
 #: before ("I think Tom is great, and I live in York"; "lands at 14:30 though I might").
 _PARTS = re.compile(
@@ -135,11 +122,6 @@ _PARTS = re.compile(
     r"\s*",
     re.I,
 )
-#: A quote that is only a guess: it opens with one and has at most this many words.
-MAX_GUESS_WORDS = 6
-_BARE_GUESS = re.compile(
-    r"\W*(?:(?:it|that|this)\s+)?(?:could|might|may)\s+be\b(?!\s+(?:better|worse)\b)", re.I
-)  # "Could be better." is how one is, not a guess
 
 
 def _hedge_of(claim: Reading, quote: str) -> str | None:
@@ -156,7 +138,7 @@ def _hedge_of(claim: Reading, quote: str) -> str | None:
     if not parts:
         return None
     if max(held) == 0:  # words of no claim's but a guess ("Could be related.")
-        bare = _BARE_GUESS.match(quote)
+        bare = BARE_GUESS.match(quote)
         return bare.group(0).strip() if bare and len(quote.split()) <= MAX_GUESS_WORDS else None
     for part, count in zip(parts, held, strict=True):
         found = HEDGED.search(part)

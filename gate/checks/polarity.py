@@ -6,14 +6,14 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from gate.checks.common import LIGHT, ONE_FIELD, SAYING, Finding, shares_words, shortened
+from gate.checks.common import LIGHT, SAYING, Finding, shares_words, shortened
 from gate.subjects import (
     CONTRAST,
     denied,
     quoted_denial,
 )
 from language.antonyms import opposites
-from language.fields import fields
+from language.fields import fields, no_field_value, one_field
 from language.parsing import Reading, denies, parse
 
 if TYPE_CHECKING:  # spaCy loads numpy and torch, which a read of the store must not
@@ -145,7 +145,7 @@ def opposite_findings(claim: Reading, text: str, cites: list[Reading]) -> list[F
         for lemma, tag in zip(claim.order, claim.tags, strict=False)
     ]
     for quote in cites:
-        field = ONE_FIELD.fullmatch(quote.text.strip()) is not None
+        field = one_field(quote.text)
         if (
             len(quote.tokens) > MAX_OPPOSED_WORDS
             or len(quote.clauses) > 1
@@ -153,7 +153,7 @@ def opposite_findings(claim: Reading, text: str, cites: list[Reading]) -> list[F
             or quote.negations
             or "than" in quote.order
             or CONTRAST.search(quote.text)  # "cheap, but the flights were expensive"
-            or _NOTHING.fullmatch(quote.text.strip())  # "failed": 0, "closed": false
+            or no_field_value(quote.text)  # "failed": 0, "closed": false
             or _BOUNDED.search(quote.text)
             or _BOUNDED.search(text)  # "closed after 22:00"
             or not shares_words(text, quote.text)
@@ -178,8 +178,6 @@ def opposite_findings(claim: Reading, text: str, cites: list[Reading]) -> list[F
 #: A bound in time, which an opposite word turns round ("open until 22:00" is "closed
 #: after 22:00").
 _BOUNDED = re.compile(r"\b(?:until|till|after|before|since|from)\b", re.I)
-#: A field that says there is none of it: ``"failed": 0``, ``"closed": false``.
-_NOTHING = re.compile(r'"?[\w .-]+"?\s*:\s*"?(?:0|false|null|none|no)"?,?', re.I)
 
 
 def _said_of_it(claim: Reading, word: str, quote: Reading, opposite: str) -> bool:
