@@ -103,6 +103,8 @@ SUBORDINATORS = frozenset(
     "when whenever if unless because since as while whereas although though after before "
     "until till once whether which who where that so".split()
 )
+#: Words that open a relative clause, which says something of the word before it.
+_RELATIVE = frozenset("who whom whose which".split())
 _SINGULAR_SUBJECTS = frozenset("he she it this that who which".split())
 #: Subjects whose verb takes no -s: a lowercase word right after one is read as a verb.
 _PLURAL_SUBJECTS = frozenset("i we you they".split())
@@ -149,6 +151,8 @@ def clause_spans(text: str, start: int = 0, end: int | None = None) -> list[tupl
         while after < len(found) and found[after][1] < match.end():
             after += 1
         right = tokens[after : after + 8]
+        if right and right[0].lower() in _RELATIVE:
+            continue  # "Sigrid, who planned the route, ...": said of Sigrid, not alone
         if match.group(0).strip() == ",":  # a bare comma: a splice, not a list or an aside
             if first >= at or tokens[first].lower() in SUBORDINATORS:
                 continue

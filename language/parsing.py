@@ -351,9 +351,12 @@ def _agents(head: Token) -> tuple[str, ...]:
     """Who the subject of ``head`` is: a name ("Maya", "my wife Elena"), ``FIRST_PERSON``
     ("I"), "he", "she" or "they", "the user", "my <noun>" for a person the speaker has
     without a name ("my husband"), or "<name>'s <noun>" for a person or thing someone
-    has ("Priya's dad", "Leo's subject"); several where the subject is "A and B"."""
+    has ("Priya's dad", "Leo's subject"); several where the subject is "A and B"; for
+    "who" opening a relative clause, the one it says it of ("Sigrid, who planned ...")."""
     found: list[str] = []
     for subject in (c for c in head.children if c.dep_ in _SUBJECT_DEPS):
+        if subject.lower_ in ("who", "that") and head.dep_ == "relcl":
+            subject = head.head  # "Sigrid, who planned the route": Sigrid planned it
         for t in [subject, *(c for c in subject.children if c.dep_ == "conj")]:
             if (who := _agent(t)) is not None:
                 found.append(who)

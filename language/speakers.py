@@ -231,7 +231,7 @@ ORGANISATION_VERBS = frozenset(
     provide serve ship build develop hire employ monitor host deploy operate process
     store support manage plan sign renew license migrate switch evaluate consider own
     acquire outsource handle cover charge bill invoice launch release close open sponsor
-    partner integrate standardize standardise rely depend work""".split()
+    partner integrate standardize standardise rely depend""".split()
 )
 #: Words that make "we" some of the people present, or the people themselves: "we
 #: both", "each other", "most of us", "we at Brightwave", "you and we".

@@ -369,6 +369,26 @@ def test_a_field_of_a_record_another_result_named_is_stated_by_that_name() -> No
     assert effects("Onboarding redesign due: 2027-01-30.", evidence, "fields") == set()
 
 
+def test_speaker_holds_what_a_turn_says_of_the_one_its_she_means_by_a_noun() -> None:
+    """ "My wife ... She's ..." is said of the wife, not of the one whose wife she is:
+    held (whom a pronoun means is read, not written)."""
+    wife = as_said("User: For gifts, my wife loves birds. She's a keen birdwatcher.")
+    assert reasons("The user is a keen birdwatcher.", wife, "speaker") == [
+        'the evidence says this of the user\'s wife ("She"), not of the user'
+    ]
+    assert effects("The user's wife is a keen birdwatcher.", wife, "speaker") == set()
+    husband = as_said("Maya: My husband loves birds. She's a keen birdwatcher.")
+    assert "doubt" not in effects("Tom is a keen birdwatcher.", husband, "speaker")
+
+
+def test_speaker_reads_a_relative_clause_as_said_of_the_one_it_follows() -> None:
+    trip = "Four of us went: Sigrid, who planned the route, her brother Eirik, Amal and me."
+    assert reasons("Amal planned the route.", trip, "speaker") == [
+        "the evidence says this of Sigrid, not of Amal"
+    ]
+    assert effects("Sigrid planned the route.", trip, "speaker") == set()
+
+
 def test_speaker_leaves_relations_and_the_other_voice_alone() -> None:
     # "Kofi is the user's roommate" is a relation between two people, not a deed of Kofi's.
     roommate = "User: I share a flat with my roommate Kofi."

@@ -38,7 +38,7 @@ def test_we_is_the_speakers_organisation_where_two_organisations_talk() -> None:
     Gate(backend).check(
         "Brightwave's Datadog contract ends in May.", turns, [Citation("3", cited, cited + 5)]
     )
-    p1 = [context for _, context in backend.batches[-1]][0]
+    p1 = next(context for _, context in backend.batches[-1])
     assert "Lena: One correction: Brightwave's Datadog contract ends in May." in p1
 
 
@@ -47,5 +47,5 @@ def test_we_stays_as_said_without_two_organisations() -> None:
     turns = ["Lena: I'm the CTO at Brightwave.", "Lena: We went hiking on Sunday."]
     cited = turns[1].index("We")
     Gate(backend).check("Lena went hiking on Sunday.", turns, [Citation("2", cited, cited + 2)])
-    p1 = [context for _, context in backend.batches[-1]][0]
+    p1 = next(context for _, context in backend.batches[-1])
     assert "Lena: We went hiking on Sunday." in p1

@@ -96,3 +96,10 @@ def test_a_reply_that_only_takes_a_proposed_time(clause: str) -> None:
 )
 def test_what_is_accepted_beyond_a_time_is_said(clause: str) -> None:
     assert not agrees_to_a_time(clause)
+
+
+def test_a_relative_clause_stays_with_the_word_it_is_said_of() -> None:
+    text = "My sister, who lives in Leeds, is a nurse."
+    assert [text[a:b] for a, b in clause_spans(text)] == [text]
+    text = "I bought a car, which was expensive."
+    assert [text[a:b] for a, b in clause_spans(text)] == [text]

@@ -48,7 +48,7 @@ def test_a_speaker_names_the_organisation_they_work_for(sentence: str, organisat
         "I don't work at Google.",
         "I'll be an intern at Google next summer.",
         "Do I work for Google?",
-        "She said \"I work at Google.\"",
+        'She said "I work at Google."',
     ],
 )
 def test_no_organisation_where_none_is_the_speakers(sentence: str) -> None:
