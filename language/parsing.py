@@ -401,6 +401,47 @@ def _agent(token: Token) -> str | None:
     return None
 
 
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """One comparison a sentence makes: ``first`` <verb> <more/better/...> than
+    ``second`` ("The patches helped more than the gum did": help, more, patch, gum)."""
+
+    verb: str
+    degree: str
+    first: str
+    second: str
+
+
+def comparison(doc: Doc | Span) -> Comparison | None:
+    """The comparison made with "than" in ``doc``, of two things said by their nouns
+    or names (lemmas, lower case), else None: "A helped more than B (did)" compares the
+    subjects; "I like tea more than coffee" the object with the one after "than"."""
+    than = next((t for t in doc if t.lower_ == "than"), None)
+    if than is None:
+        return None
+    if than.dep_ == "mark":  # "than the gum did": a clause of its own, its subject
+        clause = than.head
+        seconds = [c for c in clause.children if c.dep_ == "nsubj"]
+        degree, own_clause = clause.head, True
+    else:
+        seconds = [c for c in than.children if c.dep_ == "pobj"]
+        degree, own_clause = than.head, False
+    if len(seconds) != 1 or degree.dep_ not in ("advmod", "dobj", "acomp", "amod"):
+        return None
+    verb = degree.head
+    objects = [c for c in verb.children if c.dep_ == "dobj" and c.i != degree.i]
+    subjects = [c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")]
+    firsts = subjects if own_clause or not objects else objects
+    if len(firsts) != 1:
+        return None
+    first, second = firsts[0], seconds[0]
+    if any(t.pos_ not in ("NOUN", "PROPN") for t in (first, second)):
+        return None  # "I", "it": who they are is read elsewhere
+    return Comparison(
+        verb.lemma_.lower(), degree.lemma_.lower(), first.lemma_.lower(), second.lemma_.lower()
+    )
+
+
 def content_lemma(token: Token) -> str | None:
     """The token's lemma, lowercased, where it carries content; else None."""
     if token.pos_ not in CONTENT_POS or (token.is_stop and token.pos_ != "NUM"):

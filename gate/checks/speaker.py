@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import re
 
-from gate.checks.common import SAYING, Finding, in_turn, is_named
+from gate.checks.common import SAYING, Finding, in_turn, is_named, shortened
 from gate.subjects import (
     quoted_of_someone_else,
     received,
     said_of_someone_else,
 )
-from language.parsing import Reading, denies
+from language.parsing import Reading, comparison, denies, parse
 from language.people import PERSON_NOUNS, overlaps
 from language.pronouns import THIRD_PERSON, antecedent, owned_person
 
@@ -35,7 +35,8 @@ def speaker_findings(
     someone else too (the claim rests on what it cites, not on context around it;
     ``_cited_speaker``)."""
     found = (
-        _said_of(claim, about)
+        _compared(claim, sentences)
+        or _said_of(claim, about)
         or _said_of_pronoun(claim, about, evidence)
         or _said_of_owned(claim, about, evidence)
         or _owned_by_another(claim, about, evidence)
@@ -174,6 +175,28 @@ def _said_of_pronoun(claim: Reading, about: Reading | None, evidence: str) -> li
         return []
     reason = f'the evidence says this of {person.name} ("{said}"), not of {claim.subject}'
     return [Finding("speaker", "refute", reason)]
+
+
+def _compared(claim: Reading, sentences: list[Reading]) -> list[Finding]:
+    """The claim compares two things the way round a sentence of the evidence does not
+    ("The gum helped more than the patches" against "The patches helped more than the
+    gum did"): the same verb and degree, the two things swapped, and no sentence that
+    compares them as the claim does. Refused."""
+    said = comparison(parse(claim.text))
+    if said is None:
+        return []
+    made = [(s, comparison(parse(s.text))) for s in sentences]
+    if any(other == said for _, other in made):
+        return []  # "I used to like coffee more than tea; now I like tea more than coffee"
+    for sentence, other in made:
+        if (
+            other is not None
+            and (other.verb, other.degree) == (said.verb, said.degree)
+            and (other.first, other.second) == (said.second, said.first)
+        ):
+            reason = f'the evidence compares them the other way round: "{shortened(sentence.text)}"'
+            return [Finding("direction", "refute", reason)]
+    return []
 
 
 def _said_of_owned(claim: Reading, about: Reading | None, evidence: str) -> list[Finding]:

@@ -389,6 +389,23 @@ def test_speaker_reads_a_relative_clause_as_said_of_the_one_it_follows() -> None
     assert effects("Sigrid planned the route.", trip, "speaker") == set()
 
 
+def test_direction_refuses_a_comparison_made_the_other_way_round() -> None:
+    quit = "User: Day 40 without a cigarette! The patches helped more than the gum did."
+    assert effects("The gum helped the user more than the patches did.", quit, "direction") == {
+        "refute"
+    }
+    assert effects("The patches helped more than the gum.", quit, "direction") == set()
+    tea = as_said("Maya: I like coffee more than tea.")
+    assert effects("Maya likes tea more than coffee.", tea, "direction") == {"refute"}
+    # "less" the other way round says the same; a sentence that compares them as the
+    # claim does (the speaker changed) leaves it to the other checks
+    assert (
+        effects("Tea costs less than coffee.", "Coffee costs more than tea.", "direction") == set()
+    )
+    changed = as_said("Maya: I used to like coffee more than tea. Now I like tea more than coffee.")
+    assert effects("Maya likes tea more than coffee.", changed, "direction") == set()
+
+
 def test_speaker_leaves_relations_and_the_other_voice_alone() -> None:
     # "Kofi is the user's roommate" is a relation between two people, not a deed of Kofi's.
     roommate = "User: I share a flat with my roommate Kofi."

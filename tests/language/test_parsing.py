@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from language.parsing import Clause, parse, read
+from language.parsing import Clause, comparison, parse, read
 
 
 def clauses(text: str) -> tuple[Clause, ...]:
@@ -109,3 +109,18 @@ def test_a_verb_said_as_wanted_needed_or_possible_is_unrealised(
 
 def test_a_verb_someone_had_to_do_is_done() -> None:
     assert ("cancel", False) in read(parse("I had to cancel the trip because of the strike.")).verbs
+
+
+@pytest.mark.parametrize(
+    ("text", "compared"),
+    [
+        ("The patches helped more than the gum did.", ("help", "more", "patch", "gum")),
+        ("Maya runs faster than Tom.", ("run", "fast", "maya", "tom")),
+        ("I like tea more than coffee.", ("like", "more", "tea", "coffee")),
+        ("I run faster than him.", None),  # a pronoun: who is read elsewhere
+        ("Tea is nice.", None),
+    ],
+)
+def test_a_comparison_names_what_it_compares(text: str, compared: tuple | None) -> None:
+    found = comparison(parse(text))
+    assert (found and (found.verb, found.degree, found.first, found.second)) == compared
