@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 
 from language.sentences import strip_span
-from language.values import digits, values
+from language.values import Value, digits, same, values
 
 #: A pleasantry, a greeting or a verdict on what was just said ("Thanks", "Sounds good").
 PLEASANTRY = re.compile(
@@ -46,9 +46,10 @@ _PLEASANTRY_OPENER = re.compile(
 #: "The 15th works for me." (what it agrees to is the proposal's fact, not its own).
 _AGREED = re.compile(
     r"^(?:(?:ok|okay|fine|great|ha|sure|perfect|yes|yeah|then)[,!.]*\s+)*"
-    r"(?P<when>[\w: .-]{1,30}?)\s+(?:works|would work|is fine|is good|is great|is perfect|"
-    r"suits (?:me|us)|it is)(?:\s+(?:for|with|by)\s+(?:me|us|everyone|all of us|both of us))?"
-    r"(?:\s+too)?\s*[.!]*$",
+    r"(?P<when>[\w: .-]{1,30}?)(?:\s+|'s\s+)(?:works|would work|works great|is fine|"
+    r"is good|is great|is perfect|is ok|is okay|fine|good|perfect|would be (?:great|"
+    r"perfect|fine)|suits (?:me|us)|it is)(?:\s+(?:for|with|by)\s+(?:me|us|everyone|all of "
+    r"us|both of us))?(?:\s+(?:too|then))?\s*[.!]*$",
     re.I,
 )
 #: Words a time may come with ("the 15th", "next Monday", "Saturday morning").
@@ -57,26 +58,43 @@ _TIME_WORDS = frozenset(
 )
 
 
-def agrees_to_a_time(clause: str) -> bool:
-    """Whether ``clause`` only takes a proposed time ("Thursday works.", "7 pm it is.",
-    "The 15th works for me."): its subject is a time, a weekday, a date or a day of the
-    month and nothing else ("Hybrid is fine too." says what the speaker accepts)."""
+def agrees_to_a_time(clause: str, proposal: str) -> bool:
+    """Whether ``clause`` only takes the time ``proposal`` (the turn it answers)
+    proposed ("Can you bring her in on Thursday at 10?" - "Thursday is fine."; "can we
+    make it 7 pm?" - "Fine, 7 pm it is."): its subject is that time and nothing else.
+    Not where the proposal asks when or offers a choice ("When are you free?",
+    "Tuesday or Thursday?"): the answer then says what no one else did. "Hybrid is fine
+    too." says what the speaker accepts."""
     match = _AGREED.match(clause.strip())
     if match is None:
         return False
     when = digits(match.group("when"))
-    found = values(when)
     rest = when
-    for value in found:
+    for value in values(when):
         rest = rest.replace(value.text, " ", 1)
-    rest, days = _ORDINAL_DAY.subn(" ", rest)
-    if not any(v.kind in ("time", "weekday", "date") for v in found) and not days:
+    days = _ORDINAL_DAY.findall(rest)
+    rest = _ORDINAL_DAY.sub(" ", rest)
+    if not all(word.lower() in _TIME_WORDS for word in re.findall(r"[\w:]+", rest)):
         return False
-    return all(word.lower() in _TIME_WORDS for word in re.findall(r"[\w:]+", rest))
+    said = [v for v in values(when) if v.kind in ("time", "weekday", "date")]
+    if (not said and not days) or _CHOICE.search(proposal):
+        return False
+    offered = values(digits(proposal))
+    return all(any(same(v, o) for o in offered) for v in said) and all(
+        _day_of(d, offered) for d in days
+    )
 
 
 #: A day of the month said alone ("the 15th", "twelfth" once read as "12th").
 _ORDINAL_DAY = re.compile(r"\b(?:[1-9]|[12]\d|3[01])(?:st|nd|rd|th)\b", re.I)
+#: A proposal that asks when, or offers more than one time.
+_CHOICE = re.compile(r"\b(?:when|what time|which day|or)\b", re.I)
+
+
+def _day_of(ordinal: str, offered: tuple[Value, ...]) -> bool:
+    """Whether a date ``offered`` falls on the day ``ordinal`` says ("15th")."""
+    day = int(ordinal.rstrip("stndrhSTNDRH"))
+    return any(v.kind == "date" and v.canonical.endswith(f"-{day:02d}") for v in offered)
 
 
 def without_pleasantry(text: str) -> str:
@@ -103,8 +121,6 @@ SUBORDINATORS = frozenset(
     "when whenever if unless because since as while whereas although though after before "
     "until till once whether which who where that so".split()
 )
-#: Words that open a relative clause, which says something of the word before it.
-_RELATIVE = frozenset("who whom whose which".split())
 _SINGULAR_SUBJECTS = frozenset("he she it this that who which".split())
 #: Subjects whose verb takes no -s: a lowercase word right after one is read as a verb.
 _PLURAL_SUBJECTS = frozenset("i we you they".split())
@@ -151,8 +167,6 @@ def clause_spans(text: str, start: int = 0, end: int | None = None) -> list[tupl
         while after < len(found) and found[after][1] < match.end():
             after += 1
         right = tokens[after : after + 8]
-        if right and right[0].lower() in _RELATIVE:
-            continue  # "Sigrid, who planned the route, ...": said of Sigrid, not alone
         if match.group(0).strip() == ",":  # a bare comma: a splice, not a list or an aside
             if first >= at or tokens[first].lower() in SUBORDINATORS:
                 continue

@@ -275,7 +275,9 @@ def clauses(span: Doc | Span) -> tuple[Clause, ...]:
                 denied=denied,
                 text=head.doc[min(t.i for t in tokens) : max(t.i for t in tokens) + 1].text,
                 predicate=predicate,
-                passive=any(c.dep_ == "nsubjpass" for c in head.children),
+                # "was ranked"; not "she's been a birdwatcher", which the parser may
+                # give a passive subject: "be" has no passive
+                passive=head.lemma_ != "be" and any(c.dep_ == "nsubjpass" for c in head.children),
             )
         )
     return tuple(out)
@@ -356,6 +358,8 @@ def _agents(head: Token) -> tuple[str, ...]:
     found: list[str] = []
     for subject in (c for c in head.children if c.dep_ in _SUBJECT_DEPS):
         if subject.lower_ in ("who", "that") and head.dep_ == "relcl":
+            if head.head.dep_ == "pobj":
+                continue  # "Priya from Acme, who ...": Priya's or Acme's, unsure
             subject = head.head  # "Sigrid, who planned the route": Sigrid planned it
         for t in [subject, *(c for c in subject.children if c.dep_ == "conj")]:
             if (who := _agent(t)) is not None:

@@ -77,33 +77,6 @@ def antecedent(text: str, speaker: str | None = None) -> Person | None:
     return Person(name, gender, beside=name in people)
 
 
-def owned_person(text: str) -> tuple[str, Person] | None:
-    """(owner, person) where the last sentence of ``text`` has one subject, a person
-    said only by a noun of someone's ("the user's wife loves birds": ("the user", the
-    user's wife, "she")), and names no one as a subject: who a "he" or "she" opening
-    the next sentence means. None otherwise."""
-    doc = parse(text.strip())
-    sentences = list(doc.sents)
-    if not sentences:
-        return None
-    subjects = [t for t in sentences[-1] if t.dep_ in _SUBJECT]
-    if len(subjects) != 1 or not _unnamed_person(subjects[0]):
-        return None
-    noun = subjects[0]
-    owners = [c for c in noun.children if c.dep_ == "poss"]
-    if len(owners) != 1:
-        return None
-    owner = doc[owners[0].left_edge.i : owners[0].i + 1].text
-    owner = owner.removesuffix("'s").removesuffix("\u2019s")
-    if owner.lower() in ("his", "her", "their", "its", "your", "our", "my"):
-        return None  # whose it is, a pronoun again
-    lemma = noun.lemma_.lower()
-    gender: Literal["he", "she"] | None = (
-        "she" if lemma in FEMALE else "he" if lemma in MALE else None
-    )
-    return owner, Person(f"{owner}'s {noun.text}", gender, beside=True)
-
-
 def _unnamed_person(token: Token) -> bool:
     """A noun for a person, said without a name ("my dad", "her boss")."""
     if token.pos_ != "NOUN" or token.lemma_.lower() not in PERSON_NOUNS:

@@ -13,7 +13,7 @@ from gate.subjects import (
 )
 from language.parsing import Reading, comparison, denies, parse
 from language.people import PERSON_NOUNS, overlaps
-from language.pronouns import THIRD_PERSON, antecedent, owned_person
+from language.pronouns import THIRD_PERSON, antecedent
 
 
 def speaker_findings(
@@ -38,7 +38,6 @@ def speaker_findings(
         _compared(claim, sentences)
         or _said_of(claim, about)
         or _said_of_pronoun(claim, about, evidence)
-        or _said_of_owned(claim, about, evidence)
         or _owned_by_another(claim, about, evidence)
         or _cited_speaker(claim, quoted, sentences, evidence)
     )
@@ -197,29 +196,6 @@ def _compared(claim: Reading, sentences: list[Reading]) -> list[Finding]:
             reason = f'the evidence compares them the other way round: "{shortened(sentence.text)}"'
             return [Finding("direction", "refute", reason)]
     return []
-
-
-def _said_of_owned(claim: Reading, about: Reading | None, evidence: str) -> list[Finding]:
-    """The sentence the claim is about opens with "he" or "she", and the sentence before
-    it in its turn has one subject, a person said by a noun of the claim's subject's
-    ("For gifts, my wife loves birds. She's a keen birdwatcher." for "the user is a
-    keen birdwatcher"), of that pronoun's gender: said of that person, not of the
-    claim's subject. Held, not refused: whom a pronoun means is read, not written."""
-    if about is None or about.subjects or claim.root in SAYING or not claim.clauses:
-        return []
-    agents = claim.clauses[0].agents
-    pronoun = _HE_OR_SHE.match(about.text)
-    if len(agents) != 1 or pronoun is None or (turn := in_turn(about.text, evidence)) is None:
-        return []
-    owned = owned_person(turn[0])
-    said = pronoun.group("pronoun")
-    if owned is None or owned[1].gender not in (None, said.lower()):
-        return []
-    owner, person = owned
-    if owner.lower().removeprefix("the ") != agents[0].lower().removeprefix("the "):
-        return []
-    reason = f'the evidence says this of {person.name} ("{said}"), not of {agents[0]}'
-    return [Finding("speaker", "doubt", reason)]
 
 
 #: A name as someone's owner ("dmitri's" in "Dmitri's wife Anya ... she did").

@@ -372,7 +372,8 @@ class EmbeddedExtractor:
             elif message.role == "user":
                 question, asked = _question(messages, index)
                 side = sides.get(message.speaker)
-                found += self._statements(message, index, question, asked, side)
+                proposal = _proposal(messages, index)
+                found += self._statements(message, index, question, asked, side, proposal)
         out: list[Candidate] = []
         seen: set[str] = set()
         for candidate in found:
@@ -388,17 +389,27 @@ class EmbeddedExtractor:
         question: str | None = None,
         asked: str = "",
         side: tuple[str, tuple[int, ...]] | None = None,
+        proposal: str = "",
     ) -> list[Candidate | None]:
         """A user turn's candidates, clause by clause (None where a clause holds none).
         ``question``: what the turn before asked, which its first sentence may answer
         without a verb ("About 20 km a week."); ``asked``: the questions that turn ends
         with, where "she" may have been named ("How is Dana? Still at the hospital?");
         ``side``: the organisation the speaker speaks for, which their "we" and "our"
-        mean, and the messages where the sides named theirs (``_sides``)."""
+        mean, and the messages where the sides named theirs (``_sides``); ``proposal``:
+        what others said just before, which a reply may only agree to (``_proposal``)."""
         text = message.content
         return [
             self._candidate(
-                message, index, text[c_start:c_end], question, text[:c_start], n == 0, asked, side
+                message,
+                index,
+                text[c_start:c_end],
+                question,
+                text[:c_start],
+                n == 0,
+                asked,
+                side,
+                proposal,
             )
             for n, (start, end) in enumerate(sentence_spans(text))
             if self._may_hold_facts(text[start:end])
@@ -459,6 +470,7 @@ class EmbeddedExtractor:
         first: bool = True,
         asked: str = "",
         side: tuple[str, tuple[int, ...]] | None = None,
+        proposal: str = "",
     ) -> Candidate | None:
         """The clause's candidate, if it states one. ``question``: what the turn before
         asked, which the clause may answer without a verb ("Two months." to "What's your
@@ -481,7 +493,7 @@ class EmbeddedExtractor:
             )
         if len(words) < 2 or plain.endswith("?") or PLEASANTRY.match(plain):
             return None
-        if agrees_to_a_time(plain):
+        if proposal and agrees_to_a_time(plain, proposal):
             return None  # "Thursday works.": the proposal it takes holds the fact
         if (question is None or not first) and not has_verb(words) and not verb_in(plain):
             return None  # a fragment ("Mike here.") that answers no question
@@ -592,6 +604,15 @@ def _question(messages: Sequence[Message], index: int) -> tuple[str | None, str]
     while first > 0 and said[first - 1].rstrip().endswith("?") and _subjectless(said[first]):
         first -= 1
     return said[-1], " ".join(said[first:])
+
+
+def _proposal(messages: Sequence[Message], index: int) -> str:
+    """What others said in the two messages before ``index`` (a tool's result between
+    included), which a reply may take ("Can you bring her in on Thursday?" - "Thursday
+    is fine.")."""
+    speaker = messages[index].speaker
+    before = [m for m in messages[max(0, index - 2) : index] if m.speaker != speaker]
+    return "\n".join(m.content or "" for m in before)
 
 
 def _sides(messages: Sequence[Message]) -> dict[str, tuple[str, tuple[int, ...]]]:

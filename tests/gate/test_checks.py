@@ -369,24 +369,30 @@ def test_a_field_of_a_record_another_result_named_is_stated_by_that_name() -> No
     assert effects("Onboarding redesign due: 2027-01-30.", evidence, "fields") == set()
 
 
-def test_speaker_holds_what_a_turn_says_of_the_one_its_she_means_by_a_noun() -> None:
-    """ "My wife ... She's ..." is said of the wife, not of the one whose wife she is:
-    held (whom a pronoun means is read, not written)."""
-    wife = as_said("User: For gifts, my wife loves birds. She's a keen birdwatcher.")
+def test_speaker_holds_what_a_speaker_says_of_a_she_as_not_their_own() -> None:
+    """A speaker's "she" is not themself ("my wife loves birds. She's a keen
+    birdwatcher"), however the parser reads "she's been": held. Said of someone else in
+    the third person, "he" may well be them."""
+    wife = as_said("User: For gifts, my wife loves birds. She's been a keen birdwatcher.")
     assert reasons("The user is a keen birdwatcher.", wife, "speaker") == [
-        'the evidence says this of the user\'s wife ("She"), not of the user'
+        'the evidence says this of someone its speaker calls "she", not of the user'
     ]
     assert effects("The user's wife is a keen birdwatcher.", wife, "speaker") == set()
-    husband = as_said("Maya: My husband loves birds. She's a keen birdwatcher.")
-    assert "doubt" not in effects("Tom is a keen birdwatcher.", husband, "speaker")
+    doctor = "Tom's doctor told him to cut down on salt. He has high blood pressure."
+    assert effects("Tom has high blood pressure.", doctor, "speaker") == set()
+    kids = "Ana's kids moved out last year. She lives alone now."
+    assert effects("Ana lives alone.", kids, "speaker") == set()
 
 
 def test_speaker_reads_a_relative_clause_as_said_of_the_one_it_follows() -> None:
-    trip = "Four of us went: Sigrid, who planned the route, her brother Eirik, Amal and me."
+    trip = "My cousin Sigrid, who planned the route, is a guide. Amal came too."
     assert reasons("Amal planned the route.", trip, "speaker") == [
         "the evidence says this of Sigrid, not of Amal"
     ]
     assert effects("Sigrid planned the route.", trip, "speaker") == set()
+    # after "Priya from Acme", "who" may be either: not read
+    coffee = as_said("Maya: I had coffee with Priya from Acme, who is leaving in May.")
+    assert effects("Priya is leaving in May.", coffee, "speaker") == set()
 
 
 def test_direction_refuses_a_comparison_made_the_other_way_round() -> None:

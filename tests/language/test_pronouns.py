@@ -7,7 +7,6 @@ import pytest
 from language.pronouns import (
     Person,
     antecedent,
-    owned_person,
     place,
     resolve,
     resolve_it,
@@ -138,11 +137,3 @@ def test_a_name_beside_a_noun_for_a_person_is_a_person() -> None:
     assert friend == Person("Chloe") and friend.beside
     company = antecedent("Yes! Google called on Monday. ", speaker="Maya")
     assert company == Person("Google") and not company.beside
-
-
-def test_the_one_person_said_by_a_noun_of_someones() -> None:
-    owner, person = owned_person("For gifts, the user's wife loves anything to do with birds.")
-    assert (owner, person.name, person.gender) == ("the user", "the user's wife", "she")
-    assert owned_person("My daughter Ivy is coming too.") is None  # named
-    assert owned_person("Her boss called.") is None  # whose, a pronoun again
-    assert owned_person("The weather was great.") is None
