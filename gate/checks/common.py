@@ -34,6 +34,19 @@ def is_sentence(text: str) -> bool:
 
 #: Verbs that report what someone said ("Maya says Tom is a vegan").
 SAYING = frozenset("say tell mention claim report add write state note explain".split())
+#: Verbs of saying with another sense as common ("writes every morning", "added salt").
+_ALSO_DOING = frozenset("write add note report".split())
+
+
+def reports(claim: Reading) -> bool:
+    """Whether the claim says what someone said ("Maya says she is vegan", "Lena
+    mentioned the move"); "write", "add", "note" and "report" only with what was said
+    after them ("Lena wrote that ..."; not "Lena writes every morning")."""
+    if claim.root not in SAYING:
+        return False
+    return claim.root not in _ALSO_DOING or len(claim.clauses) > 1
+
+
 #: Verbs with too many senses to read as done or not ("have a pacemaker", "get a refund").
 LIGHT = frozenset("be have get do go make take".split())
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from gate.checks.common import LIGHT, SAYING, Finding, shares_words, shortened
+from gate.checks.common import LIGHT, Finding, reports, shares_words, shortened
 from gate.subjects import (
     CONTRAST,
     denied,
@@ -27,7 +27,7 @@ def mixed_findings(claim: Reading, sentences: list[Reading]) -> list[Finding]:
     objects of its own, and another clause of its sentence has the claim's. Held, also
     where the claim cites that other clause: "at home it's Portuguese" cited for "Ana
     speaks Portuguese at home" says the same in other words (a review's examples)."""
-    if not claim.clauses or claim.root in LIGHT or claim.root in SAYING:
+    if not claim.clauses or claim.root in LIGHT or reports(claim):
         return []
     own = claim.clauses[0]
     objects = {w for w, dep, _ in claim.slots if dep in _OBJECTS} & own.lemmas

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from gate.checks.common import SAYING, Finding, in_turn, is_named, shortened
+from gate.checks.common import Finding, in_turn, is_named, reports, shortened
 from gate.subjects import (
     quoted_of_someone_else,
     received,
@@ -41,7 +41,7 @@ def speaker_findings(
         or _owned_by_another(claim, about, evidence)
         or _cited_speaker(claim, quoted, sentences, evidence)
     )
-    if found or about is None or claim.root in SAYING:
+    if found or about is None or reports(claim):
         return found
     held = said_of_someone_else(claim, sentences, evidence)
     if not held:
@@ -61,7 +61,7 @@ def _cited_speaker(
     """The words the claim cites say its predicate of someone else
     (``gate.subjects.quoted_of_someone_else``), or open with a "he" or "she" their turn
     says of someone else (``_said_of_pronoun``): refused."""
-    if not quoted or claim.root in SAYING:
+    if not quoted or reports(claim):
         return []
     why = quoted_of_someone_else(claim, quoted, sentences, evidence)
     if why:
@@ -81,7 +81,7 @@ def _said_of(claim: Reading, about: Reading | None) -> list[Finding]:
     if denies(claim, claim.lemmas) and not denies(about, claim.lemmas):
         return []  # "Ana did not win" against "Bo won": the polarity check's to read
     subject = claim.subject  # of the main verb: not a subordinate clause's
-    if claim.root in SAYING and about.speaker is not None:
+    if reports(claim) and about.speaker is not None:
         if overlaps(about.speaker, subject) or is_named(subject, about.text.lower()):
             return []  # "Maya says ...": Maya's turn says it, or reports what Maya said
         return [Finding("speaker", "refute", f"{about.speaker} said this, not {subject}")]
@@ -155,7 +155,7 @@ def _said_of_pronoun(claim: Reading, about: Reading | None, evidence: str) -> li
     has one), with no other "he" or "her" before it (``language.pronouns.antecedent``:
     "My daughter Ivy is coming too, she's lactose intolerant"), and that turn never
     names the claim's subject: refused, as said of someone else."""
-    if about is None or claim.subject is None or about.subjects or claim.root in SAYING:
+    if about is None or claim.subject is None or about.subjects or reports(claim):
         return []
     pronoun = _HE_OR_SHE.match(about.text)
     if pronoun is None or (turn := in_turn(about.text, evidence)) is None:

@@ -395,6 +395,13 @@ def test_speaker_reads_a_relative_clause_as_said_of_the_one_it_follows() -> None
     assert effects("Priya is leaving in May.", coffee, "speaker") == set()
 
 
+def test_a_verb_of_saying_in_its_other_sense_is_no_report() -> None:
+    """ "writes every morning" is journaling, not saying: not checked against who spoke."""
+    ravi = "Ravi: Lena's therapist suggested journaling. She now writes every morning."
+    assert effects("Lena writes every morning.", ravi, "speaker") == set()
+    assert effects("Maya says the flat is damp.", "Tom: The flat is damp.", "speaker") == {"refute"}
+
+
 def test_direction_refuses_a_comparison_made_the_other_way_round() -> None:
     quit = "User: Day 40 without a cigarette! The patches helped more than the gum did."
     assert effects("The gum helped the user more than the patches did.", quit, "direction") == {
