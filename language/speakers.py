@@ -85,6 +85,33 @@ def third_person(verb: str) -> str:
     return verb + "s"
 
 
+#: A first-person subject with its verb, and that verb after a name ("I'm" -> "is").
+_I_WITH_VERB = (
+    (r"\bI'm\b", "is"),
+    (r"\bI am\b", "is"),
+    (r"\bI've\b", "has"),
+    (r"\bI'd\b", "would"),
+    (r"\bI'll\b", "will"),
+    (r"\bI was\b", "was"),
+)
+#: The same for "we" ("we're" -> "is", "we were" -> "was"): said of an organisation.
+_WE_WITH_VERB = (
+    *(
+        (pattern.replace("I", "[Ww]e").replace("'m", "'re").replace(" am", " are"), verb)
+        for pattern, verb in _I_WITH_VERB
+        if "was" not in pattern
+    ),
+    (r"\b[Ww]e were\b", "was"),
+)
+
+
+def _with_verbs(text: str, forms: tuple[tuple[str, str], ...], name: str) -> str:
+    """``text`` with each subject-and-verb of ``forms`` said of ``name``."""
+    for pattern, verb in forms:  # a name is not a template: escape its backslashes
+        text = re.sub(pattern, f"{name} {verb}".replace("\\", "\\\\"), text)
+    return text
+
+
 def resolve_first_person(sentence: str, speaker: str) -> str | None:
     """The sentence with "I", "me" and "my" replaced by ``speaker``; None where a first-
     person word is left that this cannot rewrite."""
@@ -98,16 +125,7 @@ def resolve_first_person(sentence: str, speaker: str) -> str | None:
         verb = "does" if verb.lower() == "do" and negation else third_person(verb)
         return f"{speaker}{adverbs} {verb}{negation}"
 
-    contractions = [
-        (r"\bI'm\b", f"{speaker} is"),
-        (r"\bI am\b", f"{speaker} is"),
-        (r"\bI've\b", f"{speaker} has"),
-        (r"\bI'd\b", f"{speaker} would"),
-        (r"\bI'll\b", f"{speaker} will"),
-        (r"\bI was\b", f"{speaker} was"),
-    ]
-    for pattern, repl in contractions:  # a name is not a template: escape its backslashes
-        text = re.sub(pattern, repl.replace("\\", "\\\\"), text)
+    text = _with_verbs(text, _I_WITH_VERB, speaker)
     adverbs = "|".join(sorted(ADVERBS))
     # "My husband and I are": one of several subjects, the verb stays as it is; not
     # "I live in York and I work ...", where "I" is the subject of a clause of its own.
@@ -260,16 +278,7 @@ def resolve_first_plural(sentence: str, group: str) -> str | None:
         if word == "us" and token.head.lower_ != "for":
             return None  # "a must for us"; not "thanks for having us", "talk to us"
     possessive = f"{group}'s"
-    contractions = [
-        (r"\b[Ww]e're\b", f"{group} is"),
-        (r"\b[Ww]e are\b", f"{group} is"),
-        (r"\b[Ww]e've\b", f"{group} has"),
-        (r"\b[Ww]e'd\b", f"{group} would"),
-        (r"\b[Ww]e'll\b", f"{group} will"),
-        (r"\b[Ww]e were\b", f"{group} was"),
-    ]
-    for pattern, repl in contractions:
-        text = re.sub(pattern, repl.replace("\\", "\\\\"), text)
+    text = _with_verbs(text, _WE_WITH_VERB, group)
     adverbs = "|".join(sorted(ADVERBS))
 
     def subject(m: re.Match[str]) -> str:
