@@ -365,13 +365,13 @@ class EmbeddedExtractor:
         found: list[Candidate | None] = []
         # "Epic ONB-42" -> ("Onboarding redesign", the message that named it so)
         records: dict[str, tuple[str, int]] = {}
-        sides = _sides(messages)
+        speaking_for = _sides(messages)
         for index, message in enumerate(messages):
             if message.role == "tool":
                 found += self._fields(message, index, records)
             elif message.role == "user":
                 question, asked = _question(messages, index)
-                side = sides.get(message.speaker)
+                side = speaking_for.get(message.speaker)
                 proposal = _proposal(messages, index)
                 found += self._statements(message, index, question, asked, side, proposal)
         out: list[Candidate] = []
@@ -477,7 +477,7 @@ class EmbeddedExtractor:
         notice period?" says "Ravi's notice period is two months."); ``before``: the
         turn's text before it, where "he" or "she" may have been named; ``first``: it is
         in the turn's first sentence; ``asked``: the questions the turn before ended with
-        (``question`` the last of them); ``side``: see ``_statements``."""
+        (``question`` the last of them); ``side``, ``proposal``: see ``_statements``."""
         plain = clause.strip().replace("\u2019", "'")
         plain = without_pleasantry(plain)
         plain = _asserted(_OPENER.sub("", plain)).rstrip(",;: ")
