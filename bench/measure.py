@@ -25,6 +25,32 @@ RESULTS = Path(__file__).with_name("results")
 SEED = 7
 
 
+def forget_readings() -> None:
+    """Drop what the language layer and the gate's checks keep of recent texts (parses,
+    sentences, values, findings), so that the next check reads its texts as a first one
+    does. A benchmark's own reach into private caches: nothing else needs to empty them."""
+    from importlib import import_module
+
+    # by module: ``language.sentences`` is also the name of a function the package exports
+    checks, evidence, parsing, sentences, values = (
+        import_module(m)
+        for m in (
+            "gate.checks",
+            "gate.evidence",
+            "language.parsing",
+            "language.sentences",
+            "language.values",
+        )
+    )
+    checks._found.clear()
+    evidence._read_turns.cache_clear()
+    parsing._docs.clear()
+    parsing._readings.clear()
+    sentences._cached_spans.cache_clear()
+    sentences._cached_segments.cache_clear()
+    values._values.cache_clear()
+
+
 def forget_embeddings() -> None:
     """Drop the vectors the shared MiniLM encoders keep of their recent texts (those
     loaded, of each precision), so that the next search or gate check embeds its texts

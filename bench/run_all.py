@@ -40,6 +40,12 @@ STEPS: dict[str, list[str]] = {
         f"three-outcomes-{name}": ["three_outcomes.py", "--split", "test", "--backend", name]
         for name in ("embedded", "embedded-ce-mix")
     },
+    # The least share any thresholds could leave held on train and dev (a floor, fitted
+    # on the rows it scores), the verifier's AUROC and the AUROC the goal would need.
+    **{
+        f"held-floor-{name}": ["held_floor.py", "--backend", name]
+        for name in ("embedded", "embedded-ce-mix")
+    },
     # SmolLM2-135M takes ~1 s per claim here: 5 rows per data set, batches of 8.
     "gate-hf-causal": [
         *("gate_quality.py", "--backend", "hf-causal", "--per-dataset", "5"),

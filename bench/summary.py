@@ -79,22 +79,49 @@ def render() -> str:
             "The gate's old decision (refuse what the verifier cannot ground) beside the "
             "default (`bench/three_outcomes.py`): agent-memory test split, no citations, "
             "thresholds fitted on train and dev only (docs/verifier-decision-rule.md). "
-            "Goals (issue 59): true refused <= 5%, false verified <= 5%, held <= 35%.",
+            "Goals (issue 59): true refused <= 5%, false verified <= 5%, held <= 35%, "
+            "checks add <= 5 ms per claim. The checks' time is given twice, p50 over "
+            "batches of 32: alone (every text parsed afresh), and what they add to the "
+            "gate's call, where they read beside the verifier (the gate with and without "
+            "them, in turns, caches emptied).",
             "",
             "| backend | decision | true refused | false verified | held | true verified "
-            "| checks ms/claim |",
+            "| checks ms/claim: alone / added |",
             "|---|---|---|---|---|---|---|",
         ]
         for o in outcomes:
             for name in ("old", "new"):
                 r = o[name]
-                ms = o.get("checks_ms_per_claim", {}).get("p50", "-") if name == "new" else "-"
+                ms = "-"
+                if name == "new":
+                    alone = o.get("checks_ms_per_claim", {}).get("p50", "-")
+                    added = o.get("checks_added_ms_per_claim", {}).get("added", "-")
+                    ms = f"{alone} / {added}"
                 parts.append(
                     f"| {o['backend']} | {'three outcomes' if name == 'new' else 'old'} "
                     f"| {r['true_facts_refused']:.1%} | {r['false_facts_verified']:.1%} "
                     f"| {r['held']:.1%} | {r['true_facts_verified']:.1%} | {ms} |"
                 )
         parts += ["", _provenance_list(outcomes), ""]
+    floors = [f for p in sorted(RESULTS.glob("held_floor_*.json")) if (f := _load(p))]
+    if floors:
+        parts += [
+            "The least share any two thresholds on p1 could leave held with both error goals "
+            "met, fitted on the very rows scored (`bench/held_floor.py`: a floor, never "
+            "reached by a default), beside the verifier's AUROC there and the AUROC a "
+            "held share of 35% would need:",
+            "",
+            "| backend | split | AUROC | held floor | AUROC needed |",
+            "|---|---|---|---|---|",
+        ]
+        for f in floors:
+            for split, r in f["splits"].items():
+                held = f"{r['floor']['held']:.1%}" if r["floor"] else "-"
+                parts.append(
+                    f"| {f['backend']} | {split} | {r['auroc_p1']:.2f} | {held} "
+                    f"| {r['auroc_needed_for_held_035']:.2f} |"
+                )
+        parts += ["", _provenance_list(floors), ""]
     stores = sorted(
         (s for s in map(_load, RESULTS.glob("store_*.json")) if s),
         key=lambda s: (s["facts"], s.get("database", "sqlite")),

@@ -15,12 +15,13 @@ how often it fired on true and on false facts.
 
 from __future__ import annotations
 
+import statistics
 import time
 from collections import Counter, defaultdict
 from typing import Any
 
 import agent_memory
-from measure import RESULTS, provenance, save
+from measure import RESULTS, forget_embeddings, forget_readings, provenance, save
 
 from gate import Check, ContextItem, Gate, GatePolicy, Verdict
 
@@ -110,12 +111,41 @@ def checks_ms(rows: list[agent_memory.AgentMemoryPair]) -> dict[str, float]:
     }
 
 
+def checks_added_ms(
+    rows: list[agent_memory.AgentMemoryPair], gate: Gate, rounds: int = 2
+) -> dict[str, float]:
+    """Milliseconds per claim the checks add to the gate's own call (they read beside
+    the verifier where the evidence is short, ``gate.engine.BESIDE_CHARS``): each batch
+    of ``BATCH`` through ``gate.check_many`` with the checks on and off, in turns (which
+    goes first alternates by round), with every cache emptied before each; p50 of each
+    over the batches, and the difference."""
+    runs: dict[str, list[float]] = {"on": [], "off": []}
+    policies = {"on": GatePolicy(), "off": GatePolicy(checks=False)}
+    for turn in range(rounds):
+        order = ("on", "off") if turn % 2 == 0 else ("off", "on")
+        for i in range(0, len(rows), BATCH):
+            for name in order:
+                forget_embeddings()
+                forget_readings()
+                gate.forget()
+                started = time.perf_counter()
+                verdicts(rows[i : i + BATCH], gate, policies[name])
+                runs[name].append((time.perf_counter() - started) * 1000 / len(rows[i : i + BATCH]))
+    on, off = (statistics.median(runs[name]) for name in ("on", "off"))
+    return {
+        "gate_p50": round(on, 2),
+        "gate_without_checks_p50": round(off, 2),
+        "added": round(on - off, 2),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     args = agent_memory.split_arguments(__doc__.splitlines()[0], argv)
     rows = agent_memory.load(args.split)
     timing = checks_ms(rows)  # first: nothing parsed yet
     gate = Gate(args.backend)
     old, new = verdicts(rows, gate, OLD), verdicts(rows, gate, GatePolicy())
+    added = checks_added_ms(rows, gate)
     result = {
         **provenance("three_outcomes"),
         "split": args.split,
@@ -123,6 +153,7 @@ def main(argv: list[str] | None = None) -> int:
         "rows": len(rows),
         "verify_p1": GatePolicy().verify_p1,
         "checks_ms_per_claim": timing,
+        "checks_added_ms_per_claim": added,
         "old": shares(rows, old),
         "new": shares(rows, new),
         "new_by_phenomenon": phenomena(rows, new),
@@ -132,6 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     save(result, out)
     print(f"{args.split} {args.backend}: old {result['old']}\n  new {result['new']}")
     print(f"  checks: {timing['p50']} ms per claim (p50 of batches of {BATCH})")
+    print(f"  added to the gate's call: {added['added']} ms per claim ({added})")
     return 0
 
 

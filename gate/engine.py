@@ -304,6 +304,12 @@ class Gate:
             update={"backend": self.backend.identity, "latency_ms": latency_ms, "cached": cached}
         )
 
+    def forget(self) -> None:
+        """Drop the verifier's kept answers: the next check of any claim asks it again."""
+        if self._cache is not None:
+            with self._cache_lock:
+                self._cache.clear()
+
     def _key(self, pair: tuple[str, str]) -> tuple[str, str, str]:
         claim, context = pair
         return (self.backend.identity, _digest(claim), _digest(context))

@@ -16,6 +16,7 @@ sys.path.insert(0, str(BENCH))
 
 import gate_quality  # noqa: E402
 import gate_table  # noqa: E402
+import held_floor  # noqa: E402
 import summary  # noqa: E402
 from synthetic import World  # noqa: E402
 
@@ -96,6 +97,55 @@ def test_the_summary_shows_every_gate_result_with_a_dash_for_what_is_missing(
     written = out.read_text()
     assert "`make bench`: 1.0 min" in written and "gate-embedded 12 s" in written
     assert f"{full['mean_auroc']:.3f}" in written
+
+
+def test_the_summary_gives_the_checks_time_alone_and_added_to_the_gate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shares = {
+        "true_facts_refused": 0.01,
+        "false_facts_verified": 0.06,
+        "held": 0.8,
+        "true_facts_verified": 0.1,
+    }
+    result = {
+        "command": "python bench/three_outcomes.py --split test --backend embedded",
+        "date": "2026-12-07T00:00:00+00:00",
+        "commit": "abc1234",
+        "backend": "embedded",
+        "old": shares,
+        "new": shares,
+        "checks_ms_per_claim": {"p50": 6.2, "p95": 8.0},
+        "checks_added_ms_per_claim": {"added": 3.1},
+    }
+    older = {**result, "backend": "embedded-ce", "checks_added_ms_per_claim": None}
+    del older["checks_added_ms_per_claim"]
+    (tmp_path / "three_outcomes_test_embedded.json").write_text(json.dumps(result))
+    (tmp_path / "three_outcomes_test_embedded-ce.json").write_text(json.dumps(older))
+    monkeypatch.setattr(summary, "RESULTS", tmp_path)
+    monkeypatch.setattr(summary, "STEPS_FILE", tmp_path / "steps.json")
+    monkeypatch.setattr(summary, "SUMMARY", tmp_path / "SUMMARY.md")
+    rows = summary.write_summary("make bench", {}, 60.0).read_text().splitlines()
+    new = [r for r in rows if r.startswith("| embedded") and "three outcomes" in r]
+    assert [r.split("|")[-2].strip() for r in new] == ["6.2 / -", "6.2 / 3.1"]
+
+
+def test_the_held_floor_is_nothing_for_a_verifier_that_separates_and_all_for_one_that_cannot() -> (
+    None
+):
+    label = [True] * 20 + [False] * 20
+    apart = held_floor.floor([0.9] * 20 + [0.1] * 20, label, [False] * 40)
+    assert apart is not None and apart["held"] == 0.0
+    same = held_floor.floor([0.5] * 40, label, [False] * 40)
+    assert same is not None and same["held"] == 1.0 and same["verify_from"] is None
+    # the checks' refusals are decided whatever the thresholds
+    checked = held_floor.floor([0.5] * 40, label, [False] * 30 + [True] * 10)
+    assert checked is not None and checked["held"] == 0.75
+
+
+def test_a_verifier_needs_a_higher_auroc_where_the_checks_refuse_less() -> None:
+    assert held_floor.needed_auroc(0.0) > held_floor.needed_auroc(0.35) > 0.85
+    assert held_floor.auroc([0.9, 0.8], [0.1, 0.8]) == 0.875
 
 
 def _gate_result() -> dict[str, object]:

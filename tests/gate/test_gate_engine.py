@@ -137,6 +137,15 @@ def test_verdicts_name_the_backend_and_latency() -> None:
     assert verdict.latency_ms is not None and verdict.latency_ms >= 0
 
 
+def test_a_forgetting_gate_asks_the_verifier_again() -> None:
+    backend = ScriptedBackend(support)
+    gate = Gate(backend)
+    gate.check("The user likes tea.", ["User: tea please."])
+    gate.forget()
+    again = gate.check("The user likes tea.", ["User: tea please."])
+    assert len(backend.batches) == 2 and not again.cached
+
+
 def test_metrics_count_claims_verdicts_and_cache_hits() -> None:
     gate = Gate(ScriptedBackend(support), REFUSE_UNGROUNDED)
     gate.check_many([Check.of("I like tea.", ["tea"]), Check.of("x", [])])
