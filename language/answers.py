@@ -6,12 +6,14 @@ km a week."; "When is your test?" answered "It's on Monday." says "Leo's test is
 Monday."; "Your salary expectation is 95k, correct?" answered "Yes." says it is 95k,
 answered "Actually it's 105k now." says it is 105k now; "How many hosts do you monitor?"
 answered "It's closer to 600." says "Lena monitors closer to 600." (an "it's" answers an
-amount only with a number). Only questions put to the one who answers ("your", "you")
-in these shapes are read: what, when or where is your <thing>; your <thing> is <value>,
-right; which <thing> are you in, at or from; how many <things>, how much, how far, how
-often, where or when do you <verb>. Anything else (a
-yes or no to another question, "what do you do?", a question about someone else) stays
-unread: the answer is then kept as said.
+amount only with a number), or, where Lena speaks for an organisation in a call between
+two ("I'm the CTO at Brightwave"; ``language.organisations.sides``) and the verb is one
+organisations do ("monitor", "use", "pay"), "Brightwave monitors closer to 600.". Only
+questions put to the one who answers ("your", "you") in these shapes are read: what,
+when or where is your <thing>; your <thing> is <value>, right; which <thing> are you in,
+at or from; how many <things>, how much, how far, how often, where or when do you
+<verb>. Anything else (a yes or no to another question, "what do you do?", a question
+about someone else) stays unread: the answer is then kept as said.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from __future__ import annotations
 import re
 
 from language.parsing import verb_in
-from language.speakers import third_person
+from language.speakers import ORGANISATION_VERBS, third_person
 
 #: "What's your notice period?", "When is your test again?"
 _YOUR = re.compile(
@@ -64,17 +66,27 @@ _VAGUE = frozenset("do have get make think mean need want".split())
 MAX_ANSWER_WORDS = 10
 
 
-def answered(question: str, answer: str, speaker: str, *, first: bool = True) -> str | None:
-    """The statement ``answer`` makes as the answer to ``question``, said of ``speaker``;
-    None where the question is not one of the shapes read, or the answer is no short one
-    (a sentence with a subject of its own, or over ``MAX_ANSWER_WORDS`` words). Past the
-    answer's ``first`` sentence, only "it's ..." answers ("Two months. Sorry, it's
-    three months.")."""
-    said = _answered(question, answer, speaker, first)
+def answered(
+    question: str,
+    answer: str,
+    speaker: str,
+    *,
+    first: bool = True,
+    organisation: str | None = None,
+) -> str | None:
+    """The statement ``answer`` makes as the answer to ``question``, said of ``speaker``
+    (or of the ``organisation`` the speaker speaks for, where "do you" asks what an
+    organisation does); None where the question is not one of the shapes read, or the
+    answer is no short one (a sentence with a subject of its own, or over
+    ``MAX_ANSWER_WORDS`` words). Past the answer's ``first`` sentence, only "it's ..."
+    answers ("Two months. Sorry, it's three months.")."""
+    said = _answered(question, answer, speaker, first, organisation)
     return None if said is None else said[:1].upper() + said[1:]  # "the user's ..." opens one
 
 
-def _answered(question: str, answer: str, speaker: str, first: bool) -> str | None:
+def _answered(
+    question: str, answer: str, speaker: str, first: bool, organisation: str | None
+) -> str | None:
     question = " ".join(question.replace("\u2019", "'").split())
     said = " ".join(answer.replace("\u2019", "'").split()).rstrip(".!")
     put = _CONFIRM.match(question)
@@ -100,8 +112,10 @@ def _answered(question: str, answer: str, speaker: str, first: bool) -> str | No
         return f"{speaker} is {m.group('prep').lower()} {value}."
     if (m := _DO_YOU.match(question)) and m.group("verb").lower() not in _VAGUE:
         rest = m.group("rest").strip()
-        verb = third_person(m.group("verb").lower())
-        return f"{speaker} {verb}{' ' + rest if rest else ''} {value}."
+        base = m.group("verb").lower()
+        far = question.lower().split(" do you", 1)[0].endswith("how far")  # a person runs
+        who = organisation if organisation and base in ORGANISATION_VERBS and not far else speaker
+        return f"{who} {third_person(base)}{' ' + rest if rest else ''} {value}."
     return None
 
 

@@ -486,10 +486,23 @@ class EmbeddedExtractor:
             plain = plain[0].upper() + plain[1:]
         words = _WORD.findall(plain)
         speaker = message.speaker
-        if question is not None and (said := answered(question, plain, speaker, first=first)):
-            members = _entities(said, speaker)
+        ours = side[0] if side else None
+        if question is not None and (
+            said := answered(question, plain, speaker, first=first, organisation=ours)
+        ):
+            if side is None or not said.startswith(f"{side[0]} "):
+                members = _entities(said, speaker)
+                return Candidate(
+                    said, tuple(members), index, clause.strip(), _relation(said), (index - 1,)
+                )
+            # "How many hosts do you monitor?" put to Brightwave's CTO: Brightwave does
+            members = _owned(
+                [(speaker, "person", "speaker"), *_others(_entities(said, None), speaker)],
+                side[0],
+            )
+            turns = (index - 1, *(i for i in side[1] if i not in (index, index - 1)))
             return Candidate(
-                said, tuple(members), index, clause.strip(), _relation(said), (index - 1,)
+                f"{_cap(speaker)} says {said}", tuple(members), index, clause.strip(), None, turns
             )
         if len(words) < 2 or plain.endswith("?") or PLEASANTRY.match(plain):
             return None

@@ -33,6 +33,24 @@ def test_a_short_answer_says_what_was_asked(question: str, answer: str, statemen
 
 
 @pytest.mark.parametrize(
+    ("question", "answer", "statement"),
+    [
+        ("How many hosts do you monitor?", "Around 400.", "Brightwave monitors around 400."),
+        ("How many engineers do you employ?", "About 40.", "Brightwave employs about 40."),
+        # what a person does, has or is, asked of one who speaks for an organisation
+        ("How far do you run?", "About 20 km a week.", "Ravi runs about 20 km a week."),
+        ("Where do you work?", "At Acme in Leeds.", "Ravi works at Acme in Leeds."),
+        ("What's your notice period?", "Two months.", "Ravi's notice period is two months."),
+        ("Which flat are you in?", "Flat 3B.", "Ravi is in Flat 3B."),
+    ],
+)
+def test_do_you_asks_what_the_organisation_does_where_the_speaker_speaks_for_one(
+    question: str, answer: str, statement: str
+) -> None:
+    assert answered(question, answer, "Ravi", organisation="Brightwave") == statement
+
+
+@pytest.mark.parametrize(
     ("question", "answer"),
     [
         ("Where do you work?", "I work at Acme."),  # a statement of its own

@@ -309,6 +309,20 @@ def test_we_is_the_speakers_organisation_where_two_organisations_talk() -> None:
     ]
 
 
+def test_an_answer_for_an_organisation_is_the_organisations_where_two_organisations_talk() -> None:
+    found = _call(
+        ("Greg", "Hi Lena, I'm Greg from CloudNine."),
+        ("Lena", "Hi Greg. I'm the CTO at Brightwave."),
+        ("Greg", "How many hosts do you monitor?"),
+        ("Lena", "Around 400 hosts."),
+    )
+    assert found[-1] == (
+        "Lena says Brightwave monitors around 400 hosts.",
+        ["Lena", "Brightwave"],
+        (2, 0, 1),  # the question, and the turns that make Lena Brightwave's
+    )
+
+
 def test_a_reply_that_takes_a_proposed_time_is_no_fact_of_its_own() -> None:
     found = _call(
         ("Jun", "Does Thursday work for the interview with Marek?"),
