@@ -7,8 +7,9 @@ Monday."; "Your salary expectation is 95k, correct?" answered "Yes." says it is 
 answered "Actually it's 105k now." says it is 105k now; "How many hosts do you monitor?"
 answered "It's closer to 600." says "Lena monitors closer to 600." (an "it's" answers an
 amount only with a number), or, where Lena speaks for an organisation in a call between
-two ("I'm the CTO at Brightwave"; ``language.organisations.sides``) and the verb is one
-organisations do ("monitor", "use", "pay"), "Brightwave monitors closer to 600.". Only
+two ("I'm the CTO at Brightwave"; ``language.organisations.sides``), is asked by the other
+side, and the verb is one only organisations do (``ORGANISATION_DEEDS``: "monitor",
+"deploy", "hire"), with nothing after it, "Brightwave monitors closer to 600.". Only
 questions put to the one who answers ("your", "you") in these shapes are read: what,
 when or where is your <thing>; your <thing> is <value>, right; which <thing> are you in,
 at or from; how many <things>, how much, how far, how often, where or when do you
@@ -21,7 +22,7 @@ from __future__ import annotations
 import re
 
 from language.parsing import verb_in
-from language.speakers import ORGANISATION_VERBS, third_person
+from language.speakers import third_person
 
 #: "What's your notice period?", "When is your test again?"
 _YOUR = re.compile(
@@ -59,6 +60,14 @@ _NUMBER = re.compile(
     r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
     r"forty|fifty|hundred|thousand|dozen|once|twice)\b",
     re.I,
+)
+#: What only an organisation does, asked "do you ...?" of one who speaks for it ("How
+#: many hosts do you monitor?"). Narrower than the verbs of its "we"
+#: (``language.speakers.ORGANISATION_VERBS``): a "you" may be the person, and people
+#: run, manage, plan, own, buy, use and expect things too.
+ORGANISATION_DEEDS = frozenset(
+    """monitor host deploy employ hire process ship sell license licence invoice bill
+    migrate integrate outsource operate""".split()
 )
 #: Verbs too vague to say what the answer means ("what do you do?").
 _VAGUE = frozenset("do have get make think mean need want".split())
@@ -113,8 +122,8 @@ def _answered(
     if (m := _DO_YOU.match(question)) and m.group("verb").lower() not in _VAGUE:
         rest = m.group("rest").strip()
         base = m.group("verb").lower()
-        far = question.lower().split(" do you", 1)[0].endswith("how far")  # a person runs
-        who = organisation if organisation and base in ORGANISATION_VERBS and not far else speaker
+        ours = organisation and base in ORGANISATION_DEEDS and not rest  # not "... yourself"
+        who = organisation if ours else speaker
         return f"{who} {third_person(base)}{' ' + rest if rest else ''} {value}."
     return None
 

@@ -373,7 +373,10 @@ class EmbeddedExtractor:
                 question, asked = _question(messages, index)
                 side = speaking_for.get(message.speaker)
                 proposal = _proposal(messages, index)
-                found += self._statements(message, index, question, asked, side, proposal)
+                asker = speaking_for.get(messages[index - 1].speaker) if question else None
+                # a "do you ...?" from the other side may ask what the organisation does
+                ours = side if side and asker and asker[0] != side[0] else None
+                found += self._statements(message, index, question, asked, side, proposal, ours)
         out: list[Candidate] = []
         seen: set[str] = set()
         for candidate in found:
@@ -390,6 +393,7 @@ class EmbeddedExtractor:
         asked: str = "",
         side: tuple[str, tuple[int, ...]] | None = None,
         proposal: str = "",
+        asked_of: tuple[str, tuple[int, ...]] | None = None,
     ) -> list[Candidate | None]:
         """A user turn's candidates, clause by clause (None where a clause holds none).
         ``question``: what the turn before asked, which its first sentence may answer
@@ -397,7 +401,8 @@ class EmbeddedExtractor:
         with, where "she" may have been named ("How is Dana? Still at the hospital?");
         ``side``: the organisation the speaker speaks for, which their "we" and "our"
         mean, and the messages where the sides named theirs (``_sides``); ``proposal``:
-        what others said just before, which a reply may only agree to (``_proposal``)."""
+        what others said just before, which a reply may only agree to (``_proposal``);
+        ``asked_of``: the speaker's side where the question came from the other side."""
         text = message.content
         return [
             self._candidate(
@@ -410,6 +415,7 @@ class EmbeddedExtractor:
                 asked,
                 side,
                 proposal,
+                asked_of,
             )
             for n, (start, end) in enumerate(sentence_spans(text))
             if self._may_hold_facts(text[start:end])
@@ -471,13 +477,15 @@ class EmbeddedExtractor:
         asked: str = "",
         side: tuple[str, tuple[int, ...]] | None = None,
         proposal: str = "",
+        asked_of: tuple[str, tuple[int, ...]] | None = None,
     ) -> Candidate | None:
         """The clause's candidate, if it states one. ``question``: what the turn before
         asked, which the clause may answer without a verb ("Two months." to "What's your
         notice period?" says "Ravi's notice period is two months."); ``before``: the
         turn's text before it, where "he" or "she" may have been named; ``first``: it is
         in the turn's first sentence; ``asked``: the questions the turn before ended with
-        (``question`` the last of them); ``side``, ``proposal``: see ``_statements``."""
+        (``question`` the last of them); ``side``, ``proposal``, ``asked_of``: see
+        ``_statements``."""
         plain = clause.strip().replace("\u2019", "'")
         plain = without_pleasantry(plain)
         plain = _asserted(_OPENER.sub("", plain)).rstrip(",;: ")
@@ -486,11 +494,11 @@ class EmbeddedExtractor:
             plain = plain[0].upper() + plain[1:]
         words = _WORD.findall(plain)
         speaker = message.speaker
-        ours = side[0] if side else None
+        ours = asked_of[0] if asked_of else None
         if question is not None and (
             said := answered(question, plain, speaker, first=first, organisation=ours)
         ):
-            if side is None or not said.startswith(f"{side[0]} "):
+            if asked_of is None or not said.startswith(f"{asked_of[0]} "):
                 members = _entities(said, speaker)
                 return Candidate(
                     said, tuple(members), index, clause.strip(), _relation(said), (index - 1,)
@@ -498,9 +506,9 @@ class EmbeddedExtractor:
             # "How many hosts do you monitor?" put to Brightwave's CTO: Brightwave does
             members = _owned(
                 [(speaker, "person", "speaker"), *_others(_entities(said, None), speaker)],
-                side[0],
+                asked_of[0],
             )
-            turns = (index - 1, *(i for i in side[1] if i not in (index, index - 1)))
+            turns = (index - 1, *(i for i in asked_of[1] if i not in (index, index - 1)))
             return Candidate(
                 f"{_cap(speaker)} says {said}", tuple(members), index, clause.strip(), None, turns
             )

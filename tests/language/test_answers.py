@@ -39,6 +39,10 @@ def test_a_short_answer_says_what_was_asked(question: str, answer: str, statemen
         ("How many engineers do you employ?", "About 40.", "Brightwave employs about 40."),
         # what a person does, has or is, asked of one who speaks for an organisation
         ("How far do you run?", "About 20 km a week.", "Ravi runs about 20 km a week."),
+        ("How often do you run?", "Three times a week.", "Ravi runs three times a week."),
+        ("How many people do you manage?", "Six.", "Ravi manages six."),
+        ("How many cars do you own?", "Two.", "Ravi owns two."),
+        ("How much salary do you expect?", "120k.", "Ravi expects 120k."),
         ("Where do you work?", "At Acme in Leeds.", "Ravi works at Acme in Leeds."),
         ("What's your notice period?", "Two months.", "Ravi's notice period is two months."),
         ("Which flat are you in?", "Flat 3B.", "Ravi is in Flat 3B."),

@@ -323,6 +323,28 @@ def test_an_answer_for_an_organisation_is_the_organisations_where_two_organisati
     )
 
 
+@pytest.mark.parametrize(
+    ("asker", "introduced", "question"),
+    [
+        # a colleague's "you" is the person
+        ("Tom", "Hi Lena, I'm Tom, I work at Brightwave too.", "How many hosts do you monitor?"),
+        # what a person does, asked by the other side
+        ("Greg", "Hi Lena, I'm Greg from CloudNine.", "How many people do you manage?"),
+        ("Greg", "Hi Lena, I'm Greg from CloudNine.", "How many hosts do you monitor yourself?"),
+    ],
+)
+def test_an_answer_stays_the_persons_unless_the_other_side_asks_what_organisations_do(
+    asker: str, introduced: str, question: str
+) -> None:
+    found = _call(
+        (asker, introduced),
+        ("Lena", "Hi. I'm the CTO at Brightwave."),
+        (asker, question),
+        ("Lena", "Around 40."),
+    )
+    assert found[-1][0].startswith("Lena ") and "Brightwave" not in found[-1][0]
+
+
 def test_a_reply_that_takes_a_proposed_time_is_no_fact_of_its_own() -> None:
     found = _call(
         ("Jun", "Does Thursday work for the interview with Marek?"),
