@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 
 from language.parsing import verb_in
-from language.speakers import third_person
+from language.speakers import ORGANISATION_VERBS, third_person
 
 #: "What's your notice period?", "When is your test again?"
 _YOUR = re.compile(
@@ -39,10 +39,16 @@ _WHICH = re.compile(
 #: "How many hosts do you monitor?", "How far do you run?", "Where do you work?"
 _DO_YOU = re.compile(
     r"^(?:and|so|ok|okay)?,?\s*(?:how\s+(?:many|much)\s+[a-z][a-z -]{0,30}?|how\s+far|"
-    r"how\s+often|where|when)\s+do\s+you\s+(?P<verb>[a-z]+)(?P<rest>(?:\s+[a-z]+){0,2}?)"
-    r"\s*\?$",
+    r"how\s+often|where|when)\s+do\s+you(?P<plural>\s+(?:guys|all|folks))?"
+    # "do you currently monitor": the adverb is no verb
+    r"(?:\s+(?:currently|usually|normally|typically|still|actually|really|(?P<own>personally)))?"
+    r"\s+(?P<verb>[a-z]+)(?P<rest>(?:\s+[a-z]+){0,2}?)\s*\?$",
     re.I,
 )
+#: "yourself" after the verb: the person's own doing, said without it.
+_YOURSELF = re.compile(r"\s*\b(?:yourself|yourselves)\b", re.I)
+#: "your" after the verb: the one who answers ("renew your passport").
+_YOUR_WORD = re.compile(r"\byour\b", re.I)
 #: "Your salary expectation is 95k, correct?": a value put to the one who answers.
 _CONFIRM = re.compile(
     r"^(?:and|so|ok|okay)?,?\s*your\s+(?P<thing>[a-z][a-z' -]{0,40}?)\s+(?:is|was)\s+"
@@ -122,8 +128,11 @@ def _answered(
     if (m := _DO_YOU.match(question)) and m.group("verb").lower() not in _VAGUE:
         rest = m.group("rest").strip()
         base = m.group("verb").lower()
-        ours = organisation and base in ORGANISATION_DEEDS and not rest  # not "... yourself"
+        own = bool(m.group("own") or _YOURSELF.search(rest))  # "personally", "yourself"
+        deeds = ORGANISATION_VERBS if m.group("plural") else ORGANISATION_DEEDS  # "you guys"
+        ours = organisation and base in deeds and not rest and not own
         who = organisation if ours else speaker
+        rest = _YOUR_WORD.sub(f"{who}'s", _YOURSELF.sub("", rest)).strip()
         return f"{who} {third_person(base)}{' ' + rest if rest else ''} {value}."
     return None
 
@@ -141,5 +150,7 @@ def _lower_first(text: str) -> str:
 _COMMON_OPENERS = frozenset(
     """about around roughly almost nearly over under just only maybe one two three four
     five six seven eight nine ten eleven twelve a an the every each on in at since from
-    by before after until till last next this mostly usually twice once""".split()
+    by before after until till last next this mostly usually twice once daily weekly
+    monthly yearly annually quarterly hourly nightly today tomorrow yesterday tonight
+    always never sometimes often rarely""".split()
 )

@@ -35,7 +35,34 @@ def test_a_short_answer_says_what_was_asked(question: str, answer: str, statemen
 @pytest.mark.parametrize(
     ("question", "answer", "statement"),
     [
+        # words between "you" and its verb are not the verb
+        ("How many hosts do you currently monitor?", "About 400.", "Ravi monitors about 400."),
+        ("How many hosts do you guys monitor?", "About 400.", "Ravi monitors about 400."),
+        ("How many hosts do you monitor yourself?", "About 40.", "Ravi monitors about 40."),
+        # "your" after the verb is the one who answers
+        (
+            "How often do you renew your passport?",
+            "Every ten years.",
+            "Ravi renews Ravi's passport every ten years.",
+        ),
+        # a word of time opens the answer in capitals only because it opens it
+        ("How often do you deploy?", "Daily.", "Ravi deploys daily."),
+        ("When do you fly?", "Tomorrow.", "Ravi flies tomorrow."),
+    ],
+)
+def test_a_do_you_answer_reads_the_words_around_the_verb(
+    question: str, answer: str, statement: str
+) -> None:
+    assert answered(question, answer, "Ravi") == statement
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "statement"),
+    [
         ("How many hosts do you monitor?", "Around 400.", "Brightwave monitors around 400."),
+        # "you guys" is the organisation for whatever it does
+        ("How many servers do you guys run?", "About 300.", "Brightwave runs about 300."),
+        ("How many hosts do you personally monitor?", "About 40.", "Ravi monitors about 40."),
         ("How many engineers do you employ?", "About 40.", "Brightwave employs about 40."),
         # what a person does, has or is, asked of one who speaks for an organisation
         ("How far do you run?", "About 20 km a week.", "Ravi runs about 20 km a week."),
