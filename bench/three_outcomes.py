@@ -124,13 +124,14 @@ def checks_added_ms(
     for turn in range(rounds):
         order = ("on", "off") if turn % 2 == 0 else ("off", "on")
         for i in range(0, len(rows), BATCH):
+            batch = rows[i : i + BATCH]
             for name in order:
                 forget_embeddings()
                 forget_readings()
                 gate.forget()
                 started = time.perf_counter()
-                verdicts(rows[i : i + BATCH], gate, policies[name])
-                runs[name].append((time.perf_counter() - started) * 1000 / len(rows[i : i + BATCH]))
+                verdicts(batch, gate, policies[name])
+                runs[name].append((time.perf_counter() - started) * 1000 / len(batch))
     on, off = (statistics.median(runs[name]) for name in ("on", "off"))
     return {
         "gate_p50": round(on, 2),

@@ -9,7 +9,9 @@ answered "It's closer to 600." says "Lena monitors closer to 600." (an "it's" an
 amount only with a number), or, where Lena speaks for an organisation in a call between
 two ("I'm the CTO at Brightwave"; ``language.organisations.sides``), is asked by the other
 side, and the verb is one only organisations do (``ORGANISATION_DEEDS``: "monitor",
-"deploy", "hire"), with nothing after it, "Brightwave monitors closer to 600.". Only
+"deploy", "hire"; with "you guys" or "you all", any of ``ORGANISATION_VERBS``), with
+nothing after it, "Brightwave monitors closer to 600." ("do you personally", "...
+yourself" stay the person's). Only
 questions put to the one who answers ("your", "you") in these shapes are read: what,
 when or where is your <thing>; your <thing> is <value>, right; which <thing> are you in,
 at or from; how many <things>, how much, how far, how often, where or when do you
