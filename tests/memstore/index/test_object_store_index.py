@@ -162,7 +162,17 @@ def test_erase_leaves_no_object_holding_the_text(data_dir: Path, s3: S3Server, u
 
 
 def local_files_holding(directory: Path, needle: str) -> list[Path]:
-    return [p for p in directory.rglob("*") if p.is_file() and needle.encode() in p.read_bytes()]
+    """The files under ``directory`` holding ``needle``. The read cache copies a file to
+    a partial name and renames it into place (``read_cache.PARTIAL_DIR``), so a file
+    listed may be gone when read: it holds nothing any more."""
+    holding = []
+    for path in directory.rglob("*"):
+        try:
+            if path.is_file() and needle.encode() in path.read_bytes():
+                holding.append(path)
+        except FileNotFoundError:
+            continue  # renamed into place or dropped since it was listed
+    return holding
 
 
 def wait_for(condition: Callable[[], bool], what: str) -> None:
