@@ -201,20 +201,22 @@ class Gate:
                     p0_pair=(chk.claim, render(self._read(scrub(items, chk.citations)))),
                 )
             )
+        missing = self._from_cache(jobs)
         # The checks read on a thread of their own while the backend is asked, where
         # the evidence is short: the model's work (onnxruntime, a server) leaves the
         # interpreter free for the parse. Longer evidence is read first, as the parse
-        # would then take cores from the model inside its deadline.
+        # would then take cores from the model inside its deadline; with every answer
+        # kept, nothing runs beside the parse, and a thread would only cost its start.
         reading: threading.Thread | None = None
         if policy.checks and jobs:
-            if sum(len(text) for text in {job.said for job in jobs}) <= BESIDE_CHARS:
+            if missing and sum(len(text) for text in {job.said for job in jobs}) <= BESIDE_CHARS:
                 reading = threading.Thread(target=_read_beside, args=(jobs,), name="gate-checks")
                 reading.start()
             else:
                 _read_beside(jobs)
         started = time.perf_counter()
         try:
-            failure = self._estimate(jobs)
+            failure = self._estimate(jobs, missing)
             latency_ms = (time.perf_counter() - started) * 1000.0
         finally:
             if reading is not None:
@@ -227,8 +229,8 @@ class Gate:
         self.metrics.observe(done, latency_ms / 1000.0, hits, misses)
         return done
 
-    def _estimate(self, jobs: list[_Job]) -> tuple[VerdictStatus, str] | None:
-        """Fill each job's results from the cache and one backend call; return a failure."""
+    def _from_cache(self, jobs: list[_Job]) -> list[tuple[str, str]]:
+        """Fill each job's results the cache holds; the pairs it lacks, each once."""
         missing: list[tuple[str, str]] = []
         for job in jobs:
             for pair in (job.p1_pair, job.p0_pair):
@@ -238,6 +240,12 @@ class Gate:
                     job.hits += 1
                 elif pair not in missing:
                     missing.append(pair)
+        return missing
+
+    def _estimate(
+        self, jobs: list[_Job], missing: list[tuple[str, str]]
+    ) -> tuple[VerdictStatus, str] | None:
+        """Fill the ``missing`` results of each job with one backend call; return a failure."""
         if not missing:
             return None
         wanted = set(missing)

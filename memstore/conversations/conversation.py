@@ -11,7 +11,7 @@ stored beside them and the answer names them.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -21,9 +21,10 @@ from gate import Verdict
 from memstore.conversations import corrections
 from memstore.conversations.extractors import Candidate, EmbeddedExtractor, Extractor, fact_of
 from memstore.conversations.messages import Message, parse_messages
-from memstore.conversations.reconcile import replaced_by
+from memstore.conversations.reconcile import MAX_COMPARED, active_about, changes_any, replaced_by
 from memstore.conversations.settings import ConversationSettings
 from memstore.conversations.storelike import StoreLike
+from memstore.conversations.together import Together
 from memstore.conversations.user import link_user
 from memstore.errors import ErrFactNotGrounded, InvalidInput, MemstoreError
 from memstore.metadata import check as check_metadata
@@ -101,11 +102,9 @@ def remember(
     check_claims(store, candidates, said)
     _ask_together(store, candidates, turns, context_turns)
     with store.index_batch():  # one index commit for the conversation, not one per fact
-        outcomes = [
-            _remember_one(store, c, turns, on_conflict, single_valued, context_turns, meta)
-            for c, stale in _in_turn_order(store, turns, candidates, said)
-            if not stale or _refused(store, c, turns, context_turns)
-        ]
+        outcomes = _write(
+            store, turns, candidates, said, on_conflict, single_valued, context_turns, meta
+        )
     if user_name is not None and any(o.fact is not None for o in outcomes):
         link_user(store, user_name.strip())  # now that both may be known
     return ConversationReport(extractor=extractor.name, messages=len(turns), candidates=outcomes)
@@ -123,6 +122,86 @@ def _ask_together(
         store.check_facts([fact_of(c, turns, context_turns) for c in candidates])
     except MemstoreError:
         return  # the write of the candidate at fault says what is wrong with it
+
+
+def _write(
+    store: StoreLike,
+    turns: Sequence[Message],
+    candidates: Sequence[Candidate],
+    said: Sequence[tuple[int, corrections.Correction]],
+    on_conflict: OnConflict,
+    single_valued: Collection[str],
+    context_turns: int,
+    metadata: Mapping[str, Any] | None,
+) -> list[CandidateOutcome]:
+    """Each candidate written, in turn order (``_in_turn_order``): one that replaces
+    nothing waits to be written with the next ones (``together``), any other is
+    written alone, after those waiting."""
+    outcomes: list[CandidateOutcome] = []
+
+    def done(place: int, written: FactPublic | RejectionPublic) -> None:
+        if isinstance(written, RejectionPublic):
+            outcomes[place] = outcomes[place].model_copy(update={"rejection": written})
+        else:
+            outcome: Outcome = "duplicate" if written.deduplicated else "stored"
+            outcomes[place] = outcomes[place].model_copy(
+                update={"outcome": outcome, "fact": written, "reasons": {}}
+            )
+
+    waiting = Together(store, done)
+    for candidate, stale in _in_turn_order(store, turns, candidates, said, waiting.flush):
+        if stale:
+            waiting.flush()
+            if not _refused(store, candidate, turns, context_turns):
+                continue
+        source = turns[candidate.message].rendered()
+        olds = _olds(store, waiting, candidate, source, single_valued)
+        corroborated: dict[str, Verdict] = {}
+        old, why = replaced_by(
+            store,
+            candidate,
+            source,
+            single_valued=single_valued,
+            corroborated=corroborated,
+            olds=olds,
+        )
+        fact = fact_of(candidate, turns, context_turns)
+        if metadata is not None:
+            fact["metadata"] = metadata
+        if old or candidate.replaces or corroborated:
+            waiting.flush()
+            outcomes.append(
+                _remember_one(store, candidate, fact, turns, on_conflict, old, why, corroborated)
+            )
+        else:
+            waiting.add(len(outcomes), candidate, fact)
+            outcomes.append(_unwritten(candidate))
+    waiting.flush()
+    return outcomes
+
+
+def _olds(
+    store: StoreLike,
+    waiting: Together,
+    candidate: Candidate,
+    source: str,
+    single_valued: Collection[str],
+) -> list[FactPublic]:
+    """The active facts ``replaced_by`` reads for ``candidate``, after writing those
+    waiting where it would read one of them: one it replaces or verifies, or one
+    among its subject's ``MAX_COMPARED`` newest (the stored ones it reads change)."""
+    subject = candidate.members[0][0]
+    if candidate.replaces:  # a correction's rewrite: what it corrects may be waiting
+        waiting.flush()
+    olds = active_about(store, subject)
+    about = waiting.about(subject)
+    if about and (
+        len(olds) + len(about) > MAX_COMPARED
+        or changes_any(store, candidate, source, about, {waiting.entity(subject)}, single_valued)
+    ):
+        waiting.flush()
+        olds = active_about(store, subject)
+    return olds
 
 
 def _refused(
@@ -144,19 +223,23 @@ def _in_turn_order(
     turns: Sequence[Message],
     candidates: Sequence[Candidate],
     said: Sequence[tuple[int, corrections.Correction]],
+    settle: Callable[[], None],
 ) -> Iterator[tuple[Candidate, bool]]:
     """The candidates turn by turn, each turn's corrections first: read when their turn
     comes (the fact a correction rewrites may come from an earlier turn of this call),
     and in place of what the extractor read from the same sentence. What the extractor
     read there other than the correction as said ("Maya's cough started three weeks
     ago." from "four weeks ago, not three"; a value misheard) comes with True: only
-    the gate's refusal writes it."""
+    the gate's refusal writes it. ``settle`` is called before a turn's corrections
+    read the store (it writes what waits to be written)."""
     by_turn: dict[int, list[Candidate]] = {}
     for candidate in candidates:
         by_turn.setdefault(candidate.message, []).append(candidate)
     for index in sorted({*by_turn, *(i for i, _ in said)}):
         done: list[corrections.Correction] = []
         unplaced: list[corrections.Correction] = []  # no statement takes the new value
+        if any(at == index for at, _ in said):
+            settle()
         for at, correction in said:
             if at != index:
                 continue
@@ -243,19 +326,9 @@ class Extracted:
         return list(self.candidates)
 
 
-def _remember_one(
-    store: StoreLike,
-    candidate: Candidate,
-    turns: Sequence[Message],
-    on_conflict: OnConflict,
-    single_valued: Collection[str],
-    context_turns: int,
-    metadata: Mapping[str, Any] | None,
-) -> CandidateOutcome:
-    fact = fact_of(candidate, turns, context_turns)
-    if metadata is not None:
-        fact["metadata"] = metadata
-    base = CandidateOutcome(
+def _unwritten(candidate: Candidate) -> CandidateOutcome:
+    """The outcome of ``candidate`` before its write: refused until the write says."""
+    return CandidateOutcome(
         statement=candidate.statement,
         members=[CandidateMember(name=n, kind=k, role=r) for n, k, r in candidate.members],
         relation=candidate.relation,
@@ -263,14 +336,22 @@ def _remember_one(
         quote=candidate.quote,
         outcome="refused",
     )
-    corroborated: dict[str, Verdict] = {}
-    old, why = replaced_by(
-        store,
-        candidate,
-        turns[candidate.message].rendered(),
-        single_valued=single_valued,
-        corroborated=corroborated,
-    )
+
+
+def _remember_one(
+    store: StoreLike,
+    candidate: Candidate,
+    fact: dict[str, Any],
+    turns: Sequence[Message],
+    on_conflict: OnConflict,
+    old: list[FactPublic],
+    why: dict[str, str],
+    corroborated: dict[str, Verdict],
+) -> CandidateOutcome:
+    """Write ``candidate``'s ``fact`` alone: superseding (or beside) the active facts
+    it replaces (``old``, ``why``: ``replaced_by``'s answer, and what ``candidate``
+    corrects), then marking the held facts its message verifies (``corroborated``)."""
+    base = _unwritten(candidate)
     for fact_id, reason in reversed(candidate.replaces):  # what it corrects goes first
         if fact_id in why:
             old = [o for o in old if o.id != fact_id]

@@ -26,7 +26,8 @@ Identical statements are not conflicts: the store deduplicates them.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
+from typing import Any
 
 from gate import Verdict, VerdictStatus
 from language.values import MONTHS, WEEKDAYS
@@ -81,65 +82,103 @@ def replaced_by(
     *,
     single_valued: Collection[str] = SINGLE_VALUED,
     corroborated: dict[str, Verdict] | None = None,
+    olds: Sequence[FactPublic] | None = None,
 ) -> tuple[list[FactPublic], dict[str, str]]:
     """The active facts ``candidate`` replaces, newest first, and why each one. Held
     facts (``unverified``) that ``source`` verifies, written from other evidence, go in
-    ``corroborated`` (by id, with the verdict) when it is given."""
+    ``corroborated`` (by id, with the verdict) when it is given. ``olds``: the subject's
+    ``active_about``, where the caller read it already."""
     subject = candidate.members[0][0]
     found: list[FactPublic] = []
     why: dict[str, str] = {}
-    olds = active_about(store, subject)
+    olds = active_about(store, subject) if olds is None else olds
     own = {store.entity(subject).id} if olds else set()
-    single = candidate.relation in single_valued and said_of(
-        candidate.statement, subject, candidate.relation
-    )
-    record = candidate.members[0]
-    field = _field(candidate.statement, record[0]) if record[1] == "record" else None
     for old in olds:
-        if same_statement(old.statement, candidate.statement):
-            continue
+        reason, verdict = _judged(store, candidate, source, old, own, single_valued)
         if (
-            field is not None
-            and old.members[0].kind == "record"
-            and _field(old.statement, old.members[0].name) == field
-        ):
-            found.append(old)
-            why[old.id] = "a tool's later result gives this field another value"
-            continue
-        if _SELF_CORRECTION.search(source) and _value_restated(old.statement, candidate.statement):
-            found.append(old)  # "Two months. Sorry, I checked, it's three months."
-            why[old.id] = f'said again with another value: "{short(source)}"'
-            continue
-        if (
-            single
-            and old.relation == candidate.relation
-            and bool(old.members)
-            and old.members[0].entity_id in own
-            and said_of(old.statement, old.members[0].name, old.relation)
-        ):
-            found.append(old)
-            why[old.id] = f"{candidate.relation} holds one value at a time"
-            continue
-        if not _shares_words(old.statement, source, subject):
-            continue  # the message says nothing of what it states: nothing to read
-        if _UNRESOLVED.search(old.statement):
-            continue  # whom "it" or "they" meant is not known: nothing to contradict
-        verdict = store.verify_claim(old.statement, source)
-        if (
-            corroborated is not None
+            verdict is not None
+            and corroborated is not None
             and old.status == FactStatus.UNVERIFIED
             and verdict.outcome == "verified"
             and not _written_from(store, old, source)
         ):
             corroborated[old.id] = verdict
-        if verdict.status is VerdictStatus.CONTRADICTED:
+        if reason is not None:
             found.append(old)
-            why[old.id] = (
-                f"the new message contradicts it: {verdict.reason}"
-                if verdict.check  # a check named the mistake
-                else f"the new message contradicts it (p1 {verdict.p1:.2f} < p0 {verdict.p0:.2f})"
-            )
+            why[old.id] = reason
     return found, why
+
+
+def changes_any(
+    store: StoreLike,
+    candidate: Candidate,
+    source: str,
+    olds: Sequence[Any],
+    own: set[str],
+    single_valued: Collection[str] = SINGLE_VALUED,
+) -> bool:
+    """Whether ``replaced_by`` would find one of ``olds`` (facts about the subject not
+    written yet, read as stored facts are: ``statement``, ``relation``, ``members``
+    with their ``entity_id`` in the ids ``own`` holds for the subject, and ``cited``,
+    the texts they cite), or read one verified that ``source`` did not write (it may
+    be held, and then corroborated)."""
+    for old in olds:
+        reason, verdict = _judged(store, candidate, source, old, own, single_valued)
+        if reason is not None:
+            return True
+        verified = verdict is not None and verdict.outcome == "verified"
+        if verified and not any(cites(text, source) for text in old.cited):
+            return True
+    return False
+
+
+def _judged(
+    store: StoreLike,
+    candidate: Candidate,
+    source: str,
+    old: Any,
+    own: set[str],
+    single_valued: Collection[str],
+) -> tuple[str | None, Verdict | None]:
+    """Why ``candidate`` (said in ``source``) replaces ``old`` (None: it does not), and
+    the gate's verdict on ``old`` read against ``source`` where it was asked."""
+    if same_statement(old.statement, candidate.statement):
+        return None, None
+    subject = candidate.members[0][0]
+    record = candidate.members[0]
+    field = _field(candidate.statement, record[0]) if record[1] == "record" else None
+    if (
+        field is not None
+        and old.members[0].kind == "record"
+        and _field(old.statement, old.members[0].name) == field
+    ):
+        return "a tool's later result gives this field another value", None
+    if _SELF_CORRECTION.search(source) and _value_restated(old.statement, candidate.statement):
+        # "Two months. Sorry, I checked, it's three months."
+        return f'said again with another value: "{short(source)}"', None
+    single = candidate.relation in single_valued and said_of(
+        candidate.statement, subject, candidate.relation
+    )
+    if (
+        single
+        and old.relation == candidate.relation
+        and bool(old.members)
+        and old.members[0].entity_id in own
+        and said_of(old.statement, old.members[0].name, old.relation)
+    ):
+        return f"{candidate.relation} holds one value at a time", None
+    if not _shares_words(old.statement, source, subject):
+        return None, None  # the message says nothing of what it states: nothing to read
+    if _UNRESOLVED.search(old.statement):
+        return None, None  # whom "it" or "they" meant is not known: nothing to contradict
+    verdict = store.verify_claim(old.statement, source)
+    if verdict.status is not VerdictStatus.CONTRADICTED:
+        return None, verdict
+    return (
+        f"the new message contradicts it: {verdict.reason}"
+        if verdict.check  # a check named the mistake
+        else f"the new message contradicts it (p1 {verdict.p1:.2f} < p0 {verdict.p0:.2f})"
+    ), verdict
 
 
 #: Words a speaker takes back what they just said with.
@@ -245,9 +284,12 @@ def _shares_words(statement: str, message: str, subject: str) -> bool:
 
 def _written_from(store: StoreLike, fact: FactPublic, source: str) -> bool:
     """Whether ``fact`` cites ``source`` itself (then it does not corroborate it)."""
-    said = " ".join(source.split())
-    for citation in fact.citations:
-        text = store.get_evidence(citation.evidence_id).text
-        if " ".join(text.split()) in said or said in " ".join(text.split()):
-            return True
-    return False
+    return any(
+        cites(store.get_evidence(citation.evidence_id).text, source) for citation in fact.citations
+    )
+
+
+def cites(text: str, source: str) -> bool:
+    """Whether the cited ``text`` is ``source`` (one holds the other, spacing aside)."""
+    said, text = " ".join(source.split()), " ".join(text.split())
+    return text in said or said in text

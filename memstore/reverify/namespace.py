@@ -82,7 +82,11 @@ class Reverification:
     def policy(self) -> ReverifyPolicy:
         """The namespace's stored policy (or the defaults), with ``override`` on top."""
         with self.scope.session() as session:
-            stored = schedule.load_policy(session, self.scope.namespace)
+            return self.policy_in(session)
+
+    def policy_in(self, session: Session) -> ReverifyPolicy:
+        """``policy`` read in ``session`` (a write's transaction: no session of its own)."""
+        stored = schedule.load_policy(session, self.scope.namespace)
         return replace(stored or ReverifyPolicy(), **self.override)
 
     def set_policy(self, changes: dict[str, timedelta]) -> ReverifyPolicy:

@@ -107,7 +107,8 @@ class WritePath:
     index: IndexHandle
     limits: Limits
     near_duplicate: float | None
-    policy: Callable[[], schedule.ReverifyPolicy]
+    #: The namespace's re-verification policy, read in the write's own transaction.
+    policy: Callable[[Session], schedule.ReverifyPolicy]
 
     def check_gated(self, hook: WriteHook, count: int, field: str, what: str = "facts") -> None:
         """That the gate may check ``count`` claims in one call (``Ungated`` checks none)."""
@@ -151,16 +152,16 @@ class WritePath:
                 results[i] = fact
         todo = [i for i, r in enumerate(results) if r is None]
         admissions = admit(hook, [prepared[i].candidate(news[i]) for i in todo])
-        # Read only when a checked fact needs it: an ungated fact is never due.
+        # The policy is read only when a checked fact needs it: an ungated fact is
+        # never due.
         checked = any(a.verdict != Ungated.verdict for a in admissions)
-        policy = self.policy() if checked else None
         admitted = dict(zip(todo, admissions, strict=True))
         pending: list[int] = []  # accepted and rejected facts not yet written, in batch order
 
         def write_pending() -> None:
             for i, written in zip(
                 pending,
-                self._store_in_order(pending, news, prepared, admitted, policy),
+                self._store_in_order(pending, news, prepared, admitted, checked),
                 strict=True,
             ):
                 results[i] = written
@@ -177,7 +178,7 @@ class WritePath:
             if pending:
                 write_pending()
             item = (news[i], prepared[i], admission)
-            [results[i]] = self._store_facts([item], policy, supersedes[i])
+            [results[i]] = self._store_facts([item], checked, supersedes[i])
         if pending:
             write_pending()
         written = [r for r in results if isinstance(r, FactPublic) and not r.deduplicated]
@@ -259,7 +260,7 @@ class WritePath:
         news: Sequence[FactCreate],
         prepared: Sequence[evidence.PreparedEvidence],
         admitted: dict[int, Admission],
-        policy: schedule.ReverifyPolicy | None,
+        checked: bool,
     ) -> list[Written]:
         """The facts ``order`` names, in one transaction and in that order: each run of
         accepted ones inserted together, each rejected one recorded in the audit log
@@ -268,6 +269,7 @@ class WritePath:
         repeated: dict[int, Admission] = {}  # position in the result: this attempt's answer
 
         def work(session: Session) -> list[FactPublic | Rejection]:
+            policy = self.policy(session) if checked else None
             out: list[FactPublic | Rejection] = []
             run: list[int] = []
             repeated.clear()  # a transaction retried starts over
@@ -310,13 +312,14 @@ class WritePath:
     def _store_facts(
         self,
         items: Sequence[tuple[FactCreate, evidence.PreparedEvidence, Admission]],
-        policy: schedule.ReverifyPolicy | None,
+        checked: bool,
         supersedes: str | None = None,
     ) -> list[FactPublic]:
         """Insert accepted facts in one transaction (all or nothing), audit links and
         all; with ``supersedes`` the one item corrects that fact."""
 
         def work(session: Session) -> list[FactPublic]:
+            policy = self.policy(session) if checked else None
             cache = WriteCache.read(session, self.scope.namespace, [new for new, _, _ in items])
             return self._insert_facts(session, items, cache, policy, supersedes)
 
