@@ -4,7 +4,8 @@
 ``extractors`` turns messages into candidate facts (the embedded rule-based
 extractor needs no network and no LLM; ``llm`` asks an OpenAI-compatible chat
 endpoint for schema-checked JSON); ``conversation`` gates each candidate against its
-turn and ``reconcile`` finds what it replaces; ``settings`` is the ``conversations``
+turn, ``reconcile`` finds what it replaces and ``together`` writes those that replace
+nothing in one call; ``settings`` is the ``conversations``
 section of the settings. It may import the base modules, the gate and ``language``,
 never a layer of the store: what it needs of a store is ``storelike.StoreLike``.
 """

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from gate import Verdict
+from gate import Verdict, VerdictStatus
 from memstore.conversations import corrections
 from memstore.conversations.extractors import Candidate, EmbeddedExtractor, Extractor, fact_of
 from memstore.conversations.messages import Message, parse_messages
@@ -27,8 +27,9 @@ from memstore.conversations.storelike import StoreLike
 from memstore.conversations.together import Together
 from memstore.conversations.user import link_user
 from memstore.errors import ErrFactNotGrounded, InvalidInput, MemstoreError
+from memstore.inputs import parse
 from memstore.metadata import check as check_metadata
-from memstore.schemas import FactPublic, RejectionPublic
+from memstore.schemas import FactCreate, FactPublic, RejectionPublic
 
 OnConflict = Literal["supersede", "flag"]
 Outcome = Literal["stored", "refused", "duplicate", "superseded", "conflict"]
@@ -100,10 +101,10 @@ def remember(
     candidates = extractor.extract(turns)
     said = corrections.pending(turns)
     check_claims(store, candidates, said)
-    _ask_together(store, candidates, turns, context_turns)
+    kept = _ask_together(store, candidates, turns, context_turns)
     with store.index_batch():  # one index commit for the conversation, not one per fact
         outcomes = _write(
-            store, turns, candidates, said, on_conflict, single_valued, context_turns, meta
+            store, turns, candidates, said, on_conflict, single_valued, context_turns, meta, kept
         )
     if user_name is not None and any(o.fact is not None for o in outcomes):
         link_user(store, user_name.strip())  # now that both may be known
@@ -112,16 +113,25 @@ def remember(
 
 def _ask_together(
     store: StoreLike, candidates: Sequence[Candidate], turns: Sequence[Message], context_turns: int
-) -> None:
+) -> bool:
     """Ask the gate about every extracted candidate in one verifier call (``check_facts``,
     nothing stored) where the gate keeps its answers: each write below then finds them
-    kept, instead of one call per candidate (several times the work on a CPU)."""
-    if len(candidates) < 2 or not getattr(getattr(store.hook, "gate", None), "caches", False):
-        return
+    kept, instead of one call per candidate (several times the work on a CPU). Whether
+    every candidate's answer is kept (a batch of writes then asks the verifier nothing:
+    ``together``); False where the gate keeps none, or the verifier failed or timed
+    out, as each write then asks it again, alone, within its own deadline."""
+    if not getattr(getattr(store.hook, "gate", None), "caches", False):
+        return False
+    if len(candidates) < 2:
+        return True  # nothing to write together
     try:
-        store.check_facts([fact_of(c, turns, context_turns) for c in candidates])
+        admissions = store.check_facts([fact_of(c, turns, context_turns) for c in candidates])
     except MemstoreError:
-        return  # the write of the candidate at fault says what is wrong with it
+        return False  # the write of the candidate at fault says what is wrong with it
+    return not any(
+        a is not None and a.verdict in (VerdictStatus.TIMEOUT, VerdictStatus.VERIFIER_ERROR)
+        for a in admissions
+    )
 
 
 def _write(
@@ -133,10 +143,13 @@ def _write(
     single_valued: Collection[str],
     context_turns: int,
     metadata: Mapping[str, Any] | None,
+    together: bool,
 ) -> list[CandidateOutcome]:
-    """Each candidate written, in turn order (``_in_turn_order``): one that replaces
-    nothing waits to be written with the next ones (``together``), any other is
-    written alone, after those waiting."""
+    """Each candidate written, in turn order (``_in_turn_order``): with ``together``,
+    one that replaces nothing waits to be written with the next ones (``together``);
+    any other is written alone, after those waiting. A fact that is not valid input is
+    written alone too: its InvalidInput names its field as ``add_fact`` does, with the
+    facts before it written."""
     outcomes: list[CandidateOutcome] = []
 
     def done(place: int, written: FactPublic | RejectionPublic) -> None:
@@ -168,16 +181,27 @@ def _write(
         fact = fact_of(candidate, turns, context_turns)
         if metadata is not None:
             fact["metadata"] = metadata
-        if old or candidate.replaces or corroborated:
+        if not together or old or candidate.replaces or corroborated or not _valid(fact):
             waiting.flush()
             outcomes.append(
                 _remember_one(store, candidate, fact, turns, on_conflict, old, why, corroborated)
             )
         else:
+            if waiting.holds(candidate.statement):  # the write's duplicate is a stored one
+                waiting.flush()
             waiting.add(len(outcomes), candidate, fact)
             outcomes.append(_unwritten(candidate))
     waiting.flush()
     return outcomes
+
+
+def _valid(fact: Mapping[str, Any]) -> bool:
+    """Whether ``fact`` is valid input for a write (``FactCreate``)."""
+    try:
+        parse(FactCreate, fact, {})
+    except InvalidInput:
+        return False
+    return True
 
 
 def _olds(
@@ -230,8 +254,8 @@ def _in_turn_order(
     and in place of what the extractor read from the same sentence. What the extractor
     read there other than the correction as said ("Maya's cough started three weeks
     ago." from "four weeks ago, not three"; a value misheard) comes with True: only
-    the gate's refusal writes it. ``settle`` is called before a turn's corrections
-    read the store (it writes what waits to be written)."""
+    the gate's refusal writes it. ``settle`` is called before a correction reads the
+    store (it writes what waits to be written)."""
     by_turn: dict[int, list[Candidate]] = {}
     for candidate in candidates:
         by_turn.setdefault(candidate.message, []).append(candidate)
@@ -254,11 +278,10 @@ def _in_turn_order(
                 if not any(corrections.sets_aside(candidate, c) for c in placed):
                     yield candidate, True  # not the correction as said: a misreading
                 continue
-            restated = (
-                corrections.restated(store, turns, candidate, c)
-                for c in unplaced
-                if corrections.within(candidate, turns, c)
-            )
+            within = [c for c in unplaced if corrections.within(candidate, turns, c)]
+            if within:
+                settle()  # it reads the speaker's facts: this turn's may be waiting
+            restated = (corrections.restated(store, turns, candidate, c) for c in within)
             yield next((r for r in restated if r is not None), candidate), False
 
 

@@ -1,13 +1,18 @@
 """Candidates written together: those that replace nothing go into one ``add_facts``
-(one transaction, one near-duplicate check, the gate's answers already kept) instead
-of one write each, which took about a third of a conversation's time.
+(one transaction, one near-duplicate check) instead of one write each, which took
+about a third of a conversation's time. Only where the gate kept its answer for
+every candidate (``conversation._ask_together``): the batch asks the verifier nothing.
 
 A gathered candidate is written before anything reads what it would change: before
-a later candidate replaces it (``reconcile.changes_any``, reading the waiting facts as
-stored ones), or would read its subject's newest facts beyond what the store holds
-now with them, before a correction reads the store, and before any write of a single
-candidate. So every read sees the store as the one-at-a-time writes left it, and the
-outcomes are the same, in the same order (the audit log's too).
+a later candidate replaces it or reads it verified (``reconcile.changes_any``, reading
+the waiting facts as stored ones), or would read more of its subject's newest facts
+than reconciliation compares, before a correction reads the store, before a fact
+with its statement (the write finds a stored duplicate unasked) and before any write
+of a single candidate. So every read sees the store as the one-at-a-time writes left
+it, and the outcomes are the same, in the same order (the audit log's too); a fact
+is not reported as near another written in the same batch (the index held neither).
+What differs is an error while the batch is written, or while a read runs with facts
+waiting: none of those facts is written (one at a time, those before it were).
 """
 
 from __future__ import annotations
@@ -19,7 +24,8 @@ from typing import Any
 from memstore.conversations.extractors import Candidate
 from memstore.conversations.storelike import StoreLike
 from memstore.errors import MemstoreError
-from memstore.names import normalize_key
+from memstore.names import normalize_key, statement_hash
+from memstore.schemas import FactPublic
 
 #: What a gathered candidate's write gave: the stored fact, or its rejection.
 Written = Any
@@ -74,13 +80,22 @@ class Together:
             if any(m.entity_id == entity for m in read.members)
         ]
 
+    def holds(self, statement: str) -> bool:
+        """Whether a waiting fact has ``statement`` (as the store compares them)."""
+        key = statement_hash(statement)
+        return any(statement_hash(read.statement) == key for _, _, read in self._waiting)
+
     def flush(self) -> None:
         """Write the waiting facts in one ``add_facts``, in the order gathered."""
         if not self._waiting:
             return
         waiting, self._waiting = self._waiting, []
         results = self.store.add_facts([fact for _, fact, _ in waiting])
+        ids = {r.id for r in results if isinstance(r, FactPublic)}
         for (place, _, _), result in zip(waiting, results, strict=True):
+            if isinstance(result, FactPublic) and result.near_duplicates:
+                near = [n for n in result.near_duplicates if n.fact_id not in ids]
+                result = result.model_copy(update={"near_duplicates": near})
             self.done(place, result)
 
     def entity(self, name: str) -> str:

@@ -3,11 +3,17 @@ and each read still sees what the one-at-a-time writes would have left."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-from memstore import Store
+import pytest
+from scripted import supports_its_own_words
+
+import memstore
+from gate import REFUSE_UNGROUNDED, Gate, ScriptedBackend
+from memstore import InvalidInput, Store
 from memstore.conversations.conversation import remember
-from memstore.conversations.extractors import EmbeddedExtractor
+from memstore.conversations.extractors import Candidate, EmbeddedExtractor
 from memstore.conversations.reconcile import SINGLE_VALUED
 
 
@@ -81,3 +87,96 @@ def test_the_outcomes_come_in_the_turns_order(
     assert (leeds.outcome, york.outcome, nurse.outcome) == ("stored", "superseded", "stored")
     assert york.replaced == [leeds.fact.id]
     assert [c.message for c in (leeds, york, nurse)] == [0, 1, 2]
+
+
+def test_a_fact_a_later_sentence_of_its_turn_restates_is_written_before_it_is_read(
+    words_store: Store,
+) -> None:
+    turns = [
+        {
+            "role": "user",
+            "name": "Maya",
+            "content": "I last used it at a cafe yesterday. "
+            "Actually, I last used it the day before yesterday, not yesterday.",
+        }
+    ]
+    first, second = _remember(CountingStore(words_store), turns).candidates
+    assert second.outcome == "superseded" and second.replaced == [first.fact.id], second
+    assert "not yesterday" not in second.statement
+
+
+class Fixed:
+    """An extractor that proposes the candidates it was given."""
+
+    name = "fixed"
+
+    def __init__(self, *candidates: Candidate) -> None:
+        self.candidates = list(candidates)
+
+    def extract(self, messages: Any) -> list[Candidate]:
+        return list(self.candidates)
+
+
+def _maya(statement: str, message: int, quote: str, *members: tuple[str, str, str]) -> Candidate:
+    return Candidate(statement, (("Maya", "person", "subject"), *members), message, quote)
+
+
+def test_a_statement_said_twice_is_a_duplicate_of_the_first_not_checked_again(
+    words_store: Store,
+) -> None:
+    turns = [
+        {"role": "user", "name": "Maya", "content": "I live in Leeds."},
+        {"role": "user", "name": "Maya", "content": "I'm going to the cinema."},
+    ]
+    extractor = Fixed(
+        _maya("Maya lives in Leeds.", 0, "I live in Leeds."),
+        _maya("Maya lives in Leeds", 1, "I'm going to the cinema."),
+    )
+    report = remember(words_store, turns, extractor, "supersede", SINGLE_VALUED, 0, None, None)
+    first, again = report.candidates
+    assert (first.outcome, again.outcome) == ("stored", "duplicate"), report
+    assert again.fact is not None and again.fact.id == first.fact.id
+    assert words_store.count_rejections() == {}
+
+
+def test_a_fact_that_is_not_valid_input_fails_as_add_fact_would_with_those_before_written(
+    words_store: Store,
+) -> None:
+    turns = [
+        {"role": "user", "name": "Maya", "content": "I live in Leeds."},
+        {"role": "user", "name": "Maya", "content": "I'm a nurse."},
+    ]
+    extractor = Fixed(
+        _maya("Maya lives in Leeds.", 0, "I live in Leeds."),
+        _maya("Maya is a nurse.", 1, "I'm a nurse.", ("x" * 600, "thing", "object")),
+    )
+    with pytest.raises(InvalidInput) as raised:
+        remember(words_store, turns, extractor, "supersede", SINGLE_VALUED, 0, None, None)
+    assert raised.value.field == "members.1.name"
+    assert [f.statement for f in words_store.facts_about("Maya")] == ["Maya lives in Leeds."]
+
+
+def test_a_gate_that_keeps_no_answers_is_asked_one_fact_at_a_time(data_dir: Path) -> None:
+    gate = Gate(ScriptedBackend(supports_its_own_words), REFUSE_UNGROUNDED, cache_size=0)
+    with memstore.open(data_dir, gate=gate) as store:
+        counting = CountingStore(store)
+        turns = [
+            {"role": "user", "name": "Maya", "content": "I live in Leeds."},
+            {"role": "user", "name": "Maya", "content": "I'm allergic to penicillin."},
+        ]
+        report = _remember(counting, turns)
+        assert [c.outcome for c in report.candidates] == ["stored", "stored"]
+        assert counting.writes == [("add_fact", 1), ("add_fact", 1)]
+
+
+def test_facts_written_in_one_batch_are_not_reported_near_each_other(data_dir: Path) -> None:
+    gate = Gate(ScriptedBackend(supports_its_own_words), REFUSE_UNGROUNDED)
+    with memstore.open(data_dir, gate=gate, near_duplicate=0.05) as store:
+        counting = CountingStore(store)
+        turns = [
+            {"role": "user", "name": "Maya", "content": "I'm really allergic to penicillin."},
+            {"role": "user", "name": "Maya", "content": "I love hiking."},
+        ]
+        report = _remember(counting, turns)
+        assert counting.writes == [("add_facts", 2)]
+        assert [c.fact.near_duplicates for c in report.candidates if c.fact] == [[], []]
