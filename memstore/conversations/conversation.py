@@ -15,7 +15,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, S
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from gate import Verdict, VerdictStatus
 from memstore.conversations import corrections
@@ -27,7 +27,6 @@ from memstore.conversations.storelike import StoreLike
 from memstore.conversations.together import Together
 from memstore.conversations.user import link_user
 from memstore.errors import ErrFactNotGrounded, InvalidInput, MemstoreError
-from memstore.inputs import parse
 from memstore.metadata import check as check_metadata
 from memstore.schemas import FactCreate, FactPublic, RejectionPublic
 
@@ -198,8 +197,8 @@ def _write(
 def _valid(fact: Mapping[str, Any]) -> bool:
     """Whether ``fact`` is valid input for a write (``FactCreate``)."""
     try:
-        parse(FactCreate, fact, {})
-    except InvalidInput:
+        FactCreate.model_validate(fact)
+    except ValidationError:
         return False
     return True
 
