@@ -72,9 +72,7 @@ def open_parts(
     index = IndexHandle(scope, settings.index_uri, settings.object_store)
     index.writes = settings.index_writes
     rechecks = Reverification(scope, index, settings.sources, override)
-    writes = WritePath(
-        scope, index, settings.limits, settings.near_duplicate, rechecks.policy_in
-    )
+    writes = WritePath(scope, index, settings.limits, settings.near_duplicate, rechecks.policy_in)
     log = ErasedTextLog(engine, settings.namespace)
     parts = Parts(scope, graph, index, rechecks, writes, Forgetting(scope, index, log), log)
     try:

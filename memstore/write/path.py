@@ -250,7 +250,7 @@ class WritePath:
         self, new: FactCreate, prepared: evidence.PreparedEvidence, admission: Admission
     ) -> RejectionPublic:
         """Record a rejected fact, with its evidence, in the audit log."""
-        [rejection] = self._store_in_order([0], [new], [prepared], {0: admission}, None)
+        [rejection] = self._store_in_order([0], [new], [prepared], {0: admission}, False)
         assert isinstance(rejection, RejectionPublic)
         return rejection
 
@@ -269,7 +269,6 @@ class WritePath:
         repeated: dict[int, Admission] = {}  # position in the result: this attempt's answer
 
         def work(session: Session) -> list[FactPublic | Rejection]:
-            policy = self.policy(session) if checked else None
             out: list[FactPublic | Rejection] = []
             run: list[int] = []
             repeated.clear()  # a transaction retried starts over
@@ -277,6 +276,7 @@ class WritePath:
             def insert_run() -> None:
                 # Read per run: a rejection before it may have stored evidence it cites.
                 cache = WriteCache.read(session, self.scope.namespace, [news[i] for i in run])
+                policy = self.policy(session) if checked else None
                 items = [(news[i], prepared[i], admitted[i]) for i in run]
                 out.extend(self._insert_facts(session, items, cache, policy))
                 run.clear()
