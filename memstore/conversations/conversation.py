@@ -15,7 +15,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, S
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
 from gate import Verdict, VerdictStatus
 from memstore.conversations import corrections
@@ -28,7 +28,7 @@ from memstore.conversations.together import Together
 from memstore.conversations.user import link_user
 from memstore.errors import ErrFactNotGrounded, InvalidInput, MemstoreError
 from memstore.metadata import check as check_metadata
-from memstore.schemas import FactCreate, FactPublic, RejectionPublic
+from memstore.schemas import FactPublic, RejectionPublic
 
 OnConflict = Literal["supersede", "flag"]
 Outcome = Literal["stored", "refused", "duplicate", "superseded", "conflict"]
@@ -116,19 +116,24 @@ def _ask_together(
     """Ask the gate about every extracted candidate in one verifier call (``check_facts``,
     nothing stored) where the gate keeps its answers: each write below then finds them
     kept, instead of one call per candidate (several times the work on a CPU). Whether
-    every candidate's answer is kept (a batch of writes then asks the verifier nothing:
-    ``together``); False where the gate keeps none, or the verifier failed or timed
-    out, as each write then asks it again, alone, within its own deadline."""
-    if not getattr(getattr(store.hook, "gate", None), "caches", False):
+    every candidate's answer is kept and each is valid input (a batch of writes then
+    asks the verifier nothing: ``together``); False for one candidate, where the gate
+    keeps none, or where the verifier failed or timed out (a check's refusal may hide
+    that: an answer without p1 or p0 counts), as each write then asks it again, alone,
+    within its own deadline."""
+    if len(candidates) < 2 or not getattr(getattr(store.hook, "gate", None), "caches", False):
         return False
-    if len(candidates) < 2:
-        return True  # nothing to write together
     try:
         admissions = store.check_facts([fact_of(c, turns, context_turns) for c in candidates])
     except MemstoreError:
         return False  # the write of the candidate at fault says what is wrong with it
     return not any(
-        a is not None and a.verdict in (VerdictStatus.TIMEOUT, VerdictStatus.VERIFIER_ERROR)
+        a is not None
+        and (
+            a.verdict in (VerdictStatus.TIMEOUT, VerdictStatus.VERIFIER_ERROR)
+            or a.p1 is None
+            or a.p0 is None
+        )
         for a in admissions
     )
 
@@ -146,9 +151,7 @@ def _write(
 ) -> list[CandidateOutcome]:
     """Each candidate written, in turn order (``_in_turn_order``): with ``together``,
     one that replaces nothing waits to be written with the next ones (``together``);
-    any other is written alone, after those waiting. A fact that is not valid input is
-    written alone too: its InvalidInput names its field as ``add_fact`` does, with the
-    facts before it written."""
+    any other is written alone, after those waiting."""
     outcomes: list[CandidateOutcome] = []
 
     def done(place: int, written: FactPublic | RejectionPublic) -> None:
@@ -180,7 +183,7 @@ def _write(
         fact = fact_of(candidate, turns, context_turns)
         if metadata is not None:
             fact["metadata"] = metadata
-        if not together or old or candidate.replaces or corroborated or not _valid(fact):
+        if not together or old or candidate.replaces or corroborated:
             waiting.flush()
             outcomes.append(
                 _remember_one(store, candidate, fact, turns, on_conflict, old, why, corroborated)
@@ -192,15 +195,6 @@ def _write(
             outcomes.append(_unwritten(candidate))
     waiting.flush()
     return outcomes
-
-
-def _valid(fact: Mapping[str, Any]) -> bool:
-    """Whether ``fact`` is valid input for a write (``FactCreate``)."""
-    try:
-        FactCreate.model_validate(fact)
-    except ValidationError:
-        return False
-    return True
 
 
 def _olds(

@@ -10,7 +10,8 @@ than reconciliation compares, before a correction reads the store, before a fact
 with its statement (the write finds a stored duplicate unasked) and before any write
 of a single candidate. So every read sees the store as the one-at-a-time writes left
 it, and the outcomes are the same, in the same order (the audit log's too); a fact
-is not reported as near another written in the same batch (the index held neither).
+is not reported as near another written in the same batch (the index held neither;
+one stored before, which a batch-mate duplicates, is).
 What differs is an error while the batch is written, or while a read runs with facts
 waiting: none of those facts is written (one at a time, those before it were).
 """
@@ -91,7 +92,7 @@ class Together:
             return
         waiting, self._waiting = self._waiting, []
         results = self.store.add_facts([fact for _, fact, _ in waiting])
-        ids = {r.id for r in results if isinstance(r, FactPublic)}
+        ids = {r.id for r in results if isinstance(r, FactPublic) and not r.deduplicated}
         for (place, _, _), result in zip(waiting, results, strict=True):
             if isinstance(result, FactPublic) and result.near_duplicates:
                 near = [n for n in result.near_duplicates if n.fact_id not in ids]

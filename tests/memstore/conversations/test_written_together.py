@@ -180,3 +180,33 @@ def test_facts_written_in_one_batch_are_not_reported_near_each_other(data_dir: P
         report = _remember(counting, turns)
         assert counting.writes == [("add_facts", 2)]
         assert [c.fact.near_duplicates for c in report.candidates if c.fact] == [[], []]
+
+
+def _failing(claim: str, context: str) -> float:
+    raise RuntimeError("the verifier is down")
+
+
+def test_a_verifier_that_fails_is_asked_again_one_fact_at_a_time(data_dir: Path) -> None:
+    with memstore.open(data_dir, gate=Gate(ScriptedBackend(_failing), REFUSE_UNGROUNDED)) as store:
+        counting = CountingStore(store)
+        turns = [
+            {"role": "user", "name": "Maya", "content": "I live in Leeds."},
+            {"role": "user", "name": "Maya", "content": "I'm allergic to penicillin."},
+        ]
+        _remember(counting, turns)
+        assert counting.writes == [("add_fact", 1), ("add_fact", 1)]
+
+
+def test_a_stored_fact_a_batch_mate_repeats_is_still_reported_near_the_others(
+    data_dir: Path,
+) -> None:
+    gate = Gate(ScriptedBackend(supports_its_own_words), REFUSE_UNGROUNDED)
+    with memstore.open(data_dir, gate=gate, near_duplicate=0.05) as store:
+        said = {"role": "user", "name": "Maya", "content": "I'm allergic to penicillin."}
+        [before] = _remember(CountingStore(store), [said]).candidates
+        really = {"role": "user", "name": "Maya", "content": "I'm really allergic to penicillin."}
+        counting = CountingStore(store)
+        first, again = _remember(counting, [really, said]).candidates
+        assert counting.writes == [("add_facts", 2)]
+        assert again.outcome == "duplicate" and again.fact.id == before.fact.id
+        assert [n.fact_id for n in first.fact.near_duplicates] == [before.fact.id]
